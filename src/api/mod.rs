@@ -1,0 +1,62 @@
+//! A typed, tolerant view of Anthropic Messages API bodies: requests with byte spans for
+//! every part ([`MessagesRequest`]), content blocks ([`Block`]), streamed responses
+//! assembled from SSE ([`sse`]), usage ([`Usage`]) and a token estimate.
+//!
+//! Tolerance: unknown top-level keys, block types, tool types and stream events are kept
+//! and shown, never dropped and never fatal.
+
+mod content;
+mod request;
+mod response;
+pub mod span;
+pub mod sse;
+pub mod thread;
+mod usage;
+
+pub use content::{Block, BlockKind};
+pub use request::{Message, MessagesRequest, Param, System, Tool, KNOWN_PARAMS};
+pub use response::{read_response, ResponseBody, ResponseMessage};
+pub use span::Span;
+pub use usage::{estimate_tokens, Usage};
+
+/// Errors of the api module.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The body is not valid JSON.
+    #[error("request body is not valid JSON at byte {offset} (line {line}, column {column}): {message}")]
+    InvalidJson {
+        /// Byte offset of the error (approximate for errors at end of input).
+        offset: usize,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// serde_json's message.
+        message: String,
+    },
+    /// Valid JSON, but not an object.
+    #[error("request body is JSON but not an object; a Messages request is a JSON object")]
+    NotAnObject,
+}
+
+/// Check that `body` is one valid JSON document.
+pub fn check_json(body: &[u8]) -> Result<(), ApiError> {
+    match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let (line, column) = (e.line(), e.column());
+            let offset = body
+                .split(|&b| b == b'\n')
+                .take(line.saturating_sub(1))
+                .map(|l| l.len() + 1)
+                .sum::<usize>()
+                + column.saturating_sub(1);
+            Err(ApiError::InvalidJson {
+                offset,
+                line,
+                column,
+                message: e.to_string(),
+            })
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! `ResponseMessage`: the assistant message of a Messages API response, whether it came as
+//! one JSON object or was assembled from an SSE stream, plus API error bodies.
+
+use serde_json::Value;
+
+use super::content::Block;
+use super::span::Span;
+use super::sse;
+use super::Usage;
+
+/// A response message.
+#[derive(Clone, Debug, Default)]
+pub struct ResponseMessage {
+    /// `id` (e.g. `msg_...`).
+    pub id: Option<String>,
+    /// `model`.
+    pub model: Option<String>,
+    /// Content blocks (assembled blocks carry empty spans).
+    pub content: Vec<Block>,
+    /// `stop_reason` (`end_turn`, `tool_use`, `max_tokens`, ...).
+    pub stop_reason: Option<String>,
+    /// Usage, final figures.
+    pub usage: Usage,
+    /// True when assembled from SSE.
+    pub streamed: bool,
+    /// True when the message is whole (non-streaming: always; streaming: `message_stop`
+    /// seen and no `error` event).
+    pub complete: bool,
+    /// `ping` events seen.
+    pub pings: u32,
+    /// `error` events' `error` objects.
+    pub stream_errors: Vec<Value>,
+    /// Unknown events, kept whole: `(type, data)`.
+    pub unknown_events: Vec<(String, Value)>,
+    /// Events whose data was not JSON.
+    pub malformed_events: usize,
+}
+
+impl ResponseMessage {
+    /// Read a message object (the non-streaming response body shape).
+    pub fn from_value(v: &Value) -> ResponseMessage {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+        ResponseMessage {
+            id: s("id"),
+            model: s("model"),
+            content: v
+                .get("content")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .map(|b| Block::from_value(b.clone(), Span::default()))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            stop_reason: s("stop_reason"),
+            usage: v.get("usage").map(Usage::from_value).unwrap_or_default(),
+            complete: true,
+            ..ResponseMessage::default()
+        }
+    }
+
+    /// Tool calls (`tool_use` blocks) as `(id, name, input)`.
+    pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &str, &Value)> {
+        self.content.iter().filter_map(|b| match &b.kind {
+            super::BlockKind::ToolUse { id, name, input } => {
+                Some((id.as_str(), name.as_str(), input))
+            }
+            _ => None,
+        })
+    }
+}
+
+/// What a response body holds.
+#[derive(Clone, Debug)]
+pub enum ResponseBody {
+    /// A message (streamed or not).
+    Message(ResponseMessage),
+    /// An API error body: `{"type":"error","error":{"type":..,"message":..}}`.
+    Error {
+        /// `error.type`, e.g. `overloaded_error`.
+        error_type: String,
+        /// `error.message`.
+        message: String,
+    },
+    /// Something else (other endpoints, non-JSON).
+    Other,
+}
+
+/// Interpret a `/v1/messages` response body. `content_type` decides SSE vs JSON; a body
+/// starting with `event:` or `data:` is treated as SSE whatever the header says.
+pub fn read_response(content_type: Option<&str>, body: &[u8]) -> ResponseBody {
+    let looks_sse = body.starts_with(b"event:") || body.starts_with(b"data:");
+    if looks_sse || content_type.is_some_and(|c| c.contains("text/event-stream")) {
+        return ResponseBody::Message(sse::assemble(body));
+    }
+    let Ok(v) = serde_json::from_slice::<Value>(body) else {
+        return ResponseBody::Other;
+    };
+    match v.get("type").and_then(Value::as_str) {
+        Some("message") => ResponseBody::Message(ResponseMessage::from_value(&v)),
+        Some("error") => ResponseBody::Error {
+            error_type: v
+                .pointer("/error/type")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            message: v
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        },
+        _ => ResponseBody::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_streaming_message_and_error() {
+        let body = br#"{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}"#;
+        match read_response(Some("application/json"), body) {
+            ResponseBody::Message(m) => {
+                assert_eq!(m.content[0].text(), Some("ok"));
+                assert_eq!(m.stop_reason.as_deref(), Some("end_turn"));
+                assert!(m.complete && !m.streamed);
+                assert_eq!(m.usage.input_tokens, Some(3));
+            }
+            other => panic!("{other:?}"),
+        }
+        let err = br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        assert!(matches!(read_response(None, err),
+            ResponseBody::Error { error_type, .. } if error_type == "overloaded_error"));
+    }
+}

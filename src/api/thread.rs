@@ -1,0 +1,180 @@
+//! Threads of a session: the main conversation, each subagent, and side calls (titles,
+//! summaries, count_tokens), told apart from the conversations themselves.
+//!
+//! Rule: each request's messages are reduced to digests of their normalized content
+//! (role, block types, texts, tool ids and inputs; `cache_control` ignored because clients
+//! move breakpoints between turns). A request joins the thread whose latest request's
+//! digests are the longest prefix of its own; failing that, a thread that starts with the
+//! same first message; otherwise it starts a new thread. The first thread whose requests
+//! carry tools is `main`; later threads with tools are `sub-N`; threads without tools and
+//! non-messages endpoints are `side-N`.
+
+use sha2::{Digest, Sha256};
+
+use super::{BlockKind, Message, MessagesRequest};
+
+/// A 128-bit digest of one message's normalized content.
+pub type MessageDigest = [u8; 16];
+
+/// Digest of a message ignoring `cache_control` and whitespace-only formatting.
+pub fn message_digest(m: &Message) -> MessageDigest {
+    let mut h = Sha256::new();
+    h.update(m.role.as_bytes());
+    for b in &m.content {
+        h.update([0u8]);
+        h.update(b.block_type().as_bytes());
+        match &b.kind {
+            BlockKind::Text { text } => h.update(text.as_bytes()),
+            BlockKind::ToolUse { id, name, input } | BlockKind::ServerToolUse { id, name, input } => {
+                h.update(id.as_bytes());
+                h.update(name.as_bytes());
+                h.update(input.to_string().as_bytes());
+            }
+            BlockKind::ToolResult { tool_use_id, text, is_error, .. } => {
+                h.update(tool_use_id.as_bytes());
+                h.update(text.as_bytes());
+                h.update([u8::from(*is_error)]);
+            }
+            BlockKind::Thinking { thinking, .. } => h.update(thinking.as_bytes()),
+            BlockKind::ToolReference { tool_name } => h.update(tool_name.as_bytes()),
+            BlockKind::Other { raw, .. } => h.update(raw.to_string().as_bytes()),
+            BlockKind::Image { .. } | BlockKind::Document { .. } | BlockKind::RedactedThinking => {}
+        }
+    }
+    let d = h.finalize();
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&d[..16]);
+    out
+}
+
+/// Digests of all messages of a request.
+pub fn message_digests(r: &MessagesRequest) -> Vec<MessageDigest> {
+    r.messages.iter().map(message_digest).collect()
+}
+
+struct ThreadState {
+    first: Option<MessageDigest>,
+    last: Vec<MessageDigest>,
+    has_tools: bool,
+}
+
+/// Assigns requests to threads in arrival order.
+#[derive(Default)]
+pub struct ThreadTracker {
+    threads: Vec<ThreadState>,
+    labels: Vec<String>,
+    subs: usize,
+    sides: usize,
+    main: Option<usize>,
+}
+
+impl ThreadTracker {
+    /// A tracker with no threads.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Assign a Messages request; returns its thread index (from 0).
+    pub fn assign(&mut self, r: &MessagesRequest) -> usize {
+        let digests = message_digests(r);
+        let has_tools = !r.tools.is_empty();
+        let mut best: Option<(usize, usize)> = None;
+        for (i, t) in self.threads.iter().enumerate() {
+            if t.has_tools != has_tools || t.last.len() > digests.len() {
+                continue;
+            }
+            if !t.last.is_empty() && digests.starts_with(&t.last) {
+                if best.is_none_or(|(_, l)| t.last.len() > l) {
+                    best = Some((i, t.last.len()));
+                }
+            }
+        }
+        if best.is_none() {
+            let first = digests.first().copied();
+            best = self
+                .threads
+                .iter()
+                .enumerate()
+                .rev()
+                .find(|(_, t)| t.has_tools == has_tools && first.is_some() && t.first == first)
+                .map(|(i, _)| (i, 0));
+        }
+        match best {
+            Some((i, _)) => {
+                self.threads[i].last = digests;
+                i
+            }
+            None => {
+                let i = self.threads.len();
+                let label = if has_tools && self.main.is_none() {
+                    self.main = Some(i);
+                    "main".to_string()
+                } else if has_tools {
+                    self.subs += 1;
+                    format!("sub-{}", self.subs)
+                } else {
+                    self.sides += 1;
+                    format!("side-{}", self.sides)
+                };
+                self.labels.push(label);
+                self.threads.push(ThreadState {
+                    first: digests.first().copied(),
+                    last: digests,
+                    has_tools,
+                });
+                i
+            }
+        }
+    }
+
+    /// A label for a request that is not a Messages request (count_tokens, models, ...).
+    pub fn side_label(&mut self) -> String {
+        "side".to_string()
+    }
+
+    /// The label of thread `i` (`main`, `sub-N`, `side-N`).
+    pub fn label(&self, i: usize) -> &str {
+        &self.labels[i]
+    }
+
+    /// Number of threads seen.
+    pub fn len(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// True when no thread was seen yet.
+    pub fn is_empty(&self) -> bool {
+        self.threads.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(tools: bool, msgs: &[(&str, &str)]) -> MessagesRequest {
+        let m: Vec<String> = msgs
+            .iter()
+            .map(|(r, t)| format!(r#"{{"role":"{r}","content":[{{"type":"text","text":"{t}","cache_control":{{"type":"ephemeral"}}}}]}}"#))
+            .collect();
+        let tools = if tools { r#""tools":[{"name":"Bash"}],"# } else { "" };
+        let body = format!(r#"{{{tools}"messages":[{}]}}"#, m.join(","));
+        MessagesRequest::parse(body.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn interleaved_main_subagent_and_side_call() {
+        let mut t = ThreadTracker::new();
+        let a = t.assign(&req(true, &[("user", "task")]));
+        let title = t.assign(&req(false, &[("user", "make a title")]));
+        let sub = t.assign(&req(true, &[("user", "list files")]));
+        let sub2 = t.assign(&req(true, &[("user", "list files"), ("assistant", "x"), ("user", "y")]));
+        let a2 = t.assign(&req(true, &[("user", "task"), ("assistant", "calling agent"), ("user", "done")]));
+        assert_eq!((a, a2), (0, 0));
+        assert_eq!((sub, sub2), (2, 2));
+        assert_eq!(t.label(a), "main");
+        assert_eq!(t.label(sub), "sub-1");
+        assert_eq!(t.label(title), "side-1");
+        assert_eq!(t.len(), 3);
+    }
+}

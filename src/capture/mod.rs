@@ -1,0 +1,1 @@
+//! Sources of exchanges: the fake API server, the recorder that runs CLIs under it.

@@ -1,0 +1,41 @@
+//! Renderers: terminal tables, Markdown, JSON. Each report type has a module that turns
+//! an analysis result into text; nothing here reads files or sockets.
+
+pub mod show;
+
+/// Output format of a report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Terminal table (coloured only when `color` is set by the caller).
+    Table,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+    /// JSON (a stable, documented shape per report).
+    Json,
+}
+
+/// A fresh table with agentwire's terminal style (no colour, UTF-8 borders off for
+/// copy-paste: ASCII-only condensed layout).
+pub fn table(header: &[&str]) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::NOTHING);
+    t.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
+    t.set_header(header.iter().map(|h| h.to_string()));
+    for c in t.column_iter_mut() {
+        c.set_padding((0, 2));
+    }
+    t
+}
+
+/// A Markdown table.
+pub fn markdown_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    let mut out = String::new();
+    out.push_str(&format!("| {} |\n", header.join(" | ")));
+    out.push_str(&format!("|{}\n", " --- |".repeat(header.len())));
+    for r in rows {
+        let cells: Vec<String> = r.iter().map(|c| esc(c)).collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out
+}

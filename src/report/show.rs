@@ -1,0 +1,142 @@
+//! `agentwire show`: one line per exchange — time, thread, method, path, model, status,
+//! body bytes, tools, stop reason, usage.
+
+use serde::Serialize;
+
+use crate::api::thread::ThreadTracker;
+use crate::api::{read_response, MessagesRequest, ResponseBody};
+use crate::trace::{Exchange, Trace};
+
+use super::Format;
+
+/// One row of `show`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ShowRow {
+    /// Exchange id.
+    pub id: u64,
+    /// Request start, RFC 3339 UTC with milliseconds.
+    pub time: String,
+    /// Thread label (`main`, `sub-N`, `side-N`, `side`).
+    pub thread: String,
+    /// HTTP method.
+    pub method: String,
+    /// Request target.
+    pub path: String,
+    /// `model` of a Messages request.
+    pub model: Option<String>,
+    /// Response status (`None`: no response).
+    pub status: Option<u16>,
+    /// Request body size in bytes.
+    pub body_bytes: usize,
+    /// Number of tool definitions.
+    pub tools: Option<usize>,
+    /// Response stop reason, or the error kind.
+    pub stop: Option<String>,
+    /// Usage `in/cache_read/cache_write/out` in tokens.
+    pub usage: Option<String>,
+}
+
+/// Rows for every exchange of a trace.
+pub fn rows(trace: &Trace) -> Vec<ShowRow> {
+    let mut threads = ThreadTracker::new();
+    trace
+        .exchanges
+        .iter()
+        .map(|x| row(x, &mut threads))
+        .collect()
+}
+
+fn row(x: &Exchange, threads: &mut ThreadTracker) -> ShowRow {
+    let parsed = x
+        .is_messages()
+        .then(|| MessagesRequest::parse(&x.request.body.bytes).ok())
+        .flatten();
+    let thread = match &parsed {
+        Some(r) => {
+            let i = threads.assign(r);
+            threads.label(i).to_string()
+        }
+        None => threads.side_label(),
+    };
+    let (mut stop, mut usage) = (None, None);
+    if let Some(resp) = &x.response {
+        let ct = resp
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            .map(|(_, v)| v.as_str());
+        match read_response(ct, &resp.body.bytes) {
+            ResponseBody::Message(m) => {
+                stop = m.stop_reason.clone().or(Some("(incomplete)".into()));
+                let u = &m.usage;
+                usage = Some(format!(
+                    "{}/{}/{}/{}",
+                    u.input_tokens.unwrap_or(0),
+                    u.cache_read_input_tokens.unwrap_or(0),
+                    u.cache_creation_input_tokens.unwrap_or(0),
+                    u.output_tokens.unwrap_or(0)
+                ));
+            }
+            ResponseBody::Error { error_type, .. } => stop = Some(error_type),
+            ResponseBody::Other => {}
+        }
+    }
+    if let Some(e) = &x.error {
+        stop = Some(e.kind.clone());
+    }
+    ShowRow {
+        id: x.id,
+        time: x
+            .started_at
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        thread,
+        method: x.request.method.clone(),
+        path: x.request.target.clone(),
+        model: parsed.as_ref().and_then(|r| r.model.clone()),
+        status: x.response.as_ref().map(|r| r.status),
+        body_bytes: x.request.body.len(),
+        tools: parsed.as_ref().map(|r| r.tools.len()),
+        stop,
+        usage,
+    }
+}
+
+const HEADER: [&str; 11] = [
+    "#", "time", "thread", "method", "path", "model", "status", "bytes", "tools", "stop",
+    "usage in/read/write/out",
+];
+
+fn cells(r: &ShowRow) -> Vec<String> {
+    let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
+    vec![
+        r.id.to_string(),
+        r.time.clone(),
+        r.thread.clone(),
+        r.method.clone(),
+        r.path.clone(),
+        opt(&r.model),
+        r.status.map_or("-".into(), |s| s.to_string()),
+        r.body_bytes.to_string(),
+        r.tools.map_or("-".into(), |t| t.to_string()),
+        opt(&r.stop),
+        opt(&r.usage),
+    ]
+}
+
+/// Render rows in a format.
+pub fn render(rows: &[ShowRow], format: Format) -> String {
+    match format {
+        Format::Json => serde_json::to_string_pretty(rows).unwrap_or_default() + "\n",
+        Format::Markdown => {
+            let body: Vec<Vec<String>> = rows.iter().map(cells).collect();
+            super::markdown_table(&HEADER, &body)
+        }
+        Format::Table => {
+            let mut t = super::table(&HEADER);
+            for r in rows {
+                t.add_row(cells(r));
+            }
+            format!("{t}\n")
+        }
+    }
+}

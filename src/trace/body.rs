@@ -1,0 +1,209 @@
+//! `Body`: an HTTP body kept byte-exact, with its size and SHA-256.
+//!
+//! On disk a body is an object `{"size": N, "sha256": HEX, ...}` plus exactly one of:
+//! `"json"` (the body itself, embedded verbatim when it is a single-line JSON document, so
+//! `jq .request.body.json.model` works), `"text"` (valid UTF-8 as a JSON string) or
+//! `"base64"` (anything else). Optional `"truncated": true` marks a body that was cut off
+//! (client disconnect, size limit); `size` is then the number of bytes kept.
+
+use base64::Engine;
+use serde::de::{self, Deserializer};
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use sha2::{Digest, Sha256};
+
+/// An HTTP body as it crossed the wire (after de-chunking; content encodings are noted by
+/// the source in `content_encoding` with the wire size in `wire_size`).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Body {
+    /// The bytes, exactly as received.
+    pub bytes: Vec<u8>,
+    /// True when the body ended early (client disconnect, size limit, capture gap).
+    pub truncated: bool,
+    /// The `Content-Encoding` that was removed to produce `bytes`, if any.
+    pub content_encoding: Option<String>,
+    /// Size in bytes on the wire before decoding, when a content encoding was removed.
+    pub wire_size: Option<u64>,
+    /// SHA-256 read from a trace file, kept to verify `bytes` against (`None` for new bodies).
+    stored_sha256: Option<String>,
+}
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Body")
+            .field("size", &self.bytes.len())
+            .field("truncated", &self.truncated)
+            .finish()
+    }
+}
+
+impl Body {
+    /// A complete body holding `bytes`.
+    pub fn new(bytes: impl Into<Vec<u8>>) -> Self {
+        Body {
+            bytes: bytes.into(),
+            ..Body::default()
+        }
+    }
+
+    /// Size in bytes of the kept body.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// True when the body has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// Lowercase hex SHA-256 of the bytes.
+    pub fn sha256(&self) -> String {
+        hex::encode(Sha256::digest(&self.bytes))
+    }
+
+    /// The body as UTF-8 text, if it is valid UTF-8.
+    pub fn as_str(&self) -> Option<&str> {
+        std::str::from_utf8(&self.bytes).ok()
+    }
+
+    /// For a body read from a trace: true when the stored SHA-256 matches the bytes (always
+    /// true for a body that was not read from a file).
+    pub fn verify(&self) -> bool {
+        match &self.stored_sha256 {
+            Some(d) => *d == self.sha256(),
+            None => true,
+        }
+    }
+
+    /// True when the bytes can be embedded verbatim as a JSON value on one line.
+    fn embeddable_json(&self) -> Option<&str> {
+        let s = self.as_str()?;
+        let first = s.as_bytes().first()?;
+        let last = s.as_bytes().last()?;
+        if !matches!(first, b'{' | b'[') || !matches!(last, b'}' | b']') {
+            return None;
+        }
+        if s.bytes().any(|b| b == b'\n' || b == b'\r') {
+            return None;
+        }
+        serde_json::from_str::<&RawValue>(s).ok()?;
+        Some(s)
+    }
+}
+
+impl Serialize for Body {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut m = ser.serialize_map(None)?;
+        m.serialize_entry("size", &self.bytes.len())?;
+        m.serialize_entry("sha256", &self.sha256())?;
+        if self.truncated {
+            m.serialize_entry("truncated", &true)?;
+        }
+        if let Some(ce) = &self.content_encoding {
+            m.serialize_entry("content_encoding", ce)?;
+        }
+        if let Some(w) = self.wire_size {
+            m.serialize_entry("wire_size", &w)?;
+        }
+        if let Some(json) = self.embeddable_json() {
+            let raw: &RawValue = serde_json::from_str(json).map_err(serde::ser::Error::custom)?;
+            m.serialize_entry("json", raw)?;
+        } else if let Some(text) = self.as_str() {
+            m.serialize_entry("text", text)?;
+        } else {
+            let b64 = base64::engine::general_purpose::STANDARD.encode(&self.bytes);
+            m.serialize_entry("base64", &b64)?;
+        }
+        m.end()
+    }
+}
+
+#[derive(Deserialize)]
+struct BodyRepr<'a> {
+    #[serde(default)]
+    sha256: Option<String>,
+    #[serde(default)]
+    truncated: bool,
+    #[serde(default)]
+    content_encoding: Option<String>,
+    #[serde(default)]
+    wire_size: Option<u64>,
+    #[serde(default, borrow)]
+    json: Option<&'a RawValue>,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    base64: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Body {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        let r = BodyRepr::deserialize(de)?;
+        let bytes = if let Some(raw) = r.json {
+            raw.get().as_bytes().to_vec()
+        } else if let Some(t) = r.text {
+            t.into_bytes()
+        } else if let Some(b) = r.base64 {
+            base64::engine::general_purpose::STANDARD
+                .decode(b.as_bytes())
+                .map_err(|e| de::Error::custom(format!("body base64: {e}")))?
+        } else {
+            Vec::new()
+        };
+        Ok(Body {
+            bytes,
+            truncated: r.truncated,
+            content_encoding: r.content_encoding,
+            wire_size: r.wire_size,
+            stored_sha256: r.sha256,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(bytes: &[u8]) -> (String, Body) {
+        let line = serde_json::to_string(&Body::new(bytes.to_vec())).unwrap();
+        let back: Body = serde_json::from_str(&line).unwrap();
+        (line, back)
+    }
+
+    #[test]
+    fn json_body_is_embedded_verbatim_and_round_trips() {
+        // Odd spacing and escapes must survive: sizes are wire bytes.
+        let body = br#"{"model":"m", "x":[1,2 ,3],"s":"a\u00e9\n"}"#;
+        let (line, back) = round_trip(body);
+        assert!(line.contains(r#""json":{"model":"m", "x":[1,2 ,3]"#), "{line}");
+        assert_eq!(back.bytes, body);
+        assert!(back.verify());
+    }
+
+    #[test]
+    fn multi_line_json_is_kept_as_text() {
+        let body = b"{\n  \"a\": 1\n}";
+        let (line, back) = round_trip(body);
+        assert!(line.contains("\"text\""));
+        assert_eq!(back.bytes, body);
+    }
+
+    #[test]
+    fn non_utf8_is_base64() {
+        let body = [0xff, 0xfe, b'{', 0x80];
+        let (line, back) = round_trip(&body);
+        assert!(line.contains("\"base64\":\"//57gA==\""), "{line}");
+        assert_eq!(back.bytes, body);
+    }
+
+    #[test]
+    fn digest_detects_tampering() {
+        let line = serde_json::to_string(&Body::new(b"hello".to_vec())).unwrap();
+        let tampered = line.replace("hello", "hellO");
+        let back: Body = serde_json::from_str(&tampered).unwrap();
+        assert!(!back.verify());
+        // SHA-256("hello") from coreutils sha256sum.
+        assert!(line.contains("2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"));
+    }
+}

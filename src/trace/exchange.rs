@@ -1,0 +1,216 @@
+//! The `Exchange` record: one HTTP request with its response or the error that ended it,
+//! where it was seen, and when. Also the recording `Context` a trace header carries.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::Body;
+
+/// HTTP header fields in arrival order, names as received. Secrets are already redacted
+/// (see [`super::redact`]). On disk: `[["name","value"],...]`.
+pub type Headers = Vec<(String, String)>;
+
+/// One HTTP exchange.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Exchange {
+    /// Position in the trace, from 0, in order of request arrival.
+    pub id: u64,
+    /// When the first byte of the request arrived (UTC, nanosecond resolution where the
+    /// source has it).
+    pub started_at: DateTime<Utc>,
+    /// When the last byte of the response was sent or seen; `None` if it never ended.
+    #[serde(default)]
+    pub ended_at: Option<DateTime<Utc>>,
+    /// Where the bytes were seen.
+    pub source: Source,
+    /// The request.
+    pub request: HttpRequest,
+    /// The response, if one was sent or seen.
+    #[serde(default)]
+    pub response: Option<HttpResponse>,
+    /// Why the exchange did not complete normally, if it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ExchangeError>,
+    /// Free-form remarks by the source (e.g. which scenario turn answered it).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub notes: BTreeMap<String, serde_json::Value>,
+}
+
+impl Exchange {
+    /// Duration from the request's first byte to the response's last byte, in microseconds.
+    pub fn duration_us(&self) -> Option<i64> {
+        self.ended_at
+            .map(|e| (e - self.started_at).num_microseconds().unwrap_or(i64::MAX))
+    }
+
+    /// Path without the query string (`/v1/messages` for `/v1/messages?beta=true`).
+    pub fn path(&self) -> &str {
+        self.request
+            .target
+            .split_once('?')
+            .map_or(self.request.target.as_str(), |(p, _)| p)
+    }
+
+    /// True for a `POST /v1/messages` (any query string).
+    pub fn is_messages(&self) -> bool {
+        self.request.method.eq_ignore_ascii_case("POST") && self.path() == "/v1/messages"
+    }
+}
+
+/// The request half of an exchange.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct HttpRequest {
+    /// Method, e.g. `POST`.
+    pub method: String,
+    /// Request target as sent: path and query (`/v1/messages?beta=true`).
+    pub target: String,
+    /// Protocol version, e.g. `HTTP/1.1`.
+    #[serde(default)]
+    pub version: String,
+    /// Header fields, secrets redacted.
+    #[serde(default)]
+    pub headers: Headers,
+    /// The body, byte-exact.
+    #[serde(default)]
+    pub body: Body,
+}
+
+/// The response half of an exchange.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct HttpResponse {
+    /// Status code.
+    pub status: u16,
+    /// Protocol version.
+    #[serde(default)]
+    pub version: String,
+    /// Header fields, secrets redacted.
+    #[serde(default)]
+    pub headers: Headers,
+    /// The body (for SSE, the whole event stream text).
+    #[serde(default)]
+    pub body: Body,
+    /// Arrival of body pieces: `[offset_us, length_bytes]` pairs, offset from
+    /// `started_at` of the exchange, in order. Used to replay a stream with its timing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunks: Vec<(u64, u64)>,
+    /// When the first response byte went out or was seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_byte_at: Option<DateTime<Utc>>,
+}
+
+/// Why an exchange ended abnormally.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ExchangeError {
+    /// Machine-readable kind: `client_disconnected`, `body_too_large`, `body_timeout`,
+    /// `invalid_json`, `injected_drop`, `upstream_error`, `capture_gap`, ...
+    pub kind: String,
+    /// Human-readable detail.
+    pub message: String,
+}
+
+/// Which kind of source produced an exchange.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// agentwire's fake API server answered it.
+    Server,
+    /// agentwire's recording proxy forwarded it to an upstream.
+    Proxy,
+    /// Read from a packet capture file.
+    Pcap,
+    /// Captured live from an interface.
+    Live,
+    /// Imported from another tool's format.
+    Import,
+    /// A kind written by a newer agentwire.
+    #[serde(other)]
+    Unknown,
+}
+
+/// Where an exchange was seen. Fields that do not apply to a kind are absent.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Source {
+    /// The kind of source.
+    pub kind: SourceKind,
+    /// Server mode that answered (`stub`, `script`, `replay`, `proxy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Client address `ip:port`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    /// Server address `ip:port`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// Connection number (server: accept order from 0; pcap: flow order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<u64>,
+    /// Capture file the exchange came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Frame numbers (from 1, as tshark counts) of the first and last packet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames: Option<(u64, u64)>,
+    /// Upstream URL the request was forwarded to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<String>,
+}
+
+impl Source {
+    /// A source of `kind` with every optional field empty.
+    pub fn new(kind: SourceKind) -> Self {
+        Source {
+            kind,
+            mode: None,
+            client: None,
+            server: None,
+            connection: None,
+            file: None,
+            frames: None,
+            upstream: None,
+        }
+    }
+}
+
+/// The recording context: what was run, how, and by which agentwire.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Context {
+    /// Client name, e.g. `claude-code` (or the command's file name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cli: Option<String>,
+    /// Client version, e.g. `2.1.304`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cli_version: Option<String>,
+    /// Platform of the client binary, e.g. `linux-x64`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub platform: Option<String>,
+    /// How the client reached agentwire: `base-url` or `first-party`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
+    /// Command line that was run (argv), when agentwire ran it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    /// Environment variables agentwire set for the run (secrets redacted).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Base URL the client was pointed at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// agentwire version that wrote the trace.
+    #[serde(default)]
+    pub agentwire_version: String,
+    /// Free-form label (e.g. a matrix cell name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+impl Context {
+    /// A context stamped with this agentwire's version.
+    pub fn new() -> Self {
+        Context {
+            agentwire_version: env!("CARGO_PKG_VERSION").to_string(),
+            ..Context::default()
+        }
+    }
+}

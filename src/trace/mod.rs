@@ -1,0 +1,58 @@
+//! The trace: the `Exchange` model every source produces, its JSON Lines file format
+//! (reader and writer), and redaction of secrets before anything reaches disk.
+//!
+//! File format (version [`FORMAT_VERSION`]): one JSON object per line. A line with
+//! `"type":"trace"` is a header carrying the [`Context`] that applies to the exchanges after
+//! it; a line with `"type":"exchange"` is one [`Exchange`]. Other `type`s are kept as
+//! [`Record::Other`] so newer files stay readable. See `docs/trace-format.md`.
+
+mod body;
+mod exchange;
+mod reader;
+pub mod redact;
+mod writer;
+
+pub use body::Body;
+pub use exchange::{
+    Context, Exchange, ExchangeError, Headers, HttpRequest, HttpResponse, Source, SourceKind,
+};
+pub use reader::{ReadProblem, Record, Trace, TraceReader};
+pub use writer::TraceWriter;
+
+/// Version of the trace format this build writes. Readers accept this and older versions.
+pub const FORMAT_VERSION: u32 = 1;
+/// Value of the `format` field of a header line.
+pub const FORMAT_NAME: &str = "agentwire-trace";
+
+/// Errors of the trace module; each names the file and, where it applies, the line and
+/// byte offset.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("cannot open trace {path}: {source} (check the path, or record one with `agentwire record`)")]
+    Open {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read trace {path} at byte {offset}: {source}")]
+    Read {
+        path: String,
+        offset: u64,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write trace {path}: {source} (check free space and permissions)")]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("trace {path} has format version {found}, newer than this agentwire reads ({FORMAT_VERSION}); upgrade agentwire")]
+    Version { path: String, found: u32 },
+    #[error("{path}: exchange #{index} not found (the trace has {count} exchanges, numbered from 0)")]
+    NoSuchExchange {
+        path: String,
+        index: u64,
+        count: usize,
+    },
+}

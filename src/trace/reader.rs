@@ -1,0 +1,346 @@
+//! Streaming reader for JSON Lines traces. Reads one line at a time (memory bounded by the
+//! longest line, so multi-GB files stream), tolerates a truncated last line (a crash
+//! mid-write) and keeps every line it cannot parse, raw, with its line number and offset.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::{Context, Exchange, TraceError, FORMAT_VERSION};
+
+/// One line of a trace.
+#[derive(Debug)]
+pub enum Record {
+    /// A header: format version and the context for the exchanges that follow.
+    Header {
+        /// Format version of the writer.
+        version: u32,
+        /// Recording context.
+        context: Context,
+    },
+    /// One exchange.
+    Exchange(Box<Exchange>),
+    /// A record of a type this reader does not model (kept whole).
+    Other(serde_json::Value),
+    /// A line that could not be parsed, kept raw.
+    Bad(ReadProblem),
+}
+
+/// A line that could not be read as a record.
+#[derive(Debug, Clone)]
+pub struct ReadProblem {
+    /// Line number, from 1.
+    pub line: u64,
+    /// Byte offset of the line's start in the file.
+    pub offset: u64,
+    /// True when this is the last line and it has no newline: a write cut short.
+    pub truncated: bool,
+    /// The parser's message.
+    pub message: String,
+    /// The line's bytes, without the newline.
+    pub raw: Vec<u8>,
+}
+
+impl std::fmt::Display for ReadProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.truncated {
+            write!(
+                f,
+                "line {} (byte {}): last line is truncated after {} bytes (the writer stopped mid-record); it was skipped",
+                self.line,
+                self.offset,
+                self.raw.len()
+            )
+        } else {
+            write!(
+                f,
+                "line {} (byte {}): not a trace record: {}",
+                self.line, self.offset, self.message
+            )
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Tagged {
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+#[derive(Deserialize)]
+struct HeaderRepr {
+    #[serde(default)]
+    version: u32,
+    #[serde(default)]
+    context: Context,
+}
+
+/// Iterator over the records of a trace. I/O errors end iteration with `Err`.
+pub struct TraceReader<R> {
+    input: R,
+    path: PathBuf,
+    line_no: u64,
+    offset: u64,
+    buf: Vec<u8>,
+    done: bool,
+}
+
+impl TraceReader<BufReader<File>> {
+    /// Open a trace file for streaming.
+    pub fn open(path: &Path) -> Result<Self, TraceError> {
+        let f = File::open(path).map_err(|e| TraceError::Open {
+            path: path.display().to_string(),
+            source: e,
+        })?;
+        Ok(Self::new(BufReader::with_capacity(1 << 20, f), path))
+    }
+}
+
+impl<R: BufRead> TraceReader<R> {
+    /// Read records from `input` (`path` is used in messages only).
+    pub fn new(input: R, path: &Path) -> Self {
+        TraceReader {
+            input,
+            path: path.to_path_buf(),
+            line_no: 0,
+            offset: 0,
+            buf: Vec::new(),
+            done: false,
+        }
+    }
+
+    fn parse(&self, line: &[u8], truncated: bool) -> Result<Record, TraceError> {
+        let bad = |message: String| {
+            Record::Bad(ReadProblem {
+                line: self.line_no,
+                offset: self.offset,
+                truncated,
+                message,
+                raw: line.to_vec(),
+            })
+        };
+        let tag: Tagged = match serde_json::from_slice(line) {
+            Ok(t) => t,
+            Err(e) => return Ok(bad(e.to_string())),
+        };
+        match tag.kind.as_str() {
+            "exchange" => match serde_json::from_slice::<Exchange>(line) {
+                Ok(x) => Ok(Record::Exchange(Box::new(x))),
+                Err(e) => Ok(bad(format!("exchange: {e}"))),
+            },
+            "trace" => match serde_json::from_slice::<HeaderRepr>(line) {
+                Ok(h) if h.version > FORMAT_VERSION => Err(TraceError::Version {
+                    path: self.path.display().to_string(),
+                    found: h.version,
+                }),
+                Ok(h) => Ok(Record::Header {
+                    version: h.version,
+                    context: h.context,
+                }),
+                Err(e) => Ok(bad(format!("header: {e}"))),
+            },
+            _ => match serde_json::from_slice(line) {
+                Ok(v) => Ok(Record::Other(v)),
+                Err(e) => Ok(bad(e.to_string())),
+            },
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for TraceReader<R> {
+    type Item = Result<Record, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.done {
+                return None;
+            }
+            self.offset += self.buf.len() as u64;
+            self.buf.clear();
+            let n = match self.input.read_until(b'\n', &mut self.buf) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(TraceError::Read {
+                        path: self.path.display().to_string(),
+                        offset: self.offset,
+                        source: e,
+                    }));
+                }
+            };
+            if n == 0 {
+                self.done = true;
+                return None;
+            }
+            self.line_no += 1;
+            let has_newline = self.buf.last() == Some(&b'\n');
+            let mut end = self.buf.len() - usize::from(has_newline);
+            if end > 0 && self.buf[end - 1] == b'\r' {
+                end -= 1;
+            }
+            if self.buf[..end].iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let line = std::mem::take(&mut self.buf);
+            let rec = self.parse(&line[..end], !has_newline);
+            self.buf = line;
+            return Some(rec);
+        }
+    }
+}
+
+/// A whole trace read into memory: convenient for small and medium traces.
+#[derive(Debug, Default)]
+pub struct Trace {
+    /// Path it was read from.
+    pub path: PathBuf,
+    /// Context of the first header (empty if the file has none).
+    pub context: Context,
+    /// Exchanges in file order.
+    pub exchanges: Vec<Exchange>,
+    /// Records of other types, kept whole.
+    pub others: Vec<serde_json::Value>,
+    /// Lines that could not be read.
+    pub problems: Vec<ReadProblem>,
+}
+
+impl Trace {
+    /// Read a whole trace file.
+    ///
+    /// Errors: the file cannot be opened or read, or it was written by a newer format.
+    /// Unparseable lines are not errors: they land in [`Trace::problems`].
+    pub fn open(path: &Path) -> Result<Trace, TraceError> {
+        Self::from_records(path, TraceReader::open(path)?)
+    }
+
+    /// Read a whole trace from any reader.
+    pub fn from_reader(input: impl Read, path: &Path) -> Result<Trace, TraceError> {
+        Self::from_records(path, TraceReader::new(BufReader::new(input), path))
+    }
+
+    fn from_records(
+        path: &Path,
+        records: impl Iterator<Item = Result<Record, TraceError>>,
+    ) -> Result<Trace, TraceError> {
+        let mut t = Trace {
+            path: path.to_path_buf(),
+            ..Trace::default()
+        };
+        let mut seen_header = false;
+        for r in records {
+            match r? {
+                Record::Header { context, .. } if !seen_header => {
+                    t.context = context;
+                    seen_header = true;
+                }
+                Record::Header { .. } => {}
+                Record::Exchange(x) => t.exchanges.push(*x),
+                Record::Other(v) => t.others.push(v),
+                Record::Bad(p) => t.problems.push(p),
+            }
+        }
+        Ok(t)
+    }
+
+    /// The exchange with `id`, or [`TraceError::NoSuchExchange`].
+    pub fn exchange(&self, id: u64) -> Result<&Exchange, TraceError> {
+        self.exchanges
+            .iter()
+            .find(|x| x.id == id)
+            .ok_or_else(|| TraceError::NoSuchExchange {
+                path: self.path.display().to_string(),
+                index: id,
+                count: self.exchanges.len(),
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{Body, HttpRequest, Source, SourceKind, TraceWriter};
+
+    fn exchange(id: u64, body: &[u8]) -> Exchange {
+        Exchange {
+            id,
+            started_at: chrono::Utc::now(),
+            ended_at: None,
+            source: Source::new(SourceKind::Server),
+            request: HttpRequest {
+                method: "POST".into(),
+                target: "/v1/messages".into(),
+                version: "HTTP/1.1".into(),
+                headers: vec![],
+                body: Body::new(body.to_vec()),
+            },
+            response: None,
+            error: None,
+            notes: Default::default(),
+        }
+    }
+
+    fn write(exchanges: &[Exchange]) -> Vec<u8> {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let mut w = TraceWriter::create(file.path(), &Context::new()).unwrap();
+        for x in exchanges {
+            w.write_exchange(x).unwrap();
+        }
+        drop(w);
+        std::fs::read(file.path()).unwrap()
+    }
+
+    #[test]
+    fn round_trip_keeps_bodies_byte_exact() {
+        let bytes = write(&[exchange(0, br#"{"a": 1}"#), exchange(1, b"\xff\x00raw")]);
+        let t = Trace::from_reader(&bytes[..], Path::new("t.jsonl")).unwrap();
+        assert_eq!(t.exchanges.len(), 2);
+        assert_eq!(t.exchanges[0].request.body.bytes, br#"{"a": 1}"#);
+        assert_eq!(t.exchanges[1].request.body.bytes, b"\xff\x00raw");
+        assert!(t.exchanges.iter().all(|x| x.request.body.verify()));
+        assert!(t.problems.is_empty());
+    }
+
+    #[test]
+    fn truncated_last_line_is_reported_not_fatal() {
+        let mut bytes = write(&[exchange(0, b"{}"), exchange(1, b"{}")]);
+        let cut = bytes.len() - 20;
+        bytes.truncate(cut);
+        let t = Trace::from_reader(&bytes[..], Path::new("t.jsonl")).unwrap();
+        assert_eq!(t.exchanges.len(), 1);
+        assert_eq!(t.problems.len(), 1);
+        assert!(t.problems[0].truncated);
+        assert_eq!(t.problems[0].line, 3);
+        assert!(t.problems[0].to_string().contains("truncated"));
+    }
+
+    #[test]
+    fn garbage_line_in_the_middle_is_kept_and_reading_goes_on() {
+        let good = write(&[exchange(0, b"{}")]);
+        let mut bytes = good.clone();
+        bytes.extend_from_slice(b"not json at all\n");
+        bytes.extend_from_slice(&good[good.iter().position(|&b| b == b'\n').unwrap() + 1..]);
+        let t = Trace::from_reader(&bytes[..], Path::new("t.jsonl")).unwrap();
+        assert_eq!(t.exchanges.len(), 2);
+        assert_eq!(t.problems.len(), 1);
+        assert_eq!(t.problems[0].raw, b"not json at all");
+        assert!(!t.problems[0].truncated);
+    }
+
+    #[test]
+    fn unknown_record_types_are_kept() {
+        let mut bytes = write(&[]);
+        bytes.extend_from_slice(b"{\"type\":\"divergence\",\"x\":1}\n");
+        let t = Trace::from_reader(&bytes[..], Path::new("t.jsonl")).unwrap();
+        assert_eq!(t.others.len(), 1);
+        assert_eq!(t.others[0]["x"], 1);
+    }
+
+    #[test]
+    fn newer_version_is_an_error_naming_the_file() {
+        let bytes = b"{\"type\":\"trace\",\"version\":99}\n";
+        let e = Trace::from_reader(&bytes[..], Path::new("new.jsonl")).unwrap_err();
+        assert!(e.to_string().contains("new.jsonl"), "{e}");
+    }
+}
