@@ -1,0 +1,3 @@
+//! Integration tests: one binary, shared helpers in `common`.
+
+mod common;
