@@ -52,7 +52,11 @@ fn show(a: ShowArgs) -> Result<ExitCode> {
     Ok(report_problems(&trace))
 }
 
-fn server_config(addr: String, script: Option<&std::path::Path>, limits: &LimitArgs) -> Result<ServerConfig> {
+fn server_config(
+    addr: String,
+    script: Option<&std::path::Path>,
+    limits: &LimitArgs,
+) -> Result<ServerConfig> {
     let mode = match script {
         Some(p) => Mode::Script(std::sync::Arc::new(Script::load(p)?)),
         None => Mode::Stub,
@@ -66,7 +70,9 @@ fn server_config(addr: String, script: Option<&std::path::Path>, limits: &LimitA
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
 }
 
 fn serve(a: ServeArgs) -> Result<ExitCode> {
@@ -84,7 +90,10 @@ fn serve(a: ServeArgs) -> Result<ExitCode> {
         );
         wait_for_signal().await;
         let n = srv.shutdown().await?;
-        eprintln!("agentwire: recorded {n} exchanges to {}", a.output.display());
+        eprintln!(
+            "agentwire: recorded {n} exchanges to {}",
+            a.output.display()
+        );
         Ok(ExitCode::SUCCESS)
     })
 }
@@ -104,6 +113,56 @@ async fn wait_for_signal() {
 }
 
 fn record(a: RecordArgs) -> Result<ExitCode> {
-    let _ = a;
-    anyhow::bail!("record: not built yet")
+    use agentwire::capture::npm::CliSpec;
+    use agentwire::capture::record::{self, parse_env, RecordConfig, Target};
+    let target = match &a.cli {
+        Some(spec) => Target::Cli(CliSpec::parse(spec)?),
+        None if a.args.is_empty() => anyhow::bail!(record::RecordError::NothingToRun),
+        None => Target::Command(a.args.clone()),
+    };
+    let env = a
+        .env
+        .iter()
+        .map(|kv| parse_env(kv))
+        .collect::<Result<Vec<_>, _>>()?;
+    let limits = LimitArgs {
+        max_body: 32 * 1024 * 1024,
+        body_timeout: 30,
+    };
+    let cfg = RecordConfig {
+        args: if a.cli.is_some() {
+            a.args.clone()
+        } else {
+            Vec::new()
+        },
+        target,
+        env,
+        server: server_config("127.0.0.1:0".into(), a.script.as_deref(), &limits)?,
+        output: a.output.clone(),
+        timeout: std::time::Duration::from_secs(a.timeout),
+        label: None,
+    };
+    let spinner = progress_spinner();
+    let report = |msg: &str| spinner.set_message(msg.to_string());
+    let outcome = runtime()?.block_on(record::record(cfg, &report))?;
+    spinner.finish_and_clear();
+    out(&format!("{}\n", outcome.summary(&a.output)))?;
+    if outcome.timed_out || outcome.exit_code != Some(0) {
+        eprintln!(
+            "the CLI did not finish cleanly; last output lines:\n{}",
+            outcome.output_tail
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A spinner on stderr (hidden when stderr is not a terminal).
+fn progress_spinner() -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::new_spinner();
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    pb.enable_steady_tick(std::time::Duration::from_millis(120));
+    pb
 }

@@ -31,8 +31,8 @@ impl Draft {
         response: Option<HttpResponse>,
         error: Option<ExchangeError>,
     ) {
-        let ended_at = self.started_at
-            + chrono::Duration::from_std(self.clock.elapsed()).unwrap_or_default();
+        let ended_at =
+            self.started_at + chrono::Duration::from_std(self.clock.elapsed()).unwrap_or_default();
         recorder.record(Exchange {
             id: self.id,
             started_at: self.started_at,

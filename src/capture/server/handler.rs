@@ -30,13 +30,20 @@ enum BodyEnd {
 pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Response {
     let started_at = Utc::now();
     let clock = Instant::now();
-    let id = st.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let id = st
+        .next_id
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let conn = req.extensions().get::<ConnInfo>().copied();
     let (parts, body) = req.into_parts();
     let mut headers: Headers = parts
         .headers
         .iter()
-        .map(|(k, v)| (k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
         .collect();
     redact_headers(&mut headers);
     let (bytes, end) = read_body(body, st.config.max_body, clock + st.config.body_timeout).await;
@@ -96,7 +103,10 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
             respond_json(&st, draft, 200, &body, &rid, None)
         }
         _ => {
-            let msg = format!("{} {} is not an endpoint of this server", parts.method, path);
+            let msg = format!(
+                "{} {} is not an endpoint of this server",
+                parts.method, path
+            );
             error_response(&st, draft, 404, &msg, &rid, "not_found")
         }
     }
@@ -115,7 +125,9 @@ async fn read_body(
             Ok(None) => return (buf, None),
             Ok(Some(Err(e))) => return (buf, Some(BodyEnd::Disconnected(e.to_string()))),
             Ok(Some(Ok(frame))) => {
-                let Ok(data) = frame.into_data() else { continue };
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
                 if buf.len() + data.len() > max {
                     let keep = max - buf.len();
                     buf.extend_from_slice(&data[..keep]);
@@ -154,7 +166,10 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
         Ok(r) => r,
         Err(e) => return error_response(st, draft, 400, &e.to_string(), rid, "invalid_json"),
     };
-    let model = req.model.clone().unwrap_or_else(|| "claude-agentwire".into());
+    let model = req
+        .model
+        .clone()
+        .unwrap_or_else(|| "claude-agentwire".into());
     let msg_id = format!("msg_agentwire_{:06}", draft.id);
     let body_len = draft.request.body.len();
     let (reply, fault, delay) = match &st.config.mode {
@@ -184,7 +199,10 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
     if let Some(f) = &fault {
         if let Some(status) = f.status {
             let et = error_type_for(status);
-            let msg = f.message.clone().unwrap_or_else(|| format!("injected {status} ({et})"));
+            let msg = f
+                .message
+                .clone()
+                .unwrap_or_else(|| format!("injected {status} ({et})"));
             return error_response(st, draft, status, &msg, rid, "injected_status");
         }
     }
@@ -193,12 +211,18 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
             draft.finish(
                 &st.recorder,
                 None,
-                Some(ExchangeError { kind: "injected_drop".into(), message: "scenario dropped the connection before the response".into() }),
+                Some(ExchangeError {
+                    kind: "injected_drop".into(),
+                    message: "scenario dropped the connection before the response".into(),
+                }),
             );
             let body = AxumBody::from_stream(futures_util::stream::once(async {
                 Err::<Bytes, _>(std::io::Error::other("injected drop"))
             }));
-            return Response::builder().status(200).body(body).unwrap_or_default();
+            return Response::builder()
+                .status(200)
+                .body(body)
+                .unwrap_or_default();
         }
         return respond_json(st, draft, 200, &reply.to_json(), rid, None);
     }
@@ -209,13 +233,19 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
             Some(et) => {
                 let msg = f.message.unwrap_or_else(|| "injected stream error".into());
                 let data = json!({"type":"error","error":{"type":et,"message":msg}});
-                StreamFault::Error { after, event: Bytes::from(sse("error", &data)) }
+                StreamFault::Error {
+                    after,
+                    event: Bytes::from(sse("error", &data)),
+                }
             }
             None => StreamFault::Drop { after },
         }
     });
     let headers: Headers = vec![
-        ("content-type".into(), "text/event-stream; charset=utf-8".into()),
+        (
+            "content-type".into(),
+            "text/event-stream; charset=utf-8".into(),
+        ),
         ("cache-control".into(), "no-cache".into()),
         ("request-id".into(), rid.to_string()),
     ];
@@ -224,7 +254,9 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
         builder = builder.header(k, v);
     }
     let stream = ReplyStream::new(draft, st.recorder.clone(), headers, events, fault);
-    builder.body(AxumBody::from_stream(stream)).unwrap_or_default()
+    builder
+        .body(AxumBody::from_stream(stream))
+        .unwrap_or_default()
 }
 
 fn count_tokens(st: &AppState, draft: Draft, rid: &str) -> Response {
@@ -239,9 +271,21 @@ fn count_tokens(st: &AppState, draft: Draft, rid: &str) -> Response {
 
 fn models_list() -> Value {
     let models = [
-        ("claude-opus-4-5-20251101", "Claude Opus 4.5", "2025-11-01T00:00:00Z"),
-        ("claude-sonnet-4-5-20250929", "Claude Sonnet 4.5", "2025-09-29T00:00:00Z"),
-        ("claude-haiku-4-5-20251001", "Claude Haiku 4.5", "2025-10-01T00:00:00Z"),
+        (
+            "claude-opus-4-5-20251101",
+            "Claude Opus 4.5",
+            "2025-11-01T00:00:00Z",
+        ),
+        (
+            "claude-sonnet-4-5-20250929",
+            "Claude Sonnet 4.5",
+            "2025-09-29T00:00:00Z",
+        ),
+        (
+            "claude-haiku-4-5-20251001",
+            "Claude Haiku 4.5",
+            "2025-10-01T00:00:00Z",
+        ),
     ];
     let data: Vec<Value> = models
         .iter()
@@ -251,9 +295,19 @@ fn models_list() -> Value {
 }
 
 /// Answer with the API's error JSON and record the exchange with an error kind.
-fn error_response(st: &AppState, draft: Draft, status: u16, msg: &str, rid: &str, kind: &str) -> Response {
+fn error_response(
+    st: &AppState,
+    draft: Draft,
+    status: u16,
+    msg: &str,
+    rid: &str,
+    kind: &str,
+) -> Response {
     let body = error_body(error_type_for(status), msg, rid);
-    let err = ExchangeError { kind: kind.into(), message: msg.into() };
+    let err = ExchangeError {
+        kind: kind.into(),
+        message: msg.into(),
+    };
     respond_json(st, draft, status, &body, rid, Some(err))
 }
 
@@ -279,7 +333,11 @@ fn respond_json(
         first_byte_at: Some(Utc::now()),
     };
     draft.finish(&st.recorder, Some(response), error);
-    let mut r = plain(StatusCode::from_u16(status).unwrap_or(StatusCode::OK), bytes, "application/json");
+    let mut r = plain(
+        StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+        bytes,
+        "application/json",
+    );
     if let Ok(v) = HeaderValue::from_str(rid) {
         r.headers_mut().insert("request-id", v);
     }
@@ -289,6 +347,7 @@ fn respond_json(
 fn plain(status: StatusCode, body: Bytes, ct: &'static str) -> Response {
     let mut r = Response::new(AxumBody::from(body));
     *r.status_mut() = status;
-    r.headers_mut().insert("content-type", HeaderValue::from_static(ct));
+    r.headers_mut()
+        .insert("content-type", HeaderValue::from_static(ct));
     r
 }

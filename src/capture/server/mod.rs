@@ -33,7 +33,9 @@ pub use script::Script;
 /// Errors of the server.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[error("cannot listen on {addr}: {source} (pick another address or port 0 for any free port)")]
+    #[error(
+        "cannot listen on {addr}: {source} (pick another address or port 0 for any free port)"
+    )]
     Bind {
         addr: String,
         #[source]
@@ -144,7 +146,10 @@ impl RunningServer {
 }
 
 /// Bind and start serving; exchanges go to `writer`.
-pub async fn start(config: ServerConfig, writer: TraceWriter) -> Result<RunningServer, ServerError> {
+pub async fn start(
+    config: ServerConfig,
+    writer: TraceWriter,
+) -> Result<RunningServer, ServerError> {
     let addr: SocketAddr = config.addr.parse().map_err(|_| ServerError::BadAddr {
         addr: config.addr.clone(),
     })?;

@@ -325,7 +325,9 @@ fn substitute(v: &Value, vars: &HashMap<String, String>, unresolved: &mut Vec<St
             }
             Value::String(out)
         }
-        Value::Array(a) => Value::Array(a.iter().map(|x| substitute(x, vars, unresolved)).collect()),
+        Value::Array(a) => {
+            Value::Array(a.iter().map(|x| substitute(x, vars, unresolved)).collect())
+        }
         Value::Object(o) => Value::Object(
             o.iter()
                 .map(|(k, x)| (k.clone(), substitute(x, vars, unresolved)))
@@ -357,7 +359,8 @@ mod tests {
     fn threads_turns_failures_and_captures() {
         let s = Script::parse(SCRIPT).unwrap();
         let mut st = ScriptState::default();
-        let first = req(r#"{"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"go"}]}"#);
+        let first =
+            req(r#"{"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"go"}]}"#);
         let d = s.decide(&first, &mut st);
         assert_eq!((d.thread.as_deref(), d.turn), (Some("main"), 0));
         assert_eq!(d.fail.as_ref().unwrap().status, Some(529));
@@ -365,14 +368,18 @@ mod tests {
         let d = s.decide(&first, &mut st);
         assert_eq!(d.turn, 0);
         assert!(d.fail.is_none());
-        let second = req(r#"{"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"go"},
+        let second = req(
+            r#"{"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"go"},
             {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]},
-            {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"Output is being written to: /tmp/x.output"}]}]}"#);
+            {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"Output is being written to: /tmp/x.output"}]}]}"#,
+        );
         let d = s.decide(&second, &mut st);
         assert_eq!(d.turn, 1);
         assert_eq!(d.content[0]["input"]["file_path"], "/tmp/x.output");
         assert!(d.unresolved.is_empty());
-        let sub = req(r#"{"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"please list files"}]}"#);
+        let sub = req(
+            r#"{"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"please list files"}]}"#,
+        );
         assert_eq!(s.decide(&sub, &mut st).thread.as_deref(), Some("sub"));
         let side = req(r#"{"messages":[{"role":"user","content":"title"}]}"#);
         let d = s.decide(&side, &mut st);
@@ -382,16 +389,20 @@ mod tests {
 
     #[test]
     fn bare_array_counts_arrivals() {
-        let s = Script::parse(r#"[[{"type":"text","text":"a"}],[{"type":"text","text":"b"}]]"#).unwrap();
+        let s = Script::parse(r#"[[{"type":"text","text":"a"}],[{"type":"text","text":"b"}]]"#)
+            .unwrap();
         let mut st = ScriptState::default();
         let r = req(r#"{"tools":[{"name":"X"}],"messages":[{"role":"user","content":"q"}]}"#);
-        let texts: Vec<Value> = (0..3).map(|_| s.decide(&r, &mut st).content[0]["text"].clone()).collect();
+        let texts: Vec<Value> = (0..3)
+            .map(|_| s.decide(&r, &mut st).content[0]["text"].clone())
+            .collect();
         assert_eq!(texts, vec!["a", "b", "ok"]);
     }
 
     #[test]
     fn bad_scenario_names_the_problem() {
-        let e = Script::parse(r#"{"threads":[{"name":"m","turns":[{"contnet":[]}]}]}"#).unwrap_err();
+        let e =
+            Script::parse(r#"{"threads":[{"name":"m","turns":[{"contnet":[]}]}]}"#).unwrap_err();
         assert!(e.contains("contnet"), "{e}");
     }
 }
