@@ -97,7 +97,7 @@ pub struct Matcher {
 
 impl Matcher {
     fn matches(&self, r: &MessagesRequest) -> bool {
-        self.has_tools.is_none_or(|h| h == !r.tools.is_empty())
+        self.has_tools.is_none_or(|h| h != r.tools.is_empty())
             && self
                 .system_contains
                 .as_ref()
