@@ -1,3 +1,4 @@
 //! Integration tests: one binary, shared helpers in `common`.
 
 mod common;
+mod server;
