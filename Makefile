@@ -42,7 +42,8 @@ lint: ## rustfmt, clippy and rustdoc, warnings as errors (what CI checks besides
 doc: ## build the API docs
 	cargo doc --no-deps
 
-bench: deps ## run the criterion benchmarks (figures are in the README)
+bench: deps ## run the benchmarks (installs claude-tap from PyPI into target/bench-venv for the comparison)
+	@[ -x target/bench-venv/bin/claude-tap ] || { echo "bench: installing claude-tap (PyPI) into target/bench-venv"; python3 -m venv target/bench-venv && target/bench-venv/bin/pip install -q claude-tap; }
 	cargo bench
 
 clean-demo: ## remove the demo output
