@@ -216,6 +216,7 @@ fn main() {
                 let _ = load(&tap_url, conc * 2, conc).await;
                 let via_tap = load(&tap_url, tap_total, conc).await;
                 let _ = child.kill();
+                let _ = child.wait();
                 row("claude-tap reverse proxy -> agentwire stub", &via_tap, Some(&direct));
                 println!();
                 println!(
