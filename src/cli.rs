@@ -57,8 +57,24 @@ pub struct ServeArgs {
     #[arg(short, long, default_value = "trace.jsonl")]
     pub output: PathBuf,
     /// Scenario file: per-thread turns of assistant content, delays and injected failures.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "upstream")]
     pub script: Option<PathBuf>,
+    /// Recording proxy: forward every request to this upstream (e.g.
+    /// https://api.anthropic.com) and record both sides.
+    #[arg(long)]
+    pub upstream: Option<String>,
+    /// PEM file with an extra CA certificate to trust for the upstream.
+    #[arg(long, requires = "upstream")]
+    pub upstream_ca: Option<PathBuf>,
+    /// Seconds without a byte from the upstream before the exchange fails with 504.
+    #[arg(long, default_value_t = 600, requires = "upstream")]
+    pub upstream_timeout: u64,
+    /// Serve HTTPS: PEM certificate chain.
+    #[arg(long, requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// Serve HTTPS: PEM private key.
+    #[arg(long, requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     #[command(flatten)]
     pub limits: LimitArgs,
 }

@@ -66,6 +66,7 @@ fn server_config(
         mode,
         max_body: limits.max_body,
         body_timeout: std::time::Duration::from_secs(limits.body_timeout),
+        tls: None,
     })
 }
 
@@ -76,7 +77,15 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 fn serve(a: ServeArgs) -> Result<ExitCode> {
-    let config = server_config(a.addr, a.script.as_deref(), &a.limits)?;
+    let mut config = server_config(a.addr, a.script.as_deref(), &a.limits)?;
+    if let Some(url) = &a.upstream {
+        let timeout = std::time::Duration::from_secs(a.upstream_timeout);
+        let up = server::proxy::Upstream::new(url, a.upstream_ca.as_deref(), timeout)?;
+        config.mode = Mode::Proxy(std::sync::Arc::new(up));
+    }
+    if let (Some(cert), Some(key)) = (&a.tls_cert, &a.tls_key) {
+        config.tls = Some(server::tls::server_config_from_pem(cert, key)?);
+    }
     let mut context = Context::new();
     context.route = Some("base-url".into());
     runtime()?.block_on(async move {

@@ -1,5 +1,6 @@
 //! Sources of exchanges: the fake API server and the recorder that runs CLIs under it.
 
+pub mod ca;
 pub mod npm;
 pub mod record;
 pub mod server;

@@ -13,7 +13,7 @@ use chrono::Utc;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 
-use super::draft::{Draft, ReplyStream, StreamFault};
+use super::draft::{Draft, RecordingStream, ScriptedEvents, StreamFault};
 use super::reply::{error_body, error_type_for, sse, Reply};
 use super::{AppState, ConnInfo, Mode};
 use crate::api::{estimate_tokens, MessagesRequest};
@@ -35,6 +35,7 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let conn = req.extensions().get::<ConnInfo>().copied();
     let (parts, body) = req.into_parts();
+    let original_headers = parts.headers.clone();
     let mut headers: Headers = parts
         .headers
         .iter()
@@ -93,6 +94,18 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
             return plain(StatusCode::BAD_REQUEST, Bytes::new(), "text/plain");
         }
         None => {}
+    }
+    if let Mode::Proxy(up) = &st.config.mode {
+        return super::proxy::forward(
+            &st,
+            up,
+            draft,
+            parts.method,
+            parts.uri,
+            original_headers,
+            &rid,
+        )
+        .await;
     }
     let path = parts.uri.path().to_string();
     match (parts.method.as_str(), path.as_str()) {
@@ -164,7 +177,7 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
     }
     let parsed = match &st.config.mode {
         Mode::Stub => MessagesRequest::parse_head(&draft.request.body.bytes),
-        Mode::Script(_) => MessagesRequest::parse(&draft.request.body.bytes),
+        Mode::Script(_) | Mode::Proxy(_) => MessagesRequest::parse(&draft.request.body.bytes),
     };
     let req = match parsed {
         Ok(r) => r,
@@ -177,7 +190,8 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
     let msg_id = format!("msg_agentwire_{:06}", draft.id);
     let body_len = draft.request.body.len();
     let (reply, fault, delay) = match &st.config.mode {
-        Mode::Stub => {
+        // (proxied requests were forwarded before routing; stub is the safe answer)
+        Mode::Stub | Mode::Proxy(_) => {
             let content = vec![json!({"type":"text","text":"Hello from agentwire."})];
             (Reply::new(msg_id, model, content, body_len), None, 0)
         }
@@ -257,7 +271,8 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
     for (k, v) in &headers {
         builder = builder.header(k, v);
     }
-    let stream = ReplyStream::new(draft, st.recorder.clone(), headers, events, fault);
+    let source = ScriptedEvents::new(events, fault);
+    let stream = RecordingStream::new(draft, st.recorder.clone(), 200, headers, source);
     builder
         .body(AxumBody::from_stream(stream))
         .unwrap_or_default()
@@ -299,7 +314,7 @@ fn models_list() -> Value {
 }
 
 /// Answer with the API's error JSON and record the exchange with an error kind.
-fn error_response(
+pub(crate) fn error_response(
     st: &AppState,
     draft: Draft,
     status: u16,

@@ -9,9 +9,11 @@
 
 mod draft;
 mod handler;
+pub mod proxy;
 pub mod recorder;
 pub mod reply;
 pub mod script;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicU64;
@@ -43,6 +45,12 @@ pub enum ServerError {
     },
     #[error("{addr:?} is not an address to listen on; use IP:PORT, e.g. 127.0.0.1:8080")]
     BadAddr { addr: String },
+    #[error("upstream {url:?} is not usable: {reason}")]
+    BadUpstream { url: String, reason: String },
+    #[error("cannot use CA file {path}: {message} (give a PEM file with the CA certificate)")]
+    CaFile { path: String, message: String },
+    #[error("TLS: cannot use {path}: {message} (give PEM files: --tls-cert chain, --tls-key private key)")]
+    Tls { path: String, message: String },
     #[error(transparent)]
     Trace(#[from] TraceError),
 }
@@ -54,6 +62,8 @@ pub enum Mode {
     Stub,
     /// Replies from a scenario.
     Script(Arc<Script>),
+    /// Forward to an upstream and record (the recording proxy).
+    Proxy(Arc<proxy::Upstream>),
 }
 
 impl Mode {
@@ -62,6 +72,7 @@ impl Mode {
         match self {
             Mode::Stub => "stub",
             Mode::Script(_) => "script",
+            Mode::Proxy(_) => "proxy",
         }
     }
 }
@@ -77,6 +88,8 @@ pub struct ServerConfig {
     pub max_body: usize,
     /// Time a client may take to send its request head or body (then 408 / closed).
     pub body_timeout: Duration,
+    /// Serve HTTPS with this config instead of plain HTTP.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Default for ServerConfig {
@@ -86,6 +99,7 @@ impl Default for ServerConfig {
             mode: Mode::Stub,
             max_body: 32 * 1024 * 1024,
             body_timeout: Duration::from_secs(30),
+            tls: None,
         }
     }
 }
@@ -115,6 +129,7 @@ pub(crate) fn app(state: Arc<AppState>) -> Router {
 pub struct RunningServer {
     /// The bound address.
     pub addr: SocketAddr,
+    tls: bool,
     recorder: Recorder,
     shutdown: oneshot::Sender<()>,
     task: tokio::task::JoinHandle<()>,
@@ -122,9 +137,10 @@ pub struct RunningServer {
 }
 
 impl RunningServer {
-    /// `http://ADDR`, for `ANTHROPIC_BASE_URL`.
+    /// `http://ADDR` (or `https://` when serving TLS), for `ANTHROPIC_BASE_URL`.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Exchanges recorded so far.
@@ -165,6 +181,7 @@ pub async fn start(
     })?;
     let (recorder, thread) = recorder::spawn(writer);
     let timeout = config.body_timeout;
+    let tls = config.tls.clone();
     let state = Arc::new(AppState {
         config,
         listen,
@@ -174,9 +191,10 @@ pub async fn start(
     });
     let router = app(state);
     let (tx, rx) = oneshot::channel();
-    let task = tokio::spawn(accept_loop(listener, router, timeout, rx));
+    let task = tokio::spawn(accept_loop(listener, router, timeout, tls.clone(), rx));
     Ok(RunningServer {
         addr: listen,
+        tls: tls.is_some(),
         recorder,
         shutdown: tx,
         task,
@@ -188,8 +206,10 @@ async fn accept_loop(
     listener: TcpListener,
     router: Router,
     header_timeout: Duration,
+    tls: Option<Arc<rustls::ServerConfig>>,
     mut stop: oneshot::Receiver<()>,
 ) {
+    let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     let graceful = GracefulShutdown::new();
     let mut next_conn = 0u64;
     let mut builder = hyper::server::conn::http1::Builder::new();
@@ -216,10 +236,22 @@ async fn accept_loop(
                     req.extensions_mut().insert(info);
                     router.clone().oneshot(req.map(axum::body::Body::new))
                 });
-                let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), svc));
-                tokio::spawn(async move {
-                    let _ = conn.await;
-                });
+                match &acceptor {
+                    None => {
+                        let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), svc));
+                        tokio::spawn(async move {
+                            let _ = conn.await;
+                        });
+                    }
+                    Some(acceptor) => {
+                        let (acceptor, builder, watcher) = (acceptor.clone(), builder.clone(), graceful.watcher());
+                        tokio::spawn(async move {
+                            let handshake = tokio::time::timeout(header_timeout, acceptor.accept(stream)).await;
+                            let Ok(Ok(tls_stream)) = handshake else { return };
+                            let _ = watcher.watch(builder.serve_connection(TokioIo::new(tls_stream), svc)).await;
+                        });
+                    }
+                }
             }
             _ = &mut stop => break,
         }
