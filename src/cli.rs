@@ -23,6 +23,33 @@ pub enum Command {
     Record(RecordArgs),
     /// List the exchanges of a trace, one line each.
     Show(ShowArgs),
+    /// Re-send a trace's recorded requests to a URL and report statuses and latencies.
+    Replay(ReplayArgs),
+}
+
+/// `agentwire replay`.
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// Trace whose requests to send.
+    pub trace: PathBuf,
+    /// Base URL to send to, e.g. http://127.0.0.1:8080.
+    #[arg(long)]
+    pub to: String,
+    /// Requests in flight at once.
+    #[arg(long, default_value_t = 1)]
+    pub concurrency: usize,
+    /// Requests started per second at most, e.g. `--rate 20`.
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Extra header `K: V` (repeatable), e.g. a real key: traces hold only markers.
+    #[arg(long = "header", value_name = "K: V")]
+    pub headers: Vec<String>,
+    /// Compare each new response with the recorded one (stop reason, tool calls, text).
+    #[arg(long)]
+    pub compare: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: FormatArg,
 }
 
 /// Output formats shared by the reporting commands.
@@ -56,12 +83,11 @@ pub struct ServeArgs {
     /// Trace file to write (JSON Lines).
     #[arg(short, long, default_value = "trace.jsonl")]
     pub output: PathBuf,
-    /// Scenario file: per-thread turns of assistant content, delays and injected failures.
-    #[arg(long, conflicts_with = "upstream")]
-    pub script: Option<PathBuf>,
+    #[command(flatten)]
+    pub reply: ReplyArgs,
     /// Recording proxy: forward every request to this upstream (e.g.
     /// https://api.anthropic.com) and record both sides.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["script", "replay"])]
     pub upstream: Option<String>,
     /// PEM file with an extra CA certificate to trust for the upstream.
     #[arg(long, requires = "upstream")]
@@ -77,6 +103,20 @@ pub struct ServeArgs {
     pub tls_key: Option<PathBuf>,
     #[command(flatten)]
     pub limits: LimitArgs,
+}
+
+/// How the server makes its replies (default: a short stub reply).
+#[derive(Args, Debug, Clone)]
+pub struct ReplyArgs {
+    /// Scenario file: per-thread turns of assistant content, delays and injected failures.
+    #[arg(long, conflicts_with = "replay")]
+    pub script: Option<PathBuf>,
+    /// Answer with the recorded responses of this trace, matched by thread and turn.
+    #[arg(long)]
+    pub replay: Option<PathBuf>,
+    /// Replay timing: `recorded`, `none`, or `xN` (N times faster).
+    #[arg(long, default_value = "none", requires = "replay")]
+    pub timing: String,
 }
 
 /// Request limits of the server.
@@ -100,9 +140,8 @@ pub struct RecordArgs {
     /// Environment for the CLI, `K=V` (repeatable). `K=unset` removes K.
     #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,
-    /// Scenario file for the server's replies.
-    #[arg(long)]
-    pub script: Option<PathBuf>,
+    #[command(flatten)]
+    pub reply: ReplyArgs,
     /// Trace file to write.
     #[arg(short, long, default_value = "trace.jsonl")]
     pub output: PathBuf,

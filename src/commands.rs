@@ -11,7 +11,9 @@ use agentwire::trace::Trace;
 use agentwire::capture::server::{self, Mode, Script, ServerConfig};
 use agentwire::trace::{Context, TraceWriter};
 
-use crate::cli::{Cli, Command, LimitArgs, RecordArgs, ServeArgs, ShowArgs};
+use agentwire::capture::server::replay::{Replay, Timing};
+
+use crate::cli::{Cli, Command, LimitArgs, RecordArgs, ReplayArgs, ReplyArgs, ServeArgs, ShowArgs};
 
 /// Exit code for a run that finished but met bad input (records skipped).
 pub const DEGRADED: u8 = 3;
@@ -22,6 +24,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Show(a) => show(a),
         Command::Serve(a) => serve(a),
         Command::Record(a) => record(a),
+        Command::Replay(a) => replay(a),
     }
 }
 
@@ -52,14 +55,26 @@ fn show(a: ShowArgs) -> Result<ExitCode> {
     Ok(report_problems(&trace))
 }
 
-fn server_config(
-    addr: String,
-    script: Option<&std::path::Path>,
-    limits: &LimitArgs,
-) -> Result<ServerConfig> {
-    let mode = match script {
-        Some(p) => Mode::Script(std::sync::Arc::new(Script::load(p)?)),
-        None => Mode::Stub,
+fn server_config(addr: String, reply: &ReplyArgs, limits: &LimitArgs) -> Result<ServerConfig> {
+    let mode = if let Some(p) = &reply.script {
+        Mode::Script(std::sync::Arc::new(Script::load(p)?))
+    } else if let Some(p) = &reply.replay {
+        let timing = Timing::parse(&reply.timing).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--timing {:?}: use recorded, none, or xN (e.g. x10)",
+                reply.timing
+            )
+        })?;
+        let r = Replay::load(p, timing)?;
+        if r.is_empty() {
+            anyhow::bail!(
+                "{}: no /v1/messages exchange with a 200 response to replay",
+                p.display()
+            );
+        }
+        Mode::Replay(std::sync::Arc::new(r))
+    } else {
+        Mode::Stub
     };
     Ok(ServerConfig {
         addr,
@@ -77,7 +92,7 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 fn serve(a: ServeArgs) -> Result<ExitCode> {
-    let mut config = server_config(a.addr, a.script.as_deref(), &a.limits)?;
+    let mut config = server_config(a.addr, &a.reply, &a.limits)?;
     if let Some(url) = &a.upstream {
         let timeout = std::time::Duration::from_secs(a.upstream_timeout);
         let up = server::proxy::Upstream::new(url, a.upstream_ca.as_deref(), timeout)?;
@@ -146,7 +161,7 @@ fn record(a: RecordArgs) -> Result<ExitCode> {
         },
         target,
         env,
-        server: server_config("127.0.0.1:0".into(), a.script.as_deref(), &limits)?,
+        server: server_config("127.0.0.1:0".into(), &a.reply, &limits)?,
         output: a.output.clone(),
         timeout: std::time::Duration::from_secs(a.timeout),
         label: None,
@@ -174,4 +189,32 @@ fn progress_spinner() -> indicatif::ProgressBar {
     }
     pb.enable_steady_tick(std::time::Duration::from_millis(120));
     pb
+}
+
+fn replay(a: ReplayArgs) -> Result<ExitCode> {
+    use agentwire::capture::resend::{resend, ResendConfig};
+    let trace = Trace::open(&a.trace)?;
+    let headers = a
+        .headers
+        .iter()
+        .map(|h| {
+            h.split_once(':')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .ok_or_else(|| anyhow::anyhow!("--header {h:?}: use \"Name: value\""))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let cfg = ResendConfig {
+        to: a.to.clone(),
+        concurrency: a.concurrency,
+        rate: a.rate,
+        headers,
+        compare: a.compare,
+    };
+    let summary = runtime()?.block_on(resend(&trace, &cfg))?;
+    out(&report::replay::render(&summary, a.format.into()))?;
+    let code = report_problems(&trace);
+    if summary.statuses.keys().any(|k| k == "error") || summary.differing > 0 {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(code)
 }

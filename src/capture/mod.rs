@@ -3,4 +3,5 @@
 pub mod ca;
 pub mod npm;
 pub mod record;
+pub mod resend;
 pub mod server;

@@ -3,4 +3,5 @@
 mod common;
 mod proxy;
 mod record;
+mod replay;
 mod server;

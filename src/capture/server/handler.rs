@@ -177,12 +177,15 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
     }
     let parsed = match &st.config.mode {
         Mode::Stub => MessagesRequest::parse_head(&draft.request.body.bytes),
-        Mode::Script(_) | Mode::Proxy(_) => MessagesRequest::parse(&draft.request.body.bytes),
+        _ => MessagesRequest::parse(&draft.request.body.bytes),
     };
     let req = match parsed {
         Ok(r) => r,
         Err(e) => return error_response(st, draft, 400, &e.to_string(), rid, "invalid_json"),
     };
+    if let Mode::Replay(replay) = &st.config.mode {
+        return replay_answer(st, replay, draft, &req).await;
+    }
     let model = req
         .model
         .clone()
@@ -191,7 +194,7 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
     let body_len = draft.request.body.len();
     let (reply, fault, delay) = match &st.config.mode {
         // (proxied requests were forwarded before routing; stub is the safe answer)
-        Mode::Stub | Mode::Proxy(_) => {
+        Mode::Stub | Mode::Proxy(_) | Mode::Replay(_) => {
             let content = vec![json!({"type":"text","text":"Hello from agentwire."})];
             (Reply::new(msg_id, model, content, body_len), None, 0)
         }
@@ -369,4 +372,85 @@ fn plain(status: StatusCode, body: Bytes, ct: &'static str) -> Response {
     r.headers_mut()
         .insert("content-type", HeaderValue::from_static(ct));
     r
+}
+
+/// Answer from a recording: the matched exchange's status, headers and body, re-emitted
+/// piece by piece with its recorded timing (or as the replay's timing says).
+async fn replay_answer(
+    st: &AppState,
+    replay: &super::replay::Replay,
+    mut draft: Draft,
+    req: &MessagesRequest,
+) -> Response {
+    let rid = format!("req_agentwire_{:06}", draft.id);
+    let Some((recorded, m)) = replay.find(req) else {
+        let msg = "the replayed trace has no /v1/messages exchange with a 200 response";
+        return error_response(st, draft, 500, msg, &rid, "replay_empty");
+    };
+    draft.notes.insert(
+        "replay".into(),
+        serde_json::to_value(&m).unwrap_or_default(),
+    );
+    let Some(resp) = recorded.response.clone() else {
+        return error_response(
+            st,
+            draft,
+            500,
+            "recorded exchange has no response",
+            &rid,
+            "replay_empty",
+        );
+    };
+    let mut headers: Headers = resp
+        .headers
+        .iter()
+        .filter(|(k, _)| {
+            !matches!(
+                k.as_str(),
+                "content-length" | "transfer-encoding" | "connection"
+            )
+        })
+        .cloned()
+        .collect();
+    if !headers.iter().any(|(k, _)| k == "request-id") {
+        headers.push(("request-id".into(), rid.clone()));
+    }
+    let mut builder = Response::builder().status(resp.status);
+    for (k, v) in &headers {
+        builder = builder.header(k, v);
+    }
+    // Cut the recorded body at its recorded piece boundaries.
+    let body = resp.body.bytes;
+    let mut pieces = Vec::new();
+    let mut at = 0usize;
+    for (offset_us, len) in &resp.chunks {
+        let end = (at + *len as usize).min(body.len());
+        pieces.push((
+            replay.timing.scale(*offset_us),
+            Bytes::copy_from_slice(&body[at..end]),
+        ));
+        at = end;
+    }
+    if at < body.len() || pieces.is_empty() {
+        pieces.push((
+            std::time::Duration::ZERO,
+            Bytes::copy_from_slice(&body[at..]),
+        ));
+    }
+    let start = tokio::time::Instant::from_std(draft.clock);
+    let source = futures_util::stream::unfold(pieces.into_iter(), move |mut it| async move {
+        let (delay, b) = it.next()?;
+        tokio::time::sleep_until(start + delay).await;
+        Some((Ok::<Bytes, super::draft::StreamFailure>(b), it))
+    });
+    let stream = RecordingStream::new(
+        draft,
+        st.recorder.clone(),
+        resp.status,
+        headers,
+        Box::pin(source),
+    );
+    builder
+        .body(AxumBody::from_stream(stream))
+        .unwrap_or_default()
 }

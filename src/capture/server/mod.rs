@@ -11,6 +11,7 @@ mod draft;
 mod handler;
 pub mod proxy;
 pub mod recorder;
+pub mod replay;
 pub mod reply;
 pub mod script;
 pub mod tls;
@@ -64,6 +65,8 @@ pub enum Mode {
     Script(Arc<Script>),
     /// Forward to an upstream and record (the recording proxy).
     Proxy(Arc<proxy::Upstream>),
+    /// Answer with the responses of a recorded trace.
+    Replay(Arc<replay::Replay>),
 }
 
 impl Mode {
@@ -73,6 +76,7 @@ impl Mode {
             Mode::Stub => "stub",
             Mode::Script(_) => "script",
             Mode::Proxy(_) => "proxy",
+            Mode::Replay(_) => "replay",
         }
     }
 }
