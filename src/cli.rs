@@ -25,6 +25,28 @@ pub enum Command {
     Show(ShowArgs),
     /// Re-send a trace's recorded requests to a URL and report statuses and latencies.
     Replay(ReplayArgs),
+    /// agentwire's local CA for the first-party route: print it, its path, or rotate it.
+    Ca(CaArgs),
+}
+
+/// `agentwire ca`.
+#[derive(Args, Debug)]
+pub struct CaArgs {
+    /// Print the certificate's path instead of the certificate.
+    #[arg(long)]
+    pub path: bool,
+    /// Replace the CA with a new one (clients must trust the new certificate).
+    #[arg(long)]
+    pub rotate: bool,
+}
+
+/// How a recorded CLI reaches agentwire.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum RouteArg {
+    /// As for a user of api.anthropic.com: HTTPS_PROXY plus agentwire's CA (TLS intercepted).
+    FirstParty,
+    /// As for a gateway user: ANTHROPIC_BASE_URL pointing at agentwire.
+    BaseUrl,
 }
 
 /// `agentwire replay`.
@@ -95,6 +117,13 @@ pub struct ServeArgs {
     /// Seconds without a byte from the upstream before the exchange fails with 504.
     #[arg(long, default_value_t = 600, requires = "upstream")]
     pub upstream_timeout: u64,
+    /// First-party route: run an HTTP CONNECT proxy that terminates TLS for these hosts
+    /// (comma-separated) with certificates from agentwire's CA (`agentwire ca`).
+    #[arg(long, num_args = 0..=1, default_missing_value = "api.anthropic.com", value_name = "HOSTS")]
+    pub intercept: Option<String>,
+    /// With --intercept: tunnel other hosts untouched (logged) instead of refusing them.
+    #[arg(long, requires = "intercept")]
+    pub tunnel_others: bool,
     /// Serve HTTPS: PEM certificate chain.
     #[arg(long, requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,
@@ -148,6 +177,11 @@ pub struct RecordArgs {
     /// Seconds before the CLI is killed.
     #[arg(long, default_value_t = 300)]
     pub timeout: u64,
+    /// How the CLI reaches agentwire: `first-party` (HTTPS_PROXY + agentwire's CA: what a
+    /// user of api.anthropic.com sends) or `base-url` (ANTHROPIC_BASE_URL: what a gateway
+    /// user sends).
+    #[arg(long, value_enum, default_value = "first-party")]
+    pub route: RouteArg,
     /// Arguments for the CLI (with --cli; default `-p hello`), or the command to run.
     #[arg(last = true)]
     pub args: Vec<String>,

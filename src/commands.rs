@@ -13,7 +13,10 @@ use agentwire::trace::{Context, TraceWriter};
 
 use agentwire::capture::server::replay::{Replay, Timing};
 
-use crate::cli::{Cli, Command, LimitArgs, RecordArgs, ReplayArgs, ReplyArgs, ServeArgs, ShowArgs};
+use crate::cli::{
+    CaArgs, Cli, Command, LimitArgs, RecordArgs, ReplayArgs, ReplyArgs, RouteArg, ServeArgs,
+    ShowArgs,
+};
 
 /// Exit code for a run that finished but met bad input (records skipped).
 pub const DEGRADED: u8 = 3;
@@ -25,6 +28,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Serve(a) => serve(a),
         Command::Record(a) => record(a),
         Command::Replay(a) => replay(a),
+        Command::Ca(a) => ca(a),
     }
 }
 
@@ -82,6 +86,7 @@ fn server_config(addr: String, reply: &ReplyArgs, limits: &LimitArgs) -> Result<
         max_body: limits.max_body,
         body_timeout: std::time::Duration::from_secs(limits.body_timeout),
         tls: None,
+        intercept: None,
     })
 }
 
@@ -98,11 +103,33 @@ fn serve(a: ServeArgs) -> Result<ExitCode> {
         let up = server::proxy::Upstream::new(url, a.upstream_ca.as_deref(), timeout)?;
         config.mode = Mode::Proxy(std::sync::Arc::new(up));
     }
+    if let Some(hosts) = &a.intercept {
+        let ca = agentwire::capture::ca::CertificateAuthority::load_or_create(
+            &agentwire::capture::ca::default_dir(),
+        )?;
+        let hosts = hosts
+            .split(',')
+            .map(|h| h.trim().to_ascii_lowercase())
+            .filter(|h| !h.is_empty())
+            .collect();
+        config.intercept = Some(std::sync::Arc::new(server::intercept::InterceptConfig {
+            hosts,
+            ca: std::sync::Arc::new(ca),
+            tunnel_others: a.tunnel_others,
+        }));
+    }
     if let (Some(cert), Some(key)) = (&a.tls_cert, &a.tls_key) {
         config.tls = Some(server::tls::server_config_from_pem(cert, key)?);
     }
     let mut context = Context::new();
-    context.route = Some("base-url".into());
+    context.route = Some(
+        if a.intercept.is_some() {
+            "first-party"
+        } else {
+            "base-url"
+        }
+        .into(),
+    );
     runtime()?.block_on(async move {
         let writer = TraceWriter::create(&a.output, &context)?;
         let srv = server::start(config, writer).await?;
@@ -165,6 +192,10 @@ fn record(a: RecordArgs) -> Result<ExitCode> {
         output: a.output.clone(),
         timeout: std::time::Duration::from_secs(a.timeout),
         label: None,
+        route: match a.route {
+            RouteArg::FirstParty => record::Route::FirstParty,
+            RouteArg::BaseUrl => record::Route::BaseUrl,
+        },
     };
     let spinner = progress_spinner();
     let report = |msg: &str| spinner.set_message(msg.to_string());
@@ -217,4 +248,21 @@ fn replay(a: ReplayArgs) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(code)
+}
+
+fn ca(a: CaArgs) -> Result<ExitCode> {
+    use agentwire::capture::ca::{default_dir, CertificateAuthority};
+    let dir = default_dir();
+    let ca = if a.rotate {
+        CertificateAuthority::rotate(&dir)?
+    } else {
+        CertificateAuthority::load_or_create(&dir)?
+    };
+    let path = ca.cert_path().unwrap_or_else(|| dir.join("ca.pem"));
+    if a.path || a.rotate {
+        out(&format!("{}\n", path.display()))?;
+    } else {
+        out(ca.cert_pem())?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -38,7 +38,15 @@ fn claude_code_303_and_304_say_hello_with_20_and_12_tools() {
     let dir = tempfile::tempdir().unwrap();
     for (version, tools) in [("2.1.303", 20), ("2.1.304", 12)] {
         let out = dir.path().join(format!("{version}.jsonl"));
-        let o = record(&["--cli", &format!("claude-code@{version}")], &out);
+        let o = record(
+            &[
+                "--cli",
+                &format!("claude-code@{version}"),
+                "--route",
+                "base-url",
+            ],
+            &out,
+        );
         let summary = String::from_utf8_lossy(&o.stdout);
         assert!(summary.contains(&format!("{tools} tools")), "{summary}");
         let t = Trace::open(&out).unwrap();
@@ -70,6 +78,8 @@ fn scenario_drives_background_job_polls_and_notification() {
         &[
             "--cli",
             "claude-code@2.1.304",
+            "--route",
+            "base-url",
             "--script",
             script.to_str().unwrap(),
             "--",

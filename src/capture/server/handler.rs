@@ -33,7 +33,7 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
     let id = st
         .next_id
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let conn = req.extensions().get::<ConnInfo>().copied();
+    let conn = req.extensions().get::<ConnInfo>().cloned();
     let (parts, body) = req.into_parts();
     let original_headers = parts.headers.clone();
     let mut headers: Headers = parts
@@ -51,8 +51,13 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
     let mut source = Source::new(SourceKind::Server);
     source.mode = Some(st.config.mode.name().into());
     source.server = Some(st.listen.to_string());
-    source.client = conn.map(|c| c.peer.to_string());
-    source.connection = conn.map(|c| c.id);
+    source.client = conn.as_ref().map(|c| c.peer.to_string());
+    source.connection = conn.as_ref().map(|c| c.id);
+    if let Some(host) = conn.as_ref().and_then(|c| c.host.as_ref()) {
+        // Came through CONNECT: the client believed it was talking to this host.
+        source.server = Some(host.to_string());
+        source.mode = Some(format!("{}+intercept", st.config.mode.name()));
+    }
     let draft = Draft {
         id,
         started_at,
@@ -111,6 +116,16 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
     match (parts.method.as_str(), path.as_str()) {
         ("POST", "/v1/messages") => messages(&st, draft, &rid).await,
         ("POST", "/v1/messages/count_tokens") => count_tokens(&st, draft, &rid),
+        // First-party side endpoints Claude Code calls before its first message, answered
+        // as for a user without managed settings or policy limits (the shape the CLI
+        // itself falls back to: no restrictions, no taints, no notice, no defaults).
+        ("GET", "/api/claude_code/settings") => {
+            respond_json(&st, draft, 200, &json!({}), &rid, None)
+        }
+        ("GET", "/api/claude_code/policy_limits") => {
+            let body = json!({"restrictions": {}, "compliance_taints": [], "monitoring_notice": null, "defaults": {}});
+            respond_json(&st, draft, 200, &body, &rid, None)
+        }
         ("GET", "/v1/models") => {
             let body = models_list();
             respond_json(&st, draft, 200, &body, &rid, None)

@@ -9,6 +9,7 @@
 
 mod draft;
 mod handler;
+pub mod intercept;
 pub mod proxy;
 pub mod recorder;
 pub mod replay;
@@ -94,6 +95,8 @@ pub struct ServerConfig {
     pub body_timeout: Duration,
     /// Serve HTTPS with this config instead of plain HTTP.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Act as a TLS-intercepting CONNECT proxy (the first-party route).
+    pub intercept: Option<Arc<intercept::InterceptConfig>>,
 }
 
 impl Default for ServerConfig {
@@ -104,6 +107,7 @@ impl Default for ServerConfig {
             max_body: 32 * 1024 * 1024,
             body_timeout: Duration::from_secs(30),
             tls: None,
+            intercept: None,
         }
     }
 }
@@ -118,10 +122,12 @@ pub(crate) struct AppState {
 }
 
 /// Per-connection facts, attached to every request as an extension.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct ConnInfo {
     pub(crate) peer: SocketAddr,
     pub(crate) id: u64,
+    /// `host:port` the client asked for, when the connection came through a CONNECT.
+    pub(crate) host: Option<Arc<str>>,
 }
 
 /// The router: one handler that records and dispatches every request.
@@ -153,10 +159,12 @@ impl RunningServer {
     }
 
     /// Stop accepting, let open exchanges finish (up to 5 s), flush the trace; returns the
-    /// number of exchanges written.
+    /// number of exchanges written. Exchanges still open after the grace period are not
+    /// waited for.
     pub async fn shutdown(self) -> Result<u64, ServerError> {
         let _ = self.shutdown.send(());
         let _ = self.task.await;
+        self.recorder.stop();
         drop(self.recorder);
         let thread = self.thread;
         Ok(tokio::task::spawn_blocking(move || thread.finish())
@@ -186,6 +194,10 @@ pub async fn start(
     let (recorder, thread) = recorder::spawn(writer);
     let timeout = config.body_timeout;
     let tls = config.tls.clone();
+    let intercept = config
+        .intercept
+        .clone()
+        .map(|c| Arc::new(intercept::Interceptor::new(c)));
     let state = Arc::new(AppState {
         config,
         listen,
@@ -193,9 +205,15 @@ pub async fn start(
         next_id: AtomicU64::new(0),
         script_state: Mutex::new(script::ScriptState::default()),
     });
-    let router = app(state);
+    let router = app(state.clone());
     let (tx, rx) = oneshot::channel();
-    let task = tokio::spawn(accept_loop(listener, router, timeout, tls.clone(), rx));
+    let conns = Connections {
+        state,
+        router,
+        header_timeout: timeout,
+        intercept,
+    };
+    let task = tokio::spawn(accept_loop(listener, conns, tls.clone(), rx));
     Ok(RunningServer {
         addr: listen,
         tls: tls.is_some(),
@@ -206,13 +224,59 @@ pub async fn start(
     })
 }
 
-async fn accept_loop(
-    listener: TcpListener,
+/// What every accepted connection needs.
+#[derive(Clone)]
+struct Connections {
+    state: Arc<AppState>,
     router: Router,
     header_timeout: Duration,
+    intercept: Option<Arc<intercept::Interceptor>>,
+}
+
+impl Connections {
+    /// The per-connection service: CONNECT goes to the interceptor (when on), everything
+    /// else to the router with the connection's facts attached.
+    fn service(
+        &self,
+        info: ConnInfo,
+    ) -> impl hyper::service::Service<
+        hyper::Request<Incoming>,
+        Response = axum::response::Response,
+        Error = std::convert::Infallible,
+        Future = impl std::future::Future<
+            Output = Result<axum::response::Response, std::convert::Infallible>,
+        > + Send,
+    > + Clone {
+        let this = self.clone();
+        hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
+            let this = this.clone();
+            let info = info.clone();
+            async move {
+                if let Some(icpt) = &this.intercept {
+                    if req.method() == hyper::Method::CONNECT {
+                        return Ok(intercept::connect(
+                            this.state.clone(),
+                            icpt.clone(),
+                            this.router.clone(),
+                            info,
+                            req,
+                        ));
+                    }
+                }
+                req.extensions_mut().insert(info);
+                this.router.oneshot(req.map(axum::body::Body::new)).await
+            }
+        })
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    conns: Connections,
     tls: Option<Arc<rustls::ServerConfig>>,
     mut stop: oneshot::Receiver<()>,
 ) {
+    let header_timeout = conns.header_timeout;
     let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     let graceful = GracefulShutdown::new();
     let mut next_conn = 0u64;
@@ -233,14 +297,18 @@ async fn accept_loop(
                     }
                 };
                 let _ = stream.set_nodelay(true);
-                let info = ConnInfo { peer, id: next_conn };
+                let info = ConnInfo { peer, id: next_conn, host: None };
                 next_conn += 1;
-                let router = router.clone();
-                let svc = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
-                    req.extensions_mut().insert(info);
-                    router.clone().oneshot(req.map(axum::body::Body::new))
-                });
+                let svc = conns.service(info);
                 match &acceptor {
+                    None if conns.intercept.is_some() => {
+                        // CONNECT needs upgrades, which hyper-util's graceful shutdown does
+                        // not track; these connections end with the client or the runtime.
+                        let conn = builder.serve_connection(TokioIo::new(stream), svc).with_upgrades();
+                        tokio::spawn(async move {
+                            let _ = conn.await;
+                        });
+                    }
                     None => {
                         let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), svc));
                         tokio::spawn(async move {
