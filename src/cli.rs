@@ -105,6 +105,9 @@ pub struct ServeArgs {
     /// Trace file to write (JSON Lines).
     #[arg(short, long, default_value = "trace.jsonl")]
     pub output: PathBuf,
+    /// Overwrite the trace file if it exists.
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub reply: ReplyArgs,
     /// Recording proxy: forward every request to this upstream (e.g.

@@ -131,8 +131,15 @@ fn serve(a: ServeArgs) -> Result<ExitCode> {
         .into(),
     );
     runtime()?.block_on(async move {
+        let listener = server::bind(&config.addr).await?;
+        if !a.force && std::fs::metadata(&a.output).is_ok_and(|m| m.len() > 0) {
+            anyhow::bail!(
+                "{} already exists; pass --force to overwrite it or -o to write elsewhere",
+                a.output.display()
+            );
+        }
         let writer = TraceWriter::create(&a.output, &context)?;
-        let srv = server::start(config, writer).await?;
+        let srv = server::start_on(listener, config, writer).await?;
         out(&format!("{}\n", srv.base_url()))?;
         eprintln!(
             "agentwire: serving the Messages API on {}; recording to {} (Ctrl-C to stop)",

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import urllib.request
 
-BASE = os.environ.get("ANTHROPIC_BASE_URL", "http://127.0.0.1:8080").rstrip("/")
+BASE = os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com").rstrip("/")
 KEY = os.environ.get("ANTHROPIC_API_KEY", "")
 MODEL = os.environ.get("MINI_AGENT_MODEL", "claude-sonnet-4-5-20250929")
 SYSTEM = [

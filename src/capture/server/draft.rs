@@ -13,7 +13,10 @@ use futures_util::Stream;
 use super::recorder::Recorder;
 use crate::trace::{Body, Exchange, ExchangeError, Headers, HttpRequest, HttpResponse, Source};
 
-/// A request that has been read and is waiting for its response.
+/// A request that has been read and is waiting for its response. If it is dropped
+/// unfinished — the client went away while the answer was being prepared (a scripted
+/// delay, a slow upstream) or the server shut down — it records itself with the error
+/// `client_disconnected`, so no exchange is lost.
 pub(crate) struct Draft {
     pub(crate) id: u64,
     pub(crate) started_at: DateTime<Utc>,
@@ -21,33 +24,64 @@ pub(crate) struct Draft {
     pub(crate) source: Source,
     pub(crate) request: HttpRequest,
     pub(crate) notes: std::collections::BTreeMap<String, serde_json::Value>,
+    pub(crate) recorder: Option<Recorder>,
 }
 
 impl Draft {
     /// Finish with a response (or none) and an optional error, and hand it to the recorder.
-    pub(crate) fn finish(
-        self,
-        recorder: &Recorder,
-        response: Option<HttpResponse>,
-        error: Option<ExchangeError>,
-    ) {
+    pub(crate) fn finish(mut self, response: Option<HttpResponse>, error: Option<ExchangeError>) {
+        self.record(response, error);
+    }
+
+    fn record(&mut self, response: Option<HttpResponse>, error: Option<ExchangeError>) {
+        let Some(recorder) = self.recorder.take() else {
+            return;
+        };
         let ended_at =
             self.started_at + chrono::Duration::from_std(self.clock.elapsed()).unwrap_or_default();
+        let request = std::mem::replace(
+            &mut self.request,
+            HttpRequest {
+                method: String::new(),
+                target: String::new(),
+                version: String::new(),
+                headers: Vec::new(),
+                body: Body::default(),
+            },
+        );
         recorder.record(Exchange {
             id: self.id,
             started_at: self.started_at,
             ended_at: Some(ended_at),
-            source: self.source,
-            request: self.request,
+            source: std::mem::replace(
+                &mut self.source,
+                Source::new(crate::trace::SourceKind::Server),
+            ),
+            request,
             response,
             error,
-            notes: self.notes,
+            notes: std::mem::take(&mut self.notes),
         });
     }
 
     /// Microseconds since the request started.
     pub(crate) fn elapsed_us(&self) -> u64 {
         self.clock.elapsed().as_micros() as u64
+    }
+}
+
+impl Drop for Draft {
+    fn drop(&mut self) {
+        if self.recorder.is_some() {
+            let ms = self.clock.elapsed().as_millis();
+            self.record(
+                None,
+                Some(ExchangeError {
+                    kind: "client_disconnected".into(),
+                    message: format!("the connection closed {ms} ms into the exchange, before a response was sent"),
+                }),
+            );
+        }
     }
 }
 
@@ -68,7 +102,6 @@ pub(crate) type SourceItem = Result<Bytes, StreamFailure>;
 pub(crate) struct RecordingStream<S> {
     inner: S,
     draft: Option<Draft>,
-    recorder: Recorder,
     status: u16,
     headers: Headers,
     body: Vec<u8>,
@@ -77,17 +110,10 @@ pub(crate) struct RecordingStream<S> {
 }
 
 impl<S> RecordingStream<S> {
-    pub(crate) fn new(
-        draft: Draft,
-        recorder: Recorder,
-        status: u16,
-        headers: Headers,
-        inner: S,
-    ) -> Self {
+    pub(crate) fn new(draft: Draft, status: u16, headers: Headers, inner: S) -> Self {
         RecordingStream {
             inner,
             draft: Some(draft),
-            recorder,
             status,
             headers,
             body: Vec::new(),
@@ -106,7 +132,7 @@ impl<S> RecordingStream<S> {
                 chunks: std::mem::take(&mut self.chunks),
                 first_byte_at: self.first_byte_at,
             };
-            d.finish(&self.recorder, Some(response), error);
+            d.finish(Some(response), error);
         }
     }
 }

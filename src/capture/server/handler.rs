@@ -17,7 +17,7 @@ use super::draft::{Draft, RecordingStream, ScriptedEvents, StreamFault};
 use super::reply::{error_body, error_type_for, sse, Reply};
 use super::{AppState, ConnInfo, Mode};
 use crate::api::{estimate_tokens, MessagesRequest};
-use crate::trace::redact::redact_headers;
+use crate::trace::redact::{redact_headers, redact_text};
 use crate::trace::{Body, ExchangeError, Headers, HttpRequest, HttpResponse, Source, SourceKind};
 
 /// Why reading a request body stopped early.
@@ -65,31 +65,31 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
         source,
         request: HttpRequest {
             method: parts.method.to_string(),
-            target: parts.uri.to_string(),
+            target: redact_text(&parts.uri.to_string()),
             version: format!("{:?}", parts.version),
             headers,
             body: Body::new(bytes).with_truncated(end.is_some()),
         },
         notes: Default::default(),
+        recorder: Some(st.recorder.clone()),
     };
     let rid = format!("req_agentwire_{id:06}");
     match end {
         Some(BodyEnd::TooLarge { seen }) => {
             let max = st.config.max_body;
             let msg = format!("request body of {seen}+ bytes exceeds the limit of {max} bytes (raise it with --max-body)");
-            return error_response(&st, draft, 413, &msg, &rid, "body_too_large");
+            return error_response(draft, 413, &msg, &rid, "body_too_large");
         }
         Some(BodyEnd::Timeout) => {
             let msg = format!(
                 "request body not received within {} s (raise it with --body-timeout)",
                 st.config.body_timeout.as_secs()
             );
-            return error_response(&st, draft, 408, &msg, &rid, "body_timeout");
+            return error_response(draft, 408, &msg, &rid, "body_timeout");
         }
         Some(BodyEnd::Disconnected(e)) => {
             let n = draft.request.body.len();
             draft.finish(
-                &st.recorder,
                 None,
                 Some(ExchangeError {
                     kind: "client_disconnected".into(),
@@ -101,41 +101,31 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
         None => {}
     }
     if let Mode::Proxy(up) = &st.config.mode {
-        return super::proxy::forward(
-            &st,
-            up,
-            draft,
-            parts.method,
-            parts.uri,
-            original_headers,
-            &rid,
-        )
-        .await;
+        return super::proxy::forward(up, draft, parts.method, parts.uri, original_headers, &rid)
+            .await;
     }
     let path = parts.uri.path().to_string();
     match (parts.method.as_str(), path.as_str()) {
         ("POST", "/v1/messages") => messages(&st, draft, &rid).await,
-        ("POST", "/v1/messages/count_tokens") => count_tokens(&st, draft, &rid),
+        ("POST", "/v1/messages/count_tokens") => count_tokens(draft, &rid),
         // First-party side endpoints Claude Code calls before its first message, answered
         // as for a user without managed settings or policy limits (the shape the CLI
         // itself falls back to: no restrictions, no taints, no notice, no defaults).
-        ("GET", "/api/claude_code/settings") => {
-            respond_json(&st, draft, 200, &json!({}), &rid, None)
-        }
+        ("GET", "/api/claude_code/settings") => respond_json(draft, 200, &json!({}), &rid, None),
         ("GET", "/api/claude_code/policy_limits") => {
             let body = json!({"restrictions": {}, "compliance_taints": [], "monitoring_notice": null, "defaults": {}});
-            respond_json(&st, draft, 200, &body, &rid, None)
+            respond_json(draft, 200, &body, &rid, None)
         }
         ("GET", "/v1/models") => {
             let body = models_list();
-            respond_json(&st, draft, 200, &body, &rid, None)
+            respond_json(draft, 200, &body, &rid, None)
         }
         _ => {
             let msg = format!(
                 "{} {} is not an endpoint of this server",
                 parts.method, path
             );
-            error_response(&st, draft, 404, &msg, &rid, "not_found")
+            error_response(draft, 404, &msg, &rid, "not_found")
         }
     }
 }
@@ -188,7 +178,7 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
     let ct = header(&draft.request.headers, "content-type").unwrap_or_default();
     if !ct.to_ascii_lowercase().contains("json") {
         let msg = format!("content-type must be application/json, got {ct:?}");
-        return error_response(st, draft, 400, &msg, rid, "wrong_content_type");
+        return error_response(draft, 400, &msg, rid, "wrong_content_type");
     }
     let parsed = match &st.config.mode {
         Mode::Stub => MessagesRequest::parse_head(&draft.request.body.bytes),
@@ -196,10 +186,10 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
     };
     let req = match parsed {
         Ok(r) => r,
-        Err(e) => return error_response(st, draft, 400, &e.to_string(), rid, "invalid_json"),
+        Err(e) => return error_response(draft, 400, &e.to_string(), rid, "invalid_json"),
     };
     if let Mode::Replay(replay) = &st.config.mode {
-        return replay_answer(st, replay, draft, &req).await;
+        return replay_answer(replay, draft, &req).await;
     }
     let model = req
         .model
@@ -239,13 +229,12 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
                 .message
                 .clone()
                 .unwrap_or_else(|| format!("injected {status} ({et})"));
-            return error_response(st, draft, status, &msg, rid, "injected_status");
+            return error_response(draft, status, &msg, rid, "injected_status");
         }
     }
     if !req.stream() {
         if fault.as_ref().is_some_and(|f| f.drop) {
             draft.finish(
-                &st.recorder,
                 None,
                 Some(ExchangeError {
                     kind: "injected_drop".into(),
@@ -260,7 +249,7 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
                 .body(body)
                 .unwrap_or_default();
         }
-        return respond_json(st, draft, 200, &reply.to_json(), rid, None);
+        return respond_json(draft, 200, &reply.to_json(), rid, None);
     }
     let events: Vec<Bytes> = reply.to_sse_events().into_iter().map(Bytes::from).collect();
     let fault = fault.map(|f| {
@@ -290,19 +279,19 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
         builder = builder.header(k, v);
     }
     let source = ScriptedEvents::new(events, fault);
-    let stream = RecordingStream::new(draft, st.recorder.clone(), 200, headers, source);
+    let stream = RecordingStream::new(draft, 200, headers, source);
     builder
         .body(AxumBody::from_stream(stream))
         .unwrap_or_default()
 }
 
-fn count_tokens(st: &AppState, draft: Draft, rid: &str) -> Response {
+fn count_tokens(draft: Draft, rid: &str) -> Response {
     match MessagesRequest::parse(&draft.request.body.bytes) {
         Ok(_) => {
             let n = estimate_tokens(draft.request.body.len());
-            respond_json(st, draft, 200, &json!({"input_tokens": n}), rid, None)
+            respond_json(draft, 200, &json!({"input_tokens": n}), rid, None)
         }
-        Err(e) => error_response(st, draft, 400, &e.to_string(), rid, "invalid_json"),
+        Err(e) => error_response(draft, 400, &e.to_string(), rid, "invalid_json"),
     }
 }
 
@@ -333,7 +322,6 @@ fn models_list() -> Value {
 
 /// Answer with the API's error JSON and record the exchange with an error kind.
 pub(crate) fn error_response(
-    st: &AppState,
     draft: Draft,
     status: u16,
     msg: &str,
@@ -345,11 +333,10 @@ pub(crate) fn error_response(
         kind: kind.into(),
         message: msg.into(),
     };
-    respond_json(st, draft, status, &body, rid, Some(err))
+    respond_json(draft, status, &body, rid, Some(err))
 }
 
 fn respond_json(
-    st: &AppState,
     draft: Draft,
     status: u16,
     body: &Value,
@@ -369,7 +356,7 @@ fn respond_json(
         chunks: vec![(draft.elapsed_us(), bytes.len() as u64)],
         first_byte_at: Some(Utc::now()),
     };
-    draft.finish(&st.recorder, Some(response), error);
+    draft.finish(Some(response), error);
     let mut r = plain(
         StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
         bytes,
@@ -392,7 +379,6 @@ fn plain(status: StatusCode, body: Bytes, ct: &'static str) -> Response {
 /// Answer from a recording: the matched exchange's status, headers and body, re-emitted
 /// piece by piece with its recorded timing (or as the replay's timing says).
 async fn replay_answer(
-    st: &AppState,
     replay: &super::replay::Replay,
     mut draft: Draft,
     req: &MessagesRequest,
@@ -400,7 +386,7 @@ async fn replay_answer(
     let rid = format!("req_agentwire_{:06}", draft.id);
     let Some((recorded, m)) = replay.find(req) else {
         let msg = "the replayed trace has no /v1/messages exchange with a 200 response";
-        return error_response(st, draft, 500, msg, &rid, "replay_empty");
+        return error_response(draft, 500, msg, &rid, "replay_empty");
     };
     draft.notes.insert(
         "replay".into(),
@@ -408,7 +394,6 @@ async fn replay_answer(
     );
     let Some(resp) = recorded.response.clone() else {
         return error_response(
-            st,
             draft,
             500,
             "recorded exchange has no response",
@@ -458,13 +443,7 @@ async fn replay_answer(
         tokio::time::sleep_until(start + delay).await;
         Some((Ok::<Bytes, super::draft::StreamFailure>(b), it))
     });
-    let stream = RecordingStream::new(
-        draft,
-        st.recorder.clone(),
-        resp.status,
-        headers,
-        Box::pin(source),
-    );
+    let stream = RecordingStream::new(draft, resp.status, headers, Box::pin(source));
     builder
         .body(AxumBody::from_stream(stream))
         .unwrap_or_default()

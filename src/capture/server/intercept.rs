@@ -104,6 +104,7 @@ fn connect_draft(st: &AppState, info: &ConnInfo, target: &str) -> Draft {
             body: Body::default(),
         },
         notes: Default::default(),
+        recorder: Some(st.recorder.clone()),
     }
 }
 
@@ -150,7 +151,7 @@ pub(crate) fn connect(
                             "tls".into(),
                             serde_json::json!({"intercepted": host, "port": port}),
                         );
-                        draft.finish(&st.recorder, Some(status_only(200)), None);
+                        draft.finish(Some(status_only(200)), None);
                         let inner = ConnInfo {
                             host: Some(format!("{host}:{port}").into()),
                             ..info
@@ -174,7 +175,6 @@ pub(crate) fn connect(
                         );
                         eprintln!("agentwire: {message}");
                         draft.finish(
-                            &st.recorder,
                             Some(status_only(200)),
                             Some(ExchangeError {
                                 kind: "tls_failed".into(),
@@ -189,7 +189,6 @@ pub(crate) fn connect(
         Some(Err(e)) => {
             let message = format!("cannot mint a certificate for {host}: {e}");
             draft.finish(
-                &st.recorder,
                 Some(status_only(502)),
                 Some(ExchangeError {
                     kind: "tls_failed".into(),
@@ -210,12 +209,11 @@ pub(crate) fn connect(
                         let r = tokio::io::copy_bidirectional(&mut client, &mut server).await;
                         let (up, down) = r.unwrap_or((0, 0));
                         draft.notes.insert("tunnel".into(), serde_json::json!({"host": host, "port": port, "bytes_up": up, "bytes_down": down}));
-                        draft.finish(&st.recorder, Some(status_only(200)), None);
+                        draft.finish(Some(status_only(200)), None);
                     }
                     Err(e) => {
                         let message = format!("cannot tunnel to {host}:{port}: {e}");
                         draft.finish(
-                            &st.recorder,
                             None,
                             Some(ExchangeError {
                                 kind: "tunnel_failed".into(),
@@ -233,7 +231,6 @@ pub(crate) fn connect(
                 icpt.config.hosts.join(", ")
             );
             draft.finish(
-                &st.recorder,
                 Some(status_only(403)),
                 Some(ExchangeError {
                     kind: "refused_connect".into(),

@@ -178,15 +178,29 @@ pub async fn start(
     config: ServerConfig,
     writer: TraceWriter,
 ) -> Result<RunningServer, ServerError> {
-    let addr: SocketAddr = config.addr.parse().map_err(|_| ServerError::BadAddr {
-        addr: config.addr.clone(),
-    })?;
-    let listener = TcpListener::bind(addr)
+    let listener = bind(&config.addr).await?;
+    start_on(listener, config, writer).await
+}
+
+/// Bind the listen address (so a bad or busy address fails before any file is written).
+pub async fn bind(addr: &str) -> Result<TcpListener, ServerError> {
+    let parsed: SocketAddr = addr
+        .parse()
+        .map_err(|_| ServerError::BadAddr { addr: addr.into() })?;
+    TcpListener::bind(parsed)
         .await
         .map_err(|e| ServerError::Bind {
-            addr: config.addr.clone(),
+            addr: addr.into(),
             source: e,
-        })?;
+        })
+}
+
+/// Start serving on an already bound listener; exchanges go to `writer`.
+pub async fn start_on(
+    listener: TcpListener,
+    config: ServerConfig,
+    writer: TraceWriter,
+) -> Result<RunningServer, ServerError> {
     let listen = listener.local_addr().map_err(|e| ServerError::Bind {
         addr: config.addr.clone(),
         source: e,
@@ -283,7 +297,10 @@ async fn accept_loop(
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(header_timeout);
+        .header_read_timeout(header_timeout)
+        // A client may shut down its write side after sending its request and still wait
+        // for the answer.
+        .half_close(true);
     loop {
         tokio::select! {
             accepted = listener.accept() => {

@@ -13,7 +13,7 @@ use axum::response::Response;
 use futures_util::StreamExt;
 
 use super::draft::{Draft, RecordingStream, StreamFailure};
-use super::{AppState, ServerError};
+use super::ServerError;
 use crate::trace::redact::redact_headers;
 use crate::trace::{ExchangeError, Headers};
 
@@ -123,7 +123,6 @@ fn default_port(scheme: Option<&str>) -> Option<u16> {
 
 /// Forward one request and stream the answer back, recording both.
 pub(crate) async fn forward(
-    st: &AppState,
     up: &Upstream,
     mut draft: Draft,
     method: Method,
@@ -138,7 +137,7 @@ pub(crate) async fn forward(
             "this proxy only forwards to {}; {method} {uri} refused",
             up.base
         );
-        return super::handler::error_response(st, draft, 403, &msg, rid, "refused_upstream");
+        return super::handler::error_response(draft, 403, &msg, rid, "refused_upstream");
     }
     let mut req = up.client.request(method, up.url_for(&uri));
     for (k, v) in &headers {
@@ -157,7 +156,7 @@ pub(crate) async fn forward(
                 (502, "failed")
             };
             let msg = format!("upstream {} {what}: {}", up.base, error_chain(&e));
-            return super::handler::error_response(st, draft, status, &msg, rid, "upstream_error");
+            return super::handler::error_response(draft, status, &msg, rid, "upstream_error");
         }
     };
     let status = resp.status().as_u16();
@@ -192,13 +191,7 @@ pub(crate) async fn forward(
             abort: true,
         })
     });
-    let stream = RecordingStream::new(
-        draft,
-        st.recorder.clone(),
-        status,
-        out_headers,
-        Box::pin(source),
-    );
+    let stream = RecordingStream::new(draft, status, out_headers, Box::pin(source));
     builder
         .body(AxumBody::from_stream(stream))
         .unwrap_or_default()
