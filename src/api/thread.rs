@@ -89,10 +89,11 @@ impl ThreadTracker {
             if t.has_tools != has_tools || t.last.len() > digests.len() {
                 continue;
             }
-            if !t.last.is_empty() && digests.starts_with(&t.last) {
-                if best.is_none_or(|(_, l)| t.last.len() > l) {
-                    best = Some((i, t.last.len()));
-                }
+            if !t.last.is_empty()
+                && digests.starts_with(&t.last)
+                && best.is_none_or(|(_, l)| t.last.len() > l)
+            {
+                best = Some((i, t.last.len()));
             }
         }
         if best.is_none() {

@@ -1,1 +1,5 @@
-//! Sources of exchanges: the fake API server, the recorder that runs CLIs under it.
+//! Sources of exchanges: the fake API server and the recorder that runs CLIs under it.
+
+pub mod npm;
+pub mod record;
+pub mod server;

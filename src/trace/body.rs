@@ -47,6 +47,12 @@ impl Body {
         }
     }
 
+    /// The same body with its `truncated` flag set to `truncated`.
+    pub fn with_truncated(mut self, truncated: bool) -> Self {
+        self.truncated = truncated;
+        self
+    }
+
     /// Size in bytes of the kept body.
     pub fn len(&self) -> usize {
         self.bytes.len()
