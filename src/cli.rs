@@ -23,6 +23,8 @@ pub enum Command {
     Record(RecordArgs),
     /// List the exchanges of a trace, one line each.
     Show(ShowArgs),
+    /// Compare the Messages requests of two traces (or the turns of one, with --within).
+    Diff(DiffArgs),
 }
 
 /// Output formats shared by the reporting commands.
@@ -103,6 +105,42 @@ pub struct RecordArgs {
 pub struct ShowArgs {
     /// Trace file.
     pub trace: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: FormatArg,
+}
+
+/// `agentwire diff`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Inputs: a trace file, FILE#N (exchange N as `agentwire show` numbers it), \
+or a JSON file holding one request body.\n\
+Exit codes: 0 compared, 1 error, 3 compared but some input was unreadable, \
+4 a --fail-on gate tripped."
+)]
+pub struct DiffArgs {
+    /// Input A (old). With --within: the one trace.
+    #[arg(required_unless_present = "within")]
+    pub a: Option<String>,
+    /// Input B (new).
+    #[arg(required_unless_present = "within")]
+    pub b: Option<String>,
+    /// Align the two conversations turn by turn (by thread and turn number).
+    #[arg(long, conflicts_with = "within")]
+    pub all: bool,
+    /// Diff each request of TRACE against the previous request of the same thread.
+    #[arg(long, value_name = "TRACE", conflicts_with_all = ["a", "b"])]
+    pub within: Option<String>,
+    /// Normalization rules file (JSON) that extends or overrides the built-in rules.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Compare raw values: no normalization at all.
+    #[arg(long, conflicts_with = "rules")]
+    pub no_normalize: bool,
+    /// CI gate (repeatable, or comma-separated): exit 4 when met, e.g. `tools-added`,
+    /// `beta-changed`, `schema-bytes>+5%`.
+    #[arg(long = "fail-on", value_name = "EXPR", value_delimiter = ',')]
+    pub fail_on: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,

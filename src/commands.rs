@@ -11,10 +11,12 @@ use agentwire::trace::Trace;
 use agentwire::capture::server::{self, Mode, Script, ServerConfig};
 use agentwire::trace::{Context, TraceWriter};
 
-use crate::cli::{Cli, Command, LimitArgs, RecordArgs, ServeArgs, ShowArgs};
+use crate::cli::{Cli, Command, DiffArgs, LimitArgs, RecordArgs, ServeArgs, ShowArgs};
 
 /// Exit code for a run that finished but met bad input (records skipped).
 pub const DEGRADED: u8 = 3;
+/// Exit code of `diff` when a `--fail-on` gate tripped.
+pub const GATE_TRIPPED: u8 = 4;
 
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -22,6 +24,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Show(a) => show(a),
         Command::Serve(a) => serve(a),
         Command::Record(a) => record(a),
+        Command::Diff(a) => diff(a),
     }
 }
 
@@ -165,4 +168,50 @@ fn progress_spinner() -> indicatif::ProgressBar {
     }
     pb.enable_steady_tick(std::time::Duration::from_millis(120));
     pb
+}
+
+/// True when stdout is a terminal and `NO_COLOR` is unset or empty (no-color.org).
+fn use_color() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+fn diff(a: DiffArgs) -> Result<ExitCode> {
+    use agentwire::diff::{self, Gate, Mode, Normalizer};
+    let gates = a
+        .fail_on
+        .iter()
+        .filter(|e| !e.trim().is_empty())
+        .map(|e| Gate::parse(e))
+        .collect::<Result<Vec<_>, _>>()?;
+    let norm = match (&a.rules, a.no_normalize) {
+        (Some(p), _) => Normalizer::from_file(p)?,
+        (None, true) => Normalizer::none(),
+        (None, false) => Normalizer::defaults(),
+    };
+    let mut report = match (&a.within, &a.a, &a.b) {
+        (Some(t), _, _) => diff::diff_within(&diff::resolve(t, &[])?, &norm),
+        (None, Some(x), Some(y)) => {
+            let mode = if a.all { Mode::All } else { Mode::First };
+            diff::diff_inputs(
+                &diff::resolve(x, &[])?,
+                &diff::resolve(y, &[])?,
+                mode,
+                &norm,
+            )?
+        }
+        _ => anyhow::bail!("give two inputs A B, or --within TRACE"),
+    };
+    report.apply_gates(&gates);
+    out(&report::diff::render(&report, a.format.into(), use_color()))?;
+    for p in &report.problems {
+        eprintln!("warning: {p}");
+    }
+    Ok(if report.tripped() {
+        ExitCode::from(GATE_TRIPPED)
+    } else if !report.problems.is_empty() {
+        ExitCode::from(DEGRADED)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

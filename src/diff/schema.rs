@@ -74,7 +74,8 @@ pub(crate) fn diff_schema(
         });
         return;
     };
-    // Keywords of this node, in a stable order: type, description, default, then others.
+    // Keywords of this node: type, description, default, then others by name.
+    // Properties follow in document order (serde_json `preserve_order`).
     let mut keys: Vec<&String> = oa.keys().chain(ob.keys()).collect();
     keys.sort_by_key(|k| (rank(k), k.to_string()));
     keys.dedup();
@@ -192,10 +193,10 @@ mod tests {
         let want = [
             ("", "additionalProperties"),
             ("command", "description"),
-            ("edits[].y", "added"),
-            ("old", "removed"),
             ("timeout", "type"),
             ("timeout", "default"),
+            ("old", "removed"),
+            ("edits[].y", "added"),
             ("new", "added"),
             ("new", "required_added"),
             ("old", "required_removed"),
@@ -205,8 +206,8 @@ mod tests {
             .map(|(p, c)| (p.to_string(), c.to_string()))
             .collect();
         assert_eq!(got, want);
-        assert_eq!(out[4].a.as_deref(), Some("number"));
-        assert_eq!(out[4].b.as_deref(), Some("integer"));
-        assert_eq!(out[5].b.as_deref(), Some("600"));
+        assert_eq!(out[2].a.as_deref(), Some("number"));
+        assert_eq!(out[2].b.as_deref(), Some("integer"));
+        assert_eq!(out[3].b.as_deref(), Some("600"));
     }
 }

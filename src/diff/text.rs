@@ -248,7 +248,45 @@ fn word_diff(a: &str, b: &str) -> Option<(Vec<Segment>, usize, usize)> {
     if total > 0 && equal * 2 * 2 < total {
         return None;
     }
-    Some((segs, del, ins))
+    Some((fold_spaces(segs), del, ins))
+}
+
+/// Merge change runs separated only by spaces into one deletion and one insertion, so
+/// `[-a-]{+x+} [-b-]{+y+}` reads `[-a b-]{+x y+}`. Counts are unaffected (the spaces
+/// are in both).
+fn fold_spaces(segs: Vec<Segment>) -> Vec<Segment> {
+    let mut out: Vec<Segment> = Vec::with_capacity(segs.len());
+    let (mut del, mut ins) = (String::new(), String::new());
+    let flush = |out: &mut Vec<Segment>, del: &mut String, ins: &mut String| {
+        for (op, t) in [(SegOp::Delete, del), (SegOp::Insert, ins)] {
+            if !t.is_empty() {
+                out.push(Segment {
+                    op,
+                    text: std::mem::take(t),
+                });
+            }
+        }
+    };
+    for (i, s) in segs.iter().enumerate() {
+        match s.op {
+            SegOp::Delete => del.push_str(&s.text),
+            SegOp::Insert => ins.push_str(&s.text),
+            SegOp::Equal => {
+                let between = (!del.is_empty() || !ins.is_empty())
+                    && segs.get(i + 1).is_some_and(|n| n.op != SegOp::Equal)
+                    && s.text.chars().all(|c| c == ' ');
+                if between {
+                    del.push_str(&s.text);
+                    ins.push_str(&s.text);
+                } else {
+                    flush(&mut out, &mut del, &mut ins);
+                    out.push(s.clone());
+                }
+            }
+        }
+    }
+    flush(&mut out, &mut del, &mut ins);
+    out
 }
 
 #[cfg(test)]
@@ -300,6 +338,24 @@ mod tests {
         assert_eq!((d.hunks[0].a_start, d.hunks[0].b_start), (2, 2));
         assert!(diff_text("same", "same").identical);
         assert!(diff_text("same", "same").hunks.is_empty());
+    }
+
+    #[test]
+    fn changes_separated_by_spaces_are_folded() {
+        let d = diff_text("say the quick brown fox now", "say a slow red fox now");
+        let w: Vec<(SegOp, &str)> = d
+            .word_changes()
+            .iter()
+            .map(|s| (s.op, s.text.as_str()))
+            .collect();
+        assert_eq!(
+            w,
+            vec![
+                (SegOp::Delete, "the quick brown"),
+                (SegOp::Insert, "a slow red")
+            ]
+        );
+        assert_eq!((d.deleted_chars, d.inserted_chars), (13, 8));
     }
 
     #[test]

@@ -59,6 +59,11 @@ pub enum ToolStatus {
     Announced,
     /// Announced in A, neither defined nor announced in B.
     Unannounced,
+    /// Announced in A; in B its definition is sent with `defer_loading: true` (what a
+    /// client does after ToolSearch returned a `tool_reference` to it).
+    Loaded,
+    /// The reverse of [`ToolStatus::Loaded`].
+    Unloaded,
     /// Defined (or deferred) on both sides, with a different definition or deferral.
     Changed,
     /// The same on both sides.
@@ -127,6 +132,10 @@ pub struct ToolsDiff {
     pub announced: Vec<String>,
     /// No longer announced.
     pub unannounced: Vec<String>,
+    /// Definitions sent after ToolSearch loaded them.
+    pub loaded: Vec<String>,
+    /// Definitions no longer sent, still announced.
+    pub unloaded: Vec<String>,
     /// Changed.
     pub changed: Vec<String>,
     /// Every tool, sorted by |delta| (largest first), then status, then name.
@@ -236,7 +245,8 @@ fn status(a: ToolState, b: ToolState, same_definition: bool) -> ToolStatus {
         (Absent, Announced) => ToolStatus::Announced,
         (Announced, Absent) => ToolStatus::Unannounced,
         (Absent, Absent) | (Announced, Announced) => ToolStatus::Same,
-        (DeferLoading, Announced) | (Announced, DeferLoading) => ToolStatus::Changed,
+        (Announced, DeferLoading) => ToolStatus::Loaded,
+        (DeferLoading, Announced) => ToolStatus::Unloaded,
         (Defined, Defined) | (DeferLoading, DeferLoading) if same_definition => ToolStatus::Same,
         (Defined, Defined) | (DeferLoading, DeferLoading) => ToolStatus::Changed,
     }
@@ -292,6 +302,8 @@ pub(crate) fn diff_tools(a: &ToolSide, b: &ToolSide, norm: &mut Norm) -> ToolsDi
         undeferred: vec![],
         announced: vec![],
         unannounced: vec![],
+        loaded: vec![],
+        unloaded: vec![],
         changed: vec![],
         entries: vec![],
     };
@@ -312,6 +324,8 @@ pub(crate) fn diff_tools(a: &ToolSide, b: &ToolSide, norm: &mut Norm) -> ToolsDi
             ToolStatus::Undeferred => &mut d.undeferred,
             ToolStatus::Announced => &mut d.announced,
             ToolStatus::Unannounced => &mut d.unannounced,
+            ToolStatus::Loaded => &mut d.loaded,
+            ToolStatus::Unloaded => &mut d.unloaded,
             ToolStatus::Changed => &mut d.changed,
             ToolStatus::Same => {
                 d.entries.push(entry);
@@ -373,28 +387,8 @@ fn entry(name: &str, a: SideTool, b: SideTool, all_same: bool, norm: &mut Norm) 
     if sa.deferred() != sb.deferred() && sa.defined() && sb.defined() {
         e.other.push("defer_loading".into());
     }
-    if matches!(
-        (sa, sb),
-        (ToolState::DeferLoading, ToolState::Announced)
-            | (ToolState::Announced, ToolState::DeferLoading)
-    ) {
-        e.other.push(format!(
-            "deferral: {} -> {}",
-            state_name(sa),
-            state_name(sb)
-        ));
-    }
     e.status = status(sa, sb, same_definition);
     e
-}
-
-fn state_name(s: ToolState) -> &'static str {
-    match s {
-        ToolState::Absent => "absent",
-        ToolState::Defined => "defined",
-        ToolState::DeferLoading => "defer_loading",
-        ToolState::Announced => "announced",
-    }
 }
 
 /// Members other than name/description/input_schema whose values differ.

@@ -1,3 +1,6 @@
 //! Integration tests: one binary, shared helpers in `common`.
 
 mod common;
+mod diff;
+mod diff_snapshots;
+mod tshark;
