@@ -87,10 +87,14 @@ impl Writer {
             s.to_string()
         }
     }
-    fn heading(&mut self, level: usize, s: &str) {
-        if !self.out.is_empty() {
+    /// End the output with an empty line (Markdown blocks need one around them).
+    fn blank(&mut self) {
+        if !self.out.is_empty() && !self.out.ends_with("\n\n") {
             self.out.push('\n');
         }
+    }
+    fn heading(&mut self, level: usize, s: &str) {
+        self.blank();
         if self.md {
             self.line(&format!("{} {s}", "#".repeat(level + 1)));
             self.out.push('\n');
@@ -105,7 +109,9 @@ impl Writer {
     }
     fn table(&mut self, header: &[&str], rows: Vec<Vec<String>>) {
         if self.md {
+            self.blank();
             self.out.push_str(&super::markdown_table(header, &rows));
+            self.out.push('\n');
         } else {
             let mut t = super::table(header);
             for r in rows {
@@ -118,6 +124,7 @@ impl Writer {
     }
     fn diff(&mut self, d: &TextDiff) {
         if self.md {
+            self.blank();
             self.line("```diff");
         }
         for h in &d.hunks {
@@ -153,6 +160,7 @@ impl Writer {
         }
         if self.md {
             self.line("```");
+            self.out.push('\n');
         }
     }
 }
