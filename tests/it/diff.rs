@@ -296,3 +296,122 @@ fn json_report_validates_against_the_committed_schema() {
     v["comparisons"][0]["tools"]["surprise"] = 1.into();
     assert!(!validator.is_valid(&v));
 }
+
+#[test]
+fn normalization_rules_decide_what_counts_as_a_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = tshark::trace(dir.path(), "cc2.1.303-hello-toolsearch-on.pcap");
+    let b = tshark::trace(dir.path(), "cc2.1.304-hello.pcap");
+    let ra = diff::resolve(a.to_str().unwrap(), &[]).unwrap();
+    let rb = diff::resolve(b.to_str().unwrap(), &[]).unwrap();
+    let changed = |n: &Normalizer| -> Vec<String> {
+        let r = diff::diff_inputs(&ra, &rb, Mode::First, n).unwrap();
+        r.comparisons[0]
+            .headers
+            .changed
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
+    };
+    // Raw: the session id, the server port and the body length differ (tshark shows them).
+    let raw = changed(&Normalizer::none());
+    for h in ["x-claude-code-session-id", "host", "content-length"] {
+        assert!(raw.contains(&h.to_string()), "{h} in {raw:?}");
+    }
+    assert!(changed(&Normalizer::defaults()).is_empty());
+    // A rules file that disables the UUID rule brings the session id back.
+    let rules = dir.path().join("rules.json");
+    std::fs::write(&rules, r#"{"disable":["session-id"]}"#).unwrap();
+    assert_eq!(
+        changed(&Normalizer::from_file(&rules).unwrap()),
+        ["x-claude-code-session-id"]
+    );
+    let out = Command::new(bin())
+        .arg("diff")
+        .arg(&a)
+        .arg(&b)
+        .arg("--rules")
+        .arg(&rules)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("x-claude-code-session-id"), "{text}");
+}
+
+#[test]
+fn bad_inputs_are_named_with_a_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = tshark::trace(dir.path(), "cc2.1.304-hello.pcap");
+    let t = t.to_str().unwrap();
+    let run = |a: &str, b: &str| {
+        let o = Command::new(bin()).args(["diff", a, b]).output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let (code, err) = run(t, "/nonexistent/x.jsonl");
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("/nonexistent/x.jsonl") && err.contains("no such"),
+        "{err}"
+    );
+    let (code, err) = run(t, &format!("{t}#7"));
+    assert_eq!(code, Some(1));
+    assert!(
+        err.contains("exchange #7 not found") && err.contains("1 exchanges"),
+        "{err}"
+    );
+    let (code, err) = run(t, &format!("{t}#x"));
+    assert_eq!(code, Some(1));
+    assert!(err.contains("not an exchange id"), "{err}");
+    // A bare request body works as an input and equals exchange 0 of the trace.
+    let x = &tshark::exchanges(&crate::common::shared_capture(
+        "claude-code/cc2.1.304-hello.pcap",
+    ))[0];
+    let body = dir.path().join("body.json");
+    std::fs::write(&body, &x.request.body.bytes).unwrap();
+    let o = Command::new(bin())
+        .args(["diff", &format!("{t}#0")])
+        .arg(&body)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["comparisons"][0]["tools"]["identical"], true);
+    assert_eq!(
+        v["comparisons"][0]["sizes"][5]["delta"], 0,
+        "body_bytes equal"
+    );
+}
+
+#[test]
+fn unreadable_request_is_a_problem_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut xs = tshark::exchanges(&crate::common::shared_capture(
+        "claude-code/cc2.1.304-toolsearch-load.pcap",
+    ));
+    xs[1].request.body = agentwire::trace::Body::new(b"{\"messages\": [".to_vec());
+    let p = dir.path().join("t.jsonl");
+    let mut w =
+        agentwire::trace::TraceWriter::create(&p, &agentwire::trace::Context::new()).unwrap();
+    for x in &xs {
+        w.write_exchange(x).unwrap();
+    }
+    drop(w);
+    let o = Command::new(bin())
+        .arg("diff")
+        .arg("--within")
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "degraded");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("#1: request body skipped"), "{err}");
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("#0 (main, turn 0) →") && text.contains("#2 (main, turn 2)"),
+        "{text}"
+    );
+}
