@@ -415,3 +415,61 @@ fn unreadable_request_is_a_problem_not_an_abort() {
         "{text}"
     );
 }
+
+#[test]
+fn matrix_groups_runs_with_identical_tool_definitions() {
+    use agentwire::diff::matrix;
+    use agentwire::trace::Trace;
+    let dir = tempfile::tempdir().unwrap();
+    let runs = [
+        ("2.1.303 unset", "cc2.1.303-hello.pcap"),
+        ("2.1.303 true", "cc2.1.303-hello-toolsearch-on.pcap"),
+        ("2.1.304 unset", "cc2.1.304-hello.pcap"),
+        ("2.1.304 false", "cc2.1.304-hello-toolsearch-off.pcap"),
+    ];
+    let traces: Vec<(String, Trace)> = runs
+        .iter()
+        .map(|(l, p)| {
+            (
+                l.to_string(),
+                Trace::open(&tshark::trace(dir.path(), p)).unwrap(),
+            )
+        })
+        .collect();
+    let input: Vec<(String, &Trace)> = traces.iter().map(|(l, t)| (l.clone(), t)).collect();
+    let m = matrix::build(&input, &Normalizer::defaults());
+    let figures: Vec<(usize, usize, usize, &str)> = m
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                r.tools,
+                r.announced_tools,
+                r.tool_bytes,
+                r.tool_group.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        figures,
+        [
+            (20, 0, 47794, "A"),
+            (12, 10, 27876, "B"),
+            (12, 10, 27876, "B"),
+            (20, 0, 47794, "A")
+        ]
+    );
+    assert_eq!(
+        m.identical_tools,
+        [
+            vec!["2.1.303 unset", "2.1.304 false"],
+            vec!["2.1.303 true", "2.1.304 unset"]
+        ]
+    );
+    let text = agentwire::report::diff::render_matrix(&m, agentwire::report::Format::Table);
+    assert!(
+        text.contains("tool definitions identical: 2.1.303 true = 2.1.304 unset"),
+        "{text}"
+    );
+    insta::assert_snapshot!(text);
+}
