@@ -3,16 +3,11 @@
 
 use crate::diff::request::{RequestDiff, SizeRow, SystemBlock};
 use crate::diff::select::DiffReport;
-use crate::diff::text::{Line, SegOp, TextDiff};
 use crate::diff::tools::{Mechanism, ToolState, ToolStatus};
 
 use super::Format;
 
-const RED: &str = "\x1b[31m";
-const GREEN: &str = "\x1b[32m";
-const BOLD: &str = "\x1b[1m";
-const CYAN: &str = "\x1b[36m";
-const RESET: &str = "\x1b[0m";
+use super::writer::{clip, code, Writer};
 
 /// Longest parameter or header value shown in tables (characters); JSON has them whole.
 const MAX_VALUE: usize = 72;
@@ -67,130 +62,6 @@ pub fn render(report: &DiffReport, format: Format, color: bool) -> String {
         }
     }
     w.out
-}
-
-struct Writer {
-    md: bool,
-    color: bool,
-    out: String,
-}
-
-impl Writer {
-    fn line(&mut self, s: &str) {
-        self.out.push_str(s);
-        self.out.push('\n');
-    }
-    fn paint(&self, c: &str, s: &str) -> String {
-        if self.color {
-            format!("{c}{s}{RESET}")
-        } else {
-            s.to_string()
-        }
-    }
-    /// End the output with an empty line (Markdown blocks need one around them).
-    fn blank(&mut self) {
-        if !self.out.is_empty() && !self.out.ends_with("\n\n") {
-            self.out.push('\n');
-        }
-    }
-    fn heading(&mut self, level: usize, s: &str) {
-        self.blank();
-        if self.md {
-            self.line(&format!("{} {s}", "#".repeat(level + 1)));
-            self.out.push('\n');
-        } else {
-            let h = self.paint(BOLD, s);
-            self.line(&h);
-        }
-    }
-    fn bullet(&mut self, s: &str) {
-        let b = if self.md { "- " } else { "  " };
-        self.line(&format!("{b}{s}"));
-    }
-    fn table(&mut self, header: &[&str], rows: Vec<Vec<String>>) {
-        if self.md {
-            self.blank();
-            self.out.push_str(&super::markdown_table(header, &rows));
-            self.out.push('\n');
-        } else {
-            let mut t = super::table(header);
-            for r in rows {
-                t.add_row(r);
-            }
-            for l in t.to_string().lines() {
-                self.line(&format!("  {}", l.trim_end()));
-            }
-        }
-    }
-    fn diff(&mut self, d: &TextDiff) {
-        if self.md {
-            self.blank();
-            self.line("```diff");
-        }
-        for h in &d.hunks {
-            let head = format!(
-                "@@ -{},{} +{},{} @@",
-                h.a_start, h.a_lines, h.b_start, h.b_lines
-            );
-            let head = self.paint(CYAN, &head);
-            self.line(&head);
-            for l in &h.lines {
-                let s = match l {
-                    Line::Context { text } => format!(" {}", clip(text, 120)),
-                    Line::Delete { text } => self.paint(RED, &format!("-{}", clip(text, 200))),
-                    Line::Insert { text } => self.paint(GREEN, &format!("+{}", clip(text, 200))),
-                    Line::Change { segments } => {
-                        let mut s = String::from("~");
-                        for seg in segments {
-                            match seg.op {
-                                SegOp::Equal => s.push_str(&elide(&seg.text, 40)),
-                                SegOp::Delete => {
-                                    s.push_str(&self.paint(RED, &format!("[-{}-]", seg.text)))
-                                }
-                                SegOp::Insert => {
-                                    s.push_str(&self.paint(GREEN, &format!("{{+{}+}}", seg.text)))
-                                }
-                            }
-                        }
-                        s
-                    }
-                };
-                self.line(&s);
-            }
-        }
-        if self.md {
-            self.line("```");
-            self.out.push('\n');
-        }
-    }
-}
-
-fn code(w: &Writer, s: &str) -> String {
-    if w.md {
-        format!("`{s}`")
-    } else {
-        s.to_string()
-    }
-}
-
-/// Cut a line to `max` characters.
-fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let cut: String = s.chars().take(max).collect();
-    format!("{cut}…")
-}
-
-/// Keep the first and last `keep` characters of a long unchanged run.
-fn elide(s: &str, keep: usize) -> String {
-    let n = s.chars().count();
-    if n <= keep * 2 + 1 {
-        return s.to_string();
-    }
-    let head: String = s.chars().take(keep).collect();
-    let tail: String = s.chars().skip(n - keep).collect();
-    format!("{head}…{tail}")
 }
 
 fn side_name(d: &RequestDiff, a: bool) -> String {
@@ -542,56 +413,4 @@ fn injected(w: &mut Writer, d: &RequestDiff) {
             w.diff(&i.diff);
         }
     }
-}
-
-/// Render the version × settings matrix.
-pub fn render_matrix(m: &crate::diff::matrix::Matrix, format: Format) -> String {
-    if format == Format::Json {
-        return serde_json::to_string_pretty(m).expect("matrix serializes") + "\n";
-    }
-    let mut w = Writer {
-        md: format == Format::Markdown,
-        color: false,
-        out: String::new(),
-    };
-    let header = [
-        "run",
-        "tools",
-        "deferred",
-        "announced",
-        "tool bytes",
-        "system bytes",
-        "body bytes",
-        "est. tokens",
-        "tool defs",
-    ];
-    let rows = m
-        .rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.label.clone(),
-                r.tools.to_string(),
-                r.deferred_tools.to_string(),
-                r.announced_tools.to_string(),
-                r.tool_bytes.to_string(),
-                r.system_bytes.to_string(),
-                r.body_bytes.to_string(),
-                r.est_tokens.to_string(),
-                r.tool_group.clone(),
-            ]
-        })
-        .collect();
-    w.table(&header, rows);
-    w.blank();
-    if m.identical_tools.is_empty() {
-        w.line("no two runs send identical tool definitions");
-    }
-    for g in &m.identical_tools {
-        w.bullet(&format!("tool definitions identical: {}", g.join(" = ")));
-    }
-    for p in &m.problems {
-        w.bullet(&format!("problem: {p}"));
-    }
-    w.out
 }

@@ -2,7 +2,9 @@
 //! an analysis result into text; nothing here reads files or sockets.
 
 pub mod diff;
+pub mod matrix;
 pub mod show;
+mod writer;
 
 /// Output format of a report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
