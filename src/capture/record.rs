@@ -194,12 +194,18 @@ pub async fn record(
             }
         }
     }
+    // A fetched CLI runs in an empty directory (so no project files steer it); any other
+    // command runs where agentwire was started, so its relative paths work.
+    let cwd = match &cfg.target {
+        Target::Cli(_) => work.clone(),
+        Target::Command(_) => std::env::current_dir().map_err(RecordError::Sandbox)?,
+    };
     let mut cmd = tokio::process::Command::new(&program);
     cmd.args(&args)
         .env_clear()
         .envs(&env)
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .current_dir(&work)
+        .current_dir(&cwd)
         .stdin(Stdio::null())
         .kill_on_drop(true);
     if let Some(lang) = std::env::var_os("LANG") {

@@ -3,4 +3,6 @@
 mod common;
 mod diff;
 mod diff_snapshots;
+mod record;
+mod server;
 mod tshark;

@@ -74,6 +74,9 @@ pub(crate) struct ReplyStream {
     body: Vec<u8>,
     chunks: Vec<(u64, u64)>,
     first_byte_at: Option<DateTime<Utc>>,
+    /// Whether the stream has yielded `Pending` once before its fault, so hyper flushes
+    /// what was sent (the client then sees the break mid-body, as from the real API).
+    flushed_before_fault: bool,
 }
 
 impl ReplyStream {
@@ -96,6 +99,7 @@ impl ReplyStream {
             body: Vec::new(),
             chunks: Vec::new(),
             first_byte_at: None,
+            flushed_before_fault: false,
         }
     }
 
@@ -129,10 +133,21 @@ impl ReplyStream {
 impl Stream for ReplyStream {
     type Item = Result<Bytes, std::io::Error>;
 
-    fn poll_next(mut self: Pin<&mut Self>, _cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
         if this.draft.is_none() {
             return Poll::Ready(None);
+        }
+        let due = match &this.fault {
+            Some(StreamFault::Drop { after }) | Some(StreamFault::Error { after, .. }) => {
+                this.sent >= *after
+            }
+            None => false,
+        };
+        if due && !this.flushed_before_fault {
+            this.flushed_before_fault = true;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
         }
         match this.fault.clone() {
             Some(StreamFault::Drop { after }) if this.sent >= after => {

@@ -162,7 +162,11 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
         let msg = format!("content-type must be application/json, got {ct:?}");
         return error_response(st, draft, 400, &msg, rid, "wrong_content_type");
     }
-    let req = match MessagesRequest::parse(&draft.request.body.bytes) {
+    let parsed = match &st.config.mode {
+        Mode::Stub => MessagesRequest::parse_head(&draft.request.body.bytes),
+        Mode::Script(_) => MessagesRequest::parse(&draft.request.body.bytes),
+    };
+    let req = match parsed {
         Ok(r) => r,
         Err(e) => return error_response(st, draft, 400, &e.to_string(), rid, "invalid_json"),
     };
