@@ -114,7 +114,8 @@ pub struct ShowArgs {
 #[derive(Args, Debug)]
 #[command(
     after_help = "Inputs: a trace file, FILE#N (exchange N as `agentwire show` numbers it), \
-or a JSON file holding one request body.\n\
+a JSON file holding one request body, or a CLI spec NAME@VERSION (claude-code@2.1.304), \
+recorded on the fly with `-p hello` under the fake server (see --env, --record-dir).\n\
 Exit codes: 0 compared, 1 error, 3 compared but some input was unreadable, \
 4 a --fail-on gate tripped."
 )]
@@ -141,6 +142,13 @@ pub struct DiffArgs {
     /// `beta-changed`, `schema-bytes>+5%`.
     #[arg(long = "fail-on", value_name = "EXPR", value_delimiter = ',')]
     pub fail_on: Vec<String>,
+    /// Environment for inputs given as CLI specs, `K=V` (repeatable); `K=unset` removes K.
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Keep the traces recorded for CLI-spec inputs in DIR (default: a temporary
+    /// directory, removed afterwards).
+    #[arg(long, value_name = "DIR")]
+    pub record_dir: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,

@@ -58,7 +58,7 @@ pub fn resolve(input: &str, resolvers: &[&dyn InputResolver]) -> Result<Resolved
     }
     if input.contains('@') && !input.contains('/') {
         return Err(err(
-            "not a file; to diff a CLI version, record it first (`agentwire record --cli NAME@VERSION -o FILE`) and diff the trace file".into(),
+            "not a file, and not a CLI spec this build can record; record it with `agentwire record --cli NAME@VERSION -o FILE` and diff the trace file".into(),
         ));
     }
     Err(err(

@@ -248,7 +248,8 @@ fn tools(w: &mut Writer, d: &RequestDiff) {
     }
     let same = t.entries.len() - moved.len();
     if same > 0 && !t.identical {
-        w.line(&format!("  {same} tools unchanged"));
+        let indent = if w.md { "" } else { "  " };
+        w.line(&format!("{indent}{same} tools unchanged"));
     }
     for e in t.entries.iter().filter(|e| e.status == ToolStatus::Changed) {
         w.heading(2, &format!("Tool {}", e.name));

@@ -473,3 +473,78 @@ fn matrix_groups_runs_with_identical_tool_definitions() {
     );
     insta::assert_snapshot!(text);
 }
+
+/// CLI specs are recorded on the fly (needs npm and the registry, like `record`'s tests).
+#[test]
+fn cli_specs_are_recorded_and_diffed() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(bin())
+        .args([
+            "diff",
+            "claude-code@2.1.303",
+            "claude-code@2.1.304",
+            "--format",
+            "json",
+        ])
+        .args(["--fail-on", "tools-added", "--record-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = &v["comparisons"][0];
+    assert_eq!(
+        c["tools"]["added"],
+        serde_json::json!(["ToolSearch", "DeferredToolPlaceholder"])
+    );
+    assert_eq!(c["tools"]["deferred"], serde_json::json!(TEN_DEFERRED));
+    assert_eq!(
+        c["headers"]["betas_added"],
+        serde_json::json!(["advanced-tool-use-2025-11-20"])
+    );
+    // tool_bytes of each side = the tools array of the recorded body, by serde_json.
+    for (side, file) in [
+        ("a", "claude-code-2.1.303.jsonl"),
+        ("b", "claude-code-2.1.304.jsonl"),
+    ] {
+        let t = agentwire::trace::Trace::open(&dir.path().join(file)).unwrap();
+        let body = &t
+            .exchanges
+            .iter()
+            .find(|x| x.is_messages())
+            .unwrap()
+            .request
+            .body
+            .bytes;
+        let bv: serde_json::Value = serde_json::from_slice(body).unwrap();
+        assert_eq!(&serde_json::to_vec(&bv).unwrap(), body);
+        let len = serde_json::to_vec(&bv["tools"]).unwrap().len();
+        assert_eq!(c["sizes"][3]["metric"], "tool_bytes");
+        assert_eq!(c["sizes"][3][side], len, "{side}");
+    }
+    // With ENABLE_TOOL_SEARCH=true for both, 2.1.303 sends 2.1.304's tool list.
+    let o = Command::new(bin())
+        .args([
+            "diff",
+            "claude-code@2.1.303",
+            "claude-code@2.1.304",
+            "--env",
+            "ENABLE_TOOL_SEARCH=true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8(o.stdout)
+        .unwrap()
+        .contains("tool definitions identical"));
+}
