@@ -548,3 +548,27 @@ fn cli_specs_are_recorded_and_diffed() {
         .unwrap()
         .contains("tool definitions identical"));
 }
+
+#[test]
+fn within_keeps_main_and_subagent_threads_apart() {
+    // Scenario: main turn 0, subagent turns 0 and 1, main turn 1 (README of the captures).
+    let dir = tempfile::tempdir().unwrap();
+    let p = tshark::trace(dir.path(), "cc2.1.304-subagent.pcap");
+    let r = diff::diff_within(
+        &diff::resolve(p.to_str().unwrap(), &[]).unwrap(),
+        &Normalizer::defaults(),
+    );
+    let steps: Vec<(Option<u64>, Option<u64>, String)> = r
+        .comparisons
+        .iter()
+        .map(|c| (c.a.exchange, c.b.exchange, c.a.thread.clone().unwrap()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (Some(1), Some(2), "sub-1".to_string()),
+            (Some(0), Some(3), "main".to_string())
+        ]
+    );
+    assert!(r.comparisons.iter().all(|c| c.tools.identical));
+}
