@@ -82,6 +82,14 @@ fn bench(c: &mut Criterion) {
     let (sa, sb) = (side("a", a), side("b", b));
     let d = diff_requests(&sa, &sb, &norm).unwrap();
     assert_eq!(d.tools.changed.len(), 10);
+    c.bench_function("parse 2 x 1 MB requests (part of the diff)", |bench| {
+        bench.iter(|| {
+            (
+                agentwire::api::MessagesRequest::parse(a).unwrap(),
+                agentwire::api::MessagesRequest::parse(b).unwrap(),
+            )
+        })
+    });
     c.bench_function("diff 2 x 1 MB requests", |bench| {
         bench.iter(|| diff_requests(&sa, &sb, &norm).unwrap())
     });
