@@ -27,6 +27,8 @@ pub enum Command {
     Replay(ReplayArgs),
     /// agentwire's local CA for the first-party route: print it, its path, or rotate it.
     Ca(CaArgs),
+    /// Compare the Messages requests of two traces (or the turns of one, with --within).
+    Diff(DiffArgs),
 }
 
 /// `agentwire ca`.
@@ -47,6 +49,15 @@ pub enum RouteArg {
     FirstParty,
     /// As for a gateway user: ANTHROPIC_BASE_URL pointing at agentwire.
     BaseUrl,
+}
+
+impl From<RouteArg> for agentwire::capture::record::Route {
+    fn from(r: RouteArg) -> Self {
+        match r {
+            RouteArg::FirstParty => Self::FirstParty,
+            RouteArg::BaseUrl => Self::BaseUrl,
+        }
+    }
 }
 
 /// `agentwire replay`.
@@ -138,7 +149,7 @@ pub struct ServeArgs {
 }
 
 /// How the server makes its replies (default: a short stub reply).
-#[derive(Args, Debug, Clone)]
+#[derive(Args, Debug, Clone, Default)]
 pub struct ReplyArgs {
     /// Scenario file: per-thread turns of assistant content, delays and injected failures.
     #[arg(long, conflicts_with = "replay")]
@@ -195,6 +206,53 @@ pub struct RecordArgs {
 pub struct ShowArgs {
     /// Trace file.
     pub trace: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: FormatArg,
+}
+
+/// `agentwire diff`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Inputs: a trace file, FILE#N (exchange N as `agentwire show` numbers it), \
+a JSON file holding one request body, or a CLI spec NAME@VERSION (claude-code@2.1.304), \
+recorded on the fly with `-p hello` under the fake server (see --env, --record-dir).\n\
+Exit codes: 0 compared, 1 error, 3 compared but some input was unreadable, \
+4 a --fail-on gate tripped."
+)]
+pub struct DiffArgs {
+    /// Input A (old). With --within: the one trace.
+    #[arg(required_unless_present = "within")]
+    pub a: Option<String>,
+    /// Input B (new).
+    #[arg(required_unless_present = "within")]
+    pub b: Option<String>,
+    /// Align the two conversations turn by turn (by thread and turn number).
+    #[arg(long, conflicts_with = "within")]
+    pub all: bool,
+    /// Diff each request of TRACE against the previous request of the same thread.
+    #[arg(long, value_name = "TRACE", conflicts_with_all = ["a", "b"])]
+    pub within: Option<String>,
+    /// Normalization rules file (JSON) that extends or overrides the built-in rules.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Compare raw values: no normalization at all.
+    #[arg(long, conflicts_with = "rules")]
+    pub no_normalize: bool,
+    /// CI gate (repeatable, or comma-separated): exit 4 when met, e.g. `tools-added`,
+    /// `beta-changed`, `schema-bytes>+5%`.
+    #[arg(long = "fail-on", value_name = "EXPR", value_delimiter = ',')]
+    pub fail_on: Vec<String>,
+    /// Environment for inputs given as CLI specs, `K=V` (repeatable); `K=unset` removes K.
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Keep the traces recorded for CLI-spec inputs in DIR (default: a temporary
+    /// directory, removed afterwards).
+    #[arg(long, value_name = "DIR")]
+    pub record_dir: Option<PathBuf>,
+    /// Route for inputs given as CLI specs (see `record --route`).
+    #[arg(long, value_enum, default_value = "first-party")]
+    pub route: RouteArg,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,

@@ -1,8 +1,11 @@
 //! Renderers: terminal tables, Markdown, JSON. Each report type has a module that turns
 //! an analysis result into text; nothing here reads files or sockets.
 
+pub mod diff;
+pub mod matrix;
 pub mod replay;
 pub mod show;
+mod writer;
 
 /// Output format of a report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

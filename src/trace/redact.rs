@@ -182,8 +182,8 @@ mod tests {
             ("x-claude-code-session-id".to_string(), "abc".to_string()),
         ];
         redact_headers(&mut h);
-        for i in 0..4 {
-            assert!(is_marker(&h[i].1), "{:?}", h[i]);
+        for kv in &h[..4] {
+            assert!(is_marker(&kv.1), "{kv:?}");
         }
         assert_eq!(h[4].1, "application/json");
         assert_eq!(h[5].1, "abc");

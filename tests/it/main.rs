@@ -1,8 +1,11 @@
 //! Integration tests: one binary, shared helpers in `common`.
 
 mod common;
+mod diff;
+mod diff_snapshots;
 mod intercept;
 mod proxy;
 mod record;
 mod replay;
 mod server;
+mod tshark;
