@@ -29,6 +29,8 @@ pub enum Command {
     Ca(CaArgs),
     /// Compare the Messages requests of two traces (or the turns of one, with --within).
     Diff(DiffArgs),
+    /// Record every combination of CLI versions × settings × routes and tabulate them.
+    Matrix(MatrixArgs),
 }
 
 /// `agentwire ca`.
@@ -209,6 +211,32 @@ pub struct ShowArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
+}
+
+/// `agentwire matrix`.
+#[derive(Args, Debug)]
+pub struct MatrixArgs {
+    /// CLI versions, comma-separated: `claude-code@2.1.303,claude-code@2.1.304`.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub cli: Vec<String>,
+    /// An environment dimension `K=V1,V2,...` (repeatable); `unset` removes K.
+    #[arg(long = "env", value_name = "K=V1,V2")]
+    pub env: Vec<String>,
+    /// Routes to try, comma-separated: `first-party`, `base-url`.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "first-party")]
+    pub route: Vec<RouteArg>,
+    /// Directory for the traces (one file per run).
+    #[arg(short, long, default_value = "matrix")]
+    pub dir: PathBuf,
+    /// Runs recorded at once.
+    #[arg(long, default_value_t = 2)]
+    pub parallel: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: FormatArg,
+    /// Arguments for every CLI run (default `-p hello`).
+    #[arg(last = true)]
+    pub args: Vec<String>,
 }
 
 /// `agentwire diff`.

@@ -14,8 +14,8 @@ use agentwire::trace::{Context, TraceWriter};
 use agentwire::capture::server::replay::{Replay, Timing};
 
 use crate::cli::{
-    CaArgs, Cli, Command, DiffArgs, LimitArgs, RecordArgs, ReplayArgs, ReplyArgs, RouteArg,
-    ServeArgs, ShowArgs,
+    CaArgs, Cli, Command, DiffArgs, LimitArgs, MatrixArgs, RecordArgs, ReplayArgs, ReplyArgs,
+    RouteArg, ServeArgs, ShowArgs,
 };
 
 /// Exit code for a run that finished but met bad input (records skipped).
@@ -32,6 +32,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Replay(a) => replay(a),
         Command::Ca(a) => ca(a),
         Command::Diff(a) => diff(a),
+        Command::Matrix(a) => matrix(a),
     }
 }
 
@@ -417,4 +418,58 @@ impl agentwire::diff::InputResolver for RecordResolver {
                 }),
         )
     }
+}
+
+fn matrix(a: MatrixArgs) -> Result<ExitCode> {
+    use agentwire::capture::matrix::{self, EnvAxis};
+    use agentwire::capture::npm::CliSpec;
+    let specs = a
+        .cli
+        .iter()
+        .map(|s| CliSpec::parse(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let axes = a
+        .env
+        .iter()
+        .map(|e| EnvAxis::parse(e))
+        .collect::<Result<Vec<_>, _>>()?;
+    let routes: Vec<agentwire::capture::record::Route> =
+        a.route.iter().map(|r| (*r).into()).collect();
+    let cells = matrix::plan(&specs, &axes, &routes);
+    std::fs::create_dir_all(&a.dir)?;
+    let limits = LimitArgs {
+        max_body: 32 * 1024 * 1024,
+        body_timeout: 30,
+    };
+    let server = server_config("127.0.0.1:0".into(), &ReplyArgs::default(), &limits)?;
+    let spinner = std::sync::Arc::new(progress_spinner());
+    let sp = spinner.clone();
+    let progress: std::sync::Arc<dyn Fn(&str) + Send + Sync> =
+        std::sync::Arc::new(move |m: &str| sp.set_message(m.to_string()));
+    let results = runtime()?.block_on(matrix::run(
+        &cells, &a.dir, &a.args, &server, a.parallel, progress,
+    ));
+    spinner.finish_and_clear();
+    let mut traces = Vec::new();
+    let mut failed = false;
+    for (cell, (path, r)) in cells.iter().zip(results) {
+        match r {
+            Ok(o) => {
+                eprintln!("{}", o.summary(&path));
+                traces.push((cell.label.clone(), Trace::open(&path)?));
+            }
+            Err(e) => {
+                failed = true;
+                eprintln!("error: {}: {e:#}", cell.label);
+            }
+        }
+    }
+    let runs: Vec<(String, &Trace)> = traces.iter().map(|(l, t)| (l.clone(), t)).collect();
+    let m = agentwire::diff::matrix::build(&runs, &agentwire::diff::Normalizer::defaults());
+    out(&report::matrix::render_matrix(&m, a.format.into()))?;
+    Ok(if failed || !m.problems.is_empty() {
+        ExitCode::from(DEGRADED)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

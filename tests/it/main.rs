@@ -4,6 +4,7 @@ mod common;
 mod diff;
 mod diff_snapshots;
 mod intercept;
+mod matrix;
 mod proxy;
 mod record;
 mod replay;
