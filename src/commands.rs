@@ -211,10 +211,12 @@ fn record(a: RecordArgs) -> Result<ExitCode> {
     spinner.finish_and_clear();
     out(&format!("{}\n", outcome.summary(&a.output)))?;
     if outcome.timed_out || outcome.exit_code != Some(0) {
-        eprintln!(
-            "the CLI did not finish cleanly; last output lines:\n{}",
-            outcome.output_tail
-        );
+        let tail = if outcome.output_tail.trim().is_empty() {
+            "(it printed nothing)".to_string()
+        } else {
+            outcome.output_tail.clone()
+        };
+        eprintln!("error: the recorded command did not finish cleanly (the trace keeps what it sent); its last output lines:\n{tail}");
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)

@@ -38,7 +38,7 @@ pub enum RecordError {
     },
     #[error("nothing to run: give --cli NAME@VERSION or a command after `--`")]
     NothingToRun,
-    #[error("{0:?} is not K=V")]
+    #[error("--env {0:?} is not K=V; write it as NAME=value (or NAME=unset to remove NAME)")]
     BadEnv(String),
     #[error("cannot prepare the sandbox directory: {0}")]
     Sandbox(#[source] std::io::Error),
@@ -252,6 +252,8 @@ pub async fn record(
         Target::Command(_) => std::env::current_dir().map_err(RecordError::Sandbox)?,
     };
     let mut cmd = tokio::process::Command::new(&program);
+    #[cfg(unix)]
+    cmd.process_group(0);
     cmd.args(&args)
         .env_clear()
         .envs(&env)
@@ -275,14 +277,21 @@ pub async fn record(
             return Err(RecordError::Spawn { program, source: e });
         }
     };
-    let (exit_code, timed_out) = match tokio::time::timeout(cfg.timeout, child.wait()).await {
-        Ok(Ok(status)) => (status.code(), false),
-        Ok(Err(_)) => (None, false),
-        Err(_) => {
-            let _ = child.kill().await;
-            (None, true)
+    let pgid = child.id();
+    let (exit_code, timed_out) = tokio::select! {
+        r = tokio::time::timeout(cfg.timeout, child.wait()) => match r {
+            Ok(Ok(status)) => (status.code(), false),
+            Ok(Err(_)) => (None, false),
+            Err(_) => (None, true),
+        },
+        _ = interrupted() => {
+            eprintln!("agentwire: interrupted; stopping the recorded command and saving the trace");
+            (None, false)
         }
     };
+    // The command and everything it started (background jobs) end with the recording.
+    kill_group(pgid);
+    let _ = child.kill().await;
     srv.shutdown().await?;
 
     context.route = Some(cfg.route.name().into());
@@ -330,6 +339,42 @@ pub async fn record(
         output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
         context,
     })
+}
+
+/// Kill a process group (the recorded command and its children).
+fn kill_group(pgid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(p) = pgid.and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: kill(2) with a negative pid signals the process group; no memory is
+        // shared with the callee.
+        unsafe {
+            libc::kill(-p, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pgid;
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn interrupted() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(mut i), Ok(mut t)) => {
+                tokio::select! {
+                    _ = i.recv() => {}
+                    _ = t.recv() => {}
+                }
+            }
+            _ => std::future::pending::<()>().await,
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// The system CA bundle (when there is one) plus agentwire's CA, for `SSL_CERT_FILE`.

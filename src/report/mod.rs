@@ -43,3 +43,30 @@ pub fn markdown_table(header: &[&str], rows: &[Vec<String>]) -> String {
     }
     out
 }
+
+/// Text safe to print in a terminal or Markdown cell: control characters (escape
+/// sequences, NUL, newlines) become visible `\u{..}` escapes, so a recorded value can
+/// never drive the terminal or break a table row.
+pub fn printable(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(super::printable("a\u{1b}[31mb\n"), "a\\u{1b}[31mb\\u{a}");
+        assert_eq!(super::printable("plain é"), "plain é");
+    }
+}

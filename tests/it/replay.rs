@@ -102,6 +102,31 @@ fn recording_of_2_1_303_drives_2_1_304_through_the_same_conversation() {
         matched, expected,
         "each request answered by the recorded request of its turn"
     );
+    // `diff --all` aligns the two conversations turn by turn and shows what changed
+    let o = std::process::Command::new(bin())
+        .args([
+            "diff",
+            "--all",
+            old.to_str().unwrap(),
+            new.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let comparisons = d["comparisons"].as_array().unwrap();
+    assert_eq!(comparisons.len(), t_old.exchanges.len());
+    for c in comparisons {
+        assert_eq!(
+            c["headers"]["betas_added"],
+            serde_json::json!(["advanced-tool-use-2025-11-20"])
+        );
+        assert_eq!(
+            (c["sizes"][0]["a"].as_u64(), c["sizes"][0]["b"].as_u64()),
+            (Some(20), Some(12))
+        );
+    }
     // and the versions really differ on the wire
     let tools = |t: &Trace| {
         MessagesRequest::parse(&t.exchanges[0].request.body.bytes)
@@ -147,6 +172,13 @@ fn diverging_client_gets_closest_answers_and_divergences_are_named() {
         .as_str()
         .unwrap()
         .contains("first user message")));
+    // the divergence log: `show` names the recorded request used and why
+    let o = std::process::Command::new(bin())
+        .args(["show", new.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(text.matches("replay ~#").count(), messages.len(), "{text}");
     // the session still completes with the recorded tool calls
     assert_eq!(tool_calls(&t), tool_calls(&Trace::open(&sample).unwrap()));
 }
