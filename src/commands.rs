@@ -57,10 +57,23 @@ pub fn report_problems(trace: &Trace) -> ExitCode {
 }
 
 fn show(a: ShowArgs) -> Result<ExitCode> {
-    let trace = Trace::open(&a.trace)?;
-    let rows = report::show::rows(&trace);
+    use agentwire::trace::{Record, TraceReader};
+    // Stream: keep one small row per exchange, never the exchanges themselves.
+    let mut builder = report::show::RowBuilder::default();
+    let mut rows = Vec::new();
+    let mut problems = 0;
+    for rec in TraceReader::open(&a.trace)? {
+        match rec? {
+            Record::Exchange(x) => rows.push(builder.row(&x)),
+            Record::Bad(p) => {
+                problems += 1;
+                eprintln!("warning: {}: {p}", a.trace.display());
+            }
+            Record::Header { .. } | Record::Other(_) => {}
+        }
+    }
     out(&report::show::render(&rows, a.format.into()))?;
-    Ok(report_problems(&trace))
+    Ok(if problems == 0 { ExitCode::SUCCESS } else { ExitCode::from(DEGRADED) })
 }
 
 fn server_config(addr: String, reply: &ReplyArgs, limits: &LimitArgs) -> Result<ServerConfig> {

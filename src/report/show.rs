@@ -41,12 +41,22 @@ pub struct ShowRow {
 
 /// Rows for every exchange of a trace.
 pub fn rows(trace: &Trace) -> Vec<ShowRow> {
-    let mut threads = ThreadTracker::new();
-    trace
-        .exchanges
-        .iter()
-        .map(|x| row(x, &mut threads))
-        .collect()
+    let mut b = RowBuilder::default();
+    trace.exchanges.iter().map(|x| b.row(x)).collect()
+}
+
+/// Builds rows one exchange at a time (threads need the exchanges in order), so a trace
+/// can be shown while it streams: only the small rows are kept.
+#[derive(Default)]
+pub struct RowBuilder {
+    threads: ThreadTracker,
+}
+
+impl RowBuilder {
+    /// The row of the next exchange.
+    pub fn row(&mut self, x: &Exchange) -> ShowRow {
+        row(x, &mut self.threads)
+    }
 }
 
 fn row(x: &Exchange, threads: &mut ThreadTracker) -> ShowRow {
