@@ -73,7 +73,11 @@ fn show(a: ShowArgs) -> Result<ExitCode> {
         }
     }
     out(&report::show::render(&rows, a.format.into()))?;
-    Ok(if problems == 0 { ExitCode::SUCCESS } else { ExitCode::from(DEGRADED) })
+    Ok(if problems == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(DEGRADED)
+    })
 }
 
 fn server_config(addr: String, reply: &ReplyArgs, limits: &LimitArgs) -> Result<ServerConfig> {
