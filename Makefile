@@ -42,8 +42,8 @@ lint: ## rustfmt, clippy and rustdoc, warnings as errors (what CI checks besides
 doc: ## build the API docs
 	cargo doc --no-deps
 
-bench: deps ## run the benchmarks (installs claude-tap from PyPI into target/bench-venv for the comparison)
-	@[ -x target/bench-venv/bin/claude-tap ] || { echo "bench: installing claude-tap (PyPI) into target/bench-venv"; python3 -m venv target/bench-venv && target/bench-venv/bin/pip install -q claude-tap; }
+bench: deps ## run the benchmarks (installs claude-tap and mitmproxy from PyPI into target/bench-venv for the comparisons)
+	@[ -x target/bench-venv/bin/claude-tap ] && [ -x target/bench-venv/bin/mitmdump ] || { echo "bench: installing the peer tools claude-tap and mitmproxy (PyPI) into target/bench-venv"; python3 -m venv target/bench-venv && target/bench-venv/bin/pip install -q claude-tap mitmproxy; }
 	cargo bench
 
 clean-demo: ## remove the demo output
