@@ -14,7 +14,6 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use regex::Regex;
 use serde::Serialize;
 
 use crate::api::{BlockKind, MessagesRequest};
@@ -85,34 +84,39 @@ pub struct Match {
     pub differences: Vec<String>,
 }
 
-/// Normalization of volatile text before comparisons.
+/// Normalization of volatile text before comparisons: the diff's rules (ids, dates,
+/// working directories, token budgets, ...) plus two that matter when a new run replays
+/// an old one: temporary paths and background-task ids.
 pub struct Normalizer {
-    rules: Vec<(Regex, &'static str)>,
+    rules: crate::diff::Normalizer,
 }
 
 impl Default for Normalizer {
     fn default() -> Self {
-        let r = |p: &str| Regex::new(p).expect("static regex");
+        use crate::diff::normalize::RuleSpec;
+        let rule = |name: &str, pattern: &str, replace: &str, description: &str| RuleSpec {
+            name: name.into(),
+            description: description.into(),
+            header: None,
+            pattern: pattern.into(),
+            replace: replace.into(),
+        };
+        let mut specs = crate::diff::Normalizer::defaults().specs();
+        specs.push(rule(
+            "tmp-path",
+            r"/tmp/[^\s\x22']*",
+            "<tmp-path>",
+            "paths under /tmp (sandboxes, task output files)",
+        ));
+        specs.push(rule(
+            "task-id",
+            r"\bID: [a-z0-9]{6,}",
+            "ID: <task-id>",
+            "background task ids",
+        ));
         Normalizer {
-            rules: vec![
-                (
-                    r(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"),
-                    "<uuid>",
-                ),
-                (
-                    r(
-                        r"\b\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?",
-                    ),
-                    "<date>",
-                ),
-                (r(r"/tmp/[^\s\x22']*"), "<tmp-path>"),
-                (
-                    r(r"<total_tokens>\d+ tokens left</total_tokens>"),
-                    "<token-budget>",
-                ),
-                (r(r"\b(req|msg|toolu)_[A-Za-z0-9_]+"), "<id>"),
-                (r(r"\bID: [a-z0-9]{6,}"), "ID: <task-id>"),
-            ],
+            rules: crate::diff::Normalizer::from_specs(&specs, "replay rules")
+                .expect("replay rules compile"),
         }
     }
 }
@@ -120,11 +124,9 @@ impl Default for Normalizer {
 impl Normalizer {
     /// Apply every rule.
     pub fn apply(&self, s: &str) -> String {
-        let mut out = s.to_string();
-        for (re, rep) in &self.rules {
-            out = re.replace_all(&out, *rep).into_owned();
-        }
-        out
+        self.rules
+            .text(s, &mut crate::diff::Hits::new())
+            .into_owned()
     }
 }
 
@@ -294,8 +296,8 @@ mod tests {
             "ID: <task-id>. Output is being written to: <tmp-path>"
         );
         assert_eq!(
-            n.apply("<total_tokens>14988946 tokens left</total_tokens> on 2026-11-29"),
-            "<token-budget> on <date>"
+            n.apply("<total_tokens>14988946 tokens left</total_tokens>"),
+            "<total_tokens><n> tokens left</total_tokens>"
         );
     }
 }
