@@ -23,7 +23,9 @@ pub use usage::{estimate_tokens, Usage};
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     /// The body is not valid JSON.
-    #[error("request body is not valid JSON at byte {offset} (line {line}, column {column}): {message}")]
+    #[error(
+        "request body is not valid JSON at byte {offset} (line {line}, column {column}): {message}"
+    )]
     InvalidJson {
         /// Byte offset of the error (approximate for errors at end of input).
         offset: usize,

@@ -204,7 +204,9 @@ impl MessagesRequest {
 
     /// `stream: true`.
     pub fn stream(&self) -> bool {
-        self.param("stream").and_then(Value::as_bool).unwrap_or(false)
+        self.param("stream")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
     }
 
     /// `max_tokens`.
@@ -240,7 +242,10 @@ impl MessagesRequest {
     /// Number of assistant messages: the turn number of this request in its thread
     /// (0 for the first request of a conversation).
     pub fn turn(&self) -> usize {
-        self.messages.iter().filter(|m| m.role == "assistant").count()
+        self.messages
+            .iter()
+            .filter(|m| m.role == "assistant")
+            .count()
     }
 
     /// The first user message's text (used to tell threads apart).
@@ -379,6 +384,9 @@ mod tests {
     fn invalid_json_names_offset() {
         let e = MessagesRequest::parse(b"{\"model\": }").unwrap_err();
         assert!(e.to_string().contains("byte"), "{e}");
-        assert!(matches!(MessagesRequest::parse(b"[1]"), Err(ApiError::NotAnObject)));
+        assert!(matches!(
+            MessagesRequest::parse(b"[1]"),
+            Err(ApiError::NotAnObject)
+        ));
     }
 }

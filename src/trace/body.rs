@@ -176,7 +176,10 @@ mod tests {
         // Odd spacing and escapes must survive: sizes are wire bytes.
         let body = br#"{"model":"m", "x":[1,2 ,3],"s":"a\u00e9\n"}"#;
         let (line, back) = round_trip(body);
-        assert!(line.contains(r#""json":{"model":"m", "x":[1,2 ,3]"#), "{line}");
+        assert!(
+            line.contains(r#""json":{"model":"m", "x":[1,2 ,3]"#),
+            "{line}"
+        );
         assert_eq!(back.bytes, body);
         assert!(back.verify());
     }
