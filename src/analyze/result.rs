@@ -583,9 +583,9 @@ fn summarize(
             .iter()
             .map(|e| e.tokens.input() + e.tokens.output)
             .sum(),
-        poll_cost_usd: episodes.iter().map(|e| e.cost_usd).sum(),
+        poll_cost_usd: episodes.iter().fold(0.0, |a, e| a + e.cost_usd),
         wasted_tokens: episodes.iter().map(|e| e.wasted_tokens).sum(),
-        wasted_cost_usd: episodes.iter().map(|e| e.wasted_cost_usd).sum(),
+        wasted_cost_usd: episodes.iter().fold(0.0, |a, e| a + e.wasted_cost_usd),
         input_tokens: total.input(),
         cache_read_tokens: total.read,
         cache_write_tokens: total.write(),

@@ -20,7 +20,8 @@ pub fn render(a: &Analysis, format: Format) -> String {
 }
 
 fn usd(v: f64) -> String {
-    format!("${v:.4}")
+    // `+ 0.0` turns a negative zero (an empty float sum) into zero.
+    format!("${:.4}", v + 0.0)
 }
 
 fn pct(v: f64) -> String {
