@@ -83,6 +83,10 @@ fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
             );
             code = ExitCode::from(DEGRADED);
         }
+        for b in &i.bad_bodies {
+            eprintln!("warning: {}: {b}; the request was skipped", i.path);
+            code = ExitCode::from(DEGRADED);
+        }
     }
     let tripped: Vec<String> = gates
         .iter()

@@ -290,14 +290,15 @@ impl InputStage {
         self.threads.len()
     }
 
-    /// Reduce one exchange. `None` for exchanges that are not Messages requests or whose
-    /// body is not a JSON object (the caller counts them).
-    pub fn extract(&mut self, x: &Exchange, seq: usize) -> Option<Extracted> {
+    /// Reduce one exchange. `Ok(None)` for exchanges that are not Messages requests;
+    /// `Err(message)` (naming the exchange and the byte offset) when a Messages request's
+    /// body is not a JSON object — the caller counts it and goes on.
+    pub fn extract(&mut self, x: &Exchange, seq: usize) -> Result<Option<Extracted>, String> {
         if !x.is_messages() {
-            return None;
+            return Ok(None);
         }
         let body = &x.request.body.bytes;
-        let r = MessagesRequest::parse(body).ok()?;
+        let r = MessagesRequest::parse(body).map_err(|e| format!("exchange {}: {e}", x.id))?;
         let local = self.threads.assign(&r);
         while self.labels.len() < self.threads.len() {
             let i = self.labels.len();
@@ -415,7 +416,7 @@ impl InputStage {
                 }
             }
         }
-        Some(out)
+        Ok(Some(out))
     }
 
     fn scan_history(

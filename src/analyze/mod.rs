@@ -97,8 +97,10 @@ pub struct InputInfo {
     pub exchanges: usize,
     /// Messages requests analysed.
     pub messages_requests: usize,
-    /// Exchanges skipped: other endpoints, or bodies that are not a JSON object.
+    /// Exchanges of other endpoints (count_tokens, models, ...), not analysed.
     pub skipped: usize,
+    /// Messages requests whose body is not a JSON object: `exchange N: reason`.
+    pub bad_bodies: Vec<String>,
     /// Unreadable lines of the trace file.
     pub bad_lines: usize,
 }
@@ -175,9 +177,16 @@ impl Analyzer {
         let info = self.inputs.last_mut().expect("begun");
         info.exchanges += 1;
         let stage = self.stage.as_mut().expect("begun");
-        let Some(ex) = stage.extract(x, seq) else {
-            info.skipped += 1;
-            return;
+        let ex = match stage.extract(x, seq) {
+            Ok(Some(ex)) => ex,
+            Ok(None) => {
+                info.skipped += 1;
+                return;
+            }
+            Err(e) => {
+                info.bad_bodies.push(e);
+                return;
+            }
         };
         info.messages_requests += 1;
         let prices = &self.cfg.prices;

@@ -211,48 +211,7 @@ fn sections(a: &Analysis) -> Vec<Section> {
             })
             .collect(),
     });
-    out.push(Section {
-        title: "Requests".into(),
-        header: vec![
-            "#",
-            "thread",
-            "time",
-            "usage",
-            "uncached",
-            "read",
-            "write",
-            "output",
-            "status",
-            "cause",
-            "detail",
-            "miss tokens",
-            "cost",
-        ],
-        rows: a
-            .requests
-            .iter()
-            .map(|r| {
-                vec![
-                    r.seq.to_string(),
-                    r.thread.clone(),
-                    r.at.format("%H:%M:%S%.3f").to_string(),
-                    r.usage.clone(),
-                    r.tokens.uncached.to_string(),
-                    r.tokens.read.to_string(),
-                    r.tokens.write().to_string(),
-                    r.tokens.output.to_string(),
-                    r.status.clone(),
-                    opt(&r.cause.as_ref().map(|c| c.name())),
-                    r.cause_detail
-                        .clone()
-                        .filter(|d| !d.is_empty())
-                        .unwrap_or_else(|| "-".into()),
-                    r.miss_tokens.to_string(),
-                    usd(r.cost_usd),
-                ]
-            })
-            .collect(),
-    });
+    out.push(requests_section(a));
     out.push(Section {
         title: "Background jobs".into(),
         header: vec![
@@ -347,4 +306,62 @@ fn text(a: &Analysis, md: bool) -> String {
         }
     }
     out
+}
+
+/// Per-request table; with recorded cache figures, predicted read/write and agreement too.
+fn requests_section(a: &Analysis) -> Section {
+    let compare = a.summary.agreement.is_some();
+    let mut header = vec![
+        "#",
+        "thread",
+        "time",
+        "usage",
+        "uncached",
+        "read",
+        "write",
+        "output",
+        "status",
+        "cause",
+        "detail",
+        "miss tokens",
+        "cost",
+    ];
+    if compare {
+        header.extend(["pred read", "pred write", "agrees"]);
+    }
+    let rows = a
+        .requests
+        .iter()
+        .map(|r| {
+            let mut row = vec![
+                r.seq.to_string(),
+                r.thread.clone(),
+                r.at.format("%H:%M:%S%.3f").to_string(),
+                r.usage.clone(),
+                r.tokens.uncached.to_string(),
+                r.tokens.read.to_string(),
+                r.tokens.write().to_string(),
+                r.tokens.output.to_string(),
+                r.status.clone(),
+                opt(&r.cause.as_ref().map(|c| c.name())),
+                r.cause_detail
+                    .clone()
+                    .filter(|d| !d.is_empty())
+                    .unwrap_or_else(|| "-".into()),
+                r.miss_tokens.to_string(),
+                usd(r.cost_usd),
+            ];
+            if compare {
+                row.push(r.predicted.read.to_string());
+                row.push((r.predicted.write_5m + r.predicted.write_1h).to_string());
+                row.push(opt(&r.agrees.map(|b| if b { "yes" } else { "no" })));
+            }
+            row
+        })
+        .collect();
+    Section {
+        title: "Requests".into(),
+        header,
+        rows,
+    }
 }

@@ -369,6 +369,12 @@ fn unexplained_when_recorded_usage_says_miss() {
     let g = a.summary.agreement.as_ref().unwrap();
     assert_eq!((g.compared, g.agreed), (2, 1));
     assert_eq!((a.usage_used.recorded, a.usage_used.simulated), (2, 0));
+    // The table shows predicted figures and agreement next to the recorded ones.
+    let table = agentwire::report::analyze::render(&a, agentwire::report::Format::Table);
+    assert!(
+        table.contains("pred read") && table.contains("agrees"),
+        "{table}"
+    );
     // `--usage simulated` ignores the recorded figures.
     let s = analyze_exchanges(
         &b.exchanges,

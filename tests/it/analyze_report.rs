@@ -216,3 +216,80 @@ fn cli_reads_a_price_file() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("bad.json"));
 }
+
+#[test]
+fn cli_counts_bad_lines_and_bodies_and_goes_on() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let trace = write_trace(dir.path());
+    let mut bad = sample().remove(0);
+    bad.id = 99;
+    bad.request.body = agentwire::trace::Body::new(b"{\"model\": ".to_vec());
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&trace)
+        .unwrap();
+    f.write_all(b"this is not json\n").unwrap();
+    // A second writer appends a header and the exchange with the broken body.
+    let mut w = TraceWriter::from_writer(Box::new(f), &trace, &Context::new()).unwrap();
+    w.write_exchange(&bad).unwrap();
+    drop(w);
+    let out = Command::new(bin())
+        .args(["analyze", "--format", "json", "--usage", "simulated"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "degraded");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("1 unreadable lines skipped"), "{err}");
+    assert!(
+        err.contains("exchange 99: request body is not valid JSON at byte"),
+        "{err}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The good exchanges were all analysed.
+    assert_eq!(v["summary"]["requests"], 7);
+    assert_eq!(v["inputs"][0]["bad_lines"], 1);
+}
+
+#[test]
+fn several_traces_share_the_cache_and_keep_threads_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write_trace(dir.path());
+    let b = dir.path().join("b.jsonl");
+    std::fs::copy(&a, &b).unwrap();
+    let out = Command::new(bin())
+        .args([
+            "analyze",
+            "--format",
+            "json",
+            "--usage",
+            "simulated",
+            "--ttl",
+            "1h",
+        ])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let threads: Vec<&str> = v["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["thread"].as_str().unwrap())
+        .collect();
+    assert_eq!(threads, ["t1/main", "t2/main"]);
+    // The second trace repeats the first at the same times: with a one-hour TTL its first
+    // request reads what the first trace cached, so it is no cold start.
+    let r7 = &v["requests"][7];
+    assert_eq!(r7["thread"], "t2/main");
+    assert_ne!(r7["status"], "cold");
+    assert!(r7["tokens"]["read"].as_u64().unwrap() > 0);
+    assert_eq!(v["summary"]["polls"], 8);
+}
