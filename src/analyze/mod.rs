@@ -5,16 +5,20 @@
 //! calls, results, notifications) and drops the body; [`cache`] simulates the prompt cache
 //! request by request; at the end [`jobs`] finds background jobs, [`polling`] groups polls
 //! into episodes, and [`result`] prices everything into the report rows ([`Analysis`]).
+//! [`cause`], [`events`] and [`summary`] hold the verdict, event and total types.
 //! [`gate`] evaluates `--fail-on` expressions. Memory is bounded by the reduced form, not
 //! by body sizes.
 
 pub mod cache;
+pub mod cause;
+pub mod events;
 pub mod gate;
 pub mod input;
 pub mod jobs;
 pub mod polling;
 pub mod prices;
 pub mod result;
+pub mod summary;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -23,7 +27,8 @@ use serde::Serialize;
 
 use crate::trace::{Exchange, Record, TraceError, TraceReader};
 
-pub use cache::{CachePrediction, MissCause, TtlMode};
+pub use cache::TtlMode;
+pub use cause::{BilledAs, CachePrediction, MissCause};
 pub use gate::FailOn;
 pub use prices::{ModelPrice, PriceTable, Tokens};
 pub use result::{Analysis, EpisodeRow, JobRow, RequestRow, Summary, ThreadRow};
