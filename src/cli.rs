@@ -167,8 +167,9 @@ pub struct AnalyzeArgs {
     /// Cache TTL: each breakpoint's own (auto), or force 5m / 1h.
     #[arg(long, value_enum, default_value = "auto")]
     pub ttl: TtlArg,
-    /// Price table JSON file replacing the built-in one (same shape as the `prices`
-    /// table the JSON report prints, see the README).
+    /// Price table JSON file replacing the built-in one: {source, date, fallback,
+    /// models: [{model, matches, input, output, write_5m, write_1h, read, min_cacheable}]},
+    /// USD per million tokens (see docs/analyze.md).
     #[arg(long)]
     pub prices: Option<PathBuf>,
     /// Which usage figures to trust. Traces recorded against a fake server (placeholder

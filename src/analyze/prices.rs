@@ -127,8 +127,9 @@ impl PriceTable {
         }
     }
 
-    /// Read a table from a JSON file with the same shape as [`PriceTable`] (the shape
-    /// `agentwire analyze --format json` prints under `prices`).
+    /// Read a table from a JSON file with the shape of [`PriceTable`]:
+    /// `{"source", "date", "fallback", "models": [{"model", "matches", "input", "output",
+    /// "write_5m", "write_1h", "read", "min_cacheable"}]}` (see `docs/analyze.md`).
     ///
     /// Errors: [`AnalyzeError::Prices`] naming the file when it cannot be read or parsed.
     pub fn from_file(path: &Path) -> Result<Self, AnalyzeError> {

@@ -259,6 +259,7 @@ fn sections(a: &Analysis) -> Vec<Section> {
         title: "Decision records".into(),
         header: vec![
             "job_reference",
+            "thread",
             "observed_state",
             "acceptance_result",
             "decision",
@@ -268,8 +269,10 @@ fn sections(a: &Analysis) -> Vec<Section> {
             .decisions
             .iter()
             .map(|d| {
+                let thread = a.jobs.iter().find(|j| j.job.reference == d.job_reference);
                 vec![
                     d.job_reference.clone(),
+                    thread.map_or_else(|| "-".to_string(), |j| j.job.thread_label.clone()),
                     d.observed_state.clone(),
                     d.acceptance_result.clone(),
                     d.decision.clone(),

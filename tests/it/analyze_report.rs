@@ -95,10 +95,14 @@ fn json_of_every_capture_matches_the_schema() {
         return;
     }
     for f in [
+        "cc2.1.303-mcp-status-polling.pcap",
+        "cc2.1.304-bg-polling.pcap",
         "cc2.1.304-bg-job-failed.pcap",
         "cc2.1.304-cache-ttl-gap.pcap",
         "cc2.1.304-subagent.pcap",
         "cc2.1.304-toolsearch-load.pcap",
+        "cc2.1.304-hello.pcap",
+        "cc2.1.303-hello-toolsearch-on.pcap",
     ] {
         let xs = exchanges_from_pcap(&shared_capture(&format!("claude-code/{f}")));
         assert_valid(&analyze_exchanges(
