@@ -259,3 +259,58 @@ fn a_single_status_read_or_different_commands_are_not_polls() {
     // `ls src` once is a read, not a poll; `cargo build` twice is work, not inspection.
     assert_eq!(a.summary.polls, 0, "{:#?}", a.episodes);
 }
+
+#[test]
+fn background_agent_completed_and_bash_job_stopped() {
+    let agent =
+        json!({"description": "survey", "prompt": "look around", "run_in_background": true});
+    let bash = json!({"command": "./serve.sh", "run_in_background": true});
+    let note = |id: &str, status: &str| {
+        format!("<task-notification>\n<task-id>{id}</task-id>\n<status>{status}</status>\n<summary>{status}</summary>\n</task-notification>")
+    };
+    let (n1, n2) = (note("a123", "completed"), note("b7", "stopped"));
+    let xs = session(&[
+        (
+            vec![tool_use("g0", "Agent", agent), tool_use("g1", "Bash", bash)],
+            vec![
+                ("g0", "Async agent launched successfully. agentId: a123 (runs in the background)"),
+                ("g1", "Command running in background with ID: b7. Output is being written to: /tmp/b7.output."),
+            ],
+            Some(&n1),
+        ),
+        (vec![json!({"type":"text","text":"waiting"})], vec![], Some(&n2)),
+        (vec![json!({"type":"text","text":"ok"})], vec![], None),
+    ]);
+    let a = analyze(&xs);
+    let jobs: Vec<(&str, String, &str)> = a
+        .jobs
+        .iter()
+        .map(|j| {
+            let kind = serde_json::to_value(j.job.kind)
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .to_string();
+            (j.job.reference.as_str(), kind, j.job.state.name())
+        })
+        .collect();
+    assert_eq!(
+        jobs,
+        [
+            ("a123", "background_agent".to_string(), "completed"),
+            ("b7", "bash_background".to_string(), "stopped")
+        ]
+    );
+    let d: Vec<(&str, &str)> = a
+        .decisions
+        .iter()
+        .map(|d| (d.acceptance_result.as_str(), d.decision.as_str()))
+        .collect();
+    assert_eq!(d, [("pass", "keep"), ("fail", "investigate")]);
+    // a123's notification came in the same request as its start result (0 s), b7's one
+    // request (10 s) later.
+    assert_eq!(
+        (a.jobs[0].duration_s, a.jobs[1].duration_s),
+        (Some(0.0), Some(10.0))
+    );
+}
