@@ -12,6 +12,9 @@
 //!   `head`, `wc`, `ls`, `grep`, `stat`, `echo`, `ps`, ..., optionally after `sleep N;`)
 //!   on the same targets.
 //!
+//! Tools that change state (Write, Edit, Agent, ..., MCP tools named `start_…`,
+//! `create_…`, `cancel_…`, ...) are never polls, however often they repeat.
+//!
 //! A group of calls with one target is an episode when it has two or more calls, or its
 //! kind is `task_output`. Every call of an episode is a poll; a poll is *redundant* when
 //! its result equals the previous poll's result after normalization (whitespace collapsed,
@@ -228,10 +231,58 @@ pub fn target_of(c: &ToolCall, task_files: &HashMap<String, String>) -> Option<(
             return Some(t);
         }
     }
+    if changes_state(&c.name) {
+        return None;
+    }
     Some((
         PollKind::SameCall,
         format!("{}({})", c.name, canonical(&c.input)),
     ))
+}
+
+/// Claude Code tools that change state or delegate work: calling them twice is work, not
+/// a poll.
+pub const STATE_CHANGING_TOOLS: &[&str] = &[
+    "Edit",
+    "MultiEdit",
+    "Write",
+    "NotebookEdit",
+    "TodoWrite",
+    "Agent",
+    "Task",
+    "Skill",
+    "ToolSearch",
+    "CronCreate",
+    "CronDelete",
+    "EnterWorktree",
+    "ExitWorktree",
+    "ExitPlanMode",
+    "SendMessage",
+    "TaskStop",
+    "KillShell",
+    "KillBash",
+    "Workflow",
+    "ScheduleWakeup",
+];
+
+/// Verbs that start the name of a state-changing MCP tool (`mcp__srv__start_job`).
+const CHANGING_VERBS: &[&str] = &[
+    "start", "create", "delete", "remove", "update", "set", "cancel", "stop", "kill", "write",
+    "send", "post", "put", "launch", "submit", "run", "exec", "execute", "deploy", "edit",
+];
+
+/// True for a tool that changes state (by name), so repeated calls are not polls.
+pub fn changes_state(name: &str) -> bool {
+    if STATE_CHANGING_TOOLS.contains(&name) {
+        return true;
+    }
+    let last = name
+        .rsplit("__")
+        .next()
+        .unwrap_or(name)
+        .to_ascii_lowercase();
+    let verb = last.split(['_', '-']).next().unwrap_or("");
+    CHANGING_VERBS.contains(&verb)
 }
 
 /// Group the calls into episodes. `jobs` gives task output files, notifications and
