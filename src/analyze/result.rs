@@ -330,7 +330,7 @@ pub fn build(parts: Parts<'_>) -> Analysis {
         })
         .collect();
     let decisions: Vec<DecisionRecord> = parts.jobs.iter().map(decide).collect();
-    let threads = thread_rows(&parts.labels, &rows, &parts.episodes, cfg);
+    let threads = thread_rows(&parts.labels, &rows, &parts.episodes);
     let summary = summarize(&rows, &episodes, &jobs, threads.len(), compared, agreed);
     Analysis {
         schema_version: SCHEMA_VERSION,

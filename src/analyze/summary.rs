@@ -9,7 +9,6 @@ use super::cause::MissCause;
 use super::polling::Episode;
 use super::prices::Tokens;
 use super::result::{EpisodeRow, JobRow, RequestRow};
-use super::AnalyzeConfig;
 
 /// Misses of one cause.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -106,12 +105,7 @@ pub struct ThreadRow {
 }
 
 /// One row per thread (labels by global thread number).
-pub fn thread_rows(
-    labels: &[String],
-    rows: &[RequestRow],
-    episodes: &[Episode],
-    _cfg: &AnalyzeConfig,
-) -> Vec<ThreadRow> {
+pub fn thread_rows(labels: &[String], rows: &[RequestRow], episodes: &[Episode]) -> Vec<ThreadRow> {
     let mut out: Vec<ThreadRow> = labels
         .iter()
         .map(|l| ThreadRow {
