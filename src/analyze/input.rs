@@ -80,6 +80,8 @@ pub struct Request {
     pub exchange: u64,
     /// Global thread number (unique across traces).
     pub thread: usize,
+    /// Turn within the thread: the number of assistant messages in the history.
+    pub turn: usize,
     /// When the request started.
     pub at: DateTime<Utc>,
     /// `model` (empty if absent).
@@ -323,6 +325,7 @@ impl InputStage {
             trace: self.trace,
             exchange: x.id,
             thread,
+            turn: r.turn(),
             at: x.started_at,
             model: r.model.clone().unwrap_or_default(),
             params,

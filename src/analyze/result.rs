@@ -120,6 +120,8 @@ pub struct RequestRow {
     pub exchange: u64,
     /// Thread label.
     pub thread: String,
+    /// Turn within the thread (assistant messages in the history).
+    pub turn: usize,
     /// Start time.
     pub at: DateTime<Utc>,
     /// Model.
@@ -276,6 +278,7 @@ pub fn build(parts: Parts<'_>) -> Analysis {
             trace: r.trace,
             exchange: r.exchange,
             thread: parts.labels.get(r.thread).cloned().unwrap_or_default(),
+            turn: r.turn,
             at: r.at,
             model: r.model.clone(),
             usage: if use_recorded {

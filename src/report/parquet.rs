@@ -5,7 +5,7 @@
 //! USD, tokens and counts are INT64, text is UTF8; optional columns may be null.
 //!
 //! Schema (column: type):
-//! - `requests.parquet`: trace, exchange, seq int64; thread str; at_us int64; model, usage
+//! - `requests.parquet`: trace, exchange, seq int64; thread str; turn, at_us int64; model, usage
 //!   str; uncached, read, write_5m, write_1h, output int64 (figures used);
 //!   predicted_read, predicted_write, predicted_uncached int64; observed_read,
 //!   observed_write int64 (null when not recorded); status str; cause, cause_detail str
@@ -216,6 +216,7 @@ pub fn write_tables(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ParquetErr
             i64s("exchange", r.iter().map(|x| n(x.exchange))),
             i64s("seq", r.iter().map(|x| x.seq as i64)),
             strs("thread", r.iter().map(|x| x.thread.clone())),
+            i64s("turn", r.iter().map(|x| x.turn as i64)),
             i64s("at_us", r.iter().map(|x| x.at.timestamp_micros())),
             strs("model", r.iter().map(|x| x.model.clone())),
             strs("usage", r.iter().map(|x| x.usage.clone())),

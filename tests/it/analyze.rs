@@ -201,8 +201,15 @@ fn subagent_two_threads_with_per_thread_figures() {
     let names: Vec<&str> = a.threads.iter().map(|t| t.thread.as_str()).collect();
     assert_eq!(names, ["main", "sub-1"]);
     assert_eq!((a.threads[0].requests, a.threads[1].requests), (2, 2));
-    let threads: Vec<&str> = a.requests.iter().map(|r| r.thread.as_str()).collect();
-    assert_eq!(threads, ["main", "sub-1", "sub-1", "main"]);
+    let threads: Vec<(&str, usize)> = a
+        .requests
+        .iter()
+        .map(|r| (r.thread.as_str(), r.turn))
+        .collect();
+    assert_eq!(
+        threads,
+        [("main", 0), ("sub-1", 0), ("sub-1", 1), ("main", 1)]
+    );
     // The subagent has its own tool list: it starts cold, then hits its own prefix.
     assert_eq!(a.requests[1].cause, Some(MissCause::ColdStart));
     assert_eq!(a.requests[2].status, "hit");
