@@ -31,6 +31,8 @@ pub enum Command {
     Diff(DiffArgs),
     /// Record every combination of CLI versions × settings × routes and tabulate them.
     Matrix(MatrixArgs),
+    /// Redundant polling, prompt-cache misses and background jobs across traces.
+    Analyze(AnalyzeArgs),
 }
 
 /// `agentwire ca`.
@@ -284,4 +286,79 @@ pub struct DiffArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
+}
+
+/// `--ttl`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum TtlArg {
+    /// Each breakpoint's own `ttl` (default 5 minutes).
+    Auto,
+    /// 5 minutes everywhere.
+    #[value(name = "5m")]
+    M5,
+    /// 1 hour everywhere.
+    #[value(name = "1h")]
+    H1,
+}
+
+impl From<TtlArg> for agentwire::analyze::TtlMode {
+    fn from(t: TtlArg) -> Self {
+        match t {
+            TtlArg::Auto => Self::Auto,
+            TtlArg::M5 => Self::M5,
+            TtlArg::H1 => Self::H1,
+        }
+    }
+}
+
+/// `--usage`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum UsageArg {
+    /// The responses' usage figures.
+    Recorded,
+    /// agentwire's cache simulation and token estimates.
+    Simulated,
+    /// Simulated for exchanges agentwire's fake server answered, recorded where responses
+    /// carry cache fields, simulated elsewhere.
+    Auto,
+}
+
+impl From<UsageArg> for agentwire::analyze::UsageMode {
+    fn from(u: UsageArg) -> Self {
+        match u {
+            UsageArg::Recorded => Self::Recorded,
+            UsageArg::Simulated => Self::Simulated,
+            UsageArg::Auto => Self::Auto,
+        }
+    }
+}
+
+/// `agentwire analyze`.
+#[derive(Args, Debug)]
+pub struct AnalyzeArgs {
+    /// Trace files (JSON Lines), analysed together (threads per file, one shared cache).
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: FormatArg,
+    /// Cache TTL: each breakpoint's own (auto), or force 5m / 1h.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub ttl: TtlArg,
+    /// Price table JSON file replacing the built-in one: {source, date, fallback,
+    /// models: [{model, matches, input, output, write_5m, write_1h, read, min_cacheable}]},
+    /// USD per million tokens (see docs/analyze.md).
+    #[arg(long)]
+    pub prices: Option<PathBuf>,
+    /// Which usage figures to trust. Traces recorded against a fake server (placeholder
+    /// usage) need `simulated`.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub usage: UsageArg,
+    /// Fail (exit 4) when a metric crosses a threshold, e.g. `redundant-polls>5`,
+    /// `cache-miss-cost>$0.50` (repeatable).
+    #[arg(long = "fail-on", value_name = "EXPR")]
+    pub fail_on: Vec<String>,
+    /// Also write the tables as Parquet files into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub parquet: Option<PathBuf>,
 }

@@ -5,6 +5,7 @@
 //! [`trace::Exchange`] records; everything downstream reads exchanges through the
 //! [`api`] view of their bodies; [`diff`] compares requests.
 
+pub mod analyze;
 pub mod api;
 pub mod capture;
 pub mod diff;

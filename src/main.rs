@@ -1,5 +1,6 @@
 //! The `agentwire` binary: parse arguments, call the library, print `error: …`, and map
-//! outcomes to exit codes (0 ok, 1 error, 2 usage, 3 degraded: some input was bad).
+//! outcomes to exit codes (0 ok, 1 error, 2 usage, 3 degraded: some input was bad,
+//! 4 an `analyze --fail-on` gate tripped).
 
 mod cli;
 mod commands;

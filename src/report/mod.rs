@@ -4,6 +4,8 @@
 pub mod diff;
 pub mod matrix;
 pub mod replay;
+pub mod analyze;
+pub mod parquet;
 pub mod show;
 mod writer;
 

@@ -1,5 +1,9 @@
 //! Integration tests: one binary, shared helpers in `common`.
 
+mod analyze;
+mod analyze_cache;
+mod analyze_polls;
+mod analyze_report;
 mod common;
 mod diff;
 mod diff_snapshots;
@@ -10,3 +14,5 @@ mod record;
 mod replay;
 mod server;
 mod tshark;
+mod common_tshark;
+mod hand_trace;
