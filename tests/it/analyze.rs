@@ -8,10 +8,7 @@ use crate::common::shared_capture;
 use crate::common_tshark::{exchanges_from_pcap, have_tshark};
 
 fn run(capture: &str) -> Option<Analysis> {
-    if !have_tshark() {
-        eprintln!("tshark not installed: skipping {capture}");
-        return None;
-    }
+    assert!(have_tshark(), "tshark is required for {capture} (`make deps` installs it)");
     let xs = exchanges_from_pcap(&shared_capture(&format!("claude-code/{capture}")));
     let cfg = AnalyzeConfig {
         // The fake server's usage figures are placeholders.

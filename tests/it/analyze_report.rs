@@ -91,9 +91,7 @@ fn json_matches_the_committed_schema() {
 
 #[test]
 fn json_of_every_capture_matches_the_schema() {
-    if !have_tshark() {
-        return;
-    }
+    assert!(have_tshark(), "tshark is required (`make deps` installs it)");
     for f in [
         "cc2.1.303-mcp-status-polling.pcap",
         "cc2.1.304-bg-polling.pcap",
