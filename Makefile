@@ -24,12 +24,14 @@ deps: ## install what is missing: system packages (apt-get) and checks for cargo
 build: deps ## build agentwire (debug)
 	cargo build --locked
 
-demo: build ## record a sample agent session under the fake server and report on it
+demo: build ## record a sample agent session under the fake server, show and analyze it
 	@mkdir -p target/demo
 	@echo "== agentwire record: a small agent (captures/clients/mini_agent.py) driven by captures/scenarios/sample-agent.json"
 	$(BIN) record --script captures/scenarios/sample-agent.json -o target/demo/session.jsonl -- python3 captures/clients/mini_agent.py "build the project"
 	@echo "== agentwire show target/demo/session.jsonl"
 	$(BIN) show target/demo/session.jsonl
+	@echo "== agentwire analyze target/demo/session.jsonl (polling, prompt cache, background jobs)"
+	$(BIN) analyze target/demo/session.jsonl
 
 test: deps ## run the test suite (unit, integration with real servers, CLIs and captures)
 	cargo test --locked
