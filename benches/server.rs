@@ -258,6 +258,10 @@ fn main() {
         let no_keep_alive: MakeClient = Arc::new(|| reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap());
 
         let _ = load(&stub_url, conc * 10, conc, plain()).await; // warm up
+        // One client at a time: added latency without queueing on the two cores.
+        let seq_base = load(&base_url, total / 4, 1, plain()).await;
+        let seq_direct = load(&stub_url, total / 4, 1, plain()).await;
+        let seq_proxy = load(&proxy_url, total / 4, 1, plain()).await;
         let baseline = load(&base_url, total, conc, plain()).await;
         let direct = load(&stub_url, total, conc, plain()).await;
         let proxied = load(&proxy_url, total, conc, plain()).await;
@@ -271,6 +275,9 @@ fn main() {
         println!();
         println!("| target | requests | req/s | TTFB p50 / p99 ms | total p50 / p99 ms | added TTFB p50 / p99 ms | added total p50 / p99 ms |");
         println!("| --- | --- | --- | --- | --- | --- | --- |");
+        row("1 client: bare hyper server (baseline)", &seq_base, None);
+        row("1 client: agentwire serve (stub, recording) vs baseline", &seq_direct, Some(&seq_base));
+        row("1 client: agentwire serve --upstream -> stub, vs direct stub", &seq_proxy, Some(&seq_direct));
         row("bare hyper server (baseline: no parsing, no recording)", &baseline, None);
         row("agentwire serve (stub, recording) vs baseline", &direct, Some(&baseline));
         row("agentwire serve --upstream (recording proxy) -> stub, vs direct stub", &proxied, Some(&direct));
