@@ -14,8 +14,8 @@ use agentwire::trace::{Context, TraceWriter};
 use agentwire::capture::server::replay::{Replay, Timing};
 
 use crate::cli::{
-    AnalyzeArgs, CaArgs, Cli, Command, DiffArgs, LimitArgs, MatrixArgs, RecordArgs, ReplayArgs, ReplyArgs,
-    RouteArg, ServeArgs, ShowArgs,
+    AnalyzeArgs, CaArgs, Cli, Command, DiffArgs, LimitArgs, MatrixArgs, RecordArgs, ReplayArgs,
+    ReplyArgs, RouteArg, ServeArgs, ShowArgs,
 };
 
 /// Exit code for a run that finished but met bad input (records skipped).

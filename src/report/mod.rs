@@ -1,11 +1,11 @@
 //! Renderers: terminal tables, Markdown, JSON. Each report type has a module that turns
 //! an analysis result into text; nothing here reads files or sockets.
 
+pub mod analyze;
 pub mod diff;
 pub mod matrix;
-pub mod replay;
-pub mod analyze;
 pub mod parquet;
+pub mod replay;
 pub mod show;
 mod writer;
 

@@ -8,7 +8,10 @@ use crate::common::shared_capture;
 use crate::common_tshark::{exchanges_from_pcap, have_tshark};
 
 fn run(capture: &str) -> Option<Analysis> {
-    assert!(have_tshark(), "tshark is required for {capture} (`make deps` installs it)");
+    assert!(
+        have_tshark(),
+        "tshark is required for {capture} (`make deps` installs it)"
+    );
     let xs = exchanges_from_pcap(&shared_capture(&format!("claude-code/{capture}")));
     let cfg = AnalyzeConfig {
         // The fake server's usage figures are placeholders.

@@ -91,7 +91,10 @@ fn json_matches_the_committed_schema() {
 
 #[test]
 fn json_of_every_capture_matches_the_schema() {
-    assert!(have_tshark(), "tshark is required (`make deps` installs it)");
+    assert!(
+        have_tshark(),
+        "tshark is required (`make deps` installs it)"
+    );
     for f in [
         "cc2.1.303-mcp-status-polling.pcap",
         "cc2.1.304-bg-polling.pcap",
