@@ -484,3 +484,34 @@ fn unsafe_kill(pid: u32) {
         .args(["-9", &pid.to_string()])
         .status();
 }
+
+/// Requests hyper cannot parse are recorded raw (they used to vanish), and the server keeps
+/// serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unparseable_requests_are_recorded_raw() {
+    let s = TestServer::start(ServerConfig::default()).await;
+    let addr = s.server.addr;
+    let sent: Vec<&'static [u8]> = vec![
+        b"GARBAGE\r\n\r\n",
+        b"GET / HTTP/9.9\r\n\r\n",
+        b"POST /v1/messages HTTP/1.1\r\ncontent-length: -1\r\n\r\n",
+    ];
+    let payloads = sent.clone();
+    let statuses = tokio::task::spawn_blocking(move || {
+        payloads.iter().map(|p| read_status(&mut raw_request(addr, "", p))).collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    assert_eq!(statuses, [400, 400, 400]);
+    let (st, _) = post(&client(), &s.url("/v1/messages"), messages_body(500, 3)).await;
+    assert_eq!(st, 200);
+    let t = s.finish().await;
+    let bad: Vec<&[u8]> = t
+        .exchanges
+        .iter()
+        .filter(|x| x.error.as_ref().is_some_and(|e| e.kind == "malformed_http"))
+        .map(|x| x.request.body.bytes.as_slice())
+        .collect();
+    assert_eq!(bad, sent);
+    assert_eq!(t.exchanges[0].request.method, "GARBAGE");
+}

@@ -47,7 +47,13 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
         })
         .collect();
     redact_headers(&mut headers);
+    if let Some(c) = &conn {
+        c.recent.clear();
+    }
     let (bytes, end) = read_body(body, st.config.max_body, clock + st.config.body_timeout).await;
+    if let Some(c) = &conn {
+        c.recent.clear();
+    }
     let mut source = Source::new(SourceKind::Server);
     source.mode = Some(st.config.mode.name().into());
     source.server = Some(st.listen.to_string());
@@ -447,4 +453,49 @@ async fn replay_answer(
     builder
         .body(AxumBody::from_stream(stream))
         .unwrap_or_default()
+}
+
+/// Record what a connection sent that hyper could not parse as a request (bad request
+/// line or headers, a head too large, a head too slow, a head cut off), raw.
+pub(crate) fn record_unparsed(st: &AppState, conn: &ConnInfo, e: &hyper::Error) {
+    let raw = conn.recent.take();
+    if raw.iter().all(u8::is_ascii_whitespace) {
+        return; // an idle keep-alive connection closed or timed out: nothing was sent
+    }
+    let kind = if e.is_parse_too_large() {
+        "head_too_large"
+    } else if e.is_parse() || e.is_parse_status() {
+        "malformed_http"
+    } else if e.is_timeout() {
+        "head_timeout"
+    } else {
+        "incomplete_head"
+    };
+    let line = raw.split(|&b| b == b'\n').next().unwrap_or(&[]);
+    let line = String::from_utf8_lossy(line).trim_end().to_string();
+    let mut parts = line.splitn(3, ' ');
+    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let mut source = Source::new(SourceKind::Server);
+    source.mode = Some(st.config.mode.name().into());
+    source.server = Some(st.listen.to_string());
+    source.client = Some(conn.peer.to_string());
+    source.connection = Some(conn.id);
+    let n = raw.len();
+    let draft = Draft {
+        id: st.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        started_at: Utc::now(),
+        clock: Instant::now(),
+        source,
+        request: HttpRequest {
+            method: method.chars().take(32).collect(),
+            target: redact_text(&target.chars().take(2048).collect::<String>()),
+            version: String::new(),
+            headers: Vec::new(),
+            body: Body::new(raw).with_truncated(true),
+        },
+        notes: Default::default(),
+        recorder: Some(st.recorder.clone()),
+    };
+    let message = format!("the connection sent {n} bytes that are not a valid HTTP/1.1 request ({e}); they are kept raw as the body");
+    draft.finish(None, Some(ExchangeError { kind: kind.into(), message }));
 }

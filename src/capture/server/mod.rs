@@ -9,6 +9,7 @@
 
 mod draft;
 mod handler;
+mod tee;
 pub mod intercept;
 pub mod proxy;
 pub mod recorder;
@@ -128,6 +129,8 @@ pub(crate) struct ConnInfo {
     pub(crate) id: u64,
     /// `host:port` the client asked for, when the connection came through a CONNECT.
     pub(crate) host: Option<Arc<str>>,
+    /// Bytes received since the last request the handler saw.
+    pub(crate) recent: tee::Recent,
 }
 
 /// The router: one handler that records and dispatches every request.
@@ -314,9 +317,9 @@ async fn accept_loop(
                     }
                 };
                 let _ = stream.set_nodelay(true);
-                let info = ConnInfo { peer, id: next_conn, host: None };
+                let info = ConnInfo { peer, id: next_conn, host: None, recent: tee::Recent::default() };
                 next_conn += 1;
-                let svc = conns.service(info);
+                let svc = conns.service(info.clone());
                 match &acceptor {
                     None if conns.intercept.is_some() => {
                         // CONNECT needs upgrades, which hyper-util's graceful shutdown does
@@ -327,9 +330,13 @@ async fn accept_loop(
                         });
                     }
                     None => {
-                        let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), svc));
+                        let io = TokioIo::new(tee::Tee::new(stream, info.recent.clone()));
+                        let conn = graceful.watch(builder.serve_connection(io, svc));
+                        let state = conns.state.clone();
                         tokio::spawn(async move {
-                            let _ = conn.await;
+                            if let Err(e) = conn.await {
+                                handler::record_unparsed(&state, &info, &e);
+                            }
                         });
                     }
                     Some(acceptor) => {
