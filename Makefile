@@ -27,7 +27,7 @@ build: deps ## build agentwire (debug)
 demo: build ## record a sample agent session under the fake server, show and analyze it
 	@mkdir -p target/demo
 	@echo "== agentwire record: a small agent (captures/clients/mini_agent.py) driven by captures/scenarios/sample-agent.json"
-	$(BIN) record --script captures/scenarios/sample-agent.json -o target/demo/session.jsonl -- python3 captures/clients/mini_agent.py "build the project"
+	$(BIN) record --force --route base-url --script captures/scenarios/sample-agent.json -o target/demo/session.jsonl -- python3 captures/clients/mini_agent.py "build the project"
 	@echo "== agentwire show target/demo/session.jsonl"
 	$(BIN) show target/demo/session.jsonl
 	@echo "== agentwire analyze target/demo/session.jsonl (polling, prompt cache, background jobs)"

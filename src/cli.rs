@@ -195,6 +195,9 @@ pub struct RecordArgs {
     /// Seconds before the CLI is killed.
     #[arg(long, default_value_t = 300)]
     pub timeout: u64,
+    /// Overwrite the trace file if it exists.
+    #[arg(long)]
+    pub force: bool,
     /// How the CLI reaches agentwire: `first-party` (HTTPS_PROXY + agentwire's CA: what a
     /// user of api.anthropic.com sends) or `base-url` (ANTHROPIC_BASE_URL: what a gateway
     /// user sends).

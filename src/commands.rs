@@ -154,12 +154,7 @@ fn serve(a: ServeArgs) -> Result<ExitCode> {
     );
     runtime()?.block_on(async move {
         let listener = server::bind(&config.addr).await?;
-        if !a.force && std::fs::metadata(&a.output).is_ok_and(|m| m.len() > 0) {
-            anyhow::bail!(
-                "{} already exists; pass --force to overwrite it or -o to write elsewhere",
-                a.output.display()
-            );
-        }
+        check_output(&a.output, a.force)?;
         let writer = TraceWriter::create(&a.output, &context)?;
         let srv = server::start_on(listener, config, writer).await?;
         out(&format!("{}\n", srv.base_url()))?;
@@ -192,7 +187,19 @@ async fn wait_for_signal() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
+/// Refuse to overwrite a non-empty trace unless `force`.
+fn check_output(path: &std::path::Path, force: bool) -> Result<()> {
+    if !force && std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
+        anyhow::bail!(
+            "{} already exists; pass --force to overwrite it or -o to write elsewhere",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 fn record(a: RecordArgs) -> Result<ExitCode> {
+    check_output(&a.output, a.force)?;
     use agentwire::capture::npm::CliSpec;
     use agentwire::capture::record::{self, parse_env, RecordConfig, Target};
     let target = match &a.cli {
@@ -272,7 +279,7 @@ fn replay(a: ReplayArgs) -> Result<ExitCode> {
     let summary = runtime()?.block_on(resend(&trace, &cfg))?;
     out(&report::replay::render(&summary, a.format.into()))?;
     let code = report_problems(&trace);
-    if summary.statuses.keys().any(|k| k == "error") || summary.differing > 0 {
+    if summary.statuses.keys().any(|k| k == "error") || summary.differing.unwrap_or(0) > 0 {
         return Ok(ExitCode::from(1));
     }
     Ok(code)

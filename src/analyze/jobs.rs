@@ -189,6 +189,7 @@ pub fn find_jobs(
     notes: &[Notification],
     claims: &[(usize, usize)],
     labels: &[String],
+    trace_of: &[usize],
 ) -> Vec<Job> {
     let mut jobs: Vec<Job> = Vec::new();
     for c in calls {
@@ -260,7 +261,9 @@ pub fn find_jobs(
     // Notifications for background tasks.
     for j in jobs.iter_mut().filter(|j| j.kind != JobKind::McpJob) {
         let n = notes.iter().find(|n| {
-            n.task_id == j.reference || n.tool_use_id.as_deref() == Some(j.start_call.as_str())
+            trace_of.get(n.thread) == trace_of.get(j.thread)
+                && (n.task_id == j.reference
+                    || n.tool_use_id.as_deref() == Some(j.start_call.as_str()))
         });
         if let Some(n) = n {
             j.notified_at = Some(n.at);

@@ -151,6 +151,14 @@ impl Analyzer {
             let t = self.inputs.len() - 1;
             self.labels.extend(s.labels.into_iter().map(|l| (t, l)));
         }
+        // Tool-use ids repeat across traces (scripted sessions): a trace's results only
+        // ever belong to that trace's calls.
+        for (id, r) in std::mem::take(&mut self.orphan_results) {
+            if let Some(&i) = self.call_index.get(&id) {
+                self.calls[i].result.get_or_insert(r);
+            }
+        }
+        self.call_index.clear();
     }
 
     /// Start the next trace (threads never continue across traces; the cache does).
@@ -225,11 +233,6 @@ impl Analyzer {
     /// Finish: find jobs and episodes, price everything, build the report.
     pub fn finish(mut self) -> Analysis {
         self.end_trace();
-        for (id, r) in std::mem::take(&mut self.orphan_results) {
-            if let Some(&i) = self.call_index.get(&id) {
-                self.calls[i].result.get_or_insert(r);
-            }
-        }
         let multi = self.inputs.len() > 1;
         let labels: Vec<String> = self
             .labels
@@ -242,7 +245,8 @@ impl Analyzer {
                 }
             })
             .collect();
-        let mut jobs = jobs::find_jobs(&self.calls, &self.notes, &self.claims, &labels);
+        let trace_of: Vec<usize> = self.labels.iter().map(|(t, _)| *t).collect();
+        let mut jobs = jobs::find_jobs(&self.calls, &self.notes, &self.claims, &labels, &trace_of);
         let episodes = polling::find_episodes(&self.calls, &self.notes, &mut jobs, &labels);
         result::build(result::Parts {
             cfg: &self.cfg,

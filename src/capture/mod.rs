@@ -6,3 +6,16 @@ pub mod npm;
 pub mod record;
 pub mod resend;
 pub mod server;
+
+/// An error and its causes on one line, `outer: cause: root cause` (for messages that
+/// travel in traces and reports, where there is no error chain to walk later).
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
+}

@@ -62,8 +62,8 @@ pub struct Summary {
     pub statuses: BTreeMap<String, usize>,
     /// Latency percentiles in milliseconds: p50, p90, p99, max.
     pub latency_ms: [f64; 4],
-    /// Requests whose response differed from the recording (with `compare`).
-    pub differing: usize,
+    /// Requests whose response differed from the recording (`None` without `compare`).
+    pub differing: Option<usize>,
     /// Wall time in seconds.
     pub seconds: f64,
     /// Per-request outcomes, in trace order.
@@ -87,7 +87,13 @@ pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<Summary, Resend
     let exchanges: Vec<Exchange> = trace
         .exchanges
         .iter()
-        .filter(|x| !x.request.body.truncated)
+        // only requests that reached a handler: no CONNECT tunnels, nothing truncated or
+        // unparseable
+        .filter(|x| {
+            !x.request.body.truncated
+                && x.request.target.starts_with('/')
+                && !x.request.method.eq_ignore_ascii_case("CONNECT")
+        })
         .cloned()
         .collect();
     if exchanges.is_empty() {
@@ -147,10 +153,12 @@ pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<Summary, Resend
             pct(0.99),
             lat.last().copied().unwrap_or(0.0),
         ],
-        differing: outcomes
-            .iter()
-            .filter(|o| !o.differences.is_empty())
-            .count(),
+        differing: cfg.compare.then(|| {
+            outcomes
+                .iter()
+                .filter(|o| !o.differences.is_empty())
+                .count()
+        }),
         seconds: start.elapsed().as_secs_f64(),
         outcomes,
     })
@@ -212,10 +220,14 @@ async fn send_one(
             id: x.id,
             status: None,
             latency_ms,
-            error: Some(e.to_string()),
+            error: Some(super::error_chain(&e)),
             differences: Vec::new(),
         },
     }
+}
+
+fn opt(o: &Option<String>) -> &str {
+    o.as_deref().unwrap_or("none")
 }
 
 /// What differs between the recorded response of `x` and a new one: status, stop reason,
@@ -240,8 +252,9 @@ pub fn compare_response(x: &Exchange, status: u16, ct: Option<&str>, body: &[u8]
         (ResponseBody::Message(a), ResponseBody::Message(b)) => {
             if a.stop_reason != b.stop_reason {
                 d.push(format!(
-                    "stop_reason {:?} -> {:?}",
-                    a.stop_reason, b.stop_reason
+                    "stop_reason {} -> {}",
+                    opt(&a.stop_reason),
+                    opt(&b.stop_reason)
                 ));
             }
             let calls = |m: &crate::api::ResponseMessage| -> Vec<String> {
@@ -250,13 +263,20 @@ pub fn compare_response(x: &Exchange, status: u16, ct: Option<&str>, body: &[u8]
                     .collect()
             };
             if calls(&a) != calls(&b) {
-                d.push(format!("tool calls {:?} -> {:?}", calls(&a), calls(&b)));
+                d.push(format!(
+                    "tool calls [{}] -> [{}]",
+                    calls(&a).join(", "),
+                    calls(&b).join(", ")
+                ));
             }
             let text = |m: &crate::api::ResponseMessage| -> String {
                 m.content.iter().filter_map(|c| c.text()).collect()
             };
             if text(&a) != text(&b) {
-                d.push("text differs".into());
+                let cut = |m: &crate::api::ResponseMessage| -> String {
+                    text(m).chars().take(80).collect()
+                };
+                d.push(format!("text {:?} -> {:?}", cut(&a), cut(&b)));
             }
         }
         (ResponseBody::Error { error_type: a, .. }, ResponseBody::Error { error_type: b, .. })

@@ -15,7 +15,7 @@ pub fn render(s: &Summary, format: Format) -> String {
         .map(|(k, v)| format!("{k}: {v}"))
         .collect();
     let [p50, p90, p99, max] = s.latency_ms;
-    let rows = vec![
+    let mut rows = vec![
         vec!["requests".to_string(), s.requests.to_string()],
         vec!["statuses".into(), statuses.join(", ")],
         vec![
@@ -26,11 +26,13 @@ pub fn render(s: &Summary, format: Format) -> String {
             "requests/s".into(),
             format!("{:.1}", s.requests as f64 / s.seconds.max(1e-9)),
         ],
-        vec![
-            "responses differing from the recording".into(),
-            s.differing.to_string(),
-        ],
     ];
+    if let Some(d) = s.differing {
+        rows.push(vec![
+            "responses differing from the recording".into(),
+            d.to_string(),
+        ]);
+    }
     let mut out = match format {
         Format::Markdown => super::markdown_table(&["replay", "value"], &rows),
         _ => {

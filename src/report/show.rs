@@ -117,6 +117,9 @@ fn row(x: &Exchange, threads: &mut ThreadTracker) -> ShowRow {
 }
 
 fn note(x: &Exchange) -> Option<String> {
+    if let Some(e) = x.error.as_ref().filter(|e| e.kind == "tls_failed") {
+        return Some(e.message.clone());
+    }
     if let Some(r) = x.notes.get("replay") {
         let id = r["recorded_id"].as_u64().unwrap_or(0);
         return Some(if r["exact"] == true {

@@ -226,3 +226,89 @@ fn subagent_two_threads_with_per_thread_figures() {
         assert!(t.tokens.read > 0);
     }
 }
+
+/// Reported by a user: with two traces of the same scenario (tool-use ids repeat), the
+/// second trace's job took the first trace's notification (negative duration, every poll
+/// "after notification").
+#[test]
+fn jobs_pair_with_their_own_traces_notification_when_several_traces_are_analyzed() {
+    use agentwire::analyze::analyze_files;
+    use agentwire::trace::{Context, TraceWriter};
+    let xs = exchanges_from_pcap(&shared_capture("claude-code/cc2.1.304-bg-polling.pcap"));
+    let dir = tempfile::tempdir().unwrap();
+    let paths: Vec<std::path::PathBuf> = (0..2)
+        .map(|i| dir.path().join(format!("t{i}.jsonl")))
+        .collect();
+    for p in &paths {
+        let mut w = TraceWriter::create(p, &Context::new()).unwrap();
+        for x in &xs {
+            w.write_exchange(x).unwrap();
+        }
+    }
+    let refs: Vec<&std::path::Path> = paths.iter().map(|p| p.as_path()).collect();
+    let cfg = AnalyzeConfig {
+        usage: UsageMode::Simulated,
+        ..AnalyzeConfig::default()
+    };
+    let a = analyze_files(&refs, cfg).unwrap();
+    assert_eq!(a.jobs.len(), 2);
+    let one = run("cc2.1.304-bg-polling.pcap").unwrap();
+    for j in &a.jobs {
+        assert_eq!(
+            j.duration_s, one.jobs[0].duration_s,
+            "{}",
+            j.job.thread_label
+        );
+        assert!(j.duration_s.unwrap() > 0.0);
+    }
+    assert_eq!(a.summary.polls_after_notified, 0);
+}
+
+/// Reported by a user: on the first-party route Claude Code's billing system block changes
+/// on every request, and the simulation blamed it for a miss on every turn (0% hits).
+#[test]
+fn billing_header_block_does_not_break_the_cache_on_the_first_party_route() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fp.jsonl");
+    let script = crate::common::repo().join("captures/scenarios/bg-build.json");
+    let o = std::process::Command::new(crate::common::bin())
+        .args([
+            "record",
+            "--cli",
+            "claude-code@2.1.304",
+            "--route",
+            "first-party",
+            "--script",
+        ])
+        .arg(&script)
+        .arg("-o")
+        .arg(&out)
+        .args(["--", "-p", "run the build", "--allowedTools", "Bash"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let a = agentwire::analyze::analyze_files(&[out.as_path()], AnalyzeConfig::default()).unwrap();
+    // the billing block really changes between requests…
+    let t = agentwire::trace::Trace::open(&out).unwrap();
+    let billing: std::collections::HashSet<String> = t
+        .exchanges
+        .iter()
+        .filter(|x| x.is_messages())
+        .filter_map(|x| {
+            let r = agentwire::api::MessagesRequest::parse(&x.request.body.bytes).ok()?;
+            r.system?.blocks.first()?.text().map(str::to_string)
+        })
+        .filter(|s| s.starts_with("x-anthropic-billing-header"))
+        .collect();
+    assert!(billing.len() > 1, "the fingerprint changes per request");
+    // …yet only the cold start misses, and nothing is blamed on the system prompt
+    assert!(
+        a.summary.cache_hit_rate > 0.5,
+        "hit rate {}",
+        a.summary.cache_hit_rate
+    );
+    assert!(a
+        .requests
+        .iter()
+        .all(|r| !matches!(r.predicted.cause, Some(MissCause::SystemChanged { .. }))));
+}

@@ -9,9 +9,18 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `../shared/captures/...` next to the repository (read-only test input; never copied).
+/// `../shared/captures/...` next to the repository (read-only test input; never copied),
+/// or under `$AGENTWIRE_SHARED_CAPTURES`. Panics with a clear message when missing.
 pub fn shared_capture(rel: &str) -> PathBuf {
-    repo().join("../shared/captures").join(rel)
+    let root = std::env::var_os("AGENTWIRE_SHARED_CAPTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("../shared/captures"));
+    assert!(
+        root.is_dir(),
+        "the shared reference captures are missing: expected {} (set AGENTWIRE_SHARED_CAPTURES to their folder)",
+        root.display()
+    );
+    root.join(rel)
 }
 
 /// Path of the built `agentwire` binary.

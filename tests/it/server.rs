@@ -498,7 +498,10 @@ async fn unparseable_requests_are_recorded_raw() {
     ];
     let payloads = sent.clone();
     let statuses = tokio::task::spawn_blocking(move || {
-        payloads.iter().map(|p| read_status(&mut raw_request(addr, "", p))).collect::<Vec<_>>()
+        payloads
+            .iter()
+            .map(|p| read_status(&mut raw_request(addr, "", p)))
+            .collect::<Vec<_>>()
     })
     .await
     .unwrap();

@@ -482,7 +482,9 @@ pub(crate) fn record_unparsed(st: &AppState, conn: &ConnInfo, e: &hyper::Error) 
     source.connection = Some(conn.id);
     let n = raw.len();
     let draft = Draft {
-        id: st.next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        id: st
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         started_at: Utc::now(),
         clock: Instant::now(),
         source,
@@ -497,5 +499,11 @@ pub(crate) fn record_unparsed(st: &AppState, conn: &ConnInfo, e: &hyper::Error) 
         recorder: Some(st.recorder.clone()),
     };
     let message = format!("the connection sent {n} bytes that are not a valid HTTP/1.1 request ({e}); they are kept raw as the body");
-    draft.finish(None, Some(ExchangeError { kind: kind.into(), message }));
+    draft.finish(
+        None,
+        Some(ExchangeError {
+            kind: kind.into(),
+            message,
+        }),
+    );
 }

@@ -9,13 +9,13 @@
 
 mod draft;
 mod handler;
-mod tee;
 pub mod intercept;
 pub mod proxy;
 pub mod recorder;
 pub mod replay;
 pub mod reply;
 pub mod script;
+mod tee;
 pub mod tls;
 
 use std::net::SocketAddr;

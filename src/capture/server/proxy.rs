@@ -155,7 +155,11 @@ pub(crate) async fn forward(
             } else {
                 (502, "failed")
             };
-            let msg = format!("upstream {} {what}: {}", up.base, error_chain(&e));
+            let msg = format!(
+                "upstream {} {what}: {}",
+                up.base,
+                crate::capture::error_chain(&e)
+            );
             return super::handler::error_response(draft, status, &msg, rid, "upstream_error");
         }
     };
@@ -185,7 +189,7 @@ pub(crate) async fn forward(
                 kind: "upstream_reset".into(),
                 message: format!(
                     "upstream {base} broke off the response: {}",
-                    error_chain(&e)
+                    crate::capture::error_chain(&e)
                 ),
             },
             abort: true,
@@ -195,15 +199,4 @@ pub(crate) async fn forward(
     builder
         .body(AxumBody::from_stream(stream))
         .unwrap_or_default()
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut cur = e.source();
-    while let Some(c) = cur {
-        s.push_str(": ");
-        s.push_str(&c.to_string());
-        cur = c.source();
-    }
-    s
 }
