@@ -152,17 +152,29 @@ fn serve(a: ServeArgs) -> Result<ExitCode> {
         }
         .into(),
     );
+    let intercepting = config.intercept.is_some();
     runtime()?.block_on(async move {
         let listener = server::bind(&config.addr).await?;
         check_output(&a.output, a.force)?;
         let writer = TraceWriter::create(&a.output, &context)?;
         let srv = server::start_on(listener, config, writer).await?;
         out(&format!("{}\n", srv.base_url()))?;
-        eprintln!(
-            "agentwire: serving the Messages API on {}; recording to {} (Ctrl-C to stop)",
-            srv.base_url(),
-            a.output.display()
-        );
+        if intercepting {
+            eprintln!(
+                "agentwire: CONNECT proxy on {} intercepting TLS for {}: use HTTPS_PROXY={} and trust {} (NODE_EXTRA_CA_CERTS); recording to {} (Ctrl-C to stop)",
+                srv.addr,
+                a.intercept.as_deref().unwrap_or_default(),
+                srv.base_url(),
+                agentwire::capture::ca::default_dir().join("ca.pem").display(),
+                a.output.display()
+            );
+        } else {
+            eprintln!(
+                "agentwire: serving the Messages API on {}; recording to {} (Ctrl-C to stop)",
+                srv.base_url(),
+                a.output.display()
+            );
+        }
         wait_for_signal().await;
         let n = srv.shutdown().await?;
         eprintln!(

@@ -22,6 +22,8 @@ pub enum NpmError {
     Platform { platform: String },
     #[error("`npm {args}` failed: {detail} (is npm installed and the registry reachable?)")]
     Npm { args: String, detail: String },
+    #[error("{package} is not published on the npm registry; check the version (`npm view @anthropic-ai/claude-code versions`)")]
+    NoSuchVersion { package: String },
     #[error("integrity check failed for {package}: registry says {expected}, downloaded tarball is {actual}; the download was corrupted or tampered with — retry")]
     Integrity {
         package: String,
@@ -197,7 +199,17 @@ pub fn ensure(spec: &CliSpec, progress: &dyn Fn(&str)) -> Result<PathBuf, NpmErr
     }
     let pkg = spec.package_spec();
     progress(&format!("resolving {pkg} on the npm registry"));
-    let expected = npm(&["view", &pkg, "dist.integrity"])?.trim().to_string();
+    let expected = npm(&["view", &pkg, "dist.integrity"])
+        .map_err(|e| match e {
+            NpmError::Npm { detail, .. } if detail.contains("E404") || detail.contains("404") => {
+                NpmError::NoSuchVersion {
+                    package: pkg.clone(),
+                }
+            }
+            other => other,
+        })?
+        .trim()
+        .to_string();
     if !expected.starts_with("sha512-") {
         return Err(NpmError::Npm {
             args: format!("view {pkg} dist.integrity"),
