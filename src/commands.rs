@@ -17,6 +17,8 @@ pub const DEGRADED: u8 = 3;
 pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Show(a) => show(a),
+        Command::Pcap(a) => crate::pcap_cmd::pcap(a),
+        Command::Capture(a) => crate::pcap_cmd::capture(a),
         Command::Serve(_) | Command::Record(_) => anyhow::bail!("not built yet"),
     }
 }

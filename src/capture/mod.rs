@@ -1,1 +1,4 @@
-//! Sources of exchanges: the fake API server, the recorder that runs CLIs under it.
+//! Sources of exchanges: the fake API server, the recorder that runs CLIs under it, and
+//! packet captures ([`pcap`]: capture files and live interfaces).
+
+pub mod pcap;

@@ -1,6 +1,7 @@
 //! Renderers: terminal tables, Markdown, JSON. Each report type has a module that turns
 //! an analysis result into text; nothing here reads files or sockets.
 
+pub mod capture;
 pub mod show;
 
 /// Output format of a report.
