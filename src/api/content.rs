@@ -30,9 +30,17 @@ pub enum BlockKind {
     /// `document`.
     Document { title: Option<String> },
     /// `tool_use`: a client tool call.
-    ToolUse { id: String, name: String, input: Value },
+    ToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
     /// `server_tool_use`: a call of a server tool.
-    ServerToolUse { id: String, name: String, input: Value },
+    ServerToolUse {
+        id: String,
+        name: String,
+        input: Value,
+    },
     /// `tool_result`: `text` is the concatenation of its text parts.
     ToolResult {
         tool_use_id: String,
@@ -43,7 +51,10 @@ pub enum BlockKind {
         references: Vec<String>,
     },
     /// `thinking`.
-    Thinking { thinking: String, signature: Option<String> },
+    Thinking {
+        thinking: String,
+        signature: Option<String>,
+    },
     /// `redacted_thinking`.
     RedactedThinking,
     /// `tool_reference`: a deferred tool loaded by name.
@@ -191,6 +202,12 @@ mod tests {
         let v = json!({"type":"future_block","x":[1]});
         let b = Block::from_value(v.clone(), Span::default());
         assert_eq!(b.block_type(), "future_block");
-        assert_eq!(b.kind, BlockKind::Other { block_type: "future_block".into(), raw: v });
+        assert_eq!(
+            b.kind,
+            BlockKind::Other {
+                block_type: "future_block".into(),
+                raw: v
+            }
+        );
     }
 }

@@ -23,7 +23,9 @@ pub use usage::{estimate_tokens, Usage};
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     /// The body is not valid JSON.
-    #[error("request body is not valid JSON at byte {offset} (line {line}, column {column}): {message}")]
+    #[error(
+        "request body is not valid JSON at byte {offset} (line {line}, column {column}): {message}"
+    )]
     InvalidJson {
         /// Byte offset of the error (approximate for errors at end of input).
         offset: usize,
@@ -39,8 +41,24 @@ pub enum ApiError {
     NotAnObject,
 }
 
-/// Check that `body` is one valid JSON document.
+/// Check that `body` is one valid JSON document in UTF-8.
 pub fn check_json(body: &[u8]) -> Result<(), ApiError> {
+    if let Err(e) = std::str::from_utf8(body) {
+        let offset = e.valid_up_to();
+        let line = body[..offset].iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = offset
+            - body[..offset]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1)
+            + 1;
+        return Err(ApiError::InvalidJson {
+            offset,
+            line,
+            column,
+            message: "invalid UTF-8 (JSON text must be UTF-8)".into(),
+        });
+    }
     match serde_json::from_slice::<serde::de::IgnoredAny>(body) {
         Ok(_) => Ok(()),
         Err(e) => {

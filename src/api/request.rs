@@ -204,7 +204,9 @@ impl MessagesRequest {
 
     /// `stream: true`.
     pub fn stream(&self) -> bool {
-        self.param("stream").and_then(Value::as_bool).unwrap_or(false)
+        self.param("stream")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
     }
 
     /// `max_tokens`.
@@ -237,10 +239,24 @@ impl MessagesRequest {
         self.tools.iter().map(|t| t.name.as_str()).collect()
     }
 
-    /// Number of assistant messages: the turn number of this request in its thread
-    /// (0 for the first request of a conversation).
+    /// The turn number of this request in its thread: how many assistant replies the
+    /// history holds (0 for the first request of a conversation). Consecutive assistant
+    /// messages count as one reply, and `system`-role messages (Claude Code injects them)
+    /// do not break a run.
     pub fn turn(&self) -> usize {
-        self.messages.iter().filter(|m| m.role == "assistant").count()
+        let mut turns = 0;
+        let mut in_assistant = false;
+        for m in &self.messages {
+            match m.role.as_str() {
+                "assistant" if !in_assistant => {
+                    turns += 1;
+                    in_assistant = true;
+                }
+                "assistant" | "system" => {}
+                _ => in_assistant = false,
+            }
+        }
+        turns
     }
 
     /// The first user message's text (used to tell threads apart).
@@ -363,6 +379,10 @@ mod tests {
         assert_eq!(r.messages.len(), 3);
         assert!(r.messages[0].content_is_string);
         assert_eq!(r.turn(), 1);
+        let split = br#"{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"t"},
+            {"role":"system","content":"s"},{"role":"assistant","content":[{"type":"tool_use","id":"1","name":"B","input":{}}]},
+            {"role":"user","content":"r"},{"role":"system","content":"s"},{"role":"assistant","content":"x"},{"role":"user","content":"y"}]}"#;
+        assert_eq!(MessagesRequest::parse(split).unwrap().turn(), 2);
         assert_eq!(r.first_user_text(), "hi");
         match &r.messages[2].content[0].kind {
             BlockKind::ToolResult { text, .. } => assert_eq!(text, "a b"),
@@ -379,6 +399,9 @@ mod tests {
     fn invalid_json_names_offset() {
         let e = MessagesRequest::parse(b"{\"model\": }").unwrap_err();
         assert!(e.to_string().contains("byte"), "{e}");
-        assert!(matches!(MessagesRequest::parse(b"[1]"), Err(ApiError::NotAnObject)));
+        assert!(matches!(
+            MessagesRequest::parse(b"[1]"),
+            Err(ApiError::NotAnObject)
+        ));
     }
 }

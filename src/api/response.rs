@@ -74,7 +74,7 @@ impl ResponseMessage {
 #[derive(Clone, Debug)]
 pub enum ResponseBody {
     /// A message (streamed or not).
-    Message(ResponseMessage),
+    Message(Box<ResponseMessage>),
     /// An API error body: `{"type":"error","error":{"type":..,"message":..}}`.
     Error {
         /// `error.type`, e.g. `overloaded_error`.
@@ -91,13 +91,13 @@ pub enum ResponseBody {
 pub fn read_response(content_type: Option<&str>, body: &[u8]) -> ResponseBody {
     let looks_sse = body.starts_with(b"event:") || body.starts_with(b"data:");
     if looks_sse || content_type.is_some_and(|c| c.contains("text/event-stream")) {
-        return ResponseBody::Message(sse::assemble(body));
+        return ResponseBody::Message(Box::new(sse::assemble(body)));
     }
     let Ok(v) = serde_json::from_slice::<Value>(body) else {
         return ResponseBody::Other;
     };
     match v.get("type").and_then(Value::as_str) {
-        Some("message") => ResponseBody::Message(ResponseMessage::from_value(&v)),
+        Some("message") => ResponseBody::Message(Box::new(ResponseMessage::from_value(&v))),
         Some("error") => ResponseBody::Error {
             error_type: v
                 .pointer("/error/type")

@@ -238,9 +238,7 @@ impl StreamAssembler {
                     }
                 }
             }
-            other => self
-                .unknown
-                .push((format!("delta:{other}"), delta.clone())),
+            other => self.unknown.push((format!("delta:{other}"), delta.clone())),
         }
     }
 

@@ -25,12 +25,18 @@ pub fn message_digest(m: &Message) -> MessageDigest {
         h.update(b.block_type().as_bytes());
         match &b.kind {
             BlockKind::Text { text } => h.update(text.as_bytes()),
-            BlockKind::ToolUse { id, name, input } | BlockKind::ServerToolUse { id, name, input } => {
+            BlockKind::ToolUse { id, name, input }
+            | BlockKind::ServerToolUse { id, name, input } => {
                 h.update(id.as_bytes());
                 h.update(name.as_bytes());
                 h.update(input.to_string().as_bytes());
             }
-            BlockKind::ToolResult { tool_use_id, text, is_error, .. } => {
+            BlockKind::ToolResult {
+                tool_use_id,
+                text,
+                is_error,
+                ..
+            } => {
                 h.update(tool_use_id.as_bytes());
                 h.update(text.as_bytes());
                 h.update([u8::from(*is_error)]);
@@ -83,10 +89,11 @@ impl ThreadTracker {
             if t.has_tools != has_tools || t.last.len() > digests.len() {
                 continue;
             }
-            if !t.last.is_empty() && digests.starts_with(&t.last) {
-                if best.is_none_or(|(_, l)| t.last.len() > l) {
-                    best = Some((i, t.last.len()));
-                }
+            if !t.last.is_empty()
+                && digests.starts_with(&t.last)
+                && best.is_none_or(|(_, l)| t.last.len() > l)
+            {
+                best = Some((i, t.last.len()));
             }
         }
         if best.is_none() {
@@ -157,7 +164,11 @@ mod tests {
             .iter()
             .map(|(r, t)| format!(r#"{{"role":"{r}","content":[{{"type":"text","text":"{t}","cache_control":{{"type":"ephemeral"}}}}]}}"#))
             .collect();
-        let tools = if tools { r#""tools":[{"name":"Bash"}],"# } else { "" };
+        let tools = if tools {
+            r#""tools":[{"name":"Bash"}],"#
+        } else {
+            ""
+        };
         let body = format!(r#"{{{tools}"messages":[{}]}}"#, m.join(","));
         MessagesRequest::parse(body.as_bytes()).unwrap()
     }
@@ -168,8 +179,18 @@ mod tests {
         let a = t.assign(&req(true, &[("user", "task")]));
         let title = t.assign(&req(false, &[("user", "make a title")]));
         let sub = t.assign(&req(true, &[("user", "list files")]));
-        let sub2 = t.assign(&req(true, &[("user", "list files"), ("assistant", "x"), ("user", "y")]));
-        let a2 = t.assign(&req(true, &[("user", "task"), ("assistant", "calling agent"), ("user", "done")]));
+        let sub2 = t.assign(&req(
+            true,
+            &[("user", "list files"), ("assistant", "x"), ("user", "y")],
+        ));
+        let a2 = t.assign(&req(
+            true,
+            &[
+                ("user", "task"),
+                ("assistant", "calling agent"),
+                ("user", "done"),
+            ],
+        ));
         assert_eq!((a, a2), (0, 0));
         assert_eq!((sub, sub2), (2, 2));
         assert_eq!(t.label(a), "main");

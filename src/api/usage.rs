@@ -53,11 +53,20 @@ impl Usage {
             &mut self.cache_creation_input_tokens,
             get("cache_creation_input_tokens"),
         );
-        set(&mut self.cache_read_input_tokens, get("cache_read_input_tokens"));
+        set(
+            &mut self.cache_read_input_tokens,
+            get("cache_read_input_tokens"),
+        );
         if let Some(cc) = v.get("cache_creation") {
             let g = |k: &str| cc.get(k).and_then(Value::as_u64);
-            set(&mut self.ephemeral_5m_input_tokens, g("ephemeral_5m_input_tokens"));
-            set(&mut self.ephemeral_1h_input_tokens, g("ephemeral_1h_input_tokens"));
+            set(
+                &mut self.ephemeral_5m_input_tokens,
+                g("ephemeral_5m_input_tokens"),
+            );
+            set(
+                &mut self.ephemeral_1h_input_tokens,
+                g("ephemeral_1h_input_tokens"),
+            );
         }
     }
 

@@ -102,7 +102,16 @@ fn row(x: &Exchange, threads: &mut ThreadTracker) -> ShowRow {
 }
 
 const HEADER: [&str; 11] = [
-    "#", "time", "thread", "method", "path", "model", "status", "bytes", "tools", "stop",
+    "#",
+    "time",
+    "thread",
+    "method",
+    "path",
+    "model",
+    "status",
+    "bytes",
+    "tools",
+    "stop",
     "usage in/read/write/out",
 ];
 

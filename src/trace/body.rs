@@ -47,6 +47,12 @@ impl Body {
         }
     }
 
+    /// The same body with its `truncated` flag set to `truncated`.
+    pub fn with_truncated(mut self, truncated: bool) -> Self {
+        self.truncated = truncated;
+        self
+    }
+
     /// Size in bytes of the kept body.
     pub fn len(&self) -> usize {
         self.bytes.len()
@@ -176,7 +182,10 @@ mod tests {
         // Odd spacing and escapes must survive: sizes are wire bytes.
         let body = br#"{"model":"m", "x":[1,2 ,3],"s":"a\u00e9\n"}"#;
         let (line, back) = round_trip(body);
-        assert!(line.contains(r#""json":{"model":"m", "x":[1,2 ,3]"#), "{line}");
+        assert!(
+            line.contains(r#""json":{"model":"m", "x":[1,2 ,3]"#),
+            "{line}"
+        );
         assert_eq!(back.bytes, body);
         assert!(back.verify());
     }

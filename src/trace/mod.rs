@@ -49,7 +49,9 @@ pub enum TraceError {
     },
     #[error("trace {path} has format version {found}, newer than this agentwire reads ({FORMAT_VERSION}); upgrade agentwire")]
     Version { path: String, found: u32 },
-    #[error("{path}: exchange #{index} not found (the trace has {count} exchanges, numbered from 0)")]
+    #[error(
+        "{path}: exchange #{index} not found (the trace has {count} exchanges, numbered from 0)"
+    )]
     NoSuchExchange {
         path: String,
         index: u64,

@@ -27,9 +27,17 @@ pub fn is_secret_header(name: &str) -> bool {
 /// True when an environment variable of this name is treated as a secret.
 pub fn is_secret_env(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
-    ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH"]
-        .iter()
-        .any(|w| n.contains(w))
+    [
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "AUTH",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
         && !n.ends_with("_URL")
 }
 

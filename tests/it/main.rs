@@ -1,3 +1,5 @@
 //! Integration tests: one binary, shared helpers in `common`.
 
 mod common;
+mod record;
+mod server;

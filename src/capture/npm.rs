@@ -1,0 +1,289 @@
+//! Fetching npm-published CLIs: resolves a spec like `claude-code@2.1.304` to the native
+//! package for this platform (`@anthropic-ai/claude-code-linux-x64@2.1.304`), downloads it
+//! with the `npm` client (`npm pack`), verifies the tarball against the registry's
+//! `dist.integrity` (SHA-512, Subresource Integrity format), and unpacks it into the user
+//! cache directory, where later runs find it.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use base64::Engine;
+use sha2::{Digest, Sha512};
+
+/// Errors fetching a CLI.
+#[derive(Debug, thiserror::Error)]
+pub enum NpmError {
+    #[error("{spec:?} is not a CLI spec; use NAME@VERSION, e.g. claude-code@2.1.304")]
+    BadSpec { spec: String },
+    #[error("unknown CLI {name:?}; known: claude-code (or run any command with `agentwire record -- COMMAND`)")]
+    UnknownCli { name: String },
+    #[error("no native claude-code package for platform {platform}")]
+    Platform { platform: String },
+    #[error("`npm {args}` failed: {detail} (is npm installed and the registry reachable?)")]
+    Npm { args: String, detail: String },
+    #[error("integrity check failed for {package}: registry says {expected}, downloaded tarball is {actual}; the download was corrupted or tampered with — retry")]
+    Integrity {
+        package: String,
+        expected: String,
+        actual: String,
+    },
+    #[error("cannot unpack {package} into {dir}: {source}")]
+    Unpack {
+        package: String,
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("package {package} has no executable {binary}")]
+    NoBinary { package: String, binary: String },
+}
+
+/// A resolved CLI spec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CliSpec {
+    /// Short name, e.g. `claude-code`.
+    pub name: String,
+    /// Version, e.g. `2.1.304`.
+    pub version: String,
+    /// Platform, e.g. `linux-x64`.
+    pub platform: String,
+    /// npm package, e.g. `@anthropic-ai/claude-code-linux-x64`.
+    pub package: String,
+    /// Executable inside the package, e.g. `claude`.
+    pub binary: String,
+}
+
+/// This machine's platform in npm's naming (`linux-x64`, `darwin-arm64`, ...).
+pub fn platform() -> String {
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        "windows" => "win32",
+        o => o,
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        a => a,
+    };
+    let musl = if cfg!(target_env = "musl") {
+        "-musl"
+    } else {
+        ""
+    };
+    format!("{os}-{arch}{musl}")
+}
+
+impl CliSpec {
+    /// Parse `NAME@VERSION` for this platform.
+    pub fn parse(spec: &str) -> Result<CliSpec, NpmError> {
+        let (name, version) = spec
+            .rsplit_once('@')
+            .filter(|(n, v)| !n.is_empty() && !v.is_empty())
+            .ok_or_else(|| NpmError::BadSpec { spec: spec.into() })?;
+        let platform = platform();
+        match name {
+            "claude-code" | "claude" => {
+                if ![
+                    "linux-x64",
+                    "linux-arm64",
+                    "darwin-x64",
+                    "darwin-arm64",
+                    "linux-x64-musl",
+                    "linux-arm64-musl",
+                    "win32-x64",
+                ]
+                .contains(&platform.as_str())
+                {
+                    return Err(NpmError::Platform { platform });
+                }
+                Ok(CliSpec {
+                    name: "claude-code".into(),
+                    version: version.into(),
+                    package: format!("@anthropic-ai/claude-code-{platform}"),
+                    binary: if platform.starts_with("win32") {
+                        "claude.exe"
+                    } else {
+                        "claude"
+                    }
+                    .into(),
+                    platform,
+                })
+            }
+            _ => Err(NpmError::UnknownCli { name: name.into() }),
+        }
+    }
+
+    /// `PACKAGE@VERSION`.
+    pub fn package_spec(&self) -> String {
+        format!("{}@{}", self.package, self.version)
+    }
+}
+
+/// Root of agentwire's cache: `$AGENTWIRE_CACHE_DIR`, else the user cache directory
+/// (`~/.cache/agentwire` on Linux).
+pub fn cache_root() -> PathBuf {
+    if let Some(d) = std::env::var_os("AGENTWIRE_CACHE_DIR") {
+        return PathBuf::from(d);
+    }
+    dirs::cache_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("agentwire")
+}
+
+fn npm(args: &[&str]) -> Result<String, NpmError> {
+    let out = Command::new("npm")
+        .args(args)
+        .output()
+        .map_err(|e| NpmError::Npm {
+            args: args.join(" "),
+            detail: e.to_string(),
+        })?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let tail: Vec<&str> = err.lines().rev().take(5).collect();
+        return Err(NpmError::Npm {
+            args: args.join(" "),
+            detail: tail.into_iter().rev().collect::<Vec<_>>().join(" / "),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// SRI string (`sha512-BASE64`) of a file.
+fn sri_sha512(path: &Path) -> std::io::Result<String> {
+    let mut f = std::fs::File::open(path)?;
+    let mut h = Sha512::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(format!(
+        "sha512-{}",
+        base64::engine::general_purpose::STANDARD.encode(h.finalize())
+    ))
+}
+
+/// Path of the CLI's executable, downloading and unpacking it first if it is not cached.
+/// `progress` is called with status lines (for a spinner).
+pub fn ensure(spec: &CliSpec, progress: &dyn Fn(&str)) -> Result<PathBuf, NpmError> {
+    let dir = cache_root()
+        .join("cli")
+        .join(&spec.name)
+        .join(&spec.version)
+        .join(&spec.platform);
+    let bin = dir.join(&spec.binary);
+    if dir.join("integrity").is_file() && bin.is_file() {
+        return Ok(bin);
+    }
+    let pkg = spec.package_spec();
+    progress(&format!("resolving {pkg} on the npm registry"));
+    let expected = npm(&["view", &pkg, "dist.integrity"])?.trim().to_string();
+    if !expected.starts_with("sha512-") {
+        return Err(NpmError::Npm {
+            args: format!("view {pkg} dist.integrity"),
+            detail: format!("no such version, or no integrity ({expected:?})"),
+        });
+    }
+    let tmp = tempfile::Builder::new()
+        .prefix("agentwire-npm-")
+        .tempdir()
+        .map_err(|e| unpack_err(&pkg, &dir, e))?;
+    progress(&format!("downloading {pkg} with npm pack"));
+    let dest = tmp.path().to_string_lossy().into_owned();
+    let listing = npm(&["pack", &pkg, "--pack-destination", &dest, "--json"])?;
+    let filename = serde_json::from_str::<serde_json::Value>(&listing)
+        .ok()
+        .and_then(|v| v[0]["filename"].as_str().map(str::to_string))
+        .ok_or_else(|| NpmError::Npm {
+            args: format!("pack {pkg}"),
+            detail: "no filename in npm's JSON output".into(),
+        })?;
+    let tarball = tmp.path().join(filename);
+    progress(&format!("verifying {pkg}"));
+    let actual = sri_sha512(&tarball).map_err(|e| unpack_err(&pkg, &dir, e))?;
+    if actual != expected {
+        return Err(NpmError::Integrity {
+            package: pkg,
+            expected,
+            actual,
+        });
+    }
+    progress(&format!("unpacking {pkg}"));
+    let staging = tmp.path().join("unpacked");
+    let f = std::fs::File::open(&tarball).map_err(|e| unpack_err(&pkg, &dir, e))?;
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(f));
+    archive.set_preserve_permissions(true);
+    archive
+        .unpack(&staging)
+        .map_err(|e| unpack_err(&pkg, &dir, e))?;
+    let inner = staging.join("package");
+    if !inner.join(&spec.binary).is_file() {
+        return Err(NpmError::NoBinary {
+            package: pkg,
+            binary: spec.binary.clone(),
+        });
+    }
+    std::fs::write(inner.join("integrity"), &expected).map_err(|e| unpack_err(&pkg, &dir, e))?;
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| unpack_err(&pkg, &dir, e))?;
+    }
+    // Atomic publish: a concurrent run that got there first wins; its copy is identical.
+    if let Err(e) = std::fs::rename(&inner, &dir) {
+        if !bin.is_file() {
+            return Err(unpack_err(&pkg, &dir, e));
+        }
+    }
+    Ok(bin)
+}
+
+fn unpack_err(pkg: &str, dir: &Path, e: std::io::Error) -> NpmError {
+    NpmError::Unpack {
+        package: pkg.into(),
+        dir: dir.display().to_string(),
+        source: e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_resolves_to_native_package() {
+        let s = CliSpec::parse("claude-code@2.1.304").unwrap();
+        assert_eq!(s.version, "2.1.304");
+        assert_eq!(
+            s.package,
+            format!("@anthropic-ai/claude-code-{}", platform())
+        );
+        assert_eq!(s.package_spec(), format!("{}@2.1.304", s.package));
+    }
+
+    #[test]
+    fn bad_specs_are_explained() {
+        assert!(matches!(
+            CliSpec::parse("claude-code"),
+            Err(NpmError::BadSpec { .. })
+        ));
+        assert!(matches!(
+            CliSpec::parse("vim@9"),
+            Err(NpmError::UnknownCli { .. })
+        ));
+    }
+
+    #[test]
+    fn sri_matches_openssl() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(f.path(), b"abc").unwrap();
+        // `printf abc | openssl dgst -sha512 -binary | base64`
+        assert_eq!(
+            sri_sha512(f.path()).unwrap(),
+            "sha512-3a81oZNherrMQXNJriBBMRLm+k6JqX6iCp7u5ktV05ohkpkqJ0/BqDa6PCOj/uu9RU1EI2Q86A4qmslPpUyknw=="
+        );
+    }
+}

@@ -1,0 +1,308 @@
+//! `record`: run a CLI under the fake server in a clean environment and write its trace.
+//!
+//! The run gets an empty HOME and config dir, a fake API key, `ANTHROPIC_BASE_URL` pointing
+//! at an in-process server, telemetry and non-essential traffic off, the caller's
+//! environment additions, and a timeout. The trace header records the context (CLI,
+//! version, platform, route, env that was set, base URL, agentwire version).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use super::npm::{self, CliSpec, NpmError};
+use super::server::{self, ServerConfig, ServerError};
+use crate::api::thread::ThreadTracker;
+use crate::api::MessagesRequest;
+use crate::trace::redact::redact_env;
+use crate::trace::{Context, Trace, TraceError, TraceWriter};
+
+/// The API key given to recorded CLIs. It is fake, and the tests check it never reaches a
+/// trace.
+pub const FAKE_API_KEY: &str = "sk-ant-api03-agentwire-FAKE-KEY-0000000000000000000000";
+
+/// Errors of `record`.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error(transparent)]
+    Npm(#[from] NpmError),
+    #[error(transparent)]
+    Server(#[from] ServerError),
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error("cannot start {program}: {source} (check the command and PATH)")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("nothing to run: give --cli NAME@VERSION or a command after `--`")]
+    NothingToRun,
+    #[error("{0:?} is not K=V")]
+    BadEnv(String),
+    #[error("cannot prepare the sandbox directory: {0}")]
+    Sandbox(#[source] std::io::Error),
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub enum Target {
+    /// An npm-published CLI version.
+    Cli(CliSpec),
+    /// Any command: program and arguments.
+    Command(Vec<String>),
+}
+
+/// Configuration of one recording.
+#[derive(Clone, Debug)]
+pub struct RecordConfig {
+    /// What to run.
+    pub target: Target,
+    /// Arguments for a [`Target::Cli`] (default `-p hello`).
+    pub args: Vec<String>,
+    /// Environment changes: `Some(v)` sets, `None` removes.
+    pub env: Vec<(String, Option<String>)>,
+    /// The server (mode, limits); its address should stay loopback.
+    pub server: ServerConfig,
+    /// Trace file to write.
+    pub output: PathBuf,
+    /// Wall-clock limit for the CLI.
+    pub timeout: Duration,
+    /// Free-form label stored in the context.
+    pub label: Option<String>,
+}
+
+/// Parse `K=V` (with `K=unset` meaning remove K).
+pub fn parse_env(kv: &str) -> Result<(String, Option<String>), RecordError> {
+    let (k, v) = kv
+        .split_once('=')
+        .filter(|(k, _)| !k.is_empty())
+        .ok_or_else(|| RecordError::BadEnv(kv.into()))?;
+    Ok((k.into(), (v != "unset").then(|| v.to_string())))
+}
+
+/// What a recording produced.
+#[derive(Clone, Debug)]
+pub struct RecordOutcome {
+    /// The CLI's exit code (`None`: killed by a signal or the timeout).
+    pub exit_code: Option<i32>,
+    /// True when the timeout killed it.
+    pub timed_out: bool,
+    /// Exchanges recorded.
+    pub exchanges: usize,
+    /// `/v1/messages` exchanges recorded.
+    pub messages: usize,
+    /// Tools in the first main-thread Messages request (`None`: no such request).
+    pub tools: Option<usize>,
+    /// Sum of request body sizes, in bytes.
+    pub body_bytes: u64,
+    /// Last lines of the CLI's stderr and stdout (for failures).
+    pub output_tail: String,
+    /// The recording context written to the trace.
+    pub context: Context,
+}
+
+impl RecordOutcome {
+    /// The one-line summary `record` prints.
+    pub fn summary(&self, output: &std::path::Path) -> String {
+        let who = match (&self.context.cli, &self.context.cli_version) {
+            (Some(c), Some(v)) => format!("{c}@{v}"),
+            (Some(c), None) => c.clone(),
+            _ => "command".into(),
+        };
+        let exit = match (self.exit_code, self.timed_out) {
+            (_, true) => "timed out".to_string(),
+            (Some(c), _) => format!("exit {c}"),
+            (None, _) => "killed".to_string(),
+        };
+        format!(
+            "{who}: {exit}; {} exchanges ({} /v1/messages), {} tools, {} request body bytes -> {}",
+            self.exchanges,
+            self.messages,
+            self.tools.map_or("-".into(), |t| t.to_string()),
+            self.body_bytes,
+            output.display()
+        )
+    }
+}
+
+/// Run the target under a fresh server and write the trace. `progress` receives status
+/// lines (downloads).
+pub async fn record(
+    cfg: RecordConfig,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<RecordOutcome, RecordError> {
+    let (program, args, mut context) = match &cfg.target {
+        Target::Cli(spec) => {
+            let bin = tokio::task::block_in_place(|| npm::ensure(spec, progress))?;
+            let args = if cfg.args.is_empty() {
+                vec!["-p".to_string(), "hello".to_string()]
+            } else {
+                cfg.args.clone()
+            };
+            let mut c = Context::new();
+            c.cli = Some(spec.name.clone());
+            c.cli_version = Some(spec.version.clone());
+            c.platform = Some(spec.platform.clone());
+            (bin.to_string_lossy().into_owned(), args, c)
+        }
+        Target::Command(cmd) => {
+            let (p, rest) = cmd.split_first().ok_or(RecordError::NothingToRun)?;
+            let mut c = Context::new();
+            c.cli = std::path::Path::new(p)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+            (p.clone(), rest.to_vec(), c)
+        }
+    };
+    let sandbox = tempfile::Builder::new()
+        .prefix("agentwire-record-")
+        .tempdir()
+        .map_err(RecordError::Sandbox)?;
+    let (home, config, work) = (
+        sandbox.path().join("home"),
+        sandbox.path().join("config"),
+        sandbox.path().join("work"),
+    );
+    for d in [&home, &config, &work] {
+        std::fs::create_dir_all(d).map_err(RecordError::Sandbox)?;
+    }
+
+    // Start the server first: the base URL goes into the context and the env.
+    let placeholder = Context::new();
+    let writer = TraceWriter::create(&cfg.output.with_extension("jsonl.tmp"), &placeholder)?;
+    let srv = server::start(cfg.server.clone(), writer).await?;
+    let base_url = srv.base_url();
+
+    let mut env: BTreeMap<String, String> = BTreeMap::new();
+    let set = |env: &mut BTreeMap<String, String>, k: &str, v: &str| {
+        env.insert(k.to_string(), v.to_string());
+    };
+    set(&mut env, "HOME", &home.to_string_lossy());
+    set(&mut env, "CLAUDE_CONFIG_DIR", &config.to_string_lossy());
+    set(&mut env, "ANTHROPIC_API_KEY", FAKE_API_KEY);
+    set(&mut env, "ANTHROPIC_BASE_URL", &base_url);
+    set(&mut env, "DISABLE_TELEMETRY", "1");
+    set(&mut env, "DISABLE_ERROR_REPORTING", "1");
+    set(&mut env, "DISABLE_AUTOUPDATER", "1");
+    set(&mut env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    for (k, v) in &cfg.env {
+        match v {
+            Some(v) => set(&mut env, k, v),
+            None => {
+                env.remove(k);
+            }
+        }
+    }
+    let mut cmd = tokio::process::Command::new(&program);
+    cmd.args(&args)
+        .env_clear()
+        .envs(&env)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    if let Some(lang) = std::env::var_os("LANG") {
+        cmd.env("LANG", lang);
+    }
+    let out_path = sandbox.path().join("output.txt");
+    let out_file = std::fs::File::create(&out_path).map_err(RecordError::Sandbox)?;
+    let err_file = out_file.try_clone().map_err(RecordError::Sandbox)?;
+    cmd.stdout(Stdio::from(out_file))
+        .stderr(Stdio::from(err_file));
+
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = srv.shutdown().await;
+            return Err(RecordError::Spawn { program, source: e });
+        }
+    };
+    let (exit_code, timed_out) = match tokio::time::timeout(cfg.timeout, child.wait()).await {
+        Ok(Ok(status)) => (status.code(), false),
+        Ok(Err(_)) => (None, false),
+        Err(_) => {
+            let _ = child.kill().await;
+            (None, true)
+        }
+    };
+    srv.shutdown().await?;
+
+    context.route = Some("base-url".into());
+    context.base_url = Some(base_url);
+    context.label = cfg.label.clone();
+    context.command = std::iter::once(program.clone())
+        .chain(args.iter().cloned())
+        .collect();
+    context.env = env
+        .iter()
+        .map(|(k, v)| (k.clone(), redact_env(k, v)))
+        .collect();
+    let tmp_trace = cfg.output.with_extension("jsonl.tmp");
+    finalize(&tmp_trace, &cfg.output, &context)?;
+
+    let text = std::fs::read_to_string(&out_path).unwrap_or_default();
+    let tail: Vec<&str> = text.lines().rev().take(20).collect();
+    let trace = Trace::open(&cfg.output)?;
+    let mut threads = ThreadTracker::new();
+    let mut tools = None;
+    let mut messages = 0;
+    for x in trace.exchanges.iter().filter(|x| x.is_messages()) {
+        messages += 1;
+        if let Ok(r) = MessagesRequest::parse(&x.request.body.bytes) {
+            let t = threads.assign(&r);
+            if tools.is_none() && threads.label(t) == "main" {
+                tools = Some(r.tools.len());
+            }
+        }
+    }
+    Ok(RecordOutcome {
+        exit_code,
+        timed_out,
+        exchanges: trace.exchanges.len(),
+        messages,
+        tools,
+        body_bytes: trace
+            .exchanges
+            .iter()
+            .map(|x| x.request.body.len() as u64)
+            .sum(),
+        output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+        context,
+    })
+}
+
+/// Rewrite the temporary trace with the final context in its header, sorted by exchange
+/// id (arrival order), and move it into place.
+fn finalize(
+    tmp: &std::path::Path,
+    output: &std::path::Path,
+    context: &Context,
+) -> Result<(), TraceError> {
+    let mut t = Trace::open(tmp)?;
+    t.exchanges.sort_by_key(|x| x.id);
+    let mut w = TraceWriter::create(output, context)?;
+    for x in &t.exchanges {
+        w.write_exchange(x)?;
+    }
+    for o in &t.others {
+        w.write_record(o)?;
+    }
+    drop(w);
+    let _ = std::fs::remove_file(tmp);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_parsing() {
+        assert_eq!(parse_env("A=1").unwrap(), ("A".into(), Some("1".into())));
+        assert_eq!(parse_env("A=unset").unwrap(), ("A".into(), None));
+        assert_eq!(parse_env("A=").unwrap(), ("A".into(), Some(String::new())));
+        assert!(parse_env("=1").is_err());
+        assert!(parse_env("A").is_err());
+    }
+}

@@ -1,0 +1,353 @@
+//! The request handler: reads the request (with size and time limits), records it, and
+//! answers per endpoint and mode.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body as AxumBody;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
+use bytes::Bytes;
+use chrono::Utc;
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+
+use super::draft::{Draft, ReplyStream, StreamFault};
+use super::reply::{error_body, error_type_for, sse, Reply};
+use super::{AppState, ConnInfo, Mode};
+use crate::api::{estimate_tokens, MessagesRequest};
+use crate::trace::redact::redact_headers;
+use crate::trace::{Body, ExchangeError, Headers, HttpRequest, HttpResponse, Source, SourceKind};
+
+/// Why reading a request body stopped early.
+enum BodyEnd {
+    TooLarge { seen: u64 },
+    Timeout,
+    Disconnected(String),
+}
+
+pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Response {
+    let started_at = Utc::now();
+    let clock = Instant::now();
+    let id = st
+        .next_id
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let conn = req.extensions().get::<ConnInfo>().copied();
+    let (parts, body) = req.into_parts();
+    let mut headers: Headers = parts
+        .headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    redact_headers(&mut headers);
+    let (bytes, end) = read_body(body, st.config.max_body, clock + st.config.body_timeout).await;
+    let mut source = Source::new(SourceKind::Server);
+    source.mode = Some(st.config.mode.name().into());
+    source.server = Some(st.listen.to_string());
+    source.client = conn.map(|c| c.peer.to_string());
+    source.connection = conn.map(|c| c.id);
+    let draft = Draft {
+        id,
+        started_at,
+        clock,
+        source,
+        request: HttpRequest {
+            method: parts.method.to_string(),
+            target: parts.uri.to_string(),
+            version: format!("{:?}", parts.version),
+            headers,
+            body: Body::new(bytes).with_truncated(end.is_some()),
+        },
+        notes: Default::default(),
+    };
+    let rid = format!("req_agentwire_{id:06}");
+    match end {
+        Some(BodyEnd::TooLarge { seen }) => {
+            let max = st.config.max_body;
+            let msg = format!("request body of {seen}+ bytes exceeds the limit of {max} bytes (raise it with --max-body)");
+            return error_response(&st, draft, 413, &msg, &rid, "body_too_large");
+        }
+        Some(BodyEnd::Timeout) => {
+            let msg = format!(
+                "request body not received within {} s (raise it with --body-timeout)",
+                st.config.body_timeout.as_secs()
+            );
+            return error_response(&st, draft, 408, &msg, &rid, "body_timeout");
+        }
+        Some(BodyEnd::Disconnected(e)) => {
+            let n = draft.request.body.len();
+            draft.finish(
+                &st.recorder,
+                None,
+                Some(ExchangeError {
+                    kind: "client_disconnected".into(),
+                    message: format!("client went away after {n} body bytes: {e}"),
+                }),
+            );
+            return plain(StatusCode::BAD_REQUEST, Bytes::new(), "text/plain");
+        }
+        None => {}
+    }
+    let path = parts.uri.path().to_string();
+    match (parts.method.as_str(), path.as_str()) {
+        ("POST", "/v1/messages") => messages(&st, draft, &rid).await,
+        ("POST", "/v1/messages/count_tokens") => count_tokens(&st, draft, &rid),
+        ("GET", "/v1/models") => {
+            let body = models_list();
+            respond_json(&st, draft, 200, &body, &rid, None)
+        }
+        _ => {
+            let msg = format!(
+                "{} {} is not an endpoint of this server",
+                parts.method, path
+            );
+            error_response(&st, draft, 404, &msg, &rid, "not_found")
+        }
+    }
+}
+
+async fn read_body(
+    mut body: AxumBody,
+    max: usize,
+    deadline: Instant,
+) -> (Vec<u8>, Option<BodyEnd>) {
+    let mut buf = Vec::new();
+    let deadline = tokio::time::Instant::from_std(deadline);
+    loop {
+        match tokio::time::timeout_at(deadline, body.frame()).await {
+            Err(_) => return (buf, Some(BodyEnd::Timeout)),
+            Ok(None) => return (buf, None),
+            Ok(Some(Err(e))) => return (buf, Some(BodyEnd::Disconnected(e.to_string()))),
+            Ok(Some(Ok(frame))) => {
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                if buf.len() + data.len() > max {
+                    let keep = max - buf.len();
+                    buf.extend_from_slice(&data[..keep]);
+                    let mut seen = (buf.len() + data.len() - keep) as u64;
+                    // Drain (bounded) so the client can finish sending and read the 413.
+                    let drain_cap = (max as u64).saturating_mul(8).max(256 << 20);
+                    while seen < drain_cap {
+                        match tokio::time::timeout_at(deadline, body.frame()).await {
+                            Ok(Some(Ok(f))) => {
+                                seen += f.data_ref().map_or(0, |d| d.len() as u64);
+                            }
+                            _ => break,
+                        }
+                    }
+                    return (buf, Some(BodyEnd::TooLarge { seen }));
+                }
+                buf.extend_from_slice(&data);
+            }
+        }
+    }
+}
+
+fn header(h: &Headers, name: &str) -> Option<String> {
+    h.iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.clone())
+}
+
+async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
+    let ct = header(&draft.request.headers, "content-type").unwrap_or_default();
+    if !ct.to_ascii_lowercase().contains("json") {
+        let msg = format!("content-type must be application/json, got {ct:?}");
+        return error_response(st, draft, 400, &msg, rid, "wrong_content_type");
+    }
+    let req = match MessagesRequest::parse(&draft.request.body.bytes) {
+        Ok(r) => r,
+        Err(e) => return error_response(st, draft, 400, &e.to_string(), rid, "invalid_json"),
+    };
+    let model = req
+        .model
+        .clone()
+        .unwrap_or_else(|| "claude-agentwire".into());
+    let msg_id = format!("msg_agentwire_{:06}", draft.id);
+    let body_len = draft.request.body.len();
+    let (reply, fault, delay) = match &st.config.mode {
+        Mode::Stub => {
+            let content = vec![json!({"type":"text","text":"Hello from agentwire."})];
+            (Reply::new(msg_id, model, content, body_len), None, 0)
+        }
+        Mode::Script(script) => {
+            let d = {
+                let mut s = st.script_state.lock().unwrap_or_else(|p| p.into_inner());
+                script.decide(&req, &mut s)
+            };
+            draft.notes.insert(
+                "script".into(),
+                json!({"thread": d.thread, "turn": d.turn, "unresolved": d.unresolved}),
+            );
+            let mut reply = Reply::new(msg_id, model, d.content, body_len);
+            if let Some(sr) = d.stop_reason {
+                reply.stop_reason = sr;
+            }
+            (reply, d.fail, d.delay_ms)
+        }
+    };
+    if delay > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+    }
+    if let Some(f) = &fault {
+        if let Some(status) = f.status {
+            let et = error_type_for(status);
+            let msg = f
+                .message
+                .clone()
+                .unwrap_or_else(|| format!("injected {status} ({et})"));
+            return error_response(st, draft, status, &msg, rid, "injected_status");
+        }
+    }
+    if !req.stream() {
+        if fault.as_ref().is_some_and(|f| f.drop) {
+            draft.finish(
+                &st.recorder,
+                None,
+                Some(ExchangeError {
+                    kind: "injected_drop".into(),
+                    message: "scenario dropped the connection before the response".into(),
+                }),
+            );
+            let body = AxumBody::from_stream(futures_util::stream::once(async {
+                Err::<Bytes, _>(std::io::Error::other("injected drop"))
+            }));
+            return Response::builder()
+                .status(200)
+                .body(body)
+                .unwrap_or_default();
+        }
+        return respond_json(st, draft, 200, &reply.to_json(), rid, None);
+    }
+    let events: Vec<Bytes> = reply.to_sse_events().into_iter().map(Bytes::from).collect();
+    let fault = fault.map(|f| {
+        let after = f.after_events.unwrap_or(0);
+        match f.sse_error {
+            Some(et) => {
+                let msg = f.message.unwrap_or_else(|| "injected stream error".into());
+                let data = json!({"type":"error","error":{"type":et,"message":msg}});
+                StreamFault::Error {
+                    after,
+                    event: Bytes::from(sse("error", &data)),
+                }
+            }
+            None => StreamFault::Drop { after },
+        }
+    });
+    let headers: Headers = vec![
+        (
+            "content-type".into(),
+            "text/event-stream; charset=utf-8".into(),
+        ),
+        ("cache-control".into(), "no-cache".into()),
+        ("request-id".into(), rid.to_string()),
+    ];
+    let mut builder = Response::builder().status(200);
+    for (k, v) in &headers {
+        builder = builder.header(k, v);
+    }
+    let stream = ReplyStream::new(draft, st.recorder.clone(), headers, events, fault);
+    builder
+        .body(AxumBody::from_stream(stream))
+        .unwrap_or_default()
+}
+
+fn count_tokens(st: &AppState, draft: Draft, rid: &str) -> Response {
+    match MessagesRequest::parse(&draft.request.body.bytes) {
+        Ok(_) => {
+            let n = estimate_tokens(draft.request.body.len());
+            respond_json(st, draft, 200, &json!({"input_tokens": n}), rid, None)
+        }
+        Err(e) => error_response(st, draft, 400, &e.to_string(), rid, "invalid_json"),
+    }
+}
+
+fn models_list() -> Value {
+    let models = [
+        (
+            "claude-opus-4-5-20251101",
+            "Claude Opus 4.5",
+            "2025-11-01T00:00:00Z",
+        ),
+        (
+            "claude-sonnet-4-5-20250929",
+            "Claude Sonnet 4.5",
+            "2025-09-29T00:00:00Z",
+        ),
+        (
+            "claude-haiku-4-5-20251001",
+            "Claude Haiku 4.5",
+            "2025-10-01T00:00:00Z",
+        ),
+    ];
+    let data: Vec<Value> = models
+        .iter()
+        .map(|(id, name, at)| json!({"type":"model","id":id,"display_name":name,"created_at":at}))
+        .collect();
+    json!({"data": data, "has_more": false, "first_id": models[0].0, "last_id": models[2].0})
+}
+
+/// Answer with the API's error JSON and record the exchange with an error kind.
+fn error_response(
+    st: &AppState,
+    draft: Draft,
+    status: u16,
+    msg: &str,
+    rid: &str,
+    kind: &str,
+) -> Response {
+    let body = error_body(error_type_for(status), msg, rid);
+    let err = ExchangeError {
+        kind: kind.into(),
+        message: msg.into(),
+    };
+    respond_json(st, draft, status, &body, rid, Some(err))
+}
+
+fn respond_json(
+    st: &AppState,
+    draft: Draft,
+    status: u16,
+    body: &Value,
+    rid: &str,
+    error: Option<ExchangeError>,
+) -> Response {
+    let bytes = Bytes::from(serde_json::to_vec(body).unwrap_or_default());
+    let headers: Headers = vec![
+        ("content-type".into(), "application/json".into()),
+        ("request-id".into(), rid.to_string()),
+    ];
+    let response = HttpResponse {
+        status,
+        version: "HTTP/1.1".into(),
+        headers: headers.clone(),
+        body: Body::new(bytes.to_vec()),
+        chunks: vec![(draft.elapsed_us(), bytes.len() as u64)],
+        first_byte_at: Some(Utc::now()),
+    };
+    draft.finish(&st.recorder, Some(response), error);
+    let mut r = plain(
+        StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+        bytes,
+        "application/json",
+    );
+    if let Ok(v) = HeaderValue::from_str(rid) {
+        r.headers_mut().insert("request-id", v);
+    }
+    r
+}
+
+fn plain(status: StatusCode, body: Bytes, ct: &'static str) -> Response {
+    let mut r = Response::new(AxumBody::from(body));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert("content-type", HeaderValue::from_static(ct));
+    r
+}

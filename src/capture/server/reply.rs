@@ -1,0 +1,211 @@
+//! What the fake server says: Messages API replies as SSE events or one JSON object, and
+//! the API's error bodies. Shapes follow the Messages API reference ("Streaming messages":
+//! `message_start`, `ping`, `content_block_start/delta/stop`, `message_delta`,
+//! `message_stop`; "Errors": `{"type":"error","error":{"type","message"},"request_id"}`).
+
+use serde_json::{json, Value};
+
+use crate::api::estimate_tokens;
+
+/// Characters per `text_delta` piece when streaming text.
+pub const TEXT_PIECE: usize = 8;
+/// Characters per `input_json_delta` piece when streaming a tool input.
+pub const JSON_PIECE: usize = 16;
+
+/// A reply to one Messages request, before it is encoded.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    /// Message id (`msg_...`).
+    pub id: String,
+    /// Model to echo.
+    pub model: String,
+    /// Content blocks (API shape: `{"type":"text","text":..}`, `{"type":"tool_use",..}`).
+    pub content: Vec<Value>,
+    /// `stop_reason`.
+    pub stop_reason: String,
+    /// Uncached input tokens to report.
+    pub input_tokens: u64,
+    /// Output tokens to report.
+    pub output_tokens: u64,
+}
+
+impl Reply {
+    /// A reply with usage estimated from the request size and the content.
+    pub fn new(id: String, model: String, content: Vec<Value>, request_bytes: usize) -> Reply {
+        let has_tool = content
+            .iter()
+            .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"));
+        let out_bytes = serde_json::to_string(&content).map_or(0, |s| s.len());
+        Reply {
+            id,
+            model,
+            stop_reason: if has_tool { "tool_use" } else { "end_turn" }.into(),
+            content,
+            input_tokens: estimate_tokens(request_bytes),
+            output_tokens: estimate_tokens(out_bytes).max(1),
+        }
+    }
+
+    fn usage(&self) -> Value {
+        json!({
+            "input_tokens": self.input_tokens,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": self.output_tokens,
+        })
+    }
+
+    /// The non-streaming response body.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "id": self.id,
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": self.content,
+            "stop_reason": self.stop_reason,
+            "stop_sequence": null,
+            "usage": self.usage(),
+        })
+    }
+
+    /// The streaming response as SSE event texts, one string per event (each ends with a
+    /// blank line). Text is cut into [`TEXT_PIECE`]-character deltas and tool inputs into
+    /// [`JSON_PIECE`]-character `input_json_delta`s.
+    pub fn to_sse_events(&self) -> Vec<String> {
+        let mut ev = Vec::new();
+        let mut start_usage = self.usage();
+        start_usage["output_tokens"] = json!(1);
+        ev.push(sse(
+            "message_start",
+            &json!({"type":"message_start","message":{
+                "id": self.id, "type":"message", "role":"assistant", "model": self.model,
+                "content": [], "stop_reason": null, "stop_sequence": null, "usage": start_usage}}),
+        ));
+        ev.push(sse("ping", &json!({"type":"ping"})));
+        for (i, block) in self.content.iter().enumerate() {
+            let ty = block.get("type").and_then(Value::as_str).unwrap_or("text");
+            let (start, deltas) = match ty {
+                "text" => {
+                    let text = block.get("text").and_then(Value::as_str).unwrap_or("");
+                    let d = pieces(text, TEXT_PIECE)
+                        .into_iter()
+                        .map(|p| json!({"type":"text_delta","text":p}))
+                        .collect::<Vec<_>>();
+                    (json!({"type":"text","text":""}), d)
+                }
+                "tool_use" | "server_tool_use" => {
+                    let input = block.get("input").cloned().unwrap_or(json!({}));
+                    let s = serde_json::to_string(&input).unwrap_or_default();
+                    let d = pieces(&s, JSON_PIECE)
+                        .into_iter()
+                        .map(|p| json!({"type":"input_json_delta","partial_json":p}))
+                        .collect::<Vec<_>>();
+                    let mut start = block.clone();
+                    start["input"] = json!({});
+                    (start, d)
+                }
+                "thinking" => {
+                    let t = block.get("thinking").and_then(Value::as_str).unwrap_or("");
+                    let mut d: Vec<Value> = pieces(t, TEXT_PIECE)
+                        .into_iter()
+                        .map(|p| json!({"type":"thinking_delta","thinking":p}))
+                        .collect();
+                    let sig = block.get("signature").and_then(Value::as_str).unwrap_or("");
+                    d.push(json!({"type":"signature_delta","signature":sig}));
+                    (json!({"type":"thinking","thinking":"","signature":""}), d)
+                }
+                _ => (block.clone(), Vec::new()),
+            };
+            ev.push(sse(
+                "content_block_start",
+                &json!({"type":"content_block_start","index":i,"content_block":start}),
+            ));
+            for d in deltas {
+                ev.push(sse(
+                    "content_block_delta",
+                    &json!({"type":"content_block_delta","index":i,"delta":d}),
+                ));
+            }
+            ev.push(sse(
+                "content_block_stop",
+                &json!({"type":"content_block_stop","index":i}),
+            ));
+        }
+        ev.push(sse(
+            "message_delta",
+            &json!({"type":"message_delta",
+                    "delta":{"stop_reason": self.stop_reason, "stop_sequence": null},
+                    "usage":{"output_tokens": self.output_tokens}}),
+        ));
+        ev.push(sse("message_stop", &json!({"type":"message_stop"})));
+        ev
+    }
+}
+
+/// One SSE event text.
+pub fn sse(event: &str, data: &Value) -> String {
+    format!("event: {event}\ndata: {data}\n\n")
+}
+
+/// Split `s` into pieces of at most `n` characters (never inside a UTF-8 character).
+fn pieces(s: &str, n: usize) -> Vec<String> {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.is_empty() {
+        return Vec::new();
+    }
+    chars.chunks(n).map(|c| c.iter().collect()).collect()
+}
+
+/// The API's error type for an HTTP status (Messages API reference, "HTTP errors").
+pub fn error_type_for(status: u16) -> &'static str {
+    match status {
+        400 => "invalid_request_error",
+        401 => "authentication_error",
+        402 => "billing_error",
+        403 => "permission_error",
+        404 => "not_found_error",
+        408 => "timeout_error",
+        413 => "request_too_large",
+        429 => "rate_limit_error",
+        504 => "timeout_error",
+        529 => "overloaded_error",
+        _ => "api_error",
+    }
+}
+
+/// An API error body.
+pub fn error_body(error_type: &str, message: &str, request_id: &str) -> Value {
+    json!({"type":"error","error":{"type":error_type,"message":message},"request_id":request_id})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{sse::assemble, BlockKind};
+
+    #[test]
+    fn sse_round_trips_through_the_assembler() {
+        let content = vec![
+            json!({"type":"text","text":"Starting the job — now."}),
+            json!({"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"sleep 4; echo done","run_in_background":true}}),
+        ];
+        let r = Reply::new("msg_1".into(), "m".into(), content, 400);
+        let events = r.to_sse_events();
+        // 1 start + ping + (start + 3 text deltas + stop) + (start + N json deltas + stop) + delta + stop
+        let json_len = serde_json::to_string(&r.content[1]["input"]).unwrap().len();
+        let n_json = json_len.div_ceil(JSON_PIECE);
+        assert_eq!(events.len(), 2 + 5 + (2 + n_json) + 2);
+        assert!(n_json > 1, "tool input must be sent in several pieces");
+        let m = assemble(events.concat().as_bytes());
+        assert!(m.complete);
+        assert_eq!(m.stop_reason.as_deref(), Some("tool_use"));
+        assert_eq!(m.content[0].text(), Some("Starting the job — now."));
+        match &m.content[1].kind {
+            BlockKind::ToolUse { input, .. } => assert_eq!(input["run_in_background"], true),
+            k => panic!("{k:?}"),
+        }
+        assert_eq!(m.usage.input_tokens, Some(100));
+        assert_eq!(m.pings, 1);
+    }
+}
