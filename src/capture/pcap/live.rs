@@ -73,6 +73,8 @@ pub fn capture(
             Ok(p) => {
                 frame += 1;
                 let ts = p.header.ts;
+                // time_t and suseconds_t are not i64 on every platform.
+                #[allow(clippy::unnecessary_cast)]
                 let ts_ns = ts.tv_sec as i64 * 1_000_000_000 + ts.tv_usec as i64;
                 ex.packet(&Packet {
                     frame,
