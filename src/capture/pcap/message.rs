@@ -658,18 +658,49 @@ fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
     hay.iter().position(|b| *b == needle)
 }
 
-/// Position of the first request line (`METHOD SP`) or status line (`HTTP/1.`) that
-/// begins a line in `buf`.
+/// Position of the first plausible message start in `buf`: a request line
+/// `METHOD SP target SP HTTP/1.x` or a status line `HTTP/1.x SP NNN`, anywhere (a message
+/// that follows a body does not start a line). A candidate cut off by the end of `buf`
+/// counts: the head parser decides when the rest arrives.
 fn find_start(buf: &[u8], request: bool) -> Option<usize> {
     (0..buf.len()).find(|&i| {
-        (i == 0 || buf[i - 1] == b'\n') && {
-            let rest = &buf[i..];
-            if request {
-                METHODS.iter().any(|m| rest.starts_with(m))
-            } else {
-                rest.starts_with(b"HTTP/1.")
-            }
+        let rest = &buf[i..];
+        if request {
+            METHODS.iter().any(|m| {
+                if rest.len() < m.len() {
+                    return m.starts_with(rest);
+                }
+                rest.starts_with(m) && plausible_request_line(&rest[m.len()..])
+            })
+        } else {
+            plausible_status_line(rest)
         }
+    })
+}
+
+/// After `METHOD SP`: a target of visible bytes, a space and `HTTP/1.` (or the end).
+fn plausible_request_line(rest: &[u8]) -> bool {
+    let n = rest
+        .iter()
+        .take_while(|b| **b > b' ' && **b != 0x7f)
+        .count();
+    if n == rest.len() {
+        return n > 0;
+    }
+    if n == 0 || rest[n] != b' ' {
+        return false;
+    }
+    let v = &rest[n + 1..];
+    let want = b"HTTP/1.";
+    v.len() < want.len() && want.starts_with(v) || v.starts_with(want)
+}
+
+/// `HTTP/1.x SP DDD` (or a prefix of it at the end of the buffer).
+fn plausible_status_line(rest: &[u8]) -> bool {
+    let pattern = b"HTTP/1.# ###";
+    rest.iter().zip(pattern).all(|(b, p)| match p {
+        b'#' => b.is_ascii_digit(),
+        _ => b == p,
     })
 }
 
@@ -687,9 +718,18 @@ mod tests {
     }
 
     #[test]
-    fn finds_line_starts_only() {
-        assert_eq!(find_start(b"xxGET /\r\nPOST / HTTP/1.1", true), Some(9));
-        assert_eq!(find_start(b"body HTTP/1.1\nHTTP/1.1 200", false), Some(14));
+    fn finds_plausible_message_starts() {
+        assert_eq!(find_start(b"x}POST /a HTTP/1.1\r\n", true), Some(2));
+        assert_eq!(
+            find_start(b"GET me a coffee; POST /a HTTP/1.1", true),
+            Some(17)
+        );
+        assert_eq!(find_start(b"data PO", true), Some(5));
         assert_eq!(find_start(b"nothing here", true), None);
+        assert_eq!(
+            find_start(b"body says HTTP/1.1 is old\nHTTP/1.1 200 OK", false),
+            Some(26)
+        );
+        assert_eq!(find_start(b"tail HTT", false), Some(5));
     }
 }

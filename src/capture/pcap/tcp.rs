@@ -5,8 +5,8 @@
 //!   after the SYN (or, for a connection seen from the middle, to the first segment seen),
 //!   so wraparound past 2^32 is invisible to the layers above.
 //! - **Overlaps: first copy wins.** Bytes already delivered are never changed; a
-//!   retransmission that differs from what was delivered is counted in
-//!   [`StreamStats::conflicts`] (bytes) and dropped. Out-of-order segments wait in a
+//!   retransmission that differs from what was delivered (within the last [`RECENT`]
+//!   bytes) is counted in [`StreamStats::conflicts`] (bytes) and dropped. Out-of-order segments wait in a
 //!   buffer keyed by offset; of two buffered segments starting at the same offset the
 //!   longer one is kept.
 //! - **Gaps.** A segment whose IP header announces more bytes than were captured
@@ -23,6 +23,10 @@ use std::collections::BTreeMap;
 /// Largest number of out-of-order bytes buffered per direction before the hole in front
 /// of them is declared a gap, in bytes.
 pub const MAX_BUFFERED: usize = 8 << 20;
+
+/// Delivered bytes kept per direction to detect retransmissions that differ from the
+/// first copy, in bytes.
+pub const RECENT: usize = 16 << 10;
 
 /// What reassembly hands to the layer above, in stream order.
 #[derive(Debug, PartialEq, Eq)]
@@ -70,7 +74,8 @@ pub struct Stream {
     isn: Option<u32>,
     pending: BTreeMap<u64, Pending>,
     pending_bytes: usize,
-    /// Last bytes delivered (up to 64), to compare retransmissions with.
+    /// Last bytes delivered (at least [`RECENT`] once that many were), to compare
+    /// retransmissions with.
     recent: Vec<u8>,
     /// Counters.
     pub stats: StreamStats,
@@ -310,16 +315,15 @@ impl Stream {
     }
 
     fn remember(&mut self, payload: &[u8]) {
-        const KEEP: usize = 64;
-        if payload.len() >= KEEP {
+        if payload.len() >= RECENT {
             self.recent.clear();
             self.recent
-                .extend_from_slice(&payload[payload.len() - KEEP..]);
+                .extend_from_slice(&payload[payload.len() - RECENT..]);
         } else {
-            self.recent.extend_from_slice(payload);
-            if self.recent.len() > KEEP {
-                self.recent.drain(..self.recent.len() - KEEP);
+            if self.recent.len() + payload.len() > 2 * RECENT {
+                self.recent.drain(..self.recent.len() - RECENT);
             }
+            self.recent.extend_from_slice(payload);
         }
     }
 
