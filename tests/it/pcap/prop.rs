@@ -7,7 +7,10 @@ use super::build::{self, Flow, Seg};
 use super::extract_bytes;
 use super::synth::{json_body, request, response};
 
-fn conversation() -> (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>) {
+/// Request bodies 1 and 2, response 1 body, response 2 on the wire, response 2 body.
+type Conversation = (Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>, Vec<u8>);
+
+fn conversation() -> Conversation {
     let (b1, b2) = (json_body(3000, 1), json_body(1200, 2));
     let r1 = json_body(2500, 3);
     let chunks: [&[u8]; 3] = [b"{\"part\":", b"\"one\",", b"\"end\":true}"];
