@@ -150,8 +150,15 @@ pub fn capture(a: CaptureArgs) -> Result<ExitCode> {
         filter: a.filter.clone(),
         duration,
     };
+    let mut live = pcap::open_live(&cfg)?;
+    pb.suspend(|| {
+        eprintln!(
+            "agentwire: capturing on {} (link type {}); Ctrl-C to stop",
+            cfg.iface, live.link_type
+        )
+    });
     let mut write_err = None;
-    let r = pcap::capture(&cfg, &mut ex, &stop, &mut |ex| {
+    let r = live.run(&mut ex, &stop, &mut |ex| {
         pb.set_message(progress_message(ex));
         if let Err(e) = write_ready(ex, &mut w) {
             write_err.get_or_insert(e);

@@ -2,17 +2,24 @@
 //! reassembly and HTTP together over any packet source (a file, a live interface, or an
 //! in-memory iterator in tests), keeps the connection table bounded, numbers exchanges
 //! in order of request arrival, and counts everything it skipped in a [`Summary`].
+//!
+//! Memory is bounded independently of the capture's length: per connection by the
+//! reassembly buffer ([`super::tcp::MAX_BUFFERED`]) and held segments ([`MAX_HELD`]), the
+//! connection table by an idle timeout and a cap ([`Config`]), and finished exchanges
+//! waiting behind an unfinished earlier request by [`MAX_READY`] (beyond it they are
+//! released and the late one is numbered when it finishes). The bodies of exchanges in
+//! progress are the remaining cost.
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, SocketAddr};
 
-use serde::Serialize;
-
+use super::conn::{on_chunk, Conn, Held, Kind, MAX_HELD};
 use super::http::{ConnInfo, HttpConn};
 use super::ip::{self, IpSkip, Segment};
 use super::link::{self, LinkSkip};
 use super::message::Stamp;
-use super::tcp::{Chunk, Stream};
+use super::summary::{Summary, TlsConnection};
+use super::tcp::Stream;
 use super::tls::{self, Hello};
 use super::Packet;
 use crate::trace::{Exchange, SourceKind};
@@ -44,148 +51,8 @@ impl Default for Config {
     }
 }
 
-/// A connection that carried TLS (not decrypted).
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct TlsConnection {
-    /// Client `ip:port`.
-    pub client: String,
-    /// Server `ip:port`.
-    pub server: String,
-    /// Highest version offered in the ClientHello (`TLS 1.3`), or `TLS`.
-    pub version: String,
-    /// Server name (SNI), when the ClientHello was captured.
-    pub sni: Option<String>,
-    /// Payload bytes in both directions.
-    pub bytes: u64,
-}
-
-/// Counts of one extraction run (all files).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Summary {
-    /// Packets read.
-    pub packets: u64,
-    /// Captured bytes of those packets.
-    pub bytes: u64,
-    /// TCP segments that passed the filters.
-    pub tcp_segments: u64,
-    /// Packets of link types that are not decoded: link type → packets.
-    pub unknown_link_types: BTreeMap<u32, u64>,
-    /// Packets that are not IP (ARP, ...) or too short for their link header.
-    pub not_ip: u64,
-    /// IP packets that are not TCP.
-    pub not_tcp: u64,
-    /// IP fragments (not reassembled).
-    pub fragments: u64,
-    /// Packets whose TCP header is cut off or invalid.
-    pub bad_tcp_header: u64,
-    /// TCP segments left out by `--port` / `--host`.
-    pub filtered_out: u64,
-    /// TCP connections (flows) seen.
-    pub connections: u64,
-    /// Connections that carried HTTP/1.x.
-    pub http_connections: u64,
-    /// Connections with payload that was neither HTTP nor TLS.
-    pub non_http_connections: u64,
-    /// Payload bytes of those connections.
-    pub non_http_bytes: u64,
-    /// Connections that carried TLS.
-    pub tls: Vec<TlsConnection>,
-    /// Exchanges extracted.
-    pub exchanges: u64,
-    /// Of which `POST /v1/messages`.
-    pub messages_exchanges: u64,
-    /// Exchanges with an error (gap, no response, cut short, stream error).
-    pub incomplete: u64,
-    /// Incomplete exchanges by error kind.
-    pub errors: BTreeMap<String, u64>,
-    /// Bytes never captured (TCP holes and snaplen truncation).
-    pub gap_bytes: u64,
-    /// Gaps.
-    pub gaps: u64,
-    /// Retransmitted or duplicated payload bytes dropped.
-    pub retransmitted_bytes: u64,
-    /// Retransmitted bytes that differed from the first copy (first copy kept).
-    pub conflicting_bytes: u64,
-    /// Segments captured before the bytes they acknowledge (capture-order anomaly),
-    /// processed after them.
-    pub reordered_segments: u64,
-    /// Segments that arrived ahead of a hole.
-    pub out_of_order_segments: u64,
-    /// Responses with no request to pair with.
-    pub orphan_responses: u64,
-    /// HTTP-stream bytes skipped while resynchronising.
-    pub skipped_http_bytes: u64,
-    /// Bytes after a protocol switch (101, CONNECT).
-    pub tunneled_bytes: u64,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Unknown,
-    Http,
-    Tls,
-}
-
-struct Conn {
-    streams: [Stream; 2],
-    http: HttpConn,
-    kind: Kind,
-    hello: Option<Hello>,
-    bytes: u64,
-    ended: [bool; 2],
-    last: Stamp,
-    held: Vec<Held>,
-    held_bytes: usize,
-}
-
-/// Most payload bytes held back per connection waiting for the bytes they acknowledge.
-const MAX_HELD: usize = 4 << 20;
-
-/// A segment held back until the other direction catches up with its acknowledgment.
-struct Held {
-    dir: usize,
-    seq: u32,
-    ack_no: u32,
-    syn: bool,
-    fin: bool,
-    payload: Vec<u8>,
-    missing: u32,
-    src: SocketAddr,
-    dst: SocketAddr,
-    at: Stamp,
-}
-
-impl Held {
-    fn new(s: &Segment<'_>, dir: usize, at: Stamp) -> Self {
-        Held {
-            dir,
-            seq: s.seq,
-            ack_no: s.ack_no,
-            syn: s.syn,
-            fin: s.fin,
-            payload: s.payload.to_vec(),
-            missing: s.missing,
-            src: s.src,
-            dst: s.dst,
-            at,
-        }
-    }
-
-    fn segment(&self) -> Segment<'_> {
-        Segment {
-            src: self.src,
-            dst: self.dst,
-            seq: self.seq,
-            ack_no: self.ack_no,
-            syn: self.syn,
-            ack: true,
-            fin: self.fin,
-            rst: false,
-            payload: &self.payload,
-            missing: self.missing,
-        }
-    }
-}
+/// Most finished exchanges kept waiting for an earlier request to finish.
+const MAX_READY: usize = 4096;
 
 /// Extracts exchanges from packets. Feed packets with [`Extractor::packet`], collect
 /// finished exchanges with [`Extractor::take`], and call [`Extractor::finish`] at the end.
@@ -598,6 +465,13 @@ impl Extractor {
             .filter_map(|c| c.http.oldest_open())
             .min();
         self.release(open.unwrap_or(self.ids));
+        // Bounded memory: past MAX_READY finished exchanges waiting behind an unfinished
+        // request, the oldest go out anyway (the late one is numbered when it finishes).
+        if self.ready.len() > MAX_READY {
+            let excess = self.ready.len() - MAX_READY / 2;
+            let last = self.ready.keys().nth(excess - 1).copied();
+            self.release(last.map_or(0, |k| k + 1));
+        }
     }
 
     fn release(&mut self, below: u64) {
@@ -616,44 +490,6 @@ impl Extractor {
                 *s.errors.entry(e.kind.clone()).or_default() += 1;
             }
             self.out.push(x);
-        }
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn on_chunk(
-    c: Chunk<'_>,
-    dir: usize,
-    kind: &mut Kind,
-    hello: &mut Option<Hello>,
-    bytes: &mut u64,
-    http: &mut HttpConn,
-    ids: &mut u64,
-    out: &mut Vec<Exchange>,
-) {
-    match c {
-        Chunk::Data(d, ts, frame) => {
-            *bytes += d.len() as u64;
-            if *kind == Kind::Unknown {
-                if tls::looks_like_tls(d) {
-                    *kind = Kind::Tls;
-                } else {
-                    *kind = Kind::Http;
-                }
-            }
-            match *kind {
-                Kind::Tls => {
-                    if dir == 0 && hello.is_none() {
-                        *hello = Some(tls::client_hello(d));
-                    }
-                }
-                _ => http.data(dir, d, Stamp { ts, frame }, ids, out),
-            }
-        }
-        Chunk::Gap(n, ts, frame) => {
-            if *kind != Kind::Tls {
-                http.gap(dir, n, Stamp { ts, frame }, ids, out);
-            }
         }
     }
 }

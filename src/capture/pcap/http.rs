@@ -287,10 +287,11 @@ fn time(ns: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_nanos(ns)
 }
 
-/// Body from a message: content-decoded when complete and encoded.
-fn body_of(msg: &Message, notes: &mut BTreeMap<String, serde_json::Value>, side: &str) -> Body {
+/// Body from a message (its bytes are moved out): content-decoded when complete and
+/// encoded.
+fn body_of(msg: &mut Message, notes: &mut BTreeMap<String, serde_json::Value>, side: &str) -> Body {
     let truncated = msg.gap_bytes > 0 || msg.cut.is_some();
-    let mut body = Body::new(msg.body.clone());
+    let mut body = Body::new(std::mem::take(&mut msg.body));
     body.truncated = truncated;
     if let Some(ce) = msg.head.header("content-encoding") {
         if truncated {
@@ -299,11 +300,12 @@ fn body_of(msg: &Message, notes: &mut BTreeMap<String, serde_json::Value>, side:
                 format!("{ce} (body incomplete, not decoded)").into(),
             );
         } else {
-            match decode::decode(ce, &msg.body) {
+            match decode::decode(ce, &body.bytes) {
                 Ok(Some(d)) => {
+                    let wire = body.bytes.len() as u64;
                     body = Body::new(d);
                     body.content_encoding = Some(ce.to_string());
-                    body.wire_size = Some(msg.body.len() as u64);
+                    body.wire_size = Some(wire);
                 }
                 Ok(None) => {}
                 Err(e) => {
@@ -324,7 +326,8 @@ fn body_of(msg: &Message, notes: &mut BTreeMap<String, serde_json::Value>, side:
 }
 
 fn build(info: &ConnInfo, e: Entry, why: &str) -> Option<Exchange> {
-    let req = e.req?;
+    let mut req = e.req?;
+    let mut resp_msg = e.resp;
     let mut notes = BTreeMap::new();
     let mut headers = req.head.headers.clone();
     redact_headers(&mut headers);
@@ -333,13 +336,13 @@ fn build(info: &ConnInfo, e: Entry, why: &str) -> Option<Exchange> {
         target: req.head.target.clone(),
         version: req.head.version.clone(),
         headers,
-        body: body_of(&req, &mut notes, "request"),
+        body: body_of(&mut req, &mut notes, "request"),
     };
     let started = req.first.ts;
     let mut error = None;
     let mut gaps = (req.gap_bytes, 0);
     let mut last = req.last;
-    let response = e.resp.as_ref().map(|resp| {
+    let response = resp_msg.as_mut().map(|resp| {
         gaps.1 = resp.gap_bytes;
         last = resp.last;
         let mut headers = resp.head.headers.clone();
@@ -382,7 +385,7 @@ fn build(info: &ConnInfo, e: Entry, why: &str) -> Option<Exchange> {
         );
         let cuts = [
             req.cut.as_ref(),
-            e.resp.as_ref().and_then(|r| r.cut.as_ref()),
+            resp_msg.as_ref().and_then(|r| r.cut.as_ref()),
         ];
         for c in cuts.into_iter().flatten() {
             message.push_str("; ");
@@ -406,7 +409,7 @@ fn build(info: &ConnInfo, e: Entry, why: &str) -> Option<Exchange> {
             why
         };
         error = Some(err("no_response", &format!("no response seen ({why})")));
-    } else if let Some(r) = e.resp.as_ref().filter(|r| r.cut.is_some()) {
+    } else if let Some(r) = resp_msg.as_ref().filter(|r| r.cut.is_some()) {
         let kind = if r.malformed {
             "malformed_response"
         } else {

@@ -9,26 +9,32 @@
 //! - [`ip`]: IPv4/IPv6 + TCP header fields of one segment, with the bytes a truncated
 //!   packet lacks;
 //! - [`tcp`]: per-direction reassembly into an ordered byte stream with gaps;
-//! - [`message`]: one direction's HTTP/1.1 messages (heads, framing, resync);
+//! - [`message`]: one direction's HTTP/1.1 messages (framing, gaps, resync), with
+//!   `head`: heads and lines;
 //! - [`http`]: requests and responses of a connection paired into exchanges;
 //! - [`decode`]: content encodings; [`tls`]: TLS detection (ClientHello version and SNI);
-//! - [`driver`]: the [`Extractor`] that ties them together over any packet iterator;
+//! - [`driver`]: the [`Extractor`] that ties them together over any packet iterator
+//!   (with `conn`: one connection's state, and `summary`: the run's counts);
 //! - [`live`]: live capture through libpcap.
 
+mod conn;
 pub mod decode;
 pub mod driver;
 pub mod file;
+mod head;
 pub mod http;
 pub mod ip;
 pub mod link;
 pub mod live;
 pub mod message;
+mod summary;
 pub mod tcp;
 pub mod tls;
 
-pub use driver::{Config, Extractor, Summary, TlsConnection};
+pub use driver::{Config, Extractor};
 pub use file::{read_file, read_packets, FileInfo};
-pub use live::{capture, LiveConfig};
+pub use live::{open as open_live, LiveCapture, LiveConfig};
+pub use summary::{Summary, TlsConnection};
 
 /// One captured packet as it enters the pipeline.
 #[derive(Clone, Copy, Debug)]

@@ -4,6 +4,7 @@
 
 mod build;
 mod flows;
+mod live;
 mod prop;
 mod public;
 mod real;
