@@ -169,6 +169,12 @@ pub fn capture(a: CaptureArgs) -> Result<ExitCode> {
     if let Some(e) = write_err {
         return Err(e);
     }
+    let (dropped, if_dropped) = live.dropped();
+    if dropped + if_dropped > 0 {
+        eprintln!(
+            "warning: {dropped} packets dropped by the kernel (capture buffer full) and {if_dropped} by the interface; exchanges on those connections are incomplete"
+        );
+    }
     let (rest, summary) = ex.finish();
     for x in &rest {
         w.write_exchange(x)?;
@@ -182,7 +188,11 @@ pub fn capture(a: CaptureArgs) -> Result<ExitCode> {
         summary.exchanges,
         a.output.display()
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(if dropped + if_dropped > 0 {
+        ExitCode::from(DEGRADED)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 #[cfg(test)]

@@ -59,7 +59,8 @@ const MAX_READY: usize = 4096;
 pub struct Extractor {
     config: Config,
     file: Option<String>,
-    conns: HashMap<(SocketAddr, SocketAddr), Conn>,
+    /// Connections by (client, server); foldhash: several lookups per packet.
+    conns: HashMap<(SocketAddr, SocketAddr), Conn, foldhash::fast::RandomState>,
     ids: u64,
     emitted: u64,
     scratch: Vec<Exchange>,
@@ -75,7 +76,7 @@ impl Extractor {
         Extractor {
             config,
             file: None,
-            conns: HashMap::new(),
+            conns: HashMap::default(),
             ids: 0,
             emitted: 0,
             scratch: Vec::new(),

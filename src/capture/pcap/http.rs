@@ -460,6 +460,15 @@ fn stream_error(resp: Option<&HttpResponse>) -> Option<ExchangeError> {
     if !ct.1.trim_start().starts_with("text/event-stream") {
         return None;
     }
+    // Only a stream with an `error` event needs assembling here.
+    let b = &resp.body.bytes;
+    let has_error_event = b.split(|c| *c == b'\n').any(|line| {
+        line.strip_prefix(b"event:")
+            .is_some_and(|v| v.trim_ascii() == b"error")
+    });
+    if !has_error_event {
+        return None;
+    }
     let msg = crate::api::sse::assemble(&resp.body.bytes);
     let first = msg.stream_errors.first()?;
     let kind = first

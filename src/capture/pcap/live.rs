@@ -52,6 +52,8 @@ pub fn open(cfg: &LiveConfig) -> Result<LiveCapture, PcapError> {
         .map_err(|e| live_err(iface, e))?
         .promisc(false)
         .snaplen(262_144)
+        // 64 MiB of kernel ring: loopback packets are up to 64 KiB each.
+        .buffer_size(64 << 20)
         .immediate_mode(true)
         .timeout(100)
         .precision(pcap::Precision::Nano)
@@ -64,6 +66,9 @@ pub fn open(cfg: &LiveConfig) -> Result<LiveCapture, PcapError> {
         })?;
     }
     let link_type = cap.get_datalink().0 as u32;
+    // Non-blocking reads: the loop sees stop requests and the duration promptly (a
+    // blocking read's timeout is not honoured in immediate mode on every platform).
+    let cap = cap.setnonblock().map_err(|e| live_err(iface, e))?;
     Ok(LiveCapture {
         cap,
         cfg: cfg.clone(),
@@ -72,8 +77,17 @@ pub fn open(cfg: &LiveConfig) -> Result<LiveCapture, PcapError> {
 }
 
 impl LiveCapture {
-    /// Feed every packet to `ex` until the duration elapses or `stop` is set; `on_tick`
-    /// runs after every packet and every 100 ms read timeout (for progress and for writing
+    /// Packets the kernel dropped because the capture buffer was full, and packets the
+    /// interface dropped, so far (libpcap's `pcap_stats`).
+    pub fn dropped(&mut self) -> (u64, u64) {
+        self.cap
+            .stats()
+            .map_or((0, 0), |s| (u64::from(s.dropped), u64::from(s.if_dropped)))
+    }
+
+    /// Feed every packet to `ex` until the duration elapses or `stop` is set (then until
+    /// the packets already captured are read); `on_tick`
+    /// runs after every packet and every empty read (5 ms apart) (for progress and for writing
     /// finished exchanges). Returns the packets captured.
     pub fn run(
         &mut self,
@@ -84,11 +98,17 @@ impl LiveCapture {
         ex.set_source(Some(format!("iface:{}", self.cfg.iface)));
         let start = Instant::now();
         let mut frame = 0u64;
+        // After a stop (flag or duration), packets already captured are still read: the
+        // loop ends once nothing arrived for DRAIN (the kernel hands packets over in
+        // blocks, so an empty read alone does not mean nothing is pending).
+        const DRAIN: Duration = Duration::from_millis(250);
+        let mut draining: Option<Instant> = None;
         loop {
-            if stop.load(Ordering::Relaxed)
-                || self.cfg.duration.is_some_and(|d| start.elapsed() >= d)
+            if draining.is_none()
+                && (stop.load(Ordering::Relaxed)
+                    || self.cfg.duration.is_some_and(|d| start.elapsed() >= d))
             {
-                break;
+                draining = Some(Instant::now());
             }
             match self.cap.next_packet() {
                 Ok(p) => {
@@ -104,8 +124,16 @@ impl LiveCapture {
                         data: p.data,
                         orig_len: p.header.len,
                     });
+                    if draining.is_some() {
+                        draining = Some(Instant::now());
+                    }
                 }
-                Err(pcap::Error::TimeoutExpired) => {}
+                Err(pcap::Error::TimeoutExpired) => {
+                    if draining.is_some_and(|t| t.elapsed() >= DRAIN) {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
                 Err(e) => return Err(live_err(&self.cfg.iface, e)),
             }
             on_tick(ex);

@@ -9,6 +9,8 @@ use crate::trace::Headers;
 
 /// Largest message head accepted, bytes; a longer one is treated as not HTTP.
 const MAX_HEAD: usize = 256 << 10;
+/// Most body bytes reserved up front from a Content-Length.
+const PREALLOC: u64 = 16 << 20;
 /// Largest chunk-size or trailer line, bytes.
 const MAX_LINE: usize = 8 << 10;
 
@@ -208,11 +210,20 @@ impl MessageParser {
                         }
                         return None;
                     };
-                    self.buf.extend_from_slice(&data[..nl]);
+                    // Common case: the whole line is in `data`, no copy.
+                    let owned;
+                    let line: &[u8] = if self.buf.is_empty() {
+                        &data[..nl]
+                    } else {
+                        self.buf.extend_from_slice(&data[..nl]);
+                        owned = std::mem::take(&mut self.buf);
+                        &owned
+                    };
                     data = &data[nl + 1..];
-                    self.touch(at);
-                    let line = std::mem::take(&mut self.buf);
-                    let line = line.strip_suffix(b"\r").unwrap_or(&line);
+                    let line = line.strip_suffix(b"\r").unwrap_or(line);
+                    if let Some(m) = self.msg.as_mut() {
+                        m.last = at;
+                    }
                     if self.state == State::ChunkSize {
                         match chunk_size(line) {
                             Some(0) => self.state = State::Trailers,
@@ -421,7 +432,13 @@ impl MessageParser {
         match framing {
             Framing::Empty => self.finish(None, sink),
             Framing::Length(0) => self.finish(None, sink),
-            Framing::Length(n) => self.state = State::Length(n),
+            Framing::Length(n) => {
+                // One allocation for the body (capped: the length is untrusted input).
+                if let Some(m) = self.msg.as_mut() {
+                    m.body.reserve(n.min(PREALLOC) as usize);
+                }
+                self.state = State::Length(n)
+            }
             Framing::Chunked => self.state = State::ChunkSize,
             Framing::UntilClose => self.state = State::UntilClose,
             Framing::Tunnel => {
@@ -512,16 +529,13 @@ impl MessageParser {
         self.state = State::Resync;
     }
 
-    fn touch(&mut self, at: Stamp) {
-        if let Some(m) = self.msg.as_mut() {
-            m.last = at;
-        }
-    }
-
     fn body(&mut self, data: &[u8], at: Stamp) {
         if let Some(m) = self.msg.as_mut() {
             m.body.extend_from_slice(data);
             m.last = at;
+            if self.request {
+                return; // arrival pieces are kept for responses only
+            }
             match m.pieces.last_mut() {
                 Some((ts, n)) if *ts == at.ts => *n += data.len() as u64,
                 _ => m.pieces.push((at.ts, data.len() as u64)),

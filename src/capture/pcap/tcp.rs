@@ -54,6 +54,44 @@ pub struct StreamStats {
     pub out_of_order: u64,
 }
 
+/// A ring of the last [`RECENT`] delivered bytes: one copy per byte, no shifting.
+struct Recent {
+    ring: Box<[u8]>,
+    /// Position where the next byte goes.
+    head: usize,
+    /// Valid bytes (≤ RECENT).
+    len: usize,
+}
+
+impl Default for Recent {
+    fn default() -> Self {
+        Recent {
+            ring: Vec::new().into_boxed_slice(),
+            head: 0,
+            len: 0,
+        }
+    }
+}
+
+impl Recent {
+    fn push(&mut self, data: &[u8]) {
+        if self.ring.is_empty() {
+            self.ring = vec![0; RECENT].into_boxed_slice();
+        }
+        let data = &data[data.len().saturating_sub(RECENT)..];
+        let first = data.len().min(RECENT - self.head);
+        self.ring[self.head..self.head + first].copy_from_slice(&data[..first]);
+        self.ring[..data.len() - first].copy_from_slice(&data[first..]);
+        self.head = (self.head + data.len()) % RECENT;
+        self.len = (self.len + data.len()).min(RECENT);
+    }
+
+    /// The byte `n` positions before the end (1 = the last byte delivered).
+    fn back(&self, n: usize) -> u8 {
+        self.ring[(self.head + RECENT - n) % RECENT]
+    }
+}
+
 struct Pending {
     data: Vec<u8>,
     missing: u32,
@@ -74,9 +112,8 @@ pub struct Stream {
     isn: Option<u32>,
     pending: BTreeMap<u64, Pending>,
     pending_bytes: usize,
-    /// Last bytes delivered (at least [`RECENT`] once that many were), to compare
-    /// retransmissions with.
-    recent: Vec<u8>,
+    /// The last [`RECENT`] bytes delivered, to compare retransmissions with.
+    recent: Recent,
     /// Counters.
     pub stats: StreamStats,
 }
@@ -141,7 +178,7 @@ impl Stream {
                     self.stats.gap_bytes += gap;
                     self.stats.gaps += 1;
                     self.next = target;
-                    self.recent.clear();
+                    self.recent.len = 0;
                     out(Chunk::Gap(gap, ts, frame));
                     self.drain(out);
                 }
@@ -259,7 +296,7 @@ impl Stream {
                 self.stats.gap_bytes += gap;
                 self.stats.gaps += 1;
                 self.next = first;
-                self.recent.clear();
+                self.recent.len = 0;
                 out(Chunk::Gap(gap, ts, frame));
             }
             self.drain(out);
@@ -284,7 +321,7 @@ impl Stream {
             self.next += u64::from(missing);
             self.stats.gap_bytes += u64::from(missing);
             self.stats.gaps += 1;
-            self.recent.clear();
+            self.recent.len = 0;
             out(Chunk::Gap(u64::from(missing), ts, frame));
         }
     }
@@ -315,29 +352,24 @@ impl Stream {
     }
 
     fn remember(&mut self, payload: &[u8]) {
-        if payload.len() >= RECENT {
-            self.recent.clear();
-            self.recent
-                .extend_from_slice(&payload[payload.len() - RECENT..]);
-        } else {
-            if self.recent.len() + payload.len() > 2 * RECENT {
-                self.recent.drain(..self.recent.len() - RECENT);
-            }
-            self.recent.extend_from_slice(payload);
-        }
+        self.recent.push(payload);
     }
 
     /// Compare the part of a retransmission that overlaps the last delivered bytes.
     fn check_conflict(&mut self, start: i64, payload: &[u8]) {
-        let recent_start = self.next as i64 - self.recent.len() as i64;
+        let recent_start = self.next as i64 - self.recent.len as i64;
         let from = start.max(recent_start);
         let to = (start + payload.len() as i64).min(self.next as i64);
         if from >= to {
             return;
         }
         let a = &payload[(from - start) as usize..(to - start) as usize];
-        let b = &self.recent[(from - recent_start) as usize..(to - recent_start) as usize];
-        let differ = a.iter().zip(b).filter(|(x, y)| x != y).count();
+        let back = (self.next as i64 - from) as usize;
+        let differ = a
+            .iter()
+            .enumerate()
+            .filter(|(k, x)| self.recent.back(back - k) != **x)
+            .count();
         self.stats.conflicts += differ as u64;
     }
 }

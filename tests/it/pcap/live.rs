@@ -13,8 +13,11 @@ use crate::common::{bin, messages_body, TestServer, TEST_KEY};
 fn digests(xs: &[Exchange]) -> BTreeMap<(String, String, u16), usize> {
     let mut m = BTreeMap::new();
     for x in xs {
-        let r = x.response.as_ref().expect("answered");
-        *m.entry((x.request.body.sha256(), r.body.sha256(), r.status))
+        let (resp, status) = x
+            .response
+            .as_ref()
+            .map_or((String::new(), 0), |r| (r.body.sha256(), r.status));
+        *m.entry((x.request.body.sha256(), resp, status))
             .or_default() += 1;
     }
     m
@@ -49,7 +52,7 @@ async fn live_capture_on_loopback_matches_the_server_trace() {
             "--filter",
             &format!("tcp port {port}"),
         ])
-        .args(["--duration", "5", "--format", "json", "-o"])
+        .args(["--duration", "120", "--format", "json", "-o"])
         .arg(&out)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -88,14 +91,33 @@ async fn live_capture_on_loopback_matches_the_server_trace() {
         assert_eq!(r.status(), 200);
         r.bytes().await.unwrap();
     }
+    // Stop the capture like a user would (Ctrl-C): it reads what was captured, then ends.
+    let pid = child.id().to_string();
+    let kill = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    assert!(kill.success());
     let output = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
         .await
         .unwrap();
     assert!(output.status.success(), "capture failed");
     let server = s.finish().await;
     let live = Trace::open(&out).unwrap();
-    assert_eq!(live.exchanges.len(), 10);
-    assert_eq!(digests(&live.exchanges), digests(&server.exchanges));
+    let seen: Vec<_> = live
+        .exchanges
+        .iter()
+        .map(|x| {
+            (
+                x.request.body.len(),
+                x.error.as_ref().map(|e| e.message.clone()),
+            )
+        })
+        .collect();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(live.exchanges.len(), 10, "{seen:?}\n{text}");
+    assert_eq!(
+        digests(&live.exchanges),
+        digests(&server.exchanges),
+        "{seen:?}\n{text}"
+    );
     assert!(live.exchanges.iter().all(|x| x.error.is_none()));
     crate::common::assert_no_key(&out);
 }
