@@ -65,8 +65,8 @@ fn stream_mode(data: &[u8]) {
     segs.push((true, cisn.wrapping_add(1).wrapping_add(client.len() as u32), vec![], 2));
     segs.push((false, sisn.wrapping_add(1).wrapping_add(server.len() as u32), vec![], if rng.below(4) == 0 { 4 } else { 2 }));
     // Disorder: swaps, duplicates, drops.
-    let len = segs.len() as u64;
-    for _ in 0..rng.below(len) {
+    for _ in 0..rng.below(segs.len() as u64) {
+        let len = segs.len() as u64;
         let (a, b) = (rng.below(len) as usize, rng.below(len) as usize);
         match rng.below(8) {
             0..=4 => segs.swap(a, b),
