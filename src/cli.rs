@@ -24,10 +24,74 @@ pub enum Command {
     Record(RecordArgs),
     /// List the exchanges of a trace, one line each.
     Show(ShowArgs),
+    /// Re-send a trace's recorded requests to a URL and report statuses and latencies.
+    Replay(ReplayArgs),
+    /// agentwire's local CA for the first-party route: print it, its path, or rotate it.
+    Ca(CaArgs),
+    /// Compare the Messages requests of two traces (or the turns of one, with --within).
+    Diff(DiffArgs),
+    /// Record every combination of CLI versions × settings × routes and tabulate them.
+    Matrix(MatrixArgs),
+    /// Redundant polling, prompt-cache misses and background jobs across traces.
+    Analyze(AnalyzeArgs),
     /// Extract exchanges from packet capture files (pcap, pcapng, gzip-compressed).
     Pcap(PcapArgs),
     /// Capture exchanges live from a network interface (needs root or CAP_NET_RAW).
     Capture(CaptureArgs),
+}
+
+/// `agentwire ca`.
+#[derive(Args, Debug)]
+pub struct CaArgs {
+    /// Print the certificate's path instead of the certificate.
+    #[arg(long)]
+    pub path: bool,
+    /// Replace the CA with a new one (clients must trust the new certificate).
+    #[arg(long)]
+    pub rotate: bool,
+}
+
+/// How a recorded CLI reaches agentwire.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum RouteArg {
+    /// As for a user of api.anthropic.com: HTTPS_PROXY plus agentwire's CA (TLS intercepted).
+    FirstParty,
+    /// As for a gateway user: ANTHROPIC_BASE_URL pointing at agentwire.
+    BaseUrl,
+}
+
+impl From<RouteArg> for agentwire::capture::record::Route {
+    fn from(r: RouteArg) -> Self {
+        match r {
+            RouteArg::FirstParty => Self::FirstParty,
+            RouteArg::BaseUrl => Self::BaseUrl,
+        }
+    }
+}
+
+/// `agentwire replay`.
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// Trace whose requests to send.
+    pub trace: PathBuf,
+    /// Base URL to send to, e.g. http://127.0.0.1:8080.
+    #[arg(long)]
+    pub to: String,
+    /// Requests in flight at once.
+    #[arg(long, default_value_t = 1)]
+    pub concurrency: usize,
+    /// Requests started per second at most, e.g. `--rate 20`.
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Extra header `K: V` (repeatable), e.g. a real key: traces hold only markers.
+    #[arg(long = "header", value_name = "K: V")]
+    pub headers: Vec<String>,
+    /// Compare each new response with the recorded one (stop reason, tool calls, text).
+    #[arg(long)]
+    pub compare: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: FormatArg,
 }
 
 /// Output formats shared by the reporting commands.
@@ -61,11 +125,50 @@ pub struct ServeArgs {
     /// Trace file to write (JSON Lines).
     #[arg(short, long, default_value = "trace.jsonl")]
     pub output: PathBuf,
-    /// Scenario file: per-thread turns of assistant content, delays and injected failures.
+    /// Overwrite the trace file if it exists.
     #[arg(long)]
-    pub script: Option<PathBuf>,
+    pub force: bool,
+    #[command(flatten)]
+    pub reply: ReplyArgs,
+    /// Recording proxy: forward every request to this upstream (e.g.
+    /// https://api.anthropic.com) and record both sides.
+    #[arg(long, conflicts_with_all = ["script", "replay"])]
+    pub upstream: Option<String>,
+    /// PEM file with an extra CA certificate to trust for the upstream.
+    #[arg(long, requires = "upstream")]
+    pub upstream_ca: Option<PathBuf>,
+    /// Seconds without a byte from the upstream before the exchange fails with 504.
+    #[arg(long, default_value_t = 600, requires = "upstream")]
+    pub upstream_timeout: u64,
+    /// First-party route: run an HTTP CONNECT proxy that terminates TLS for these hosts
+    /// (comma-separated) with certificates from agentwire's CA (`agentwire ca`).
+    #[arg(long, num_args = 0..=1, default_missing_value = "api.anthropic.com", value_name = "HOSTS")]
+    pub intercept: Option<String>,
+    /// With --intercept: tunnel other hosts untouched (logged) instead of refusing them.
+    #[arg(long, requires = "intercept")]
+    pub tunnel_others: bool,
+    /// Serve HTTPS: PEM certificate chain.
+    #[arg(long, requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// Serve HTTPS: PEM private key.
+    #[arg(long, requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     #[command(flatten)]
     pub limits: LimitArgs,
+}
+
+/// How the server makes its replies (default: a short stub reply).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ReplyArgs {
+    /// Scenario file: per-thread turns of assistant content, delays and injected failures.
+    #[arg(long, conflicts_with = "replay")]
+    pub script: Option<PathBuf>,
+    /// Answer with the recorded responses of this trace, matched by thread and turn.
+    #[arg(long)]
+    pub replay: Option<PathBuf>,
+    /// Replay timing: `recorded`, `none`, or `xN` (N times faster).
+    #[arg(long, default_value = "none", requires = "replay")]
+    pub timing: String,
 }
 
 /// Request limits of the server.
@@ -89,15 +192,19 @@ pub struct RecordArgs {
     /// Environment for the CLI, `K=V` (repeatable). `K=unset` removes K.
     #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,
-    /// Scenario file for the server's replies.
-    #[arg(long)]
-    pub script: Option<PathBuf>,
+    #[command(flatten)]
+    pub reply: ReplyArgs,
     /// Trace file to write.
     #[arg(short, long, default_value = "trace.jsonl")]
     pub output: PathBuf,
     /// Seconds before the CLI is killed.
     #[arg(long, default_value_t = 300)]
     pub timeout: u64,
+    /// How the CLI reaches agentwire: `first-party` (HTTPS_PROXY + agentwire's CA: what a
+    /// user of api.anthropic.com sends) or `base-url` (ANTHROPIC_BASE_URL: what a gateway
+    /// user sends).
+    #[arg(long, value_enum, default_value = "first-party")]
+    pub route: RouteArg,
     /// Arguments for the CLI (with --cli; default `-p hello`), or the command to run.
     #[arg(last = true)]
     pub args: Vec<String>,
@@ -111,6 +218,154 @@ pub struct ShowArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
+}
+
+/// `agentwire matrix`.
+#[derive(Args, Debug)]
+pub struct MatrixArgs {
+    /// CLI versions, comma-separated: `claude-code@2.1.303,claude-code@2.1.304`.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub cli: Vec<String>,
+    /// An environment dimension `K=V1,V2,...` (repeatable); `unset` removes K.
+    #[arg(long = "env", value_name = "K=V1,V2")]
+    pub env: Vec<String>,
+    /// Routes to try, comma-separated: `first-party`, `base-url`.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "first-party")]
+    pub route: Vec<RouteArg>,
+    /// Directory for the traces (one file per run).
+    #[arg(short, long, default_value = "matrix")]
+    pub dir: PathBuf,
+    /// Runs recorded at once.
+    #[arg(long, default_value_t = 2)]
+    pub parallel: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: FormatArg,
+    /// Arguments for every CLI run (default `-p hello`).
+    #[arg(last = true)]
+    pub args: Vec<String>,
+}
+
+/// `agentwire diff`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Inputs: a trace file, FILE#N (exchange N as `agentwire show` numbers it), \
+a JSON file holding one request body, or a CLI spec NAME@VERSION (claude-code@2.1.304), \
+recorded on the fly with `-p hello` under the fake server (see --env, --record-dir).\n\
+Exit codes: 0 compared, 1 error, 3 compared but some input was unreadable, \
+4 a --fail-on gate tripped."
+)]
+pub struct DiffArgs {
+    /// Input A (old). With --within: the one trace.
+    #[arg(required_unless_present = "within")]
+    pub a: Option<String>,
+    /// Input B (new).
+    #[arg(required_unless_present = "within")]
+    pub b: Option<String>,
+    /// Align the two conversations turn by turn (by thread and turn number).
+    #[arg(long, conflicts_with = "within")]
+    pub all: bool,
+    /// Diff each request of TRACE against the previous request of the same thread.
+    #[arg(long, value_name = "TRACE", conflicts_with_all = ["a", "b"])]
+    pub within: Option<String>,
+    /// Normalization rules file (JSON) that extends or overrides the built-in rules.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Compare raw values: no normalization at all.
+    #[arg(long, conflicts_with = "rules")]
+    pub no_normalize: bool,
+    /// CI gate (repeatable, or comma-separated): exit 4 when met, e.g. `tools-added`,
+    /// `beta-changed`, `schema-bytes>+5%`.
+    #[arg(long = "fail-on", value_name = "EXPR", value_delimiter = ',')]
+    pub fail_on: Vec<String>,
+    /// Environment for inputs given as CLI specs, `K=V` (repeatable); `K=unset` removes K.
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Keep the traces recorded for CLI-spec inputs in DIR (default: a temporary
+    /// directory, removed afterwards).
+    #[arg(long, value_name = "DIR")]
+    pub record_dir: Option<PathBuf>,
+    /// Route for inputs given as CLI specs (see `record --route`).
+    #[arg(long, value_enum, default_value = "first-party")]
+    pub route: RouteArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: FormatArg,
+}
+
+/// `--ttl`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum TtlArg {
+    /// Each breakpoint's own `ttl` (default 5 minutes).
+    Auto,
+    /// 5 minutes everywhere.
+    #[value(name = "5m")]
+    M5,
+    /// 1 hour everywhere.
+    #[value(name = "1h")]
+    H1,
+}
+
+impl From<TtlArg> for agentwire::analyze::TtlMode {
+    fn from(t: TtlArg) -> Self {
+        match t {
+            TtlArg::Auto => Self::Auto,
+            TtlArg::M5 => Self::M5,
+            TtlArg::H1 => Self::H1,
+        }
+    }
+}
+
+/// `--usage`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum UsageArg {
+    /// The responses' usage figures.
+    Recorded,
+    /// agentwire's cache simulation and token estimates.
+    Simulated,
+    /// Simulated for exchanges agentwire's fake server answered, recorded where responses
+    /// carry cache fields, simulated elsewhere.
+    Auto,
+}
+
+impl From<UsageArg> for agentwire::analyze::UsageMode {
+    fn from(u: UsageArg) -> Self {
+        match u {
+            UsageArg::Recorded => Self::Recorded,
+            UsageArg::Simulated => Self::Simulated,
+            UsageArg::Auto => Self::Auto,
+        }
+    }
+}
+
+/// `agentwire analyze`.
+#[derive(Args, Debug)]
+pub struct AnalyzeArgs {
+    /// Trace files (JSON Lines), analysed together (threads per file, one shared cache).
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: FormatArg,
+    /// Cache TTL: each breakpoint's own (auto), or force 5m / 1h.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub ttl: TtlArg,
+    /// Price table JSON file replacing the built-in one: {source, date, fallback,
+    /// models: [{model, matches, input, output, write_5m, write_1h, read, min_cacheable}]},
+    /// USD per million tokens (see docs/analyze.md).
+    #[arg(long)]
+    pub prices: Option<PathBuf>,
+    /// Which usage figures to trust. Traces recorded against a fake server (placeholder
+    /// usage) need `simulated`.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub usage: UsageArg,
+    /// Fail (exit 4) when a metric crosses a threshold, e.g. `redundant-polls>5`,
+    /// `cache-miss-cost>$0.50` (repeatable).
+    #[arg(long = "fail-on", value_name = "EXPR")]
+    pub fail_on: Vec<String>,
+    /// Also write the tables as Parquet files into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub parquet: Option<PathBuf>,
 }
 
 /// Filters shared by `pcap` and `capture`.

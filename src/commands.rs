@@ -11,10 +11,17 @@ use agentwire::trace::Trace;
 use agentwire::capture::server::{self, Mode, Script, ServerConfig};
 use agentwire::trace::{Context, TraceWriter};
 
-use crate::cli::{Cli, Command, LimitArgs, RecordArgs, ServeArgs, ShowArgs};
+use agentwire::capture::server::replay::{Replay, Timing};
+
+use crate::cli::{
+    AnalyzeArgs, CaArgs, Cli, Command, DiffArgs, LimitArgs, MatrixArgs, RecordArgs, ReplayArgs,
+    ReplyArgs, RouteArg, ServeArgs, ShowArgs,
+};
 
 /// Exit code for a run that finished but met bad input (records skipped).
 pub const DEGRADED: u8 = 3;
+/// Exit code of `diff` when a `--fail-on` gate tripped.
+pub const GATE_TRIPPED: u8 = 4;
 
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -22,6 +29,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Show(a) => show(a),
         Command::Serve(a) => serve(a),
         Command::Record(a) => record(a),
+        Command::Replay(a) => replay(a),
+        Command::Ca(a) => ca(a),
+        Command::Diff(a) => diff(a),
+        Command::Matrix(a) => matrix(a),
+        Command::Analyze(a) => analyze(a),
         Command::Pcap(a) => crate::pcap_cmd::pcap(a),
         Command::Capture(a) => crate::pcap_cmd::capture(a),
     }
@@ -48,26 +60,57 @@ pub fn report_problems(trace: &Trace) -> ExitCode {
 }
 
 fn show(a: ShowArgs) -> Result<ExitCode> {
-    let trace = Trace::open(&a.trace)?;
-    let rows = report::show::rows(&trace);
+    use agentwire::trace::{Record, TraceReader};
+    // Stream: keep one small row per exchange, never the exchanges themselves.
+    let mut builder = report::show::RowBuilder::default();
+    let mut rows = Vec::new();
+    let mut problems = 0;
+    for rec in TraceReader::open(&a.trace)? {
+        match rec? {
+            Record::Exchange(x) => rows.push(builder.row(&x)),
+            Record::Bad(p) => {
+                problems += 1;
+                eprintln!("warning: {}: {p}", a.trace.display());
+            }
+            Record::Header { .. } | Record::Other(_) => {}
+        }
+    }
     out(&report::show::render(&rows, a.format.into()))?;
-    Ok(report_problems(&trace))
+    Ok(if problems == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(DEGRADED)
+    })
 }
 
-fn server_config(
-    addr: String,
-    script: Option<&std::path::Path>,
-    limits: &LimitArgs,
-) -> Result<ServerConfig> {
-    let mode = match script {
-        Some(p) => Mode::Script(std::sync::Arc::new(Script::load(p)?)),
-        None => Mode::Stub,
+fn server_config(addr: String, reply: &ReplyArgs, limits: &LimitArgs) -> Result<ServerConfig> {
+    let mode = if let Some(p) = &reply.script {
+        Mode::Script(std::sync::Arc::new(Script::load(p)?))
+    } else if let Some(p) = &reply.replay {
+        let timing = Timing::parse(&reply.timing).ok_or_else(|| {
+            anyhow::anyhow!(
+                "--timing {:?}: use recorded, none, or xN (e.g. x10)",
+                reply.timing
+            )
+        })?;
+        let r = Replay::load(p, timing)?;
+        if r.is_empty() {
+            anyhow::bail!(
+                "{}: no /v1/messages exchange with a 200 response to replay",
+                p.display()
+            );
+        }
+        Mode::Replay(std::sync::Arc::new(r))
+    } else {
+        Mode::Stub
     };
     Ok(ServerConfig {
         addr,
         mode,
         max_body: limits.max_body,
         body_timeout: std::time::Duration::from_secs(limits.body_timeout),
+        tls: None,
+        intercept: None,
     })
 }
 
@@ -78,12 +121,49 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 fn serve(a: ServeArgs) -> Result<ExitCode> {
-    let config = server_config(a.addr, a.script.as_deref(), &a.limits)?;
+    let mut config = server_config(a.addr, &a.reply, &a.limits)?;
+    if let Some(url) = &a.upstream {
+        let timeout = std::time::Duration::from_secs(a.upstream_timeout);
+        let up = server::proxy::Upstream::new(url, a.upstream_ca.as_deref(), timeout)?;
+        config.mode = Mode::Proxy(std::sync::Arc::new(up));
+    }
+    if let Some(hosts) = &a.intercept {
+        let ca = agentwire::capture::ca::CertificateAuthority::load_or_create(
+            &agentwire::capture::ca::default_dir(),
+        )?;
+        let hosts = hosts
+            .split(',')
+            .map(|h| h.trim().to_ascii_lowercase())
+            .filter(|h| !h.is_empty())
+            .collect();
+        config.intercept = Some(std::sync::Arc::new(server::intercept::InterceptConfig {
+            hosts,
+            ca: std::sync::Arc::new(ca),
+            tunnel_others: a.tunnel_others,
+        }));
+    }
+    if let (Some(cert), Some(key)) = (&a.tls_cert, &a.tls_key) {
+        config.tls = Some(server::tls::server_config_from_pem(cert, key)?);
+    }
     let mut context = Context::new();
-    context.route = Some("base-url".into());
+    context.route = Some(
+        if a.intercept.is_some() {
+            "first-party"
+        } else {
+            "base-url"
+        }
+        .into(),
+    );
     runtime()?.block_on(async move {
+        let listener = server::bind(&config.addr).await?;
+        if !a.force && std::fs::metadata(&a.output).is_ok_and(|m| m.len() > 0) {
+            anyhow::bail!(
+                "{} already exists; pass --force to overwrite it or -o to write elsewhere",
+                a.output.display()
+            );
+        }
         let writer = TraceWriter::create(&a.output, &context)?;
-        let srv = server::start(config, writer).await?;
+        let srv = server::start_on(listener, config, writer).await?;
         out(&format!("{}\n", srv.base_url()))?;
         eprintln!(
             "agentwire: serving the Messages API on {}; recording to {} (Ctrl-C to stop)",
@@ -139,10 +219,11 @@ fn record(a: RecordArgs) -> Result<ExitCode> {
         },
         target,
         env,
-        server: server_config("127.0.0.1:0".into(), a.script.as_deref(), &limits)?,
+        server: server_config("127.0.0.1:0".into(), &a.reply, &limits)?,
         output: a.output.clone(),
         timeout: std::time::Duration::from_secs(a.timeout),
         label: None,
+        route: a.route.into(),
     };
     let spinner = progress_spinner();
     let report = |msg: &str| spinner.set_message(msg.to_string());
@@ -150,10 +231,12 @@ fn record(a: RecordArgs) -> Result<ExitCode> {
     spinner.finish_and_clear();
     out(&format!("{}\n", outcome.summary(&a.output)))?;
     if outcome.timed_out || outcome.exit_code != Some(0) {
-        eprintln!(
-            "the CLI did not finish cleanly; last output lines:\n{}",
-            outcome.output_tail
-        );
+        let tail = if outcome.output_tail.trim().is_empty() {
+            "(it printed nothing)".to_string()
+        } else {
+            outcome.output_tail.clone()
+        };
+        eprintln!("error: the recorded command did not finish cleanly (the trace keeps what it sent); its last output lines:\n{tail}");
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
@@ -167,4 +250,298 @@ fn progress_spinner() -> indicatif::ProgressBar {
     }
     pb.enable_steady_tick(std::time::Duration::from_millis(120));
     pb
+}
+
+fn replay(a: ReplayArgs) -> Result<ExitCode> {
+    use agentwire::capture::resend::{resend, ResendConfig};
+    let trace = Trace::open(&a.trace)?;
+    let headers = a
+        .headers
+        .iter()
+        .map(|h| {
+            h.split_once(':')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .ok_or_else(|| anyhow::anyhow!("--header {h:?}: use \"Name: value\""))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let cfg = ResendConfig {
+        to: a.to.clone(),
+        concurrency: a.concurrency,
+        rate: a.rate,
+        headers,
+        compare: a.compare,
+    };
+    let summary = runtime()?.block_on(resend(&trace, &cfg))?;
+    out(&report::replay::render(&summary, a.format.into()))?;
+    let code = report_problems(&trace);
+    if summary.statuses.keys().any(|k| k == "error") || summary.differing > 0 {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(code)
+}
+
+fn ca(a: CaArgs) -> Result<ExitCode> {
+    use agentwire::capture::ca::{default_dir, CertificateAuthority};
+    let dir = default_dir();
+    let ca = if a.rotate {
+        CertificateAuthority::rotate(&dir)?
+    } else {
+        CertificateAuthority::load_or_create(&dir)?
+    };
+    let path = ca.cert_path().unwrap_or_else(|| dir.join("ca.pem"));
+    if a.path || a.rotate {
+        out(&format!("{}\n", path.display()))?;
+    } else {
+        out(ca.cert_pem())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// True when stdout is a terminal and `NO_COLOR` is unset or empty (no-color.org).
+fn use_color() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+fn diff(a: DiffArgs) -> Result<ExitCode> {
+    use agentwire::diff::{self, Gate, Mode, Normalizer};
+    let gates = a
+        .fail_on
+        .iter()
+        .filter(|e| !e.trim().is_empty())
+        .map(|e| Gate::parse(e))
+        .collect::<Result<Vec<_>, _>>()?;
+    let norm = match (&a.rules, a.no_normalize) {
+        (Some(p), _) => Normalizer::from_file(p)?,
+        (None, true) => Normalizer::none(),
+        (None, false) => Normalizer::defaults(),
+    };
+    let recorder = RecordResolver::new(&a)?;
+    let resolvers: [&dyn diff::InputResolver; 1] = [&recorder];
+    let mut report = match (&a.within, &a.a, &a.b) {
+        (Some(t), _, _) => diff::diff_within(&diff::resolve(t, &resolvers)?, &norm),
+        (None, Some(x), Some(y)) => {
+            let mode = if a.all { Mode::All } else { Mode::First };
+            let (ra, rb) = (diff::resolve(x, &resolvers)?, diff::resolve(y, &resolvers)?);
+            diff::diff_inputs(&ra, &rb, mode, &norm)?
+        }
+        _ => anyhow::bail!("give two inputs A B, or --within TRACE"),
+    };
+    report.apply_gates(&gates);
+    out(&report::diff::render(&report, a.format.into(), use_color()))?;
+    for p in &report.problems {
+        eprintln!("warning: {p}");
+    }
+    Ok(if report.tripped() {
+        ExitCode::from(GATE_TRIPPED)
+    } else if !report.problems.is_empty() {
+        ExitCode::from(DEGRADED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Resolves `NAME@VERSION` diff inputs by recording that CLI (default args `-p hello`)
+/// under the stub server into a trace.
+struct RecordResolver {
+    env: Vec<(String, Option<String>)>,
+    dir: std::path::PathBuf,
+    route: RouteArg,
+    _temp: Option<tempfile::TempDir>,
+}
+
+impl RecordResolver {
+    fn new(a: &DiffArgs) -> Result<Self> {
+        use agentwire::capture::record::parse_env;
+        let env = a
+            .env
+            .iter()
+            .map(|kv| parse_env(kv))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (dir, temp) = match &a.record_dir {
+            Some(d) => {
+                std::fs::create_dir_all(d)?;
+                (d.clone(), None)
+            }
+            None => {
+                let t = tempfile::tempdir()?;
+                (t.path().to_path_buf(), Some(t))
+            }
+        };
+        Ok(RecordResolver {
+            env,
+            dir,
+            route: a.route,
+            _temp: temp,
+        })
+    }
+
+    fn record(&self, input: &str, spec: agentwire::capture::npm::CliSpec) -> Result<Trace> {
+        use agentwire::capture::record::{self, RecordConfig, Target};
+        let name: String = input
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        let output = self.dir.join(format!("{name}.jsonl"));
+        let limits = LimitArgs {
+            max_body: 32 * 1024 * 1024,
+            body_timeout: 30,
+        };
+        let cfg = RecordConfig {
+            target: Target::Cli(spec),
+            args: Vec::new(),
+            env: self.env.clone(),
+            server: server_config("127.0.0.1:0".into(), &ReplyArgs::default(), &limits)?,
+            output: output.clone(),
+            timeout: std::time::Duration::from_secs(300),
+            label: Some(input.to_string()),
+            route: self.route.into(),
+        };
+        let spinner = progress_spinner();
+        let progress = |msg: &str| spinner.set_message(format!("{input}: {msg}"));
+        let outcome = runtime()?.block_on(record::record(cfg, &progress))?;
+        spinner.finish_and_clear();
+        eprintln!("{}", outcome.summary(&output));
+        if outcome.messages == 0 {
+            anyhow::bail!(
+                "the CLI sent no /v1/messages request; last output lines:\n{}",
+                outcome.output_tail
+            );
+        }
+        Ok(Trace::open(&output)?)
+    }
+}
+
+impl agentwire::diff::InputResolver for RecordResolver {
+    fn resolve(
+        &self,
+        input: &str,
+    ) -> Option<Result<agentwire::diff::Resolved, agentwire::diff::DiffError>> {
+        if std::path::Path::new(input).exists() || input.contains('/') || input.contains('#') {
+            return None;
+        }
+        let spec = agentwire::capture::npm::CliSpec::parse(input).ok()?;
+        Some(
+            self.record(input, spec)
+                .map(|trace| agentwire::diff::Resolved {
+                    input: input.to_string(),
+                    trace,
+                    exchange: None,
+                })
+                .map_err(|e| agentwire::diff::DiffError::Input {
+                    input: input.to_string(),
+                    message: format!("recording failed: {e:#}"),
+                }),
+        )
+    }
+}
+
+fn matrix(a: MatrixArgs) -> Result<ExitCode> {
+    use agentwire::capture::matrix::{self, EnvAxis};
+    use agentwire::capture::npm::CliSpec;
+    let specs = a
+        .cli
+        .iter()
+        .map(|s| CliSpec::parse(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let axes = a
+        .env
+        .iter()
+        .map(|e| EnvAxis::parse(e))
+        .collect::<Result<Vec<_>, _>>()?;
+    let routes: Vec<agentwire::capture::record::Route> =
+        a.route.iter().map(|r| (*r).into()).collect();
+    let cells = matrix::plan(&specs, &axes, &routes);
+    std::fs::create_dir_all(&a.dir)?;
+    let limits = LimitArgs {
+        max_body: 32 * 1024 * 1024,
+        body_timeout: 30,
+    };
+    let server = server_config("127.0.0.1:0".into(), &ReplyArgs::default(), &limits)?;
+    let spinner = std::sync::Arc::new(progress_spinner());
+    let sp = spinner.clone();
+    let progress: std::sync::Arc<dyn Fn(&str) + Send + Sync> =
+        std::sync::Arc::new(move |m: &str| sp.set_message(m.to_string()));
+    let results = runtime()?.block_on(matrix::run(
+        &cells, &a.dir, &a.args, &server, a.parallel, progress,
+    ));
+    spinner.finish_and_clear();
+    let mut traces = Vec::new();
+    let mut failed = false;
+    for (cell, (path, r)) in cells.iter().zip(results) {
+        match r {
+            Ok(o) => {
+                eprintln!("{}", o.summary(&path));
+                traces.push((cell.label.clone(), Trace::open(&path)?));
+            }
+            Err(e) => {
+                failed = true;
+                eprintln!("error: {}: {e:#}", cell.label);
+            }
+        }
+    }
+    let runs: Vec<(String, &Trace)> = traces.iter().map(|(l, t)| (l.clone(), t)).collect();
+    let m = agentwire::diff::matrix::build(&runs, &agentwire::diff::Normalizer::defaults());
+    out(&report::matrix::render_matrix(&m, a.format.into()))?;
+    Ok(if failed || !m.problems.is_empty() {
+        ExitCode::from(DEGRADED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
+    use agentwire::analyze::{self, AnalyzeConfig, FailOn, PriceTable};
+    let gates = a
+        .fail_on
+        .iter()
+        .map(|e| FailOn::parse(e))
+        .collect::<Result<Vec<_>, _>>()?;
+    let prices = match &a.prices {
+        Some(p) => PriceTable::from_file(p)?,
+        None => PriceTable::builtin(),
+    };
+    let cfg = AnalyzeConfig {
+        ttl: a.ttl.into(),
+        usage: a.usage.into(),
+        prices,
+    };
+    let paths: Vec<&std::path::Path> = a.traces.iter().map(|p| p.as_path()).collect();
+    let result = analyze::analyze_files(&paths, cfg)?;
+    out(&report::analyze::render(&result, a.format.into()))?;
+    if let Some(dir) = &a.parquet {
+        let files = report::parquet::write_tables(&result, dir)?;
+        eprintln!("wrote {} Parquet tables to {}", files.len(), dir.display());
+    }
+    let mut code = ExitCode::SUCCESS;
+    for i in &result.inputs {
+        if i.bad_lines > 0 {
+            eprintln!(
+                "warning: {}: {} unreadable lines skipped",
+                i.path, i.bad_lines
+            );
+            code = ExitCode::from(DEGRADED);
+        }
+        for b in &i.bad_bodies {
+            eprintln!("warning: {}: {b}; the request was skipped", i.path);
+            code = ExitCode::from(DEGRADED);
+        }
+    }
+    let tripped: Vec<String> = gates
+        .iter()
+        .filter_map(|g| g.check(&result.summary))
+        .collect();
+    for t in &tripped {
+        eprintln!("{t}");
+    }
+    if !tripped.is_empty() {
+        code = ExitCode::from(GATE_TRIPPED);
+    }
+    Ok(code)
 }

@@ -3,9 +3,11 @@
 //!
 //! The pipeline (see `DESIGN.md` in the README): sources ([`capture`]) produce
 //! [`trace::Exchange`] records; everything downstream reads exchanges through the
-//! [`api`] view of their bodies.
+//! [`api`] view of their bodies; [`diff`] compares requests.
 
+pub mod analyze;
 pub mod api;
 pub mod capture;
+pub mod diff;
 pub mod report;
 pub mod trace;

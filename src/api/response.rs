@@ -72,6 +72,7 @@ impl ResponseMessage {
 
 /// What a response body holds.
 #[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)] // one per exchange, read once: boxing buys nothing
 pub enum ResponseBody {
     /// A message (streamed or not).
     Message(Box<ResponseMessage>),

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha512};
 /// Errors fetching a CLI.
 #[derive(Debug, thiserror::Error)]
 pub enum NpmError {
-    #[error("{spec:?} is not a CLI spec; use NAME@VERSION, e.g. claude-code@2.1.304")]
+    #[error("{spec:?} is not a CLI spec; use NAME@VERSION with an exact version, e.g. claude-code@2.1.304")]
     BadSpec { spec: String },
     #[error("unknown CLI {name:?}; known: claude-code (or run any command with `agentwire record -- COMMAND`)")]
     UnknownCli { name: String },
@@ -74,12 +74,27 @@ pub fn platform() -> String {
     format!("{os}-{arch}{musl}")
 }
 
+/// An exact semver version (`2.1.304`, `1.0.0-beta.2`): nothing that could name a path.
+fn is_version(v: &str) -> bool {
+    let (core, pre) = v.split_once('-').map_or((v, None), |(c, p)| (c, Some(p)));
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.len() <= 9 && p.bytes().all(|b| b.is_ascii_digit()))
+        && pre.is_none_or(|p| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+        })
+}
+
 impl CliSpec {
     /// Parse `NAME@VERSION` for this platform.
     pub fn parse(spec: &str) -> Result<CliSpec, NpmError> {
         let (name, version) = spec
             .rsplit_once('@')
-            .filter(|(n, v)| !n.is_empty() && !v.is_empty())
+            .filter(|(n, v)| !n.is_empty() && is_version(v))
             .ok_or_else(|| NpmError::BadSpec { spec: spec.into() })?;
         let platform = platform();
         match name {
@@ -271,7 +286,7 @@ mod tests {
             Err(NpmError::BadSpec { .. })
         ));
         assert!(matches!(
-            CliSpec::parse("vim@9"),
+            CliSpec::parse("vim@9.0.1"),
             Err(NpmError::UnknownCli { .. })
         ));
     }

@@ -38,11 +38,37 @@ pub enum RecordError {
     },
     #[error("nothing to run: give --cli NAME@VERSION or a command after `--`")]
     NothingToRun,
-    #[error("{0:?} is not K=V")]
+    #[error("--env {0:?} is not K=V; write it as NAME=value (or NAME=unset to remove NAME)")]
     BadEnv(String),
     #[error("cannot prepare the sandbox directory: {0}")]
     Sandbox(#[source] std::io::Error),
+    #[error(transparent)]
+    Ca(#[from] super::ca::CaError),
 }
+
+/// How the recorded CLI reaches agentwire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// `HTTPS_PROXY` to agentwire's intercepting proxy, trusting agentwire's CA
+    /// (`NODE_EXTRA_CA_CERTS`, `SSL_CERT_FILE`): the client believes it talks to
+    /// api.anthropic.com.
+    FirstParty,
+    /// `ANTHROPIC_BASE_URL` pointing at agentwire.
+    BaseUrl,
+}
+
+impl Route {
+    /// `first-party` or `base-url`, as written in trace contexts.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Route::FirstParty => "first-party",
+            Route::BaseUrl => "base-url",
+        }
+    }
+}
+
+/// The host the first-party route intercepts.
+pub const FIRST_PARTY_HOST: &str = "api.anthropic.com";
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -70,6 +96,8 @@ pub struct RecordConfig {
     pub timeout: Duration,
     /// Free-form label stored in the context.
     pub label: Option<String>,
+    /// How the CLI reaches agentwire.
+    pub route: Route,
 }
 
 /// Parse `K=V` (with `K=unset` meaning remove K).
@@ -171,7 +199,20 @@ pub async fn record(
     // Start the server first: the base URL goes into the context and the env.
     let placeholder = Context::new();
     let writer = TraceWriter::create(&cfg.output.with_extension("jsonl.tmp"), &placeholder)?;
-    let srv = server::start(cfg.server.clone(), writer).await?;
+    let mut server_cfg = cfg.server.clone();
+    let mut ca_path = None;
+    if cfg.route == Route::FirstParty {
+        let ca = super::ca::CertificateAuthority::load_or_create(&super::ca::default_dir())?;
+        ca_path = ca.cert_path();
+        server_cfg.intercept = Some(std::sync::Arc::new(
+            super::server::intercept::InterceptConfig {
+                hosts: vec![FIRST_PARTY_HOST.into()],
+                ca: std::sync::Arc::new(ca),
+                tunnel_others: false,
+            },
+        ));
+    }
+    let srv = server::start(server_cfg, writer).await?;
     let base_url = srv.base_url();
 
     let mut env: BTreeMap<String, String> = BTreeMap::new();
@@ -181,7 +222,17 @@ pub async fn record(
     set(&mut env, "HOME", &home.to_string_lossy());
     set(&mut env, "CLAUDE_CONFIG_DIR", &config.to_string_lossy());
     set(&mut env, "ANTHROPIC_API_KEY", FAKE_API_KEY);
-    set(&mut env, "ANTHROPIC_BASE_URL", &base_url);
+    match (cfg.route, &ca_path) {
+        (Route::FirstParty, Some(ca)) => {
+            set(&mut env, "HTTPS_PROXY", &base_url);
+            set(&mut env, "https_proxy", &base_url);
+            set(&mut env, "NODE_EXTRA_CA_CERTS", &ca.to_string_lossy());
+            let bundle = sandbox.path().join("ca-bundle.pem");
+            write_bundle(&bundle, ca).map_err(RecordError::Sandbox)?;
+            set(&mut env, "SSL_CERT_FILE", &bundle.to_string_lossy());
+        }
+        _ => set(&mut env, "ANTHROPIC_BASE_URL", &base_url),
+    }
     set(&mut env, "DISABLE_TELEMETRY", "1");
     set(&mut env, "DISABLE_ERROR_REPORTING", "1");
     set(&mut env, "DISABLE_AUTOUPDATER", "1");
@@ -194,12 +245,20 @@ pub async fn record(
             }
         }
     }
+    // A fetched CLI runs in an empty directory (so no project files steer it); any other
+    // command runs where agentwire was started, so its relative paths work.
+    let cwd = match &cfg.target {
+        Target::Cli(_) => work.clone(),
+        Target::Command(_) => std::env::current_dir().map_err(RecordError::Sandbox)?,
+    };
     let mut cmd = tokio::process::Command::new(&program);
+    #[cfg(unix)]
+    cmd.process_group(0);
     cmd.args(&args)
         .env_clear()
         .envs(&env)
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .current_dir(&work)
+        .current_dir(&cwd)
         .stdin(Stdio::null())
         .kill_on_drop(true);
     if let Some(lang) = std::env::var_os("LANG") {
@@ -218,18 +277,28 @@ pub async fn record(
             return Err(RecordError::Spawn { program, source: e });
         }
     };
-    let (exit_code, timed_out) = match tokio::time::timeout(cfg.timeout, child.wait()).await {
-        Ok(Ok(status)) => (status.code(), false),
-        Ok(Err(_)) => (None, false),
-        Err(_) => {
-            let _ = child.kill().await;
-            (None, true)
+    let pgid = child.id();
+    let (exit_code, timed_out) = tokio::select! {
+        r = tokio::time::timeout(cfg.timeout, child.wait()) => match r {
+            Ok(Ok(status)) => (status.code(), false),
+            Ok(Err(_)) => (None, false),
+            Err(_) => (None, true),
+        },
+        _ = interrupted() => {
+            eprintln!("agentwire: interrupted; stopping the recorded command and saving the trace");
+            (None, false)
         }
     };
+    // The command and everything it started (background jobs) end with the recording.
+    kill_group(pgid);
+    let _ = child.kill().await;
     srv.shutdown().await?;
 
-    context.route = Some("base-url".into());
-    context.base_url = Some(base_url);
+    context.route = Some(cfg.route.name().into());
+    context.base_url = Some(match cfg.route {
+        Route::FirstParty => format!("https://{FIRST_PARTY_HOST} (via proxy {base_url})"),
+        Route::BaseUrl => base_url,
+    });
     context.label = cfg.label.clone();
     context.command = std::iter::once(program.clone())
         .chain(args.iter().cloned())
@@ -270,6 +339,50 @@ pub async fn record(
         output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
         context,
     })
+}
+
+/// Kill a process group (the recorded command and its children).
+fn kill_group(pgid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(p) = pgid.and_then(|p| i32::try_from(p).ok()) {
+        // SAFETY: kill(2) with a negative pid signals the process group; no memory is
+        // shared with the callee.
+        unsafe {
+            libc::kill(-p, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pgid;
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn interrupted() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(mut i), Ok(mut t)) => {
+                tokio::select! {
+                    _ = i.recv() => {}
+                    _ = t.recv() => {}
+                }
+            }
+            _ => std::future::pending::<()>().await,
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// The system CA bundle (when there is one) plus agentwire's CA, for `SSL_CERT_FILE`.
+fn write_bundle(path: &std::path::Path, ca: &std::path::Path) -> std::io::Result<()> {
+    let mut pem = std::fs::read("/etc/ssl/certs/ca-certificates.crt").unwrap_or_default();
+    pem.extend_from_slice(b"\n");
+    pem.extend(std::fs::read(ca)?);
+    std::fs::write(path, pem)
 }
 
 /// Rewrite the temporary trace with the final context in its header, sorted by exchange

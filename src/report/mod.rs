@@ -1,8 +1,14 @@
 //! Renderers: terminal tables, Markdown, JSON. Each report type has a module that turns
 //! an analysis result into text; nothing here reads files or sockets.
 
+pub mod analyze;
 pub mod capture;
+pub mod diff;
+pub mod matrix;
+pub mod parquet;
+pub mod replay;
 pub mod show;
+mod writer;
 
 /// Output format of a report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,4 +45,31 @@ pub fn markdown_table(header: &[&str], rows: &[Vec<String>]) -> String {
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     out
+}
+
+/// Text safe to print in a terminal or Markdown cell: control characters (escape
+/// sequences, NUL, newlines) become visible `\u{..}` escapes, so a recorded value can
+/// never drive the terminal or break a table row.
+pub fn printable(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn control_characters_are_escaped() {
+        assert_eq!(super::printable("a\u{1b}[31mb\n"), "a\\u{1b}[31mb\\u{a}");
+        assert_eq!(super::printable("plain é"), "plain é");
+    }
 }

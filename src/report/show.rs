@@ -34,16 +34,29 @@ pub struct ShowRow {
     pub stop: Option<String>,
     /// Usage `in/cache_read/cache_write/out` in tokens.
     pub usage: Option<String>,
+    /// What answered: `script THREAD/TURN`, `replay #N` (exact) or `replay ~#N: why`
+    /// (an approximate match: the divergence log), `tunnel`, `tls`.
+    pub note: Option<String>,
 }
 
 /// Rows for every exchange of a trace.
 pub fn rows(trace: &Trace) -> Vec<ShowRow> {
-    let mut threads = ThreadTracker::new();
-    trace
-        .exchanges
-        .iter()
-        .map(|x| row(x, &mut threads))
-        .collect()
+    let mut b = RowBuilder::default();
+    trace.exchanges.iter().map(|x| b.row(x)).collect()
+}
+
+/// Builds rows one exchange at a time (threads need the exchanges in order), so a trace
+/// can be shown while it streams: only the small rows are kept.
+#[derive(Default)]
+pub struct RowBuilder {
+    threads: ThreadTracker,
+}
+
+impl RowBuilder {
+    /// The row of the next exchange.
+    pub fn row(&mut self, x: &Exchange) -> ShowRow {
+        row(x, &mut self.threads)
+    }
 }
 
 fn row(x: &Exchange, threads: &mut ThreadTracker) -> ShowRow {
@@ -84,7 +97,9 @@ fn row(x: &Exchange, threads: &mut ThreadTracker) -> ShowRow {
     if let Some(e) = &x.error {
         stop = Some(e.kind.clone());
     }
+    let note = note(x);
     ShowRow {
+        note,
         id: x.id,
         time: x
             .started_at
@@ -101,7 +116,35 @@ fn row(x: &Exchange, threads: &mut ThreadTracker) -> ShowRow {
     }
 }
 
-const HEADER: [&str; 11] = [
+fn note(x: &Exchange) -> Option<String> {
+    if let Some(r) = x.notes.get("replay") {
+        let id = r["recorded_id"].as_u64().unwrap_or(0);
+        return Some(if r["exact"] == true {
+            format!("replay #{id}")
+        } else {
+            let why: Vec<&str> = r["differences"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|d| d.as_str())
+                .collect();
+            format!("replay ~#{id}: {}", why.join("; "))
+        });
+    }
+    if let Some(s) = x.notes.get("script") {
+        let thread = s["thread"].as_str().unwrap_or("default");
+        return Some(format!("script {thread}/{}", s["turn"]));
+    }
+    if let Some(t) = x.notes.get("tunnel") {
+        return Some(format!(
+            "tunnel {} bytes up, {} down",
+            t["bytes_up"], t["bytes_down"]
+        ));
+    }
+    x.notes.get("tls").map(|_| "tls intercepted".to_string())
+}
+
+const HEADER: [&str; 12] = [
     "#",
     "time",
     "thread",
@@ -113,11 +156,12 @@ const HEADER: [&str; 11] = [
     "tools",
     "stop",
     "usage in/read/write/out",
+    "note",
 ];
 
 fn cells(r: &ShowRow) -> Vec<String> {
     let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
-    vec![
+    let cells = vec![
         r.id.to_string(),
         r.time.clone(),
         r.thread.clone(),
@@ -129,7 +173,9 @@ fn cells(r: &ShowRow) -> Vec<String> {
         r.tools.map_or("-".into(), |t| t.to_string()),
         opt(&r.stop),
         opt(&r.usage),
-    ]
+        opt(&r.note),
+    ];
+    cells.iter().map(|c| super::printable(c)).collect()
 }
 
 /// Render rows in a format.

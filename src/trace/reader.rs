@@ -77,6 +77,10 @@ struct HeaderRepr {
     context: Context,
 }
 
+/// Longest line a reader accepts by default: 256 MiB. Longer lines (a file that is not a
+/// trace, a crash-zeroed tail) are skipped and reported, so memory stays bounded.
+pub const MAX_LINE: usize = 256 << 20;
+
 /// Iterator over the records of a trace. I/O errors end iteration with `Err`.
 pub struct TraceReader<R> {
     input: R,
@@ -85,6 +89,8 @@ pub struct TraceReader<R> {
     offset: u64,
     buf: Vec<u8>,
     done: bool,
+    max_line: usize,
+    verify: bool,
 }
 
 impl TraceReader<BufReader<File>> {
@@ -108,14 +114,64 @@ impl<R: BufRead> TraceReader<R> {
             offset: 0,
             buf: Vec::new(),
             done: false,
+            max_line: MAX_LINE,
+            verify: true,
         }
     }
 
-    fn parse(&self, line: &[u8], truncated: bool) -> Result<Record, TraceError> {
+    /// Set the longest accepted line, in bytes.
+    pub fn max_line(mut self, bytes: usize) -> Self {
+        self.max_line = bytes;
+        self
+    }
+
+    /// Check each body against its stored SHA-256 (on by default); a mismatch makes the
+    /// record [`Record::Bad`], kept raw.
+    pub fn verify_digests(mut self, on: bool) -> Self {
+        self.verify = on;
+        self
+    }
+
+    /// Read one line into `buf` (newline included), up to `max_line` bytes; returns the
+    /// bytes consumed (0 at end of file) and whether the line was cut at the cap.
+    fn read_line(&mut self) -> std::io::Result<(usize, bool)> {
+        let mut consumed = 0;
+        let mut overflow = false;
+        loop {
+            let chunk = match self.input.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if chunk.is_empty() {
+                return Ok((consumed, overflow));
+            }
+            let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (chunk.len(), false),
+            };
+            let room = self.max_line.saturating_sub(self.buf.len());
+            if take > room {
+                overflow = true;
+            }
+            if !overflow {
+                self.buf.extend_from_slice(&chunk[..take]);
+            } else if self.buf.len() < self.max_line {
+                self.buf.extend_from_slice(&chunk[..take.min(room)]);
+            }
+            self.input.consume(take);
+            consumed += take;
+            if done {
+                return Ok((consumed, overflow));
+            }
+        }
+    }
+
+    fn parse(&self, line: &[u8], truncated: bool, start: u64) -> Result<Record, TraceError> {
         let bad = |message: String| {
             Record::Bad(ReadProblem {
                 line: self.line_no,
-                offset: self.offset,
+                offset: start,
                 truncated,
                 message,
                 raw: line.to_vec(),
@@ -127,6 +183,10 @@ impl<R: BufRead> TraceReader<R> {
         };
         match tag.kind.as_str() {
             "exchange" => match serde_json::from_slice::<Exchange>(line) {
+                Ok(x) if self.verify && !digests_match(&x) => Ok(bad(format!(
+                    "exchange #{}: a body does not match its stored sha256 (the file was edited or corrupted); record kept raw",
+                    x.id
+                ))),
                 Ok(x) => Ok(Record::Exchange(Box::new(x))),
                 Err(e) => Ok(bad(format!("exchange: {e}"))),
             },
@@ -157,9 +217,8 @@ impl<R: BufRead> Iterator for TraceReader<R> {
             if self.done {
                 return None;
             }
-            self.offset += self.buf.len() as u64;
             self.buf.clear();
-            let n = match self.input.read_until(b'\n', &mut self.buf) {
+            let (n, overflow) = match self.read_line() {
                 Ok(n) => n,
                 Err(e) => {
                     self.done = true;
@@ -174,7 +233,23 @@ impl<R: BufRead> Iterator for TraceReader<R> {
                 self.done = true;
                 return None;
             }
+            let start = self.offset;
+            self.offset += n as u64;
             self.line_no += 1;
+            if overflow {
+                let mut raw = std::mem::take(&mut self.buf);
+                raw.truncate(1024);
+                return Some(Ok(Record::Bad(ReadProblem {
+                    line: self.line_no,
+                    offset: start,
+                    truncated: false,
+                    message: format!(
+                        "line of {n} bytes is longer than the {} byte limit; skipped (first 1 KiB kept)",
+                        self.max_line
+                    ),
+                    raw,
+                })));
+            }
             let has_newline = self.buf.last() == Some(&b'\n');
             let mut end = self.buf.len() - usize::from(has_newline);
             if end > 0 && self.buf[end - 1] == b'\r' {
@@ -184,11 +259,15 @@ impl<R: BufRead> Iterator for TraceReader<R> {
                 continue;
             }
             let line = std::mem::take(&mut self.buf);
-            let rec = self.parse(&line[..end], !has_newline);
+            let rec = self.parse(&line[..end], !has_newline, start);
             self.buf = line;
             return Some(rec);
         }
     }
+}
+
+fn digests_match(x: &Exchange) -> bool {
+    x.request.body.verify() && x.response.as_ref().is_none_or(|r| r.body.verify())
 }
 
 /// A whole trace read into memory: convenient for small and medium traces.
@@ -326,6 +405,41 @@ mod tests {
         assert_eq!(t.problems.len(), 1);
         assert_eq!(t.problems[0].raw, b"not json at all");
         assert!(!t.problems[0].truncated);
+    }
+
+    #[test]
+    fn edited_body_fails_its_digest_and_is_kept_raw() {
+        let bytes = write(&[exchange(0, br#"{"content":"hi"}"#), exchange(1, b"{}")]);
+        let text = String::from_utf8(bytes)
+            .unwrap()
+            .replace(r#""content":"hi""#, r#""content":"HI""#);
+        let t = Trace::from_reader(text.as_bytes(), Path::new("t.jsonl")).unwrap();
+        assert_eq!(t.exchanges.len(), 1);
+        assert_eq!(t.problems.len(), 1);
+        assert!(
+            t.problems[0].message.contains("sha256"),
+            "{}",
+            t.problems[0]
+        );
+        assert_eq!(t.problems[0].line, 2);
+    }
+
+    #[test]
+    fn overlong_line_is_skipped_with_bounded_memory() {
+        let mut bytes = vec![b'x'; 10_000];
+        bytes.push(b'\n');
+        bytes.extend(write(&[exchange(0, b"{}")]));
+        let r = TraceReader::new(&bytes[..], Path::new("t")).max_line(1000);
+        let recs: Vec<Record> = r.map(|x| x.unwrap()).collect();
+        match &recs[0] {
+            Record::Bad(p) => {
+                assert!(p.message.contains("longer than the 1000 byte limit"), "{p}");
+                assert_eq!(p.raw.len(), 1000);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(recs[1], Record::Header { .. }));
+        assert!(matches!(recs[2], Record::Exchange(_)));
     }
 
     #[test]

@@ -1,6 +1,19 @@
 //! Integration tests: one binary, shared helpers in `common`.
 
+mod analyze;
+mod analyze_cache;
+mod analyze_polls;
+mod analyze_report;
 mod common;
+mod common_tshark;
+mod diff;
+mod diff_snapshots;
+mod hand_trace;
+mod intercept;
+mod matrix;
 mod pcap;
+mod proxy;
 mod record;
+mod replay;
 mod server;
+mod tshark;

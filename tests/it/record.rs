@@ -38,7 +38,15 @@ fn claude_code_303_and_304_say_hello_with_20_and_12_tools() {
     let dir = tempfile::tempdir().unwrap();
     for (version, tools) in [("2.1.303", 20), ("2.1.304", 12)] {
         let out = dir.path().join(format!("{version}.jsonl"));
-        let o = record(&["--cli", &format!("claude-code@{version}")], &out);
+        let o = record(
+            &[
+                "--cli",
+                &format!("claude-code@{version}"),
+                "--route",
+                "base-url",
+            ],
+            &out,
+        );
         let summary = String::from_utf8_lossy(&o.stdout);
         assert!(summary.contains(&format!("{tools} tools")), "{summary}");
         let t = Trace::open(&out).unwrap();
@@ -48,7 +56,12 @@ fn claude_code_303_and_304_say_hello_with_20_and_12_tools() {
         let reqs = messages_requests(&t);
         assert_eq!(reqs.len(), 1, "{version}: one /v1/messages exchange");
         assert_eq!(reqs[0].tools.len(), tools, "{version}: tool count");
-        let ua = t.exchanges[0].request.headers.iter().find(|(k, _)| k == "user-agent").unwrap();
+        let ua = t.exchanges[0]
+            .request
+            .headers
+            .iter()
+            .find(|(k, _)| k == "user-agent")
+            .unwrap();
         assert!(ua.1.contains(version), "{}", ua.1);
         assert!(t.exchanges.iter().all(|x| x.request.body.verify()));
     }
@@ -62,7 +75,19 @@ fn scenario_drives_background_job_polls_and_notification() {
     let out = dir.path().join("bg.jsonl");
     let script = repo().join("captures/scenarios/bg-build.json");
     record(
-        &["--cli", "claude-code@2.1.304", "--script", script.to_str().unwrap(), "--", "-p", "run the build", "--allowedTools", "Bash"],
+        &[
+            "--cli",
+            "claude-code@2.1.304",
+            "--route",
+            "base-url",
+            "--script",
+            script.to_str().unwrap(),
+            "--",
+            "-p",
+            "run the build",
+            "--allowedTools",
+            "Bash",
+        ],
         &out,
     );
     let t = Trace::open(&out).unwrap();
@@ -78,11 +103,17 @@ fn scenario_drives_background_job_polls_and_notification() {
         .iter()
         .flat_map(|m| &m.content)
         .filter_map(|b| match &b.kind {
-            BlockKind::ToolResult { tool_use_id, text, .. } => Some((tool_use_id.clone(), text.clone())),
+            BlockKind::ToolResult {
+                tool_use_id, text, ..
+            } => Some((tool_use_id.clone(), text.clone())),
             _ => None,
         })
         .collect();
-    let start = &results.iter().find(|(id, _)| id == "toolu_aw_01").unwrap().1;
+    let start = &results
+        .iter()
+        .find(|(id, _)| id == "toolu_aw_01")
+        .unwrap()
+        .1;
     let out_file = start
         .split("Output is being written to: ")
         .nth(1)
@@ -114,7 +145,9 @@ fn scenario_drives_background_job_polls_and_notification() {
     assert!(last_text.contains("<task-notification>"), "{last_text}");
     assert!(last_text.contains("completed"), "{last_text}");
     let notified_at = main.iter().position(|r| {
-        r.messages.iter().any(|m| m.text().contains("<task-notification>"))
+        r.messages
+            .iter()
+            .any(|m| m.text().contains("<task-notification>"))
     });
     let polled_by = main.iter().position(|r| r.turn() >= 4).unwrap();
     assert!(notified_at.unwrap() > polled_by);

@@ -1,6 +1,6 @@
 //! An exchange being answered: the recorded request plus the response as it goes out.
-//! A streamed reply is recorded when its stream ends — or, if the client goes away first,
-//! when hyper drops the stream, so no exchange is ever lost.
+//! A streamed response is recorded when its stream ends — or, if the client goes away
+//! first, when hyper drops the stream — so no exchange is ever lost.
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -13,7 +13,10 @@ use futures_util::Stream;
 use super::recorder::Recorder;
 use crate::trace::{Body, Exchange, ExchangeError, Headers, HttpRequest, HttpResponse, Source};
 
-/// A request that has been read and is waiting for its response.
+/// A request that has been read and is waiting for its response. If it is dropped
+/// unfinished — the client went away while the answer was being prepared (a scripted
+/// delay, a slow upstream) or the server shut down — it records itself with the error
+/// `client_disconnected`, so no exchange is lost.
 pub(crate) struct Draft {
     pub(crate) id: u64,
     pub(crate) started_at: DateTime<Utc>,
@@ -21,27 +24,43 @@ pub(crate) struct Draft {
     pub(crate) source: Source,
     pub(crate) request: HttpRequest,
     pub(crate) notes: std::collections::BTreeMap<String, serde_json::Value>,
+    pub(crate) recorder: Option<Recorder>,
 }
 
 impl Draft {
     /// Finish with a response (or none) and an optional error, and hand it to the recorder.
-    pub(crate) fn finish(
-        self,
-        recorder: &Recorder,
-        response: Option<HttpResponse>,
-        error: Option<ExchangeError>,
-    ) {
+    pub(crate) fn finish(mut self, response: Option<HttpResponse>, error: Option<ExchangeError>) {
+        self.record(response, error);
+    }
+
+    fn record(&mut self, response: Option<HttpResponse>, error: Option<ExchangeError>) {
+        let Some(recorder) = self.recorder.take() else {
+            return;
+        };
         let ended_at =
             self.started_at + chrono::Duration::from_std(self.clock.elapsed()).unwrap_or_default();
+        let request = std::mem::replace(
+            &mut self.request,
+            HttpRequest {
+                method: String::new(),
+                target: String::new(),
+                version: String::new(),
+                headers: Vec::new(),
+                body: Body::default(),
+            },
+        );
         recorder.record(Exchange {
             id: self.id,
             started_at: self.started_at,
             ended_at: Some(ended_at),
-            source: self.source,
-            request: self.request,
+            source: std::mem::replace(
+                &mut self.source,
+                Source::new(crate::trace::SourceKind::Server),
+            ),
+            request,
             response,
             error,
-            notes: self.notes,
+            notes: std::mem::take(&mut self.notes),
         });
     }
 
@@ -51,68 +70,56 @@ impl Draft {
     }
 }
 
-/// How a scripted stream goes wrong.
-#[derive(Clone, Debug)]
-pub(crate) enum StreamFault {
-    /// After `after` events, drop the connection.
-    Drop { after: usize },
-    /// After `after` events, send this `error` event and end the stream.
-    Error { after: usize, event: Bytes },
+impl Drop for Draft {
+    fn drop(&mut self) {
+        if self.recorder.is_some() {
+            let ms = self.clock.elapsed().as_millis();
+            self.record(
+                None,
+                Some(ExchangeError {
+                    kind: "client_disconnected".into(),
+                    message: format!("the connection closed {ms} ms into the exchange, before a response was sent"),
+                }),
+            );
+        }
+    }
 }
 
-/// The body of a streamed reply: yields one SSE event per frame and records the exchange
-/// when done.
-pub(crate) struct ReplyStream {
-    events: std::vec::IntoIter<Bytes>,
-    total: usize,
-    sent: usize,
-    fault: Option<StreamFault>,
+/// An error from a response body's source, with the exchange error to record for it.
+#[derive(Debug)]
+pub(crate) struct StreamFailure {
+    /// What to record.
+    pub(crate) error: ExchangeError,
+    /// Whether the client connection must break (true) or the stream just ends (false).
+    pub(crate) abort: bool,
+}
+
+/// One item of a response body source: bytes, or the end with a failure.
+pub(crate) type SourceItem = Result<Bytes, StreamFailure>;
+
+/// A response body that tees every piece into the trace and records the exchange when
+/// the stream ends, fails, or is dropped by hyper (client gone).
+pub(crate) struct RecordingStream<S> {
+    inner: S,
     draft: Option<Draft>,
-    recorder: Recorder,
     status: u16,
     headers: Headers,
     body: Vec<u8>,
     chunks: Vec<(u64, u64)>,
     first_byte_at: Option<DateTime<Utc>>,
-    /// Whether the stream has yielded `Pending` once before its fault, so hyper flushes
-    /// what was sent (the client then sees the break mid-body, as from the real API).
-    flushed_before_fault: bool,
 }
 
-impl ReplyStream {
-    pub(crate) fn new(
-        draft: Draft,
-        recorder: Recorder,
-        headers: Headers,
-        events: Vec<Bytes>,
-        fault: Option<StreamFault>,
-    ) -> Self {
-        ReplyStream {
-            total: events.len(),
-            events: events.into_iter(),
-            sent: 0,
-            fault,
+impl<S> RecordingStream<S> {
+    pub(crate) fn new(draft: Draft, status: u16, headers: Headers, inner: S) -> Self {
+        RecordingStream {
+            inner,
             draft: Some(draft),
-            recorder,
-            status: 200,
+            status,
             headers,
             body: Vec::new(),
             chunks: Vec::new(),
             first_byte_at: None,
-            flushed_before_fault: false,
         }
-    }
-
-    fn emit(&mut self, b: Bytes) -> Bytes {
-        if let Some(d) = &self.draft {
-            if self.first_byte_at.is_none() {
-                self.first_byte_at = Some(Utc::now());
-            }
-            self.chunks.push((d.elapsed_us(), b.len() as u64));
-        }
-        self.body.extend_from_slice(&b);
-        self.sent += 1;
-        b
     }
 
     fn finish(&mut self, error: Option<ExchangeError>) {
@@ -125,12 +132,12 @@ impl ReplyStream {
                 chunks: std::mem::take(&mut self.chunks),
                 first_byte_at: self.first_byte_at,
             };
-            d.finish(&self.recorder, Some(response), error);
+            d.finish(Some(response), error);
         }
     }
 }
 
-impl Stream for ReplyStream {
+impl<S: Stream<Item = SourceItem> + Unpin> Stream for RecordingStream<S> {
     type Item = Result<Bytes, std::io::Error>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
@@ -138,41 +145,26 @@ impl Stream for ReplyStream {
         if this.draft.is_none() {
             return Poll::Ready(None);
         }
-        let due = match &this.fault {
-            Some(StreamFault::Drop { after }) | Some(StreamFault::Error { after, .. }) => {
-                this.sent >= *after
+        match Pin::new(&mut this.inner).poll_next(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Some(Ok(b))) => {
+                if let Some(d) = &this.draft {
+                    this.first_byte_at.get_or_insert_with(Utc::now);
+                    this.chunks.push((d.elapsed_us(), b.len() as u64));
+                }
+                this.body.extend_from_slice(&b);
+                Poll::Ready(Some(Ok(b)))
             }
-            None => false,
-        };
-        if due && !this.flushed_before_fault {
-            this.flushed_before_fault = true;
-            cx.waker().wake_by_ref();
-            return Poll::Pending;
-        }
-        match this.fault.clone() {
-            Some(StreamFault::Drop { after }) if this.sent >= after => {
-                let n = this.sent;
-                this.finish(Some(ExchangeError {
-                    kind: "injected_drop".into(),
-                    message: format!("scenario dropped the connection after {n} events"),
-                }));
-                return Poll::Ready(Some(Err(std::io::Error::other("injected drop"))));
+            Poll::Ready(Some(Err(f))) => {
+                let message = f.error.message.clone();
+                this.finish(Some(f.error));
+                if f.abort {
+                    Poll::Ready(Some(Err(std::io::Error::other(message))))
+                } else {
+                    Poll::Ready(None)
+                }
             }
-            Some(StreamFault::Error { after, event }) if this.sent >= after => {
-                this.fault = None;
-                let b = this.emit(event);
-                let n = this.sent - 1;
-                this.finish(Some(ExchangeError {
-                    kind: "injected_sse_error".into(),
-                    message: format!("scenario sent an error event after {n} events"),
-                }));
-                return Poll::Ready(Some(Ok(b)));
-            }
-            _ => {}
-        }
-        match this.events.next() {
-            Some(b) => Poll::Ready(Some(Ok(this.emit(b)))),
-            None => {
+            Poll::Ready(None) => {
                 this.finish(None);
                 Poll::Ready(None)
             }
@@ -180,14 +172,100 @@ impl Stream for ReplyStream {
     }
 }
 
-impl Drop for ReplyStream {
+impl<S> Drop for RecordingStream<S> {
     fn drop(&mut self) {
         if self.draft.is_some() {
-            let (sent, total) = (self.sent, self.total);
+            let (n, bytes) = (self.chunks.len(), self.body.len());
             self.finish(Some(ExchangeError {
                 kind: "client_disconnected".into(),
-                message: format!("client closed the connection after {sent} of {total} events"),
+                message: format!(
+                    "client closed the connection after {n} response pieces ({bytes} bytes)"
+                ),
             }));
+        }
+    }
+}
+
+/// How a scripted stream goes wrong.
+#[derive(Clone, Debug)]
+pub(crate) enum StreamFault {
+    /// After `after` events, drop the connection.
+    Drop { after: usize },
+    /// After `after` events, send this `error` event and end the stream.
+    Error { after: usize, event: Bytes },
+}
+
+/// The scripted SSE events of a reply, with an optional fault.
+pub(crate) struct ScriptedEvents {
+    events: std::vec::IntoIter<Bytes>,
+    sent: usize,
+    fault: Option<StreamFault>,
+    /// Whether `Pending` was returned once before the fault, so hyper flushes what was
+    /// sent (the client then sees the break mid-body, as from the real API).
+    flushed: bool,
+    error_sent: bool,
+}
+
+impl ScriptedEvents {
+    pub(crate) fn new(events: Vec<Bytes>, fault: Option<StreamFault>) -> Self {
+        ScriptedEvents {
+            events: events.into_iter(),
+            sent: 0,
+            fault,
+            flushed: false,
+            error_sent: false,
+        }
+    }
+}
+
+impl Stream for ScriptedEvents {
+    type Item = SourceItem;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Option<SourceItem>> {
+        let this = &mut *self;
+        let due = match &this.fault {
+            Some(StreamFault::Drop { after }) | Some(StreamFault::Error { after, .. }) => {
+                this.sent >= *after
+            }
+            None => false,
+        };
+        if due && !this.flushed {
+            this.flushed = true;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        let n = this.sent;
+        match (&this.fault, due) {
+            (Some(StreamFault::Drop { .. }), true) => {
+                return Poll::Ready(Some(Err(StreamFailure {
+                    error: ExchangeError {
+                        kind: "injected_drop".into(),
+                        message: format!("scenario dropped the connection after {n} events"),
+                    },
+                    abort: true,
+                })));
+            }
+            (Some(StreamFault::Error { event, .. }), true) => {
+                if this.error_sent {
+                    return Poll::Ready(Some(Err(StreamFailure {
+                        error: ExchangeError {
+                            kind: "injected_sse_error".into(),
+                            message: format!("scenario sent an error event after {n} events"),
+                        },
+                        abort: false,
+                    })));
+                }
+                this.error_sent = true;
+                return Poll::Ready(Some(Ok(event.clone())));
+            }
+            _ => {}
+        }
+        match this.events.next() {
+            Some(b) => {
+                this.sent += 1;
+                Poll::Ready(Some(Ok(b)))
+            }
+            None => Poll::Ready(None),
         }
     }
 }

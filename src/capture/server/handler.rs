@@ -13,11 +13,11 @@ use chrono::Utc;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 
-use super::draft::{Draft, ReplyStream, StreamFault};
+use super::draft::{Draft, RecordingStream, ScriptedEvents, StreamFault};
 use super::reply::{error_body, error_type_for, sse, Reply};
 use super::{AppState, ConnInfo, Mode};
 use crate::api::{estimate_tokens, MessagesRequest};
-use crate::trace::redact::redact_headers;
+use crate::trace::redact::{redact_headers, redact_text};
 use crate::trace::{Body, ExchangeError, Headers, HttpRequest, HttpResponse, Source, SourceKind};
 
 /// Why reading a request body stopped early.
@@ -33,8 +33,9 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
     let id = st
         .next_id
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let conn = req.extensions().get::<ConnInfo>().copied();
+    let conn = req.extensions().get::<ConnInfo>().cloned();
     let (parts, body) = req.into_parts();
+    let original_headers = parts.headers.clone();
     let mut headers: Headers = parts
         .headers
         .iter()
@@ -50,8 +51,13 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
     let mut source = Source::new(SourceKind::Server);
     source.mode = Some(st.config.mode.name().into());
     source.server = Some(st.listen.to_string());
-    source.client = conn.map(|c| c.peer.to_string());
-    source.connection = conn.map(|c| c.id);
+    source.client = conn.as_ref().map(|c| c.peer.to_string());
+    source.connection = conn.as_ref().map(|c| c.id);
+    if let Some(host) = conn.as_ref().and_then(|c| c.host.as_ref()) {
+        // Came through CONNECT: the client believed it was talking to this host.
+        source.server = Some(host.to_string());
+        source.mode = Some(format!("{}+intercept", st.config.mode.name()));
+    }
     let draft = Draft {
         id,
         started_at,
@@ -59,31 +65,31 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
         source,
         request: HttpRequest {
             method: parts.method.to_string(),
-            target: parts.uri.to_string(),
+            target: redact_text(&parts.uri.to_string()),
             version: format!("{:?}", parts.version),
             headers,
             body: Body::new(bytes).with_truncated(end.is_some()),
         },
         notes: Default::default(),
+        recorder: Some(st.recorder.clone()),
     };
     let rid = format!("req_agentwire_{id:06}");
     match end {
         Some(BodyEnd::TooLarge { seen }) => {
             let max = st.config.max_body;
             let msg = format!("request body of {seen}+ bytes exceeds the limit of {max} bytes (raise it with --max-body)");
-            return error_response(&st, draft, 413, &msg, &rid, "body_too_large");
+            return error_response(draft, 413, &msg, &rid, "body_too_large");
         }
         Some(BodyEnd::Timeout) => {
             let msg = format!(
                 "request body not received within {} s (raise it with --body-timeout)",
                 st.config.body_timeout.as_secs()
             );
-            return error_response(&st, draft, 408, &msg, &rid, "body_timeout");
+            return error_response(draft, 408, &msg, &rid, "body_timeout");
         }
         Some(BodyEnd::Disconnected(e)) => {
             let n = draft.request.body.len();
             draft.finish(
-                &st.recorder,
                 None,
                 Some(ExchangeError {
                     kind: "client_disconnected".into(),
@@ -94,20 +100,32 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
         }
         None => {}
     }
+    if let Mode::Proxy(up) = &st.config.mode {
+        return super::proxy::forward(up, draft, parts.method, parts.uri, original_headers, &rid)
+            .await;
+    }
     let path = parts.uri.path().to_string();
     match (parts.method.as_str(), path.as_str()) {
         ("POST", "/v1/messages") => messages(&st, draft, &rid).await,
-        ("POST", "/v1/messages/count_tokens") => count_tokens(&st, draft, &rid),
+        ("POST", "/v1/messages/count_tokens") => count_tokens(draft, &rid),
+        // First-party side endpoints Claude Code calls before its first message, answered
+        // as for a user without managed settings or policy limits (the shape the CLI
+        // itself falls back to: no restrictions, no taints, no notice, no defaults).
+        ("GET", "/api/claude_code/settings") => respond_json(draft, 200, &json!({}), &rid, None),
+        ("GET", "/api/claude_code/policy_limits") => {
+            let body = json!({"restrictions": {}, "compliance_taints": [], "monitoring_notice": null, "defaults": {}});
+            respond_json(draft, 200, &body, &rid, None)
+        }
         ("GET", "/v1/models") => {
             let body = models_list();
-            respond_json(&st, draft, 200, &body, &rid, None)
+            respond_json(draft, 200, &body, &rid, None)
         }
         _ => {
             let msg = format!(
                 "{} {} is not an endpoint of this server",
                 parts.method, path
             );
-            error_response(&st, draft, 404, &msg, &rid, "not_found")
+            error_response(draft, 404, &msg, &rid, "not_found")
         }
     }
 }
@@ -160,12 +178,19 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
     let ct = header(&draft.request.headers, "content-type").unwrap_or_default();
     if !ct.to_ascii_lowercase().contains("json") {
         let msg = format!("content-type must be application/json, got {ct:?}");
-        return error_response(st, draft, 400, &msg, rid, "wrong_content_type");
+        return error_response(draft, 400, &msg, rid, "wrong_content_type");
     }
-    let req = match MessagesRequest::parse(&draft.request.body.bytes) {
-        Ok(r) => r,
-        Err(e) => return error_response(st, draft, 400, &e.to_string(), rid, "invalid_json"),
+    let parsed = match &st.config.mode {
+        Mode::Stub => MessagesRequest::parse_head(&draft.request.body.bytes),
+        _ => MessagesRequest::parse(&draft.request.body.bytes),
     };
+    let req = match parsed {
+        Ok(r) => r,
+        Err(e) => return error_response(draft, 400, &e.to_string(), rid, "invalid_json"),
+    };
+    if let Mode::Replay(replay) = &st.config.mode {
+        return replay_answer(replay, draft, &req).await;
+    }
     let model = req
         .model
         .clone()
@@ -173,7 +198,8 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
     let msg_id = format!("msg_agentwire_{:06}", draft.id);
     let body_len = draft.request.body.len();
     let (reply, fault, delay) = match &st.config.mode {
-        Mode::Stub => {
+        // (proxied requests were forwarded before routing; stub is the safe answer)
+        Mode::Stub | Mode::Proxy(_) | Mode::Replay(_) => {
             let content = vec![json!({"type":"text","text":"Hello from agentwire."})];
             (Reply::new(msg_id, model, content, body_len), None, 0)
         }
@@ -203,13 +229,12 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
                 .message
                 .clone()
                 .unwrap_or_else(|| format!("injected {status} ({et})"));
-            return error_response(st, draft, status, &msg, rid, "injected_status");
+            return error_response(draft, status, &msg, rid, "injected_status");
         }
     }
     if !req.stream() {
         if fault.as_ref().is_some_and(|f| f.drop) {
             draft.finish(
-                &st.recorder,
                 None,
                 Some(ExchangeError {
                     kind: "injected_drop".into(),
@@ -224,7 +249,7 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
                 .body(body)
                 .unwrap_or_default();
         }
-        return respond_json(st, draft, 200, &reply.to_json(), rid, None);
+        return respond_json(draft, 200, &reply.to_json(), rid, None);
     }
     let events: Vec<Bytes> = reply.to_sse_events().into_iter().map(Bytes::from).collect();
     let fault = fault.map(|f| {
@@ -253,19 +278,20 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
     for (k, v) in &headers {
         builder = builder.header(k, v);
     }
-    let stream = ReplyStream::new(draft, st.recorder.clone(), headers, events, fault);
+    let source = ScriptedEvents::new(events, fault);
+    let stream = RecordingStream::new(draft, 200, headers, source);
     builder
         .body(AxumBody::from_stream(stream))
         .unwrap_or_default()
 }
 
-fn count_tokens(st: &AppState, draft: Draft, rid: &str) -> Response {
+fn count_tokens(draft: Draft, rid: &str) -> Response {
     match MessagesRequest::parse(&draft.request.body.bytes) {
         Ok(_) => {
             let n = estimate_tokens(draft.request.body.len());
-            respond_json(st, draft, 200, &json!({"input_tokens": n}), rid, None)
+            respond_json(draft, 200, &json!({"input_tokens": n}), rid, None)
         }
-        Err(e) => error_response(st, draft, 400, &e.to_string(), rid, "invalid_json"),
+        Err(e) => error_response(draft, 400, &e.to_string(), rid, "invalid_json"),
     }
 }
 
@@ -295,8 +321,7 @@ fn models_list() -> Value {
 }
 
 /// Answer with the API's error JSON and record the exchange with an error kind.
-fn error_response(
-    st: &AppState,
+pub(crate) fn error_response(
     draft: Draft,
     status: u16,
     msg: &str,
@@ -308,11 +333,10 @@ fn error_response(
         kind: kind.into(),
         message: msg.into(),
     };
-    respond_json(st, draft, status, &body, rid, Some(err))
+    respond_json(draft, status, &body, rid, Some(err))
 }
 
 fn respond_json(
-    st: &AppState,
     draft: Draft,
     status: u16,
     body: &Value,
@@ -332,7 +356,7 @@ fn respond_json(
         chunks: vec![(draft.elapsed_us(), bytes.len() as u64)],
         first_byte_at: Some(Utc::now()),
     };
-    draft.finish(&st.recorder, Some(response), error);
+    draft.finish(Some(response), error);
     let mut r = plain(
         StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
         bytes,
@@ -350,4 +374,77 @@ fn plain(status: StatusCode, body: Bytes, ct: &'static str) -> Response {
     r.headers_mut()
         .insert("content-type", HeaderValue::from_static(ct));
     r
+}
+
+/// Answer from a recording: the matched exchange's status, headers and body, re-emitted
+/// piece by piece with its recorded timing (or as the replay's timing says).
+async fn replay_answer(
+    replay: &super::replay::Replay,
+    mut draft: Draft,
+    req: &MessagesRequest,
+) -> Response {
+    let rid = format!("req_agentwire_{:06}", draft.id);
+    let Some((recorded, m)) = replay.find(req) else {
+        let msg = "the replayed trace has no /v1/messages exchange with a 200 response";
+        return error_response(draft, 500, msg, &rid, "replay_empty");
+    };
+    draft.notes.insert(
+        "replay".into(),
+        serde_json::to_value(&m).unwrap_or_default(),
+    );
+    let Some(resp) = recorded.response.clone() else {
+        return error_response(
+            draft,
+            500,
+            "recorded exchange has no response",
+            &rid,
+            "replay_empty",
+        );
+    };
+    let mut headers: Headers = resp
+        .headers
+        .iter()
+        .filter(|(k, _)| {
+            !matches!(
+                k.as_str(),
+                "content-length" | "transfer-encoding" | "connection"
+            )
+        })
+        .cloned()
+        .collect();
+    if !headers.iter().any(|(k, _)| k == "request-id") {
+        headers.push(("request-id".into(), rid.clone()));
+    }
+    let mut builder = Response::builder().status(resp.status);
+    for (k, v) in &headers {
+        builder = builder.header(k, v);
+    }
+    // Cut the recorded body at its recorded piece boundaries.
+    let body = resp.body.bytes;
+    let mut pieces = Vec::new();
+    let mut at = 0usize;
+    for (offset_us, len) in &resp.chunks {
+        let end = (at + *len as usize).min(body.len());
+        pieces.push((
+            replay.timing.scale(*offset_us),
+            Bytes::copy_from_slice(&body[at..end]),
+        ));
+        at = end;
+    }
+    if at < body.len() || pieces.is_empty() {
+        pieces.push((
+            std::time::Duration::ZERO,
+            Bytes::copy_from_slice(&body[at..]),
+        ));
+    }
+    let start = tokio::time::Instant::from_std(draft.clock);
+    let source = futures_util::stream::unfold(pieces.into_iter(), move |mut it| async move {
+        let (delay, b) = it.next()?;
+        tokio::time::sleep_until(start + delay).await;
+        Some((Ok::<Bytes, super::draft::StreamFailure>(b), it))
+    });
+    let stream = RecordingStream::new(draft, resp.status, headers, Box::pin(source));
+    builder
+        .body(AxumBody::from_stream(stream))
+        .unwrap_or_default()
 }

@@ -9,9 +9,13 @@
 
 mod draft;
 mod handler;
+pub mod intercept;
+pub mod proxy;
 pub mod recorder;
+pub mod replay;
 pub mod reply;
 pub mod script;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicU64;
@@ -43,6 +47,12 @@ pub enum ServerError {
     },
     #[error("{addr:?} is not an address to listen on; use IP:PORT, e.g. 127.0.0.1:8080")]
     BadAddr { addr: String },
+    #[error("upstream {url:?} is not usable: {reason}")]
+    BadUpstream { url: String, reason: String },
+    #[error("cannot use CA file {path}: {message} (give a PEM file with the CA certificate)")]
+    CaFile { path: String, message: String },
+    #[error("TLS: cannot use {path}: {message} (give PEM files: --tls-cert chain, --tls-key private key)")]
+    Tls { path: String, message: String },
     #[error(transparent)]
     Trace(#[from] TraceError),
 }
@@ -54,6 +64,10 @@ pub enum Mode {
     Stub,
     /// Replies from a scenario.
     Script(Arc<Script>),
+    /// Forward to an upstream and record (the recording proxy).
+    Proxy(Arc<proxy::Upstream>),
+    /// Answer with the responses of a recorded trace.
+    Replay(Arc<replay::Replay>),
 }
 
 impl Mode {
@@ -62,6 +76,8 @@ impl Mode {
         match self {
             Mode::Stub => "stub",
             Mode::Script(_) => "script",
+            Mode::Proxy(_) => "proxy",
+            Mode::Replay(_) => "replay",
         }
     }
 }
@@ -77,6 +93,10 @@ pub struct ServerConfig {
     pub max_body: usize,
     /// Time a client may take to send its request head or body (then 408 / closed).
     pub body_timeout: Duration,
+    /// Serve HTTPS with this config instead of plain HTTP.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Act as a TLS-intercepting CONNECT proxy (the first-party route).
+    pub intercept: Option<Arc<intercept::InterceptConfig>>,
 }
 
 impl Default for ServerConfig {
@@ -86,6 +106,8 @@ impl Default for ServerConfig {
             mode: Mode::Stub,
             max_body: 32 * 1024 * 1024,
             body_timeout: Duration::from_secs(30),
+            tls: None,
+            intercept: None,
         }
     }
 }
@@ -100,10 +122,12 @@ pub(crate) struct AppState {
 }
 
 /// Per-connection facts, attached to every request as an extension.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct ConnInfo {
     pub(crate) peer: SocketAddr,
     pub(crate) id: u64,
+    /// `host:port` the client asked for, when the connection came through a CONNECT.
+    pub(crate) host: Option<Arc<str>>,
 }
 
 /// The router: one handler that records and dispatches every request.
@@ -115,6 +139,7 @@ pub(crate) fn app(state: Arc<AppState>) -> Router {
 pub struct RunningServer {
     /// The bound address.
     pub addr: SocketAddr,
+    tls: bool,
     recorder: Recorder,
     shutdown: oneshot::Sender<()>,
     task: tokio::task::JoinHandle<()>,
@@ -122,9 +147,10 @@ pub struct RunningServer {
 }
 
 impl RunningServer {
-    /// `http://ADDR`, for `ANTHROPIC_BASE_URL`.
+    /// `http://ADDR` (or `https://` when serving TLS), for `ANTHROPIC_BASE_URL`.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Exchanges recorded so far.
@@ -133,10 +159,12 @@ impl RunningServer {
     }
 
     /// Stop accepting, let open exchanges finish (up to 5 s), flush the trace; returns the
-    /// number of exchanges written.
+    /// number of exchanges written. Exchanges still open after the grace period are not
+    /// waited for.
     pub async fn shutdown(self) -> Result<u64, ServerError> {
         let _ = self.shutdown.send(());
         let _ = self.task.await;
+        self.recorder.stop();
         drop(self.recorder);
         let thread = self.thread;
         Ok(tokio::task::spawn_blocking(move || thread.finish())
@@ -150,21 +178,40 @@ pub async fn start(
     config: ServerConfig,
     writer: TraceWriter,
 ) -> Result<RunningServer, ServerError> {
-    let addr: SocketAddr = config.addr.parse().map_err(|_| ServerError::BadAddr {
-        addr: config.addr.clone(),
-    })?;
-    let listener = TcpListener::bind(addr)
+    let listener = bind(&config.addr).await?;
+    start_on(listener, config, writer).await
+}
+
+/// Bind the listen address (so a bad or busy address fails before any file is written).
+pub async fn bind(addr: &str) -> Result<TcpListener, ServerError> {
+    let parsed: SocketAddr = addr
+        .parse()
+        .map_err(|_| ServerError::BadAddr { addr: addr.into() })?;
+    TcpListener::bind(parsed)
         .await
         .map_err(|e| ServerError::Bind {
-            addr: config.addr.clone(),
+            addr: addr.into(),
             source: e,
-        })?;
+        })
+}
+
+/// Start serving on an already bound listener; exchanges go to `writer`.
+pub async fn start_on(
+    listener: TcpListener,
+    config: ServerConfig,
+    writer: TraceWriter,
+) -> Result<RunningServer, ServerError> {
     let listen = listener.local_addr().map_err(|e| ServerError::Bind {
         addr: config.addr.clone(),
         source: e,
     })?;
     let (recorder, thread) = recorder::spawn(writer);
     let timeout = config.body_timeout;
+    let tls = config.tls.clone();
+    let intercept = config
+        .intercept
+        .clone()
+        .map(|c| Arc::new(intercept::Interceptor::new(c)));
     let state = Arc::new(AppState {
         config,
         listen,
@@ -172,11 +219,18 @@ pub async fn start(
         next_id: AtomicU64::new(0),
         script_state: Mutex::new(script::ScriptState::default()),
     });
-    let router = app(state);
+    let router = app(state.clone());
     let (tx, rx) = oneshot::channel();
-    let task = tokio::spawn(accept_loop(listener, router, timeout, rx));
+    let conns = Connections {
+        state,
+        router,
+        header_timeout: timeout,
+        intercept,
+    };
+    let task = tokio::spawn(accept_loop(listener, conns, tls.clone(), rx));
     Ok(RunningServer {
         addr: listen,
+        tls: tls.is_some(),
         recorder,
         shutdown: tx,
         task,
@@ -184,18 +238,69 @@ pub async fn start(
     })
 }
 
-async fn accept_loop(
-    listener: TcpListener,
+/// What every accepted connection needs.
+#[derive(Clone)]
+struct Connections {
+    state: Arc<AppState>,
     router: Router,
     header_timeout: Duration,
+    intercept: Option<Arc<intercept::Interceptor>>,
+}
+
+impl Connections {
+    /// The per-connection service: CONNECT goes to the interceptor (when on), everything
+    /// else to the router with the connection's facts attached.
+    fn service(
+        &self,
+        info: ConnInfo,
+    ) -> impl hyper::service::Service<
+        hyper::Request<Incoming>,
+        Response = axum::response::Response,
+        Error = std::convert::Infallible,
+        Future = impl std::future::Future<
+            Output = Result<axum::response::Response, std::convert::Infallible>,
+        > + Send,
+    > + Clone {
+        let this = self.clone();
+        hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
+            let this = this.clone();
+            let info = info.clone();
+            async move {
+                if let Some(icpt) = &this.intercept {
+                    if req.method() == hyper::Method::CONNECT {
+                        return Ok(intercept::connect(
+                            this.state.clone(),
+                            icpt.clone(),
+                            this.router.clone(),
+                            info,
+                            req,
+                        ));
+                    }
+                }
+                req.extensions_mut().insert(info);
+                this.router.oneshot(req.map(axum::body::Body::new)).await
+            }
+        })
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    conns: Connections,
+    tls: Option<Arc<rustls::ServerConfig>>,
     mut stop: oneshot::Receiver<()>,
 ) {
+    let header_timeout = conns.header_timeout;
+    let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     let graceful = GracefulShutdown::new();
     let mut next_conn = 0u64;
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(header_timeout);
+        .header_read_timeout(header_timeout)
+        // A client may shut down its write side after sending its request and still wait
+        // for the answer.
+        .half_close(true);
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -209,17 +314,33 @@ async fn accept_loop(
                     }
                 };
                 let _ = stream.set_nodelay(true);
-                let info = ConnInfo { peer, id: next_conn };
+                let info = ConnInfo { peer, id: next_conn, host: None };
                 next_conn += 1;
-                let router = router.clone();
-                let svc = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
-                    req.extensions_mut().insert(info);
-                    router.clone().oneshot(req.map(axum::body::Body::new))
-                });
-                let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), svc));
-                tokio::spawn(async move {
-                    let _ = conn.await;
-                });
+                let svc = conns.service(info);
+                match &acceptor {
+                    None if conns.intercept.is_some() => {
+                        // CONNECT needs upgrades, which hyper-util's graceful shutdown does
+                        // not track; these connections end with the client or the runtime.
+                        let conn = builder.serve_connection(TokioIo::new(stream), svc).with_upgrades();
+                        tokio::spawn(async move {
+                            let _ = conn.await;
+                        });
+                    }
+                    None => {
+                        let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), svc));
+                        tokio::spawn(async move {
+                            let _ = conn.await;
+                        });
+                    }
+                    Some(acceptor) => {
+                        let (acceptor, builder, watcher) = (acceptor.clone(), builder.clone(), graceful.watcher());
+                        tokio::spawn(async move {
+                            let handshake = tokio::time::timeout(header_timeout, acceptor.accept(stream)).await;
+                            let Ok(Ok(tls_stream)) = handshake else { return };
+                            let _ = watcher.watch(builder.serve_connection(TokioIo::new(tls_stream), svc)).await;
+                        });
+                    }
+                }
             }
             _ = &mut stop => break,
         }

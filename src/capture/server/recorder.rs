@@ -12,7 +12,7 @@ use crate::trace::{Exchange, TraceError, TraceWriter};
 /// A cheap, cloneable handle to send exchanges to the writer thread.
 #[derive(Clone)]
 pub struct Recorder {
-    tx: mpsc::UnboundedSender<Exchange>,
+    tx: mpsc::UnboundedSender<Msg>,
     sent: Arc<AtomicU64>,
 }
 
@@ -22,15 +22,20 @@ pub struct RecorderThread {
     handle: JoinHandle<Result<u64, TraceError>>,
 }
 
+enum Msg {
+    Exchange(Box<Exchange>),
+    Stop,
+}
+
 /// Start the writer thread.
 pub fn spawn(mut writer: TraceWriter) -> (Recorder, RecorderThread) {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Exchange>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
     let handle = std::thread::Builder::new()
         .name("agentwire-recorder".into())
         .spawn(move || {
             let mut n = 0u64;
             let mut first_err = None;
-            while let Some(x) = rx.blocking_recv() {
+            while let Some(Msg::Exchange(x)) = rx.blocking_recv() {
                 match writer.write_exchange(&x) {
                     Ok(()) => n += 1,
                     Err(e) => {
@@ -61,7 +66,13 @@ impl Recorder {
         self.sent.fetch_add(1, Ordering::Relaxed);
         // The receiver lives until every sender is gone, so this cannot fail while `self`
         // exists.
-        let _ = self.tx.send(x);
+        let _ = self.tx.send(Msg::Exchange(Box::new(x)));
+    }
+
+    /// Ask the writer to finish after what is queued now, even if other senders are still
+    /// alive (connections past the shutdown grace period).
+    pub fn stop(&self) {
+        let _ = self.tx.send(Msg::Stop);
     }
 
     /// Exchanges handed to the recorder so far.
@@ -71,8 +82,8 @@ impl Recorder {
 }
 
 impl RecorderThread {
-    /// Wait until every queued exchange is written; returns how many were written.
-    /// Call after all [`Recorder`] clones are dropped.
+    /// Wait until every exchange queued before [`Recorder::stop`] (or before the last
+    /// [`Recorder`] clone was dropped) is written; returns how many were written.
     pub fn finish(self) -> Result<u64, TraceError> {
         self.handle.join().unwrap_or(Ok(0))
     }

@@ -59,6 +59,26 @@ pub struct Failure {
     pub message: Option<String>,
 }
 
+impl Failure {
+    /// Exactly one kind of failure, and a status the API can answer with.
+    fn check(&self) -> Result<(), String> {
+        let kinds = usize::from(self.status.is_some())
+            + usize::from(self.sse_error.is_some())
+            + usize::from(self.drop);
+        if kinds != 1 {
+            return Err("give exactly one of `status`, `sse_error` or `drop: true`".into());
+        }
+        if let Some(s) = self.status {
+            if !(400..=599).contains(&s) {
+                return Err(format!(
+                    "status {s} is not an error status; use 400-599 (e.g. 429, 500, 529)"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// One scripted turn.
 #[derive(Clone, Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -130,7 +150,10 @@ struct CaptureRepr {
 }
 
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a scenario object with `threads` (or a list of replies)"
+)]
 struct ScriptRepr {
     #[serde(default)]
     captures: Vec<CaptureRepr>,
@@ -220,6 +243,14 @@ impl Script {
             });
         }
         let r: ScriptRepr = serde_json::from_value(v).map_err(|e| e.to_string())?;
+        for t in &r.threads {
+            for (i, turn) in t.turns.iter().enumerate() {
+                if let Some(f) = &turn.fail {
+                    f.check()
+                        .map_err(|m| format!("thread {:?}, turn {i}: fail: {m}", t.name))?;
+                }
+            }
+        }
         let captures = r
             .captures
             .into_iter()
@@ -397,6 +428,24 @@ mod tests {
             .map(|_| s.decide(&r, &mut st).content[0]["text"].clone())
             .collect();
         assert_eq!(texts, vec!["a", "b", "ok"]);
+    }
+
+    #[test]
+    fn bad_failures_are_rejected_with_their_location() {
+        for (fail, want) in [
+            (r#"{"status":0}"#, "not an error status"),
+            (r#"{}"#, "exactly one"),
+            (r#"{"status":529,"drop":true}"#, "exactly one"),
+        ] {
+            let text = format!(
+                r#"{{"threads":[{{"name":"m","turns":[{{"content":[]}},{{"content":[],"fail":{fail}}}]}}]}}"#
+            );
+            let e = Script::parse(&text).unwrap_err();
+            assert!(
+                e.contains("thread \"m\", turn 1") && e.contains(want),
+                "{e}"
+            );
+        }
     }
 
     #[test]

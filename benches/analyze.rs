@@ -1,0 +1,135 @@
+//! `analyze` end to end on a generated trace: sessions of 100 requests whose histories grow
+//! turn by turn (tool definitions ~30 KB, system ~10 KB, each turn adding a tool call and a
+//! ~1.2 KB result, a status poll every fifth turn, a pause past the cache TTL now and
+//! then). 10,000 requests make a ~1.1 GB trace. Set `AGENTWIRE_BENCH_REQUESTS` for a
+//! smaller run (e.g. 1000). Peak RSS (VmHWM) is printed after the run.
+//!
+//! `cargo bench --bench analyze` (quick: `AGENTWIRE_BENCH_REQUESTS=1000 cargo bench --bench analyze`)
+
+use std::path::Path;
+use std::time::Duration;
+
+use chrono::{TimeZone, Utc};
+use criterion::{criterion_group, criterion_main, Criterion};
+use serde_json::{json, Value};
+
+use agentwire::analyze::{analyze_files, AnalyzeConfig, UsageMode};
+use agentwire::trace::{
+    Body, Context, Exchange, HttpRequest, HttpResponse, Source, SourceKind, TraceWriter,
+};
+
+const PER_SESSION: usize = 100;
+
+fn generate(path: &Path, requests: usize) -> u64 {
+    let mut w = TraceWriter::create(path, &Context::new()).unwrap();
+    let tools: Vec<Value> = (0..20)
+        .map(|i| json!({"name": format!("Tool{i}"), "description": "x".repeat(1400), "input_schema": {"type": "object"}}))
+        .collect();
+    let system = json!([{"type": "text", "text": "s".repeat(10_000), "cache_control": {"type": "ephemeral"}}]);
+    let t0 = Utc.timestamp_opt(1_800_000_000, 0).unwrap();
+    let mut id = 0u64;
+    let mut secs = 0.0f64;
+    for s in 0..requests.div_ceil(PER_SESSION) {
+        let mut messages: Vec<Value> =
+            vec![json!({"role": "user", "content": format!("task {s}")})];
+        for k in 0..PER_SESSION {
+            if id as usize >= requests {
+                break;
+            }
+            secs += if k % 37 == 36 { 400.0 } else { 8.0 };
+            let mut msgs = messages.clone();
+            if let Some(Value::Array(b)) = msgs.last_mut().and_then(|m| m.get_mut("content")) {
+                if let Some(o) = b.last_mut().and_then(Value::as_object_mut) {
+                    o.insert("cache_control".into(), json!({"type": "ephemeral"}));
+                }
+            }
+            let body = json!({"model": "claude-sonnet-4-5", "max_tokens": 32000, "tools": tools,
+                "system": system, "messages": msgs, "stream": false});
+            let call_id = format!("toolu_{s}_{k}");
+            let input = if k % 5 == 0 {
+                json!({"command": "sleep 30; tail -n 5 build.log"})
+            } else {
+                json!({"command": format!("grep -n fn src/file{k}.rs")})
+            };
+            let reply = json!({"type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                "content": [{"type": "tool_use", "id": call_id, "name": "Bash", "input": input}],
+                "stop_reason": "tool_use", "usage": {"input_tokens": 10, "output_tokens": 40}});
+            let at = t0 + chrono::Duration::milliseconds((secs * 1000.0) as i64);
+            let x = Exchange {
+                id,
+                started_at: at,
+                ended_at: Some(at + chrono::Duration::seconds(2)),
+                source: Source::new(SourceKind::Proxy),
+                request: HttpRequest {
+                    method: "POST".into(),
+                    target: "/v1/messages".into(),
+                    version: "HTTP/1.1".into(),
+                    headers: vec![("content-type".into(), "application/json".into())],
+                    body: Body::new(serde_json::to_vec(&body).unwrap()),
+                },
+                response: Some(HttpResponse {
+                    status: 200,
+                    version: "HTTP/1.1".into(),
+                    headers: vec![("content-type".into(), "application/json".into())],
+                    body: Body::new(serde_json::to_vec(&reply).unwrap()),
+                    chunks: vec![],
+                    first_byte_at: None,
+                }),
+                error: None,
+                notes: Default::default(),
+            };
+            w.write_exchange(&x).unwrap();
+            id += 1;
+            messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": call_id, "name": "Bash", "input": input}]}));
+            let result = if k % 5 == 0 {
+                "still building".to_string()
+            } else {
+                format!("{k}: ").repeat(300)
+            };
+            messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": result}]}));
+        }
+    }
+    drop(w);
+    std::fs::metadata(path).unwrap().len()
+}
+
+fn peak_rss_kib() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let l = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    l.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn bench(c: &mut Criterion) {
+    let n: usize = std::env::var("AGENTWIRE_BENCH_REQUESTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bench.jsonl");
+    let bytes = generate(&path, n);
+    eprintln!(
+        "generated {n} requests, {:.1} MB; RSS after generating: {:?} KiB",
+        bytes as f64 / 1e6,
+        peak_rss_kib()
+    );
+    let mut g = c.benchmark_group("analyze");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(5));
+    g.throughput(criterion::Throughput::Bytes(bytes));
+    g.bench_function(format!("end_to_end_{n}_requests"), |b| {
+        b.iter(|| {
+            let cfg = AnalyzeConfig {
+                usage: UsageMode::Simulated,
+                ..AnalyzeConfig::default()
+            };
+            let a = analyze_files(&[path.as_path()], cfg).unwrap();
+            assert_eq!(a.summary.requests, n);
+            a
+        })
+    });
+    g.finish();
+    eprintln!("peak RSS (VmHWM): {:?} KiB", peak_rss_kib());
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,226 @@
+//! Totals: the summary (polls, waste, cache hit rate, misses by cause, jobs by state,
+//! predicted-vs-observed agreement) and the per-thread rows.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use super::cause::MissCause;
+use super::polling::Episode;
+use super::prices::Tokens;
+use super::result::{EpisodeRow, JobRow, RequestRow};
+
+/// Misses of one cause.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CauseRow {
+    /// Cause name (`ttl_expired`, ...).
+    pub cause: String,
+    /// Requests with this cause.
+    pub requests: usize,
+    /// Missed tokens (not read although cached before).
+    pub tokens: u64,
+    /// Extra cost over a cache read, USD.
+    pub cost_usd: f64,
+}
+
+/// Agreement of predicted and observed cache figures.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Agreement {
+    /// Requests with recorded cache fields.
+    pub compared: usize,
+    /// Of which the prediction agreed (same hit/miss verdict, read share within 10 points).
+    pub agreed: usize,
+    /// `agreed / compared`.
+    pub rate: f64,
+}
+
+/// Totals over all inputs.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Messages requests.
+    pub requests: usize,
+    /// Threads.
+    pub threads: usize,
+    /// Polls.
+    pub polls: usize,
+    /// Redundant polls.
+    pub redundant_polls: usize,
+    /// Polls after the job's completion was notified.
+    pub polls_after_notified: usize,
+    /// Polls while a notification was pending.
+    pub polls_while_pending: usize,
+    /// Tokens of the model calls polls triggered (input + output).
+    pub poll_tokens: u64,
+    /// Their cost, USD.
+    pub poll_cost_usd: f64,
+    /// Tokens of the model calls redundant polls triggered.
+    pub wasted_tokens: u64,
+    /// Their cost, USD.
+    pub wasted_cost_usd: f64,
+    /// All input tokens.
+    pub input_tokens: u64,
+    /// Cache-read tokens.
+    pub cache_read_tokens: u64,
+    /// Cache-write tokens.
+    pub cache_write_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// `cache_read_tokens / input_tokens` (0 with no input).
+    pub cache_hit_rate: f64,
+    /// Misses by cause.
+    pub misses_by_cause: Vec<CauseRow>,
+    /// Missed tokens, all causes except `cold_start`.
+    pub cache_miss_tokens: u64,
+    /// Their extra cost over cache reads, USD.
+    pub cache_miss_cost_usd: f64,
+    /// Cost of all requests, USD.
+    pub total_cost_usd: f64,
+    /// Jobs by observed state.
+    pub jobs_by_state: BTreeMap<String, usize>,
+    /// Predicted vs observed, where responses carry cache fields.
+    pub agreement: Option<Agreement>,
+}
+
+/// One thread.
+#[derive(Clone, Debug, Serialize)]
+pub struct ThreadRow {
+    /// Label (`main`, `sub-N`, `side-N`; `tN/…` with several traces).
+    pub thread: String,
+    /// Requests.
+    pub requests: usize,
+    /// Polls.
+    pub polls: usize,
+    /// Redundant polls.
+    pub redundant_polls: usize,
+    /// Token figures used.
+    pub tokens: Tokens,
+    /// `read / input`.
+    pub cache_hit_rate: f64,
+    /// Missed tokens (except cold start).
+    pub miss_tokens: u64,
+    /// Their extra cost, USD.
+    pub miss_cost_usd: f64,
+    /// Cost, USD.
+    pub cost_usd: f64,
+}
+
+/// One row per thread (labels by global thread number).
+pub fn thread_rows(labels: &[String], rows: &[RequestRow], episodes: &[Episode]) -> Vec<ThreadRow> {
+    let mut out: Vec<ThreadRow> = labels
+        .iter()
+        .map(|l| ThreadRow {
+            thread: l.clone(),
+            requests: 0,
+            polls: 0,
+            redundant_polls: 0,
+            tokens: Tokens::default(),
+            cache_hit_rate: 0.0,
+            miss_tokens: 0,
+            miss_cost_usd: 0.0,
+            cost_usd: 0.0,
+        })
+        .collect();
+    let idx: HashMap<&str, usize> = labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (l.as_str(), i))
+        .collect();
+    for r in rows {
+        if let Some(&i) = idx.get(r.thread.as_str()) {
+            let t = &mut out[i];
+            t.requests += 1;
+            t.tokens.add(&r.tokens);
+            t.cost_usd += r.cost_usd;
+            if !matches!(r.cause, Some(MissCause::ColdStart)) {
+                t.miss_tokens += r.miss_tokens;
+                t.miss_cost_usd += r.miss_cost_usd;
+            }
+        }
+    }
+    for e in episodes {
+        if let Some(t) = out.get_mut(e.thread) {
+            t.polls += e.count();
+            t.redundant_polls += e.redundant();
+        }
+    }
+    for t in &mut out {
+        t.cache_hit_rate = rate(t.tokens.read, t.tokens.input());
+    }
+    out
+}
+
+fn rate(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// The summary of all rows.
+pub fn summarize(
+    rows: &[RequestRow],
+    episodes: &[EpisodeRow],
+    jobs: &[JobRow],
+    threads: usize,
+    compared: usize,
+    agreed: usize,
+) -> Summary {
+    let mut total = Tokens::default();
+    let mut cost = 0.0;
+    let mut causes: BTreeMap<&str, CauseRow> = BTreeMap::new();
+    for r in rows {
+        total.add(&r.tokens);
+        cost += r.cost_usd;
+        if let Some(c) = &r.cause {
+            let e = causes.entry(c.name()).or_insert_with(|| CauseRow {
+                cause: c.name().to_string(),
+                requests: 0,
+                tokens: 0,
+                cost_usd: 0.0,
+            });
+            e.requests += 1;
+            e.tokens += r.miss_tokens;
+            e.cost_usd += r.miss_cost_usd;
+        }
+    }
+    let avoidable = causes.values().filter(|c| c.cause != "cold_start");
+    let (miss_tokens, miss_cost) =
+        avoidable.fold((0, 0.0), |(t, c), r| (t + r.tokens, c + r.cost_usd));
+    let mut jobs_by_state = BTreeMap::new();
+    for j in jobs {
+        *jobs_by_state
+            .entry(j.job.state.name().to_string())
+            .or_insert(0) += 1;
+    }
+    Summary {
+        requests: rows.len(),
+        threads,
+        polls: episodes.iter().map(|e| e.polls).sum(),
+        redundant_polls: episodes.iter().map(|e| e.redundant).sum(),
+        polls_after_notified: episodes.iter().map(|e| e.after_notified).sum(),
+        polls_while_pending: episodes.iter().map(|e| e.while_pending).sum(),
+        poll_tokens: episodes
+            .iter()
+            .map(|e| e.tokens.input() + e.tokens.output)
+            .sum(),
+        poll_cost_usd: episodes.iter().fold(0.0, |a, e| a + e.cost_usd),
+        wasted_tokens: episodes.iter().map(|e| e.wasted_tokens).sum(),
+        wasted_cost_usd: episodes.iter().fold(0.0, |a, e| a + e.wasted_cost_usd),
+        input_tokens: total.input(),
+        cache_read_tokens: total.read,
+        cache_write_tokens: total.write(),
+        output_tokens: total.output,
+        cache_hit_rate: rate(total.read, total.input()),
+        misses_by_cause: causes.into_values().collect(),
+        cache_miss_tokens: miss_tokens,
+        cache_miss_cost_usd: miss_cost,
+        total_cost_usd: cost,
+        jobs_by_state,
+        agreement: (compared > 0).then(|| Agreement {
+            compared,
+            agreed,
+            rate: agreed as f64 / compared as f64,
+        }),
+    }
+}

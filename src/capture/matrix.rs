@@ -1,0 +1,206 @@
+//! The version × settings matrix: plan every combination of CLI versions, environment
+//! values and routes, and record them (several at a time: each run has its own server and
+//! sandbox, so runs cannot see each other).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::npm::{self, CliSpec};
+use super::record::{self, RecordConfig, RecordError, RecordOutcome, Route, Target};
+use super::server::ServerConfig;
+
+/// One environment dimension: a variable and the values to try (`unset` removes it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EnvAxis {
+    /// Variable name.
+    pub name: String,
+    /// Values, `None` for unset.
+    pub values: Vec<Option<String>>,
+}
+
+impl EnvAxis {
+    /// Parse `K=V1,V2,...` (`unset` is a value that removes K).
+    pub fn parse(s: &str) -> Result<EnvAxis, RecordError> {
+        let (k, vs) = s
+            .split_once('=')
+            .filter(|(k, _)| !k.is_empty())
+            .ok_or_else(|| RecordError::BadEnv(s.into()))?;
+        Ok(EnvAxis {
+            name: k.into(),
+            values: vs
+                .split(',')
+                .map(|v| (v != "unset").then(|| v.to_string()))
+                .collect(),
+        })
+    }
+}
+
+/// One run of the matrix.
+#[derive(Clone, Debug)]
+pub struct Cell {
+    /// Label, e.g. `claude-code@2.1.304 ENABLE_TOOL_SEARCH=true route=base-url`.
+    pub label: String,
+    /// CLI to run.
+    pub spec: CliSpec,
+    /// Environment for this run.
+    pub env: Vec<(String, Option<String>)>,
+    /// Route for this run.
+    pub route: Route,
+}
+
+/// Every combination, versions outermost, then env axes in order, then routes.
+pub fn plan(specs: &[CliSpec], axes: &[EnvAxis], routes: &[Route]) -> Vec<Cell> {
+    let mut cells: Vec<Cell> = specs
+        .iter()
+        .map(|s| Cell {
+            label: format!("{}@{}", s.name, s.version),
+            spec: s.clone(),
+            env: Vec::new(),
+            route: Route::FirstParty,
+        })
+        .collect();
+    for axis in axes {
+        cells = cells
+            .into_iter()
+            .flat_map(|c| {
+                axis.values.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.label.push_str(&format!(
+                        " {}={}",
+                        axis.name,
+                        v.as_deref().unwrap_or("unset")
+                    ));
+                    c.env.push((axis.name.clone(), v.clone()));
+                    c
+                })
+            })
+            .collect();
+    }
+    let show_route = routes.len() > 1;
+    cells
+        .into_iter()
+        .flat_map(|c| {
+            routes.iter().map(move |r| {
+                let mut c = c.clone();
+                c.route = *r;
+                if show_route {
+                    c.label.push_str(&format!(" route={}", r.name()));
+                }
+                c
+            })
+        })
+        .collect()
+}
+
+/// File name for a cell's trace inside the matrix directory.
+pub fn file_name(label: &str) -> String {
+    let s: String = label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '=' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{s}.jsonl")
+}
+
+/// Record every cell into `dir`, at most `parallel` at a time; results in cell order.
+pub async fn run(
+    cells: &[Cell],
+    dir: &Path,
+    args: &[String],
+    server: &ServerConfig,
+    parallel: usize,
+    progress: Arc<dyn Fn(&str) + Send + Sync>,
+) -> Vec<(PathBuf, Result<RecordOutcome, RecordError>)> {
+    // Fetch each version once, before the parallel runs.
+    let mut fetched = Vec::new();
+    for c in cells {
+        if !fetched.contains(&c.spec) {
+            let p = progress.clone();
+            let spec = c.spec.clone();
+            let r = tokio::task::spawn_blocking(move || npm::ensure(&spec, &*p)).await;
+            if let Ok(Err(e)) = r {
+                let err = || {
+                    Err(RecordError::Npm(npm::NpmError::Npm {
+                        args: format!("fetch {}", c.label),
+                        detail: e.to_string(),
+                    }))
+                };
+                return cells
+                    .iter()
+                    .map(|c| (dir.join(file_name(&c.label)), err()))
+                    .collect();
+            }
+            fetched.push(c.spec.clone());
+        }
+    }
+    let sem = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
+    let mut tasks = Vec::new();
+    for c in cells {
+        let out = dir.join(file_name(&c.label));
+        let cfg = RecordConfig {
+            target: Target::Cli(c.spec.clone()),
+            args: args.to_vec(),
+            env: c.env.clone(),
+            server: server.clone(),
+            output: out.clone(),
+            timeout: std::time::Duration::from_secs(300),
+            label: Some(c.label.clone()),
+            route: c.route,
+        };
+        let (sem, p, label) = (sem.clone(), progress.clone(), c.label.clone());
+        tasks.push(tokio::spawn(async move {
+            let _permit = sem.acquire_owned().await.expect("semaphore open");
+            p(&format!("recording {label}"));
+            let quiet = |_: &str| {};
+            (out, record::record(cfg, &quiet).await)
+        }));
+    }
+    let mut results = Vec::new();
+    for t in tasks {
+        match t.await {
+            Ok(r) => results.push(r),
+            Err(e) => results.push((
+                PathBuf::new(),
+                Err(RecordError::Sandbox(std::io::Error::other(e.to_string()))),
+            )),
+        }
+    }
+    results
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plan_is_the_cartesian_product_in_order() {
+        let specs = vec![
+            CliSpec::parse("claude-code@2.1.303").unwrap(),
+            CliSpec::parse("claude-code@2.1.304").unwrap(),
+        ];
+        let axes = vec![EnvAxis::parse("ENABLE_TOOL_SEARCH=unset,true,false").unwrap()];
+        let cells = plan(&specs, &axes, &[Route::BaseUrl]);
+        let labels: Vec<&str> = cells.iter().map(|c| c.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "claude-code@2.1.303 ENABLE_TOOL_SEARCH=unset",
+                "claude-code@2.1.303 ENABLE_TOOL_SEARCH=true",
+                "claude-code@2.1.303 ENABLE_TOOL_SEARCH=false",
+                "claude-code@2.1.304 ENABLE_TOOL_SEARCH=unset",
+                "claude-code@2.1.304 ENABLE_TOOL_SEARCH=true",
+                "claude-code@2.1.304 ENABLE_TOOL_SEARCH=false",
+            ]
+        );
+        assert_eq!(cells[0].env, [("ENABLE_TOOL_SEARCH".to_string(), None)]);
+        let cells = plan(&specs, &[], &[Route::FirstParty, Route::BaseUrl]);
+        assert_eq!(cells.len(), 4);
+        assert_eq!(cells[1].label, "claude-code@2.1.303 route=base-url");
+        assert_eq!(cells[1].route, Route::BaseUrl);
+    }
+}

@@ -1,0 +1,209 @@
+//! Recording proxy mode: every request is forwarded to the one configured upstream (HTTPS
+//! through rustls, or HTTP), the response streams back as it arrives — SSE events reach
+//! the client without buffering — and both sides are recorded. Secrets are forwarded but
+//! only their redaction markers are written. No open relay: absolute-form requests for
+//! any other host and CONNECT are refused.
+
+use std::path::Path;
+use std::time::Duration;
+
+use axum::body::Body as AxumBody;
+use axum::http::{HeaderMap, Method, Uri};
+use axum::response::Response;
+use futures_util::StreamExt;
+
+use super::draft::{Draft, RecordingStream, StreamFailure};
+use super::ServerError;
+use crate::trace::redact::redact_headers;
+use crate::trace::{ExchangeError, Headers};
+
+/// Hop-by-hop headers (RFC 9110 §7.6.1) and headers the proxy sets itself.
+const SKIP_REQUEST: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+    "accept-encoding",
+    "proxy-authorization",
+];
+const SKIP_RESPONSE: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// The one upstream a proxy forwards to.
+#[derive(Clone, Debug)]
+pub struct Upstream {
+    /// Base URL, e.g. `https://api.anthropic.com`; request targets are appended to it.
+    pub base: reqwest::Url,
+    client: reqwest::Client,
+}
+
+impl Upstream {
+    /// An upstream at `url`, trusting the system roots plus the PEM CA in `ca_file`, with
+    /// `read_timeout` between received bytes.
+    ///
+    /// Errors: [`ServerError::BadUpstream`] for a URL that is not http(s) with a host;
+    /// [`ServerError::CaFile`] when the CA file cannot be read or parsed.
+    pub fn new(
+        url: &str,
+        ca_file: Option<&Path>,
+        read_timeout: Duration,
+    ) -> Result<Upstream, ServerError> {
+        let bad = |reason: &str| ServerError::BadUpstream {
+            url: url.into(),
+            reason: reason.into(),
+        };
+        let base = reqwest::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
+        if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none() {
+            return Err(bad("use an http:// or https:// URL with a host"));
+        }
+        let mut b = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .read_timeout(read_timeout)
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy();
+        if let Some(path) = ca_file {
+            let ca_err = |message: String| ServerError::CaFile {
+                path: path.display().to_string(),
+                message,
+            };
+            let pem = std::fs::read(path).map_err(|e| ca_err(e.to_string()))?;
+            let certs =
+                reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| ca_err(e.to_string()))?;
+            if certs.is_empty() {
+                return Err(ca_err("no PEM certificate in it".into()));
+            }
+            for c in certs {
+                b = b.add_root_certificate(c);
+            }
+        }
+        let client = b.build().map_err(|e| bad(&e.to_string()))?;
+        Ok(Upstream { base, client })
+    }
+
+    fn url_for(&self, uri: &Uri) -> reqwest::Url {
+        let mut u = self.base.clone();
+        let prefix = self.base.path().trim_end_matches('/');
+        u.set_path(&format!("{prefix}{}", uri.path()));
+        u.set_query(uri.query());
+        u
+    }
+
+    /// True when an absolute-form request target names this upstream.
+    fn is_upstream_authority(&self, uri: &Uri) -> bool {
+        match uri.authority() {
+            None => true,
+            Some(a) => {
+                a.host()
+                    .eq_ignore_ascii_case(self.base.host_str().unwrap_or(""))
+                    && a.port_u16().or_else(|| default_port(uri.scheme_str()))
+                        == self.base.port_or_known_default()
+            }
+        }
+    }
+}
+
+fn default_port(scheme: Option<&str>) -> Option<u16> {
+    match scheme {
+        Some("https") => Some(443),
+        _ => Some(80),
+    }
+}
+
+/// Forward one request and stream the answer back, recording both.
+pub(crate) async fn forward(
+    up: &Upstream,
+    mut draft: Draft,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    rid: &str,
+) -> Response {
+    draft.source.kind = crate::trace::SourceKind::Proxy;
+    draft.source.upstream = Some(up.base.to_string());
+    if method == Method::CONNECT || !up.is_upstream_authority(&uri) {
+        let msg = format!(
+            "this proxy only forwards to {}; {method} {uri} refused",
+            up.base
+        );
+        return super::handler::error_response(draft, 403, &msg, rid, "refused_upstream");
+    }
+    let mut req = up.client.request(method, up.url_for(&uri));
+    for (k, v) in &headers {
+        if !SKIP_REQUEST.contains(&k.as_str()) {
+            req = req.header(k, v);
+        }
+    }
+    let resp = match req.body(draft.request.body.bytes.clone()).send().await {
+        Ok(r) => r,
+        Err(e) => {
+            let (status, what) = if e.is_timeout() {
+                (504, "timed out")
+            } else if e.is_connect() {
+                (502, "cannot be reached")
+            } else {
+                (502, "failed")
+            };
+            let msg = format!("upstream {} {what}: {}", up.base, error_chain(&e));
+            return super::handler::error_response(draft, status, &msg, rid, "upstream_error");
+        }
+    };
+    let status = resp.status().as_u16();
+    let mut out_headers: Headers = resp
+        .headers()
+        .iter()
+        .filter(|(k, _)| !SKIP_RESPONSE.contains(&k.as_str()))
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let mut builder = Response::builder().status(status);
+    for (k, v) in resp.headers() {
+        if !SKIP_RESPONSE.contains(&k.as_str()) {
+            builder = builder.header(k, v);
+        }
+    }
+    redact_headers(&mut out_headers);
+    let base = up.base.to_string();
+    let source = resp.bytes_stream().map(move |r| {
+        r.map_err(|e| StreamFailure {
+            error: ExchangeError {
+                kind: "upstream_reset".into(),
+                message: format!(
+                    "upstream {base} broke off the response: {}",
+                    error_chain(&e)
+                ),
+            },
+            abort: true,
+        })
+    });
+    let stream = RecordingStream::new(draft, status, out_headers, Box::pin(source));
+    builder
+        .body(AxumBody::from_stream(stream))
+        .unwrap_or_default()
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cur = c.source();
+    }
+    s
+}

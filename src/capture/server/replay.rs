@@ -1,0 +1,303 @@
+//! Replay mode: answer each request with the recorded response of the matching recorded
+//! request, so a new CLI version can be driven through an old session's conversation.
+//!
+//! Matching is structural. A request's thread is found by its first user message (then by
+//! whether it carries tools), its position by its turn (assistant replies in its history).
+//! Within that slot the match is exact when the history's assistant content (texts and
+//! tool calls, which come from the recording itself) equals the recorded request's;
+//! otherwise the closest recorded request of the thread answers and a divergence entry
+//! names the request used and what differed. Volatile text (ids, dates, paths, token
+//! budgets) is normalized before any comparison.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::api::{BlockKind, MessagesRequest};
+use crate::trace::{Exchange, Trace, TraceError};
+
+/// How recorded timing is reproduced.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Timing {
+    /// Send each recorded chunk after its recorded delay.
+    Recorded,
+    /// Send everything at once.
+    None,
+    /// Recorded delays divided by this factor (`x2` is twice as fast).
+    Speed(f64),
+}
+
+impl Timing {
+    /// Parse `recorded`, `none` or `xN`.
+    pub fn parse(s: &str) -> Option<Timing> {
+        match s {
+            "recorded" => Some(Timing::Recorded),
+            "none" => Some(Timing::None),
+            _ => s
+                .strip_prefix('x')
+                .and_then(|n| n.parse::<f64>().ok())
+                .filter(|f| *f > 0.0)
+                .map(Timing::Speed),
+        }
+    }
+
+    /// The delay to wait for a recorded offset (µs).
+    pub fn scale(&self, us: u64) -> Duration {
+        match self {
+            Timing::Recorded => Duration::from_micros(us),
+            Timing::None => Duration::ZERO,
+            Timing::Speed(f) => Duration::from_micros((us as f64 / f) as u64),
+        }
+    }
+}
+
+/// One recorded Messages request and its response, indexed for matching.
+struct Entry {
+    exchange: Exchange,
+    thread_key: String,
+    has_tools: bool,
+    turn: usize,
+    assistant_fp: Vec<String>,
+}
+
+/// A loaded recording to replay.
+pub struct Replay {
+    entries: Vec<Entry>,
+    /// Entries already used, so a repeated turn takes the next recorded retry.
+    used: Mutex<HashMap<usize, usize>>,
+    /// How timing is reproduced.
+    pub timing: Timing,
+    normalizer: Normalizer,
+}
+
+/// The outcome of matching one request.
+#[derive(Clone, Debug, Serialize)]
+pub struct Match {
+    /// Recorded exchange id that answered.
+    pub recorded_id: u64,
+    /// True when thread, turn and the assistant history all matched.
+    pub exact: bool,
+    /// Human-readable differences (empty when exact).
+    pub differences: Vec<String>,
+}
+
+/// Normalization of volatile text before comparisons: the diff's rules (ids, dates,
+/// working directories, token budgets, ...) plus two that matter when a new run replays
+/// an old one: temporary paths and background-task ids.
+pub struct Normalizer {
+    rules: crate::diff::Normalizer,
+}
+
+impl Default for Normalizer {
+    fn default() -> Self {
+        use crate::diff::normalize::RuleSpec;
+        let rule = |name: &str, pattern: &str, replace: &str, description: &str| RuleSpec {
+            name: name.into(),
+            description: description.into(),
+            header: None,
+            pattern: pattern.into(),
+            replace: replace.into(),
+        };
+        let mut specs = crate::diff::Normalizer::defaults().specs();
+        specs.push(rule(
+            "tmp-path",
+            r"/tmp/[^\s\x22']*",
+            "<tmp-path>",
+            "paths under /tmp (sandboxes, task output files)",
+        ));
+        specs.push(rule(
+            "task-id",
+            r"\bID: [a-z0-9]{6,}",
+            "ID: <task-id>",
+            "background task ids",
+        ));
+        Normalizer {
+            rules: crate::diff::Normalizer::from_specs(&specs, "replay rules")
+                .expect("replay rules compile"),
+        }
+    }
+}
+
+impl Normalizer {
+    /// Apply every rule.
+    pub fn apply(&self, s: &str) -> String {
+        self.rules
+            .text(s, &mut crate::diff::Hits::new())
+            .into_owned()
+    }
+}
+
+impl std::fmt::Debug for Replay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Replay")
+            .field("entries", &self.entries.len())
+            .field("timing", &self.timing)
+            .finish()
+    }
+}
+
+impl Replay {
+    /// Load the `/v1/messages` exchanges (with responses) of a trace.
+    pub fn load(path: &Path, timing: Timing) -> Result<Replay, TraceError> {
+        let trace = Trace::open(path)?;
+        Ok(Self::from_trace(trace, timing))
+    }
+
+    /// Index a trace already in memory.
+    pub fn from_trace(trace: Trace, timing: Timing) -> Replay {
+        let normalizer = Normalizer::default();
+        let mut entries = Vec::new();
+        for x in trace.exchanges {
+            if !x.is_messages() || x.response.as_ref().is_none_or(|r| r.status != 200) {
+                continue;
+            }
+            let Ok(req) = MessagesRequest::parse(&x.request.body.bytes) else {
+                continue;
+            };
+            entries.push(Entry {
+                thread_key: normalizer.apply(&req.first_user_text()),
+                has_tools: !req.tools.is_empty(),
+                turn: req.turn(),
+                assistant_fp: assistant_fingerprint(&req, &normalizer),
+                exchange: x,
+            });
+        }
+        Replay {
+            entries,
+            used: Mutex::new(HashMap::new()),
+            timing,
+            normalizer,
+        }
+    }
+
+    /// Number of recorded requests available.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when the recording has no usable request.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Find the recorded exchange that answers `req`.
+    pub fn find(&self, req: &MessagesRequest) -> Option<(&Exchange, Match)> {
+        let key = self.normalizer.apply(&req.first_user_text());
+        let has_tools = !req.tools.is_empty();
+        let turn = req.turn();
+        let fp = assistant_fingerprint(req, &self.normalizer);
+        let same_thread: Vec<usize> = (0..self.entries.len())
+            .filter(|&i| {
+                self.entries[i].thread_key == key && self.entries[i].has_tools == has_tools
+            })
+            .collect();
+        let (pool, thread_note) = if same_thread.is_empty() {
+            let by_kind: Vec<usize> = (0..self.entries.len())
+                .filter(|&i| self.entries[i].has_tools == has_tools)
+                .collect();
+            (
+                by_kind,
+                Some("no recorded thread starts with this first user message".to_string()),
+            )
+        } else {
+            (same_thread, None)
+        };
+        let pool = if pool.is_empty() {
+            (0..self.entries.len()).collect()
+        } else {
+            pool
+        };
+        // Closest turn; among equals, matching history first, then the least used.
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        let best = pool.into_iter().min_by_key(|&i| {
+            let e = &self.entries[i];
+            (
+                e.turn.abs_diff(turn),
+                e.assistant_fp != fp,
+                used.get(&i).copied().unwrap_or(0),
+            )
+        })?;
+        *used.entry(best).or_insert(0) += 1;
+        let e = &self.entries[best];
+        let mut differences = Vec::new();
+        if let Some(n) = thread_note {
+            differences.push(n);
+        }
+        if e.turn != turn {
+            differences.push(format!(
+                "turn {turn} has no recording; used turn {}",
+                e.turn
+            ));
+        }
+        if e.assistant_fp != fp {
+            differences.push(first_difference(&e.assistant_fp, &fp));
+        }
+        let m = Match {
+            recorded_id: e.exchange.id,
+            exact: differences.is_empty(),
+            differences,
+        };
+        Some((&e.exchange, m))
+    }
+}
+
+/// The assistant side of a history, normalized: one string per assistant block.
+fn assistant_fingerprint(req: &MessagesRequest, n: &Normalizer) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in req.messages.iter().filter(|m| m.role == "assistant") {
+        for b in &m.content {
+            match &b.kind {
+                BlockKind::Text { text } => out.push(format!("text:{}", n.apply(text.trim()))),
+                BlockKind::ToolUse { name, input, .. } => {
+                    out.push(format!("tool_use:{name}:{}", n.apply(&input.to_string())))
+                }
+                _ => out.push(b.block_type().to_string()),
+            }
+        }
+    }
+    out
+}
+
+fn first_difference(recorded: &[String], now: &[String]) -> String {
+    let i = recorded
+        .iter()
+        .zip(now)
+        .position(|(a, b)| a != b)
+        .unwrap_or(recorded.len().min(now.len()));
+    let show =
+        |v: Option<&String>| v.map_or("(none)".to_string(), |s| s.chars().take(120).collect());
+    format!(
+        "assistant block {i} differs: recorded {:?}, now {:?}",
+        show(recorded.get(i)),
+        show(now.get(i))
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timing_parse() {
+        assert_eq!(Timing::parse("none"), Some(Timing::None));
+        assert_eq!(Timing::parse("x4"), Some(Timing::Speed(4.0)));
+        assert_eq!(Timing::parse("x0"), None);
+        assert_eq!(Timing::Speed(4.0).scale(4000), Duration::from_micros(1000));
+    }
+
+    #[test]
+    fn normalizer_hides_volatile_values() {
+        let n = Normalizer::default();
+        assert_eq!(
+            n.apply("ID: bj69g8yir. Output is being written to: /tmp/claude-0/x/ff545e2f-b8fe-4a79-a3d8-73994fb948fc/tasks/bj69g8yir.output"),
+            "ID: <task-id>. Output is being written to: <tmp-path>"
+        );
+        assert_eq!(
+            n.apply("<total_tokens>14988946 tokens left</total_tokens>"),
+            "<total_tokens><n> tokens left</total_tokens>"
+        );
+    }
+}

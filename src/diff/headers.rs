@@ -1,0 +1,187 @@
+//! Header diff: `anthropic-beta` as a set, `anthropic-version`, the user agent and the
+//! client version it names, and every other header whose normalized value changed.
+//!
+//! Header names compare case-insensitively; repeated fields are joined with `, ` (RFC 9110
+//! §5.3). `anthropic-beta` is a comma-separated list (Anthropic API reference, "Beta
+//! headers").
+
+use serde::Serialize;
+
+use super::Norm;
+
+/// A header whose value differs.
+#[derive(Clone, Debug, Serialize)]
+pub struct HeaderChange {
+    /// Lowercase name.
+    pub name: String,
+    /// Normalized value in A (`None`: absent).
+    pub a: Option<String>,
+    /// In B.
+    pub b: Option<String>,
+}
+
+/// The header part of a diff.
+#[derive(Clone, Debug, Serialize)]
+pub struct HeadersDiff {
+    /// Betas in A, in order sent.
+    pub a_betas: Vec<String>,
+    /// Betas in B.
+    pub b_betas: Vec<String>,
+    /// Betas only in B.
+    pub betas_added: Vec<String>,
+    /// Betas only in A.
+    pub betas_removed: Vec<String>,
+    /// `anthropic-version` of A.
+    pub a_version: Option<String>,
+    /// Of B.
+    pub b_version: Option<String>,
+    /// `user-agent` of A.
+    pub a_user_agent: Option<String>,
+    /// Of B.
+    pub b_user_agent: Option<String>,
+    /// Client version from the user agent of A (`claude-cli/2.1.303 ...` → `2.1.303`).
+    pub a_client_version: Option<String>,
+    /// Of B.
+    pub b_client_version: Option<String>,
+    /// Other headers whose normalized value differs, by name.
+    pub changed: Vec<HeaderChange>,
+}
+
+impl HeadersDiff {
+    /// True when betas, version, user agent and all other headers are the same.
+    pub fn identical(&self) -> bool {
+        self.betas_added.is_empty()
+            && self.betas_removed.is_empty()
+            && self.a_version == self.b_version
+            && self.a_user_agent == self.b_user_agent
+            && self.changed.is_empty()
+    }
+}
+
+const SPECIAL: &[&str] = &["anthropic-beta", "anthropic-version", "user-agent"];
+
+fn get(h: &[(String, String)], name: &str) -> Option<String> {
+    let vals: Vec<&str> = h
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+        .collect();
+    (!vals.is_empty()).then(|| vals.join(", "))
+}
+
+fn betas(h: &[(String, String)]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for b in get(h, "anthropic-beta").unwrap_or_default().split(',') {
+        let b = b.trim();
+        if !b.is_empty() && !out.iter().any(|x| x == b) {
+            out.push(b.to_string());
+        }
+    }
+    out
+}
+
+/// Client version from a user agent: the first `/`-separated token's version
+/// (`claude-cli/2.1.304 (external, sdk-cli)` → `2.1.304`).
+pub fn client_version(ua: &str) -> Option<String> {
+    let first = ua.split_whitespace().next()?;
+    let (_, v) = first.split_once('/')?;
+    (!v.is_empty()).then(|| v.to_string())
+}
+
+/// Diff two header lists.
+pub(crate) fn diff_headers(
+    a: &[(String, String)],
+    b: &[(String, String)],
+    norm: &mut Norm,
+) -> HeadersDiff {
+    let (a_betas, b_betas) = (betas(a), betas(b));
+    let betas_added = b_betas
+        .iter()
+        .filter(|x| !a_betas.contains(x))
+        .cloned()
+        .collect();
+    let betas_removed = a_betas
+        .iter()
+        .filter(|x| !b_betas.contains(x))
+        .cloned()
+        .collect();
+    let mut names: Vec<String> = Vec::new();
+    for (k, _) in a.iter().chain(b.iter()) {
+        let k = k.to_ascii_lowercase();
+        if !SPECIAL.contains(&k.as_str()) && !names.contains(&k) {
+            names.push(k);
+        }
+    }
+    let mut changed = Vec::new();
+    for n in names {
+        let va = get(a, &n).map(|v| norm.header_a(&n, &v));
+        let vb = get(b, &n).map(|v| norm.header_b(&n, &v));
+        if va != vb {
+            changed.push(HeaderChange {
+                name: n,
+                a: va,
+                b: vb,
+            });
+        }
+    }
+    let (ua_a, ua_b) = (get(a, "user-agent"), get(b, "user-agent"));
+    HeadersDiff {
+        a_betas,
+        b_betas,
+        betas_added,
+        betas_removed,
+        a_version: get(a, "anthropic-version"),
+        b_version: get(b, "anthropic-version"),
+        a_client_version: ua_a.as_deref().and_then(client_version),
+        b_client_version: ua_b.as_deref().and_then(client_version),
+        a_user_agent: ua_a,
+        b_user_agent: ua_b,
+        changed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::Normalizer;
+
+    fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn betas_as_sets_and_volatile_headers_ignored() {
+        let a = h(&[
+            ("anthropic-beta", "x-1,y-2"),
+            ("User-Agent", "claude-cli/2.1.303 (external, sdk-cli)"),
+            ("Content-Length", "100"),
+            (
+                "X-Claude-Code-Session-Id",
+                "9ffd38f7-d97d-4a3c-b0b0-8838467b971a",
+            ),
+            ("X-Gone", "1"),
+        ]);
+        let b = h(&[
+            ("anthropic-beta", "y-2, z-3"),
+            ("user-agent", "claude-cli/2.1.304 (external, sdk-cli)"),
+            ("content-length", "200"),
+            (
+                "x-claude-code-session-id",
+                "2d7ec88f-7e19-46dd-9430-a15c8abe1fec",
+            ),
+        ]);
+        let n = Normalizer::defaults();
+        let mut norm = Norm::new(&n);
+        let d = diff_headers(&a, &b, &mut norm);
+        assert_eq!(d.betas_added, ["z-3"]);
+        assert_eq!(d.betas_removed, ["x-1"]);
+        assert_eq!(d.a_client_version.as_deref(), Some("2.1.303"));
+        assert_eq!(d.b_client_version.as_deref(), Some("2.1.304"));
+        assert_eq!(d.changed.len(), 1);
+        assert_eq!(d.changed[0].name, "x-gone");
+        assert!(!d.identical());
+    }
+}

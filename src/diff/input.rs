@@ -1,0 +1,113 @@
+//! Resolving a diff input as the user wrote it to a trace and, optionally, one exchange.
+//!
+//! Built in: a trace file (`trace.jsonl`), one exchange of it (`trace.jsonl#3`, the
+//! exchange id as `agentwire show` prints it), and a bare request body (a JSON file
+//! holding one Messages request, wrapped as exchange 0). Other forms — a CLI spec such as
+//! `claude-code@2.1.304`, recorded on the fly — come from an [`InputResolver`] that the
+//! caller passes to [`resolve`]; resolvers are asked first, in order.
+
+use std::path::Path;
+
+use crate::trace::{Body, Exchange, HttpRequest, Source, SourceKind, Trace};
+
+use super::DiffError;
+
+/// A resolved input.
+#[derive(Debug)]
+pub struct Resolved {
+    /// The input as written (used in labels and messages).
+    pub input: String,
+    /// The trace.
+    pub trace: Trace,
+    /// The exchange id picked with `#N`, if any.
+    pub exchange: Option<u64>,
+}
+
+/// Turns an input string into a trace. Return `None` when the input is not of your form,
+/// so the next resolver (and finally the built-in file forms) gets it.
+pub trait InputResolver {
+    /// Resolve `input`, or `None` when it is not of this resolver's form.
+    fn resolve(&self, input: &str) -> Option<Result<Resolved, DiffError>>;
+}
+
+/// Resolve `input`: the custom `resolvers` first, then `FILE#N`, then `FILE`.
+///
+/// Errors: [`DiffError::Input`] naming the input when it is no readable file, the `#N`
+/// suffix is not a number, or exchange N does not exist; trace read errors.
+pub fn resolve(input: &str, resolvers: &[&dyn InputResolver]) -> Result<Resolved, DiffError> {
+    for r in resolvers {
+        if let Some(res) = r.resolve(input) {
+            return res;
+        }
+    }
+    let err = |message: String| DiffError::Input {
+        input: input.to_string(),
+        message,
+    };
+    if Path::new(input).is_file() {
+        return open(input, input, None);
+    }
+    if let Some((path, n)) = input.rsplit_once('#') {
+        let id: u64 = n.parse().map_err(|_| {
+            err(format!("{n:?} after '#' is not an exchange id; write FILE#N with N as `agentwire show` numbers them"))
+        })?;
+        if !Path::new(path).is_file() {
+            return Err(err(format!("no such trace file {path:?}")));
+        }
+        return open(input, path, Some(id));
+    }
+    if input.contains('@') && !input.contains('/') {
+        return Err(err(
+            "not a file, and not a CLI spec this build can record; record it with `agentwire record --cli NAME@VERSION -o FILE` and diff the trace file".into(),
+        ));
+    }
+    Err(err(
+        "no such file; give a trace file, FILE#N for one exchange, or a request body (JSON)".into(),
+    ))
+}
+
+fn open(input: &str, path: &str, exchange: Option<u64>) -> Result<Resolved, DiffError> {
+    let mut trace = Trace::open(Path::new(path))?;
+    if trace.exchanges.is_empty() {
+        if let Some(x) = bare_body(Path::new(path)) {
+            trace.problems.clear();
+            trace.exchanges.push(x);
+        }
+    }
+    if let Some(id) = exchange {
+        trace.exchange(id)?;
+    }
+    Ok(Resolved {
+        input: input.to_string(),
+        trace,
+        exchange,
+    })
+}
+
+/// A file holding one JSON request body (not a trace), as a synthetic exchange 0.
+fn bare_body(path: &Path) -> Option<Exchange> {
+    let bytes = std::fs::read(path).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+    if v.get("messages").is_none() || v.get("type").is_some() {
+        return None;
+    }
+    let trimmed = bytes.trim_ascii().to_vec();
+    let mut source = Source::new(SourceKind::Import);
+    source.file = Some(path.display().to_string());
+    Some(Exchange {
+        id: 0,
+        started_at: chrono::DateTime::UNIX_EPOCH,
+        ended_at: None,
+        source,
+        request: HttpRequest {
+            method: "POST".into(),
+            target: "/v1/messages".into(),
+            version: "HTTP/1.1".into(),
+            headers: vec![],
+            body: Body::new(trimmed),
+        },
+        response: None,
+        error: None,
+        notes: Default::default(),
+    })
+}

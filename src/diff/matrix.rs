@@ -1,0 +1,139 @@
+//! The version × settings matrix: one row per recorded run (its first main-thread
+//! request) with tool and size figures, and which runs send identical tool definitions.
+//! A pure table builder: the recorder runs the CLIs and hands over `(label, trace)` pairs.
+
+use serde::Serialize;
+
+use super::select::items_of;
+use super::tools::announced_tools;
+use super::{Hits, Normalizer};
+use crate::api::estimate_tokens;
+use crate::trace::Trace;
+
+/// One run of the matrix.
+#[derive(Clone, Debug, Serialize)]
+pub struct MatrixRow {
+    /// Run label (`claude-code@2.1.304 ENABLE_TOOL_SEARCH=true`).
+    pub label: String,
+    /// Exchange id of the request the row describes (`None`: no readable request).
+    pub exchange: Option<u64>,
+    /// Tool definitions.
+    pub tools: usize,
+    /// Definitions with `defer_loading: true`.
+    pub deferred_tools: usize,
+    /// Names announced for ToolSearch without a definition.
+    pub announced_tools: usize,
+    /// Bytes of the `tools` array as sent.
+    pub tool_bytes: usize,
+    /// Bytes of `system` as sent.
+    pub system_bytes: usize,
+    /// Bytes of the body.
+    pub body_bytes: usize,
+    /// Estimated tokens of the body.
+    pub est_tokens: u64,
+    /// Tool-definition group: runs with the same letter send identical (normalized)
+    /// `tools` arrays. `A` is the first run's group.
+    pub tool_group: String,
+}
+
+/// The matrix.
+#[derive(Clone, Debug, Serialize)]
+pub struct Matrix {
+    /// Rows in input order.
+    pub rows: Vec<MatrixRow>,
+    /// Groups of runs with identical tool definitions (groups of one left out).
+    pub identical_tools: Vec<Vec<String>>,
+    /// Traces or requests that could not be read.
+    pub problems: Vec<String>,
+}
+
+/// Build the matrix from recorded runs.
+pub fn build(runs: &[(String, &Trace)], norm: &Normalizer) -> Matrix {
+    let mut problems = Vec::new();
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    let mut rows = Vec::new();
+    for (label, trace) in runs {
+        let its = items_of(trace, label, &mut problems);
+        let Some(it) = its.iter().find(|i| i.thread == "main").or(its.first()) else {
+            problems.push(format!("{label}: no readable POST /v1/messages request"));
+            rows.push(MatrixRow {
+                label: label.clone(),
+                exchange: None,
+                tools: 0,
+                deferred_tools: 0,
+                announced_tools: 0,
+                tool_bytes: 0,
+                system_bytes: 0,
+                body_bytes: 0,
+                est_tokens: 0,
+                tool_group: "-".into(),
+            });
+            continue;
+        };
+        let r = &it.req;
+        let body = &it.x.request.body.bytes;
+        let tools_text = r
+            .tools_span
+            .map(|s| String::from_utf8_lossy(s.slice(body)).into_owned())
+            .unwrap_or_default();
+        let key = norm.text(&tools_text, &mut Hits::new()).into_owned();
+        let g = match groups.iter().position(|(k, _)| *k == key) {
+            Some(g) => g,
+            None => {
+                groups.push((key, Vec::new()));
+                groups.len() - 1
+            }
+        };
+        groups[g].1.push(label.clone());
+        let names = r.tool_names();
+        rows.push(MatrixRow {
+            label: label.clone(),
+            exchange: Some(it.x.id),
+            tools: r.tools.len(),
+            deferred_tools: r.deferred_tools().count(),
+            announced_tools: announced_tools(r)
+                .iter()
+                .filter(|n| !names.contains(&n.as_str()))
+                .count(),
+            tool_bytes: r.tools_bytes(),
+            system_bytes: r.system_bytes(),
+            body_bytes: r.body_bytes,
+            est_tokens: estimate_tokens(r.body_bytes),
+            tool_group: group_name(g),
+        });
+    }
+    Matrix {
+        rows,
+        identical_tools: groups
+            .into_iter()
+            .map(|(_, v)| v)
+            .filter(|v| v.len() > 1)
+            .collect(),
+        problems,
+    }
+}
+
+fn group_name(i: usize) -> String {
+    let mut s = String::new();
+    let mut n = i;
+    loop {
+        s.insert(0, (b'A' + (n % 26) as u8) as char);
+        if n < 26 {
+            break;
+        }
+        n = n / 26 - 1;
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_names() {
+        assert_eq!(group_name(0), "A");
+        assert_eq!(group_name(25), "Z");
+        assert_eq!(group_name(26), "AA");
+    }
+}

@@ -1,0 +1,213 @@
+//! Input-schema diff by property: properties added and removed, `type`, `description`,
+//! `default`, `enum` and other keywords changed, and `required` changes, recursing into
+//! nested object properties (`a.b`) and array items (`a[]`).
+//!
+//! Source: tool `input_schema` is a JSON Schema object (Messages API reference, "Tools").
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::Norm;
+
+/// One change of an input schema.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SchemaChange {
+    /// Property path: `command`, `edits[].old_string`; empty for the schema root.
+    pub path: String,
+    /// What changed: `added`, `removed`, `required_added`, `required_removed`, or the
+    /// keyword whose value changed (`type`, `description`, `default`, `enum`, ...).
+    pub change: String,
+    /// Old value (compact JSON; normalized), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub a: Option<String>,
+    /// New value, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub b: Option<String>,
+}
+
+const STRUCTURAL: &[&str] = &["properties", "required", "items"];
+
+fn compact(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn props(v: &Value) -> Option<&Map<String, Value>> {
+    v.get("properties").and_then(Value::as_object)
+}
+
+fn required(v: &Value) -> Vec<&str> {
+    v.get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// Append the changes from schema `a` to schema `b` at `path` to `out`. Keyword values are
+/// compared after normalization.
+pub(crate) fn diff_schema(
+    path: &str,
+    a: &Value,
+    b: &Value,
+    out: &mut Vec<SchemaChange>,
+    norm: &mut Norm,
+) {
+    if a == b {
+        return;
+    }
+    let (Some(oa), Some(ob)) = (a.as_object(), b.as_object()) else {
+        out.push(SchemaChange {
+            path: path.to_string(),
+            change: "schema".into(),
+            a: Some(compact(a)),
+            b: Some(compact(b)),
+        });
+        return;
+    };
+    // Keywords of this node: type, description, default, then others by name.
+    // Properties follow in document order (serde_json `preserve_order`).
+    let mut keys: Vec<&String> = oa.keys().chain(ob.keys()).collect();
+    keys.sort_by_key(|k| (rank(k), k.to_string()));
+    keys.dedup();
+    for k in keys {
+        if STRUCTURAL.contains(&k.as_str()) {
+            continue;
+        }
+        let va = oa.get(k).map(compact);
+        let vb = ob.get(k).map(compact);
+        let na = va.as_deref().map(|s| norm.a(s).into_owned());
+        let nb = vb.as_deref().map(|s| norm.b(s).into_owned());
+        if na != nb {
+            out.push(SchemaChange {
+                path: path.to_string(),
+                change: k.to_string(),
+                a: na,
+                b: nb,
+            });
+        }
+    }
+    let empty = Map::new();
+    let pa = props(a).unwrap_or(&empty);
+    let pb = props(b).unwrap_or(&empty);
+    for (k, va) in pa {
+        match pb.get(k) {
+            None => out.push(SchemaChange {
+                path: join(path, k),
+                change: "removed".into(),
+                a: va.get("type").map(compact),
+                b: None,
+            }),
+            Some(vb) => diff_schema(&join(path, k), va, vb, out, norm),
+        }
+    }
+    for (k, vb) in pb {
+        if !pa.contains_key(k) {
+            out.push(SchemaChange {
+                path: join(path, k),
+                change: "added".into(),
+                a: None,
+                b: vb.get("type").map(compact),
+            });
+        }
+    }
+    let (ra, rb) = (required(a), required(b));
+    for r in &rb {
+        if !ra.contains(r) {
+            out.push(SchemaChange {
+                path: join(path, r),
+                change: "required_added".into(),
+                a: None,
+                b: None,
+            });
+        }
+    }
+    for r in &ra {
+        if !rb.contains(r) {
+            out.push(SchemaChange {
+                path: join(path, r),
+                change: "required_removed".into(),
+                a: None,
+                b: None,
+            });
+        }
+    }
+    match (a.get("items"), b.get("items")) {
+        (Some(ia), Some(ib)) => diff_schema(&format!("{path}[]"), ia, ib, out, norm),
+        (None, None) => {}
+        (ia, ib) => out.push(SchemaChange {
+            path: format!("{path}[]"),
+            change: if ia.is_none() { "added" } else { "removed" }.into(),
+            a: ia.map(compact),
+            b: ib.map(compact),
+        }),
+    }
+}
+
+fn rank(k: &str) -> u8 {
+    match k {
+        "type" => 0,
+        "description" => 1,
+        "default" => 2,
+        _ => 3,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diff::normalize::Normalizer;
+    use serde_json::json;
+
+    #[test]
+    fn property_level_changes() {
+        let a = json!({"type":"object","properties":{
+            "command":{"type":"string","description":"cmd"},
+            "timeout":{"type":"number","default":120},
+            "old":{"type":"string"},
+            "edits":{"type":"array","items":{"type":"object","properties":{"x":{"type":"string"}}}}},
+            "required":["command","old"]});
+        let b = json!({"type":"object","properties":{
+            "command":{"type":"string","description":"the command"},
+            "timeout":{"type":"integer","default":600},
+            "edits":{"type":"array","items":{"type":"object","properties":{"x":{"type":"string"},"y":{"type":"boolean"}}}},
+            "new":{"type":"boolean"}},
+            "required":["command","new"],"additionalProperties":false});
+        let n = Normalizer::none();
+        let mut norm = Norm::new(&n);
+        let mut out = Vec::new();
+        diff_schema("", &a, &b, &mut out, &mut norm);
+        let got: Vec<(String, String)> = out
+            .iter()
+            .map(|c| (c.path.clone(), c.change.clone()))
+            .collect();
+        let want = [
+            ("", "additionalProperties"),
+            ("command", "description"),
+            ("timeout", "type"),
+            ("timeout", "default"),
+            ("old", "removed"),
+            ("edits[].y", "added"),
+            ("new", "added"),
+            ("new", "required_added"),
+            ("old", "required_removed"),
+        ];
+        let want: Vec<(String, String)> = want
+            .iter()
+            .map(|(p, c)| (p.to_string(), c.to_string()))
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(out[2].a.as_deref(), Some("number"));
+        assert_eq!(out[2].b.as_deref(), Some("integer"));
+        assert_eq!(out[3].b.as_deref(), Some("600"));
+    }
+}

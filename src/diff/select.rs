@@ -1,0 +1,264 @@
+//! Which requests a diff compares, and the report that holds the comparisons.
+//!
+//! - [`Mode::First`]: the first main-thread `/v1/messages` request of each trace (or the
+//!   exchange picked with `FILE#N`).
+//! - [`Mode::All`]: every Messages request of both traces aligned by (thread label, turn
+//!   number, repeat); requests without a partner are listed as unmatched.
+//! - [`diff_within`]: each request of one trace against the previous request of the same
+//!   thread.
+//!
+//! Threads come from [`ThreadTracker`] (shared message prefixes), turns from the number of
+//! assistant messages in the request.
+
+use serde::Serialize;
+
+use super::gate::GateResult;
+use super::input::Resolved;
+use super::request::{diff_parsed, RequestDiff, RequestSide};
+use super::{DiffError, Normalizer};
+use crate::api::thread::ThreadTracker;
+use crate::api::MessagesRequest;
+use crate::trace::{Exchange, Trace};
+
+/// Version of the JSON shape of [`DiffReport`] (`schemas/diff.schema.json`).
+pub const REPORT_VERSION: u32 = 1;
+
+/// How two inputs are compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// First main-thread request of each (or the picked exchanges).
+    First,
+    /// All turns aligned by thread and turn.
+    All,
+}
+
+/// A request without a partner in `--all` mode.
+#[derive(Clone, Debug, Serialize)]
+pub struct Unmatched {
+    /// `a` or `b`.
+    pub side: String,
+    /// Exchange id.
+    pub exchange: u64,
+    /// Thread label.
+    pub thread: String,
+    /// Turn number.
+    pub turn: usize,
+}
+
+/// A diff report: one or more request comparisons.
+#[derive(Clone, Debug, Serialize)]
+pub struct DiffReport {
+    /// [`REPORT_VERSION`].
+    pub version: u32,
+    /// `first`, `all` or `within`.
+    pub mode: String,
+    /// Input A as written.
+    pub a: String,
+    /// Input B as written (`within`: the same trace).
+    pub b: String,
+    /// The comparisons, in A's order.
+    pub comparisons: Vec<RequestDiff>,
+    /// Requests without a partner (`all`).
+    pub unmatched: Vec<Unmatched>,
+    /// Inputs that could not be used: unreadable trace lines, bodies that are not
+    /// Messages requests. Non-empty means the run was degraded.
+    pub problems: Vec<String>,
+    /// `--fail-on` gates and whether they tripped (filled by [`DiffReport::apply_gates`]).
+    pub gates: Vec<GateResult>,
+}
+
+impl DiffReport {
+    /// Evaluate gates against every comparison and store the results.
+    pub fn apply_gates(&mut self, gates: &[super::Gate]) {
+        self.gates = gates
+            .iter()
+            .map(|g| g.evaluate(&self.comparisons))
+            .collect();
+    }
+
+    /// True when any gate tripped.
+    pub fn tripped(&self) -> bool {
+        self.gates.iter().any(|g| g.tripped)
+    }
+}
+
+/// A Messages request of a trace with its thread and turn.
+pub(crate) struct Item<'t> {
+    pub x: &'t Exchange,
+    pub thread: String,
+    pub turn: usize,
+    pub repeat: usize,
+    pub req: MessagesRequest,
+}
+
+fn items<'t>(r: &'t Resolved, problems: &mut Vec<String>) -> Vec<Item<'t>> {
+    items_of(&r.trace, &r.input, problems)
+}
+
+/// The readable Messages requests of a trace with thread and turn; unreadable ones are
+/// described in `problems` (prefixed by `input`).
+pub(crate) fn items_of<'t>(
+    trace: &'t Trace,
+    input: &str,
+    problems: &mut Vec<String>,
+) -> Vec<Item<'t>> {
+    for p in &trace.problems {
+        problems.push(format!("{}: {p}", trace.path.display()));
+    }
+    let mut tracker = ThreadTracker::new();
+    let mut out: Vec<Item> = Vec::new();
+    for x in trace.exchanges.iter().filter(|x| x.is_messages()) {
+        match MessagesRequest::parse(&x.request.body.bytes) {
+            Ok(req) => {
+                let i = tracker.assign(&req);
+                let thread = tracker.label(i).to_string();
+                let turn = req.turn();
+                let repeat = out
+                    .iter()
+                    .filter(|o| o.thread == thread && o.turn == turn)
+                    .count();
+                out.push(Item {
+                    x,
+                    thread,
+                    turn,
+                    repeat,
+                    req,
+                });
+            }
+            Err(e) => problems.push(format!("{input}#{}: request body skipped: {e}", x.id)),
+        }
+    }
+    out
+}
+
+fn side<'t>(r: &Resolved, it: &'t Item) -> RequestSide<'t> {
+    let base = r
+        .input
+        .rsplit_once('#')
+        .filter(|_| r.exchange.is_some())
+        .map_or(r.input.as_str(), |(p, _)| p);
+    RequestSide {
+        label: format!("{base}#{}", it.x.id),
+        exchange: Some(it.x.id),
+        thread: Some(it.thread.clone()),
+        headers: &it.x.request.headers,
+        body: &it.x.request.body.bytes,
+    }
+}
+
+fn pick<'a, 't>(r: &Resolved, items: &'a [Item<'t>]) -> Result<&'a Item<'t>, DiffError> {
+    let err = |message: String| DiffError::Input {
+        input: r.input.clone(),
+        message,
+    };
+    if let Some(id) = r.exchange {
+        return items.iter().find(|i| i.x.id == id).ok_or_else(|| {
+            err(format!("exchange {id} is not a readable POST /v1/messages request; pick one with `agentwire show`"))
+        });
+    }
+    items
+        .iter()
+        .find(|i| i.thread == "main")
+        .or(items.first())
+        .ok_or_else(|| err("the trace holds no readable POST /v1/messages request".into()))
+}
+
+/// Compare two inputs.
+///
+/// Errors: an input without any readable Messages request, or a picked `#N` that is not
+/// one; `--all` with a picked exchange. Unreadable requests elsewhere only land in
+/// [`DiffReport::problems`].
+pub fn diff_inputs(
+    a: &Resolved,
+    b: &Resolved,
+    mode: Mode,
+    norm: &Normalizer,
+) -> Result<DiffReport, DiffError> {
+    let mut problems = Vec::new();
+    let ia = items(a, &mut problems);
+    let ib = items(b, &mut problems);
+    let mut report = DiffReport {
+        version: REPORT_VERSION,
+        mode: if mode == Mode::First { "first" } else { "all" }.into(),
+        a: a.input.clone(),
+        b: b.input.clone(),
+        comparisons: vec![],
+        unmatched: vec![],
+        problems,
+        gates: vec![],
+    };
+    match mode {
+        Mode::First => {
+            let (x, y) = (pick(a, &ia)?, pick(b, &ib)?);
+            report
+                .comparisons
+                .push(diff_parsed(&side(a, x), &x.req, &side(b, y), &y.req, norm));
+        }
+        Mode::All => {
+            for r in [a, b] {
+                if r.exchange.is_some() {
+                    return Err(DiffError::Input {
+                        input: r.input.clone(),
+                        message: "--all compares whole traces; drop the #N suffix".into(),
+                    });
+                }
+            }
+            let key = |i: &Item| (i.thread.clone(), i.turn, i.repeat);
+            for x in &ia {
+                match ib.iter().find(|y| key(y) == key(x)) {
+                    Some(y) => report.comparisons.push(diff_parsed(
+                        &side(a, x),
+                        &x.req,
+                        &side(b, y),
+                        &y.req,
+                        norm,
+                    )),
+                    None => report.unmatched.push(unmatched("a", x)),
+                }
+            }
+            for y in &ib {
+                if !ia.iter().any(|x| key(x) == key(y)) {
+                    report.unmatched.push(unmatched("b", y));
+                }
+            }
+        }
+    }
+    Ok(report)
+}
+
+fn unmatched(side: &str, i: &Item) -> Unmatched {
+    Unmatched {
+        side: side.into(),
+        exchange: i.x.id,
+        thread: i.thread.clone(),
+        turn: i.turn,
+    }
+}
+
+/// Compare each request of a trace with the previous request of the same thread.
+pub fn diff_within(t: &Resolved, norm: &Normalizer) -> DiffReport {
+    let mut problems = Vec::new();
+    let its = items(t, &mut problems);
+    let mut report = DiffReport {
+        version: REPORT_VERSION,
+        mode: "within".into(),
+        a: t.input.clone(),
+        b: t.input.clone(),
+        comparisons: vec![],
+        unmatched: vec![],
+        problems,
+        gates: vec![],
+    };
+    for (k, cur) in its.iter().enumerate() {
+        if let Some(prev) = its[..k].iter().rev().find(|p| p.thread == cur.thread) {
+            report.comparisons.push(diff_parsed(
+                &side(t, prev),
+                &prev.req,
+                &side(t, cur),
+                &cur.req,
+                norm,
+            ));
+        }
+    }
+    report
+}

@@ -1,0 +1,417 @@
+//! `agentwire diff` report: terminal text (optionally coloured), Markdown, or JSON (shape:
+//! `schemas/diff.schema.json`).
+
+use crate::diff::request::{RequestDiff, SizeRow, SystemBlock};
+use crate::diff::select::DiffReport;
+use crate::diff::tools::{Mechanism, ToolState, ToolStatus};
+
+use super::Format;
+
+use super::writer::{clip, code, Writer};
+
+/// Longest parameter or header value shown in tables (characters); JSON has them whole.
+const MAX_VALUE: usize = 72;
+
+/// Render a diff report. `color` adds ANSI colours to the terminal format (the caller
+/// decides: a TTY and `NO_COLOR` unset).
+pub fn render(report: &DiffReport, format: Format, color: bool) -> String {
+    if format == Format::Json {
+        return serde_json::to_string_pretty(report).expect("report serializes") + "\n";
+    }
+    let mut w = Writer {
+        md: format == Format::Markdown,
+        color: color && format == Format::Table,
+        out: String::new(),
+    };
+    if report.comparisons.is_empty() {
+        w.line(&format!("no requests to compare ({} mode)", report.mode));
+    }
+    for d in &report.comparisons {
+        comparison(&mut w, d);
+    }
+    if !report.unmatched.is_empty() {
+        w.heading(1, "Unmatched requests");
+        let rows = report
+            .unmatched
+            .iter()
+            .map(|u| {
+                vec![
+                    u.side.clone(),
+                    u.exchange.to_string(),
+                    u.thread.clone(),
+                    u.turn.to_string(),
+                ]
+            })
+            .collect();
+        w.table(&["side", "exchange", "thread", "turn"], rows);
+    }
+    if !report.problems.is_empty() {
+        w.heading(1, "Problems");
+        for p in &report.problems {
+            w.bullet(p);
+        }
+    }
+    if !report.gates.is_empty() {
+        w.heading(1, "Gates");
+        for g in &report.gates {
+            let state = if g.tripped { "TRIPPED" } else { "ok" };
+            w.bullet(&format!("{} — {state}", code(&w, &g.expr)));
+            for d in &g.details {
+                w.line(&format!("    {d}"));
+            }
+        }
+    }
+    w.out
+}
+
+fn side_name(d: &RequestDiff, a: bool) -> String {
+    let s = if a { &d.a } else { &d.b };
+    let thread = s.thread.as_deref().unwrap_or("?");
+    format!("{} ({thread}, turn {})", s.label, s.turn)
+}
+
+fn delta(n: i64) -> String {
+    if n == 0 {
+        "0".into()
+    } else {
+        format!("{n:+}")
+    }
+}
+
+fn pct(r: &SizeRow) -> String {
+    if r.a == 0 {
+        return if r.b == 0 { "" } else { "new" }.into();
+    }
+    let p = r.delta as f64 / r.a as f64 * 100.0;
+    if r.delta == 0 {
+        String::new()
+    } else {
+        format!("{p:+.1}%")
+    }
+}
+
+fn comparison(w: &mut Writer, d: &RequestDiff) {
+    w.heading(
+        0,
+        &format!("{} → {}", side_name(d, true), side_name(d, false)),
+    );
+    if d.identical {
+        w.line("requests identical after normalization");
+    }
+    w.heading(1, "Sizes");
+    let rows = d
+        .sizes
+        .iter()
+        .map(|r| {
+            vec![
+                r.metric.clone(),
+                r.a.to_string(),
+                r.b.to_string(),
+                delta(r.delta),
+                pct(r),
+            ]
+        })
+        .collect();
+    w.table(&["metric", "A", "B", "delta", "%"], rows);
+    tools(w, d);
+    system(w, d);
+    headers(w, d);
+    params(w, d);
+    injected(w, d);
+    if !d.normalized.is_empty() {
+        w.heading(1, "Normalized before comparing");
+        let rows = d
+            .normalized
+            .iter()
+            .map(|n| {
+                vec![
+                    n.rule.clone(),
+                    n.a.to_string(),
+                    n.b.to_string(),
+                    n.description.clone(),
+                ]
+            })
+            .collect();
+        w.table(&["rule", "A", "B", "hides"], rows);
+    }
+}
+
+fn mechanisms(m: &[Mechanism]) -> String {
+    if m.is_empty() {
+        return "none".into();
+    }
+    m.iter()
+        .map(|m| format!("{} tool {}", m.kind, m.tool))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn state(s: ToolState) -> &'static str {
+    match s {
+        ToolState::Absent => "-",
+        ToolState::Defined => "defined",
+        ToolState::DeferLoading => "defer_loading",
+        ToolState::Announced => "announced",
+    }
+}
+
+fn status(s: ToolStatus) -> &'static str {
+    match s {
+        ToolStatus::Added => "added",
+        ToolStatus::Removed => "removed",
+        ToolStatus::Deferred => "moved behind ToolSearch",
+        ToolStatus::Undeferred => "brought back",
+        ToolStatus::Announced => "announced",
+        ToolStatus::Unannounced => "no longer announced",
+        ToolStatus::Loaded => "loaded by ToolSearch",
+        ToolStatus::Unloaded => "unloaded",
+        ToolStatus::Changed => "changed",
+        ToolStatus::Same => "same",
+    }
+}
+
+fn tools(w: &mut Writer, d: &RequestDiff) {
+    let t = &d.tools;
+    w.heading(1, "Tools");
+    if t.identical {
+        w.line("tool definitions identical");
+    } else {
+        let parts: Vec<String> = [
+            (t.added.len(), "added"),
+            (t.removed.len(), "removed"),
+            (t.deferred.len(), "moved behind ToolSearch"),
+            (t.undeferred.len(), "brought back from deferred"),
+            (t.announced.len(), "newly announced"),
+            (t.unannounced.len(), "no longer announced"),
+            (t.loaded.len(), "loaded by ToolSearch"),
+            (t.unloaded.len(), "unloaded"),
+            (t.changed.len(), "changed"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, s)| format!("{n} {s}"))
+        .collect();
+        let summary = if parts.is_empty() {
+            "order or formatting only".to_string()
+        } else {
+            parts.join(", ")
+        };
+        w.line(&format!("tool definitions differ: {summary}"));
+    }
+    w.bullet(&format!(
+        "ToolSearch: A {}; B {}",
+        mechanisms(&t.a_mechanisms),
+        mechanisms(&t.b_mechanisms)
+    ));
+    for (names, label) in [
+        (&t.added, "added"),
+        (&t.removed, "removed"),
+        (&t.deferred, "moved behind ToolSearch"),
+        (&t.undeferred, "brought back from deferred"),
+        (&t.announced, "newly announced"),
+        (&t.unannounced, "no longer announced"),
+        (
+            &t.loaded,
+            "loaded by ToolSearch (definition sent, defer_loading)",
+        ),
+        (&t.unloaded, "unloaded (announced only)"),
+        (&t.changed, "changed"),
+    ] {
+        if !names.is_empty() {
+            w.bullet(&format!("{label} ({}): {}", names.len(), names.join(", ")));
+        }
+    }
+    let moved: Vec<_> = t
+        .entries
+        .iter()
+        .filter(|e| e.status != ToolStatus::Same || e.delta != 0)
+        .collect();
+    if !moved.is_empty() {
+        let rows = moved
+            .iter()
+            .map(|e| {
+                vec![
+                    e.name.clone(),
+                    status(e.status).into(),
+                    state(e.a).into(),
+                    state(e.b).into(),
+                    e.a_bytes.to_string(),
+                    e.b_bytes.to_string(),
+                    delta(e.delta),
+                ]
+            })
+            .collect();
+        w.table(
+            &["tool", "status", "A", "B", "A bytes", "B bytes", "delta"],
+            rows,
+        );
+    }
+    let same = t.entries.len() - moved.len();
+    if same > 0 && !t.identical {
+        let indent = if w.md { "" } else { "  " };
+        w.line(&format!("{indent}{same} tools unchanged"));
+    }
+    for e in t.entries.iter().filter(|e| e.status == ToolStatus::Changed) {
+        w.heading(2, &format!("Tool {}", e.name));
+        for o in &e.other {
+            w.bullet(&format!("member changed: {o}"));
+        }
+        for c in &e.schema {
+            let path = if c.path.is_empty() {
+                "(schema)"
+            } else {
+                &c.path
+            };
+            let vals = match (&c.a, &c.b) {
+                (Some(a), Some(b)) => format!(": {} → {}", clip(a, MAX_VALUE), clip(b, MAX_VALUE)),
+                (None, Some(b)) => format!(": {}", clip(b, MAX_VALUE)),
+                (Some(a), None) => format!(": was {}", clip(a, MAX_VALUE)),
+                (None, None) => String::new(),
+            };
+            w.bullet(&format!("schema {path} {}{vals}", c.change));
+        }
+        if let Some(desc) = &e.description {
+            w.line(&format!(
+                "  description: {} → {} bytes, {} chars deleted, {} inserted",
+                desc.a_bytes, desc.b_bytes, desc.deleted_chars, desc.inserted_chars
+            ));
+            w.diff(desc);
+        }
+    }
+}
+
+fn cache(b: Option<&SystemBlock>) -> (String, String) {
+    match b {
+        None => ("-".into(), String::new()),
+        Some(b) => (
+            b.bytes.to_string(),
+            b.cache_control.clone().unwrap_or_default(),
+        ),
+    }
+}
+
+fn system(w: &mut Writer, d: &RequestDiff) {
+    let s = &d.system;
+    w.heading(1, "System prompt");
+    let n = s.a_blocks.len().max(s.b_blocks.len());
+    let rows = (0..n)
+        .map(|i| {
+            let (ab, ac) = cache(s.a_blocks.get(i));
+            let (bb, bc) = cache(s.b_blocks.get(i));
+            vec![i.to_string(), ab, ac, bb, bc]
+        })
+        .collect();
+    w.table(
+        &[
+            "block",
+            "A bytes",
+            "A cache_control",
+            "B bytes",
+            "B cache_control",
+        ],
+        rows,
+    );
+    if !s.same_breakpoints {
+        w.line("cache breakpoints moved");
+    }
+    if s.text.identical {
+        w.line("system prompt text identical");
+    } else {
+        w.line(&format!(
+            "system prompt text differs: {} chars deleted, {} inserted",
+            s.text.deleted_chars, s.text.inserted_chars
+        ));
+        w.diff(&s.text);
+    }
+}
+
+fn opt(v: &Option<String>) -> String {
+    v.as_deref().map_or("-".to_string(), |s| clip(s, MAX_VALUE))
+}
+
+fn headers(w: &mut Writer, d: &RequestDiff) {
+    let h = &d.headers;
+    w.heading(1, "Headers");
+    if h.identical() {
+        w.line("headers identical");
+    }
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    w.bullet(&format!("anthropic-beta added: {}", list(&h.betas_added)));
+    w.bullet(&format!(
+        "anthropic-beta removed: {}",
+        list(&h.betas_removed)
+    ));
+    w.bullet(&format!(
+        "anthropic-version: {} → {}",
+        opt(&h.a_version),
+        opt(&h.b_version)
+    ));
+    w.bullet(&format!(
+        "client version: {} → {}",
+        opt(&h.a_client_version),
+        opt(&h.b_client_version)
+    ));
+    if h.a_user_agent != h.b_user_agent {
+        w.bullet(&format!(
+            "user-agent: {} → {}",
+            opt(&h.a_user_agent),
+            opt(&h.b_user_agent)
+        ));
+    }
+    if !h.changed.is_empty() {
+        let rows = h
+            .changed
+            .iter()
+            .map(|c| vec![c.name.clone(), opt(&c.a), opt(&c.b)])
+            .collect();
+        w.table(&["header", "A", "B"], rows);
+    }
+}
+
+fn params(w: &mut Writer, d: &RequestDiff) {
+    w.heading(1, "Parameters");
+    let rows = d
+        .params
+        .iter()
+        .map(|p| {
+            let mark = match (p.changed, p.known) {
+                (true, false) => "changed (undocumented key)",
+                (true, true) => "changed",
+                (false, false) => "undocumented key",
+                (false, true) => "",
+            };
+            vec![p.key.clone(), opt(&p.a), opt(&p.b), mark.into()]
+        })
+        .collect();
+    w.table(&["key", "A", "B", ""], rows);
+}
+
+fn injected(w: &mut Writer, d: &RequestDiff) {
+    w.heading(1, "Injected context");
+    if d.injected.is_empty() {
+        w.line("system reminders and system messages identical");
+        return;
+    }
+    for i in &d.injected {
+        let at = match (&i.a_at, &i.b_at) {
+            (Some(a), Some(b)) if a == b => a.clone(),
+            (Some(a), Some(b)) => format!("{a} → {b}"),
+            (Some(a), None) => a.clone(),
+            (None, Some(b)) => b.clone(),
+            (None, None) => String::new(),
+        };
+        w.bullet(&format!(
+            "{} {} at {at} ({} → {} bytes; {} chars deleted, {} inserted)",
+            i.kind, i.status, i.a_bytes, i.b_bytes, i.diff.deleted_chars, i.diff.inserted_chars
+        ));
+        if i.status == "changed" {
+            w.diff(&i.diff);
+        }
+    }
+}

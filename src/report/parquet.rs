@@ -1,0 +1,367 @@
+//! `analyze --parquet DIR`: the analysis tables as Parquet files for DuckDB, Spark or Trino
+//! at fleet scale, written with the `parquet` crate's low-level column writer (no Arrow,
+//! no polars: see the note in `docs/analyze.md` on build cost). One file per table, one row
+//! group; times are `*_us` INT64 (microseconds since the Unix epoch, UTC), money is DOUBLE
+//! USD, tokens and counts are INT64, text is UTF8; optional columns may be null.
+//!
+//! Schema (column: type):
+//! - `requests.parquet`: trace, exchange, seq int64; thread str; turn, at_us int64; model, usage
+//!   str; uncached, read, write_5m, write_1h, output int64 (figures used);
+//!   predicted_read, predicted_write, predicted_uncached int64; observed_read,
+//!   observed_write int64 (null when not recorded); status str; cause, cause_detail str
+//!   (null); miss_tokens int64; miss_cost_usd, cost_usd double.
+//! - `episodes.parquet`: thread, kind, tool, target str; job str (null); polls, redundant,
+//!   after_notified, while_pending int64; first_at_us, last_at_us int64; mean_interval_s,
+//!   job_duration_s double (null); tokens int64; cost_usd double; wasted_tokens int64;
+//!   wasted_cost_usd double.
+//! - `jobs.parquet`: job_reference, kind, thread, tool, state str; exit_code int64 (null);
+//!   started_at_us int64; notified_at_us int64 (null); duration_s double (null); polls
+//!   int64; duplicate_of, artifact str (null).
+//! - `decisions.parquet`: job_reference, observed_state str; artifact_reference str (null);
+//!   acceptance_check, acceptance_result, decision str; unresolved_fact,
+//!   tool_result_error str (null).
+//! - `threads.parquet`: thread str; requests, polls, redundant_polls, input, read, write,
+//!   output int64; cache_hit_rate double; miss_tokens int64; miss_cost_usd, cost_usd double.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::parser::parse_message_type;
+
+use crate::analyze::Analysis;
+
+/// Errors writing Parquet tables.
+#[derive(Debug, thiserror::Error)]
+pub enum ParquetError {
+    /// The directory or a file could not be created.
+    #[error("cannot write {path}: {source} (check that the directory is writable)")]
+    Io {
+        /// The path.
+        path: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The parquet writer refused the table.
+    #[error("cannot write table {table}: {message}")]
+    Parquet {
+        /// Table name.
+        table: String,
+        /// The writer's message.
+        message: String,
+    },
+}
+
+/// One column's values.
+enum Values {
+    I64(Vec<Option<i64>>),
+    F64(Vec<Option<f64>>),
+    Str(Vec<Option<String>>),
+}
+
+/// A named column; `required` columns have no nulls.
+struct Col {
+    name: &'static str,
+    required: bool,
+    values: Values,
+}
+
+fn i64s(name: &'static str, v: impl Iterator<Item = i64>) -> Col {
+    Col {
+        name,
+        required: true,
+        values: Values::I64(v.map(Some).collect()),
+    }
+}
+fn opt_i64s(name: &'static str, v: impl Iterator<Item = Option<i64>>) -> Col {
+    Col {
+        name,
+        required: false,
+        values: Values::I64(v.collect()),
+    }
+}
+fn f64s(name: &'static str, v: impl Iterator<Item = f64>) -> Col {
+    Col {
+        name,
+        required: true,
+        values: Values::F64(v.map(Some).collect()),
+    }
+}
+fn opt_f64s(name: &'static str, v: impl Iterator<Item = Option<f64>>) -> Col {
+    Col {
+        name,
+        required: false,
+        values: Values::F64(v.collect()),
+    }
+}
+fn strs(name: &'static str, v: impl Iterator<Item = String>) -> Col {
+    Col {
+        name,
+        required: true,
+        values: Values::Str(v.map(Some).collect()),
+    }
+}
+fn opt_strs(name: &'static str, v: impl Iterator<Item = Option<String>>) -> Col {
+    Col {
+        name,
+        required: false,
+        values: Values::Str(v.collect()),
+    }
+}
+
+fn schema(table: &str, cols: &[Col]) -> String {
+    let fields: Vec<String> = cols
+        .iter()
+        .map(|c| {
+            let rep = if c.required { "required" } else { "optional" };
+            let ty = match c.values {
+                Values::I64(_) => "int64",
+                Values::F64(_) => "double",
+                Values::Str(_) => "binary",
+            };
+            let ann = if matches!(c.values, Values::Str(_)) {
+                " (UTF8)"
+            } else {
+                ""
+            };
+            format!("{rep} {ty} {}{ann};", c.name)
+        })
+        .collect();
+    format!("message {table} {{ {} }}", fields.join(" "))
+}
+
+/// Definition levels and present values of an optional column.
+fn split<T: Clone>(v: &[Option<T>]) -> (Vec<i16>, Vec<T>) {
+    let defs = v.iter().map(|x| i16::from(x.is_some())).collect();
+    let vals = v.iter().flatten().cloned().collect();
+    (defs, vals)
+}
+
+fn write(dir: &Path, table: &str, cols: Vec<Col>) -> Result<PathBuf, ParquetError> {
+    let err = |e: parquet::errors::ParquetError| ParquetError::Parquet {
+        table: table.to_string(),
+        message: e.to_string(),
+    };
+    let path = dir.join(format!("{table}.parquet"));
+    let file = std::fs::File::create(&path).map_err(|source| ParquetError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let schema = Arc::new(parse_message_type(&schema(table, &cols)).map_err(err)?);
+    let props = Arc::new(WriterProperties::builder().build());
+    let mut w = SerializedFileWriter::new(file, schema, props).map_err(err)?;
+    let mut rg = w.next_row_group().map_err(err)?;
+    for c in &cols {
+        let mut cw = rg
+            .next_column()
+            .map_err(err)?
+            .expect("one writer per schema column");
+        let defs_for = |d: Vec<i16>| if c.required { None } else { Some(d) };
+        match &c.values {
+            Values::I64(v) => {
+                let (d, vals) = split(v);
+                cw.typed::<Int64Type>()
+                    .write_batch(&vals, defs_for(d).as_deref(), None)
+                    .map_err(err)?;
+            }
+            Values::F64(v) => {
+                let (d, vals) = split(v);
+                cw.typed::<DoubleType>()
+                    .write_batch(&vals, defs_for(d).as_deref(), None)
+                    .map_err(err)?;
+            }
+            Values::Str(v) => {
+                let (d, vals) = split(v);
+                let vals: Vec<ByteArray> = vals
+                    .into_iter()
+                    .map(|s| ByteArray::from(s.into_bytes()))
+                    .collect();
+                cw.typed::<ByteArrayType>()
+                    .write_batch(&vals, defs_for(d).as_deref(), None)
+                    .map_err(err)?;
+            }
+        }
+        cw.close().map_err(err)?;
+    }
+    rg.close().map_err(err)?;
+    w.close().map_err(err)?;
+    Ok(path)
+}
+
+fn name<T: serde::Serialize>(v: T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Write every table of `a` into `dir` (created if missing); returns the files written.
+///
+/// Errors: [`ParquetError`] naming the file or table.
+pub fn write_tables(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ParquetError> {
+    std::fs::create_dir_all(dir).map_err(|source| ParquetError::Io {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    let n = |v: u64| v as i64;
+    let r = &a.requests;
+    let mut out = vec![write(
+        dir,
+        "requests",
+        vec![
+            i64s("trace", r.iter().map(|x| x.trace as i64)),
+            i64s("exchange", r.iter().map(|x| n(x.exchange))),
+            i64s("seq", r.iter().map(|x| x.seq as i64)),
+            strs("thread", r.iter().map(|x| x.thread.clone())),
+            i64s("turn", r.iter().map(|x| x.turn as i64)),
+            i64s("at_us", r.iter().map(|x| x.at.timestamp_micros())),
+            strs("model", r.iter().map(|x| x.model.clone())),
+            strs("usage", r.iter().map(|x| x.usage.clone())),
+            i64s("uncached", r.iter().map(|x| n(x.tokens.uncached))),
+            i64s("read", r.iter().map(|x| n(x.tokens.read))),
+            i64s("write_5m", r.iter().map(|x| n(x.tokens.write_5m))),
+            i64s("write_1h", r.iter().map(|x| n(x.tokens.write_1h))),
+            i64s("output", r.iter().map(|x| n(x.tokens.output))),
+            i64s("predicted_read", r.iter().map(|x| n(x.predicted.read))),
+            i64s(
+                "predicted_write",
+                r.iter()
+                    .map(|x| n(x.predicted.write_5m + x.predicted.write_1h)),
+            ),
+            i64s(
+                "predicted_uncached",
+                r.iter().map(|x| n(x.predicted.uncached)),
+            ),
+            opt_i64s(
+                "observed_read",
+                r.iter().map(|x| x.observed.map(|o| n(o.read))),
+            ),
+            opt_i64s(
+                "observed_write",
+                r.iter().map(|x| x.observed.map(|o| n(o.write()))),
+            ),
+            strs("status", r.iter().map(|x| x.status.clone())),
+            opt_strs(
+                "cause",
+                r.iter()
+                    .map(|x| x.cause.as_ref().map(|c| c.name().to_string())),
+            ),
+            opt_strs("cause_detail", r.iter().map(|x| x.cause_detail.clone())),
+            i64s("miss_tokens", r.iter().map(|x| n(x.miss_tokens))),
+            f64s("miss_cost_usd", r.iter().map(|x| x.miss_cost_usd)),
+            f64s("cost_usd", r.iter().map(|x| x.cost_usd)),
+        ],
+    )?];
+    let e = &a.episodes;
+    out.push(write(
+        dir,
+        "episodes",
+        vec![
+            strs("thread", e.iter().map(|x| x.thread.clone())),
+            strs("kind", e.iter().map(|x| x.kind.clone())),
+            strs("tool", e.iter().map(|x| x.tool.clone())),
+            strs("target", e.iter().map(|x| x.target.clone())),
+            opt_strs("job", e.iter().map(|x| x.job.clone())),
+            i64s("polls", e.iter().map(|x| x.polls as i64)),
+            i64s("redundant", e.iter().map(|x| x.redundant as i64)),
+            i64s("after_notified", e.iter().map(|x| x.after_notified as i64)),
+            i64s("while_pending", e.iter().map(|x| x.while_pending as i64)),
+            i64s(
+                "first_at_us",
+                e.iter().map(|x| x.first_at.timestamp_micros()),
+            ),
+            i64s("last_at_us", e.iter().map(|x| x.last_at.timestamp_micros())),
+            opt_f64s("mean_interval_s", e.iter().map(|x| x.mean_interval_s)),
+            opt_f64s("job_duration_s", e.iter().map(|x| x.job_duration_s)),
+            i64s(
+                "tokens",
+                e.iter().map(|x| n(x.tokens.input() + x.tokens.output)),
+            ),
+            f64s("cost_usd", e.iter().map(|x| x.cost_usd)),
+            i64s("wasted_tokens", e.iter().map(|x| n(x.wasted_tokens))),
+            f64s("wasted_cost_usd", e.iter().map(|x| x.wasted_cost_usd)),
+        ],
+    )?);
+    let j = &a.jobs;
+    out.push(write(
+        dir,
+        "jobs",
+        vec![
+            strs("job_reference", j.iter().map(|x| x.job.reference.clone())),
+            strs("kind", j.iter().map(|x| name(x.job.kind))),
+            strs("thread", j.iter().map(|x| x.job.thread_label.clone())),
+            strs("tool", j.iter().map(|x| x.job.tool.clone())),
+            strs("state", j.iter().map(|x| x.job.state.name().to_string())),
+            opt_i64s("exit_code", j.iter().map(|x| x.job.exit_code)),
+            i64s(
+                "started_at_us",
+                j.iter().map(|x| x.job.started_at.timestamp_micros()),
+            ),
+            opt_i64s(
+                "notified_at_us",
+                j.iter()
+                    .map(|x| x.job.notified_at.map(|t| t.timestamp_micros())),
+            ),
+            opt_f64s("duration_s", j.iter().map(|x| x.duration_s)),
+            i64s("polls", j.iter().map(|x| x.job.polls as i64)),
+            opt_strs("duplicate_of", j.iter().map(|x| x.job.duplicate_of.clone())),
+            opt_strs("artifact", j.iter().map(|x| x.job.artifact.clone())),
+        ],
+    )?);
+    let d = &a.decisions;
+    out.push(write(
+        dir,
+        "decisions",
+        vec![
+            strs("job_reference", d.iter().map(|x| x.job_reference.clone())),
+            strs("observed_state", d.iter().map(|x| x.observed_state.clone())),
+            opt_strs(
+                "artifact_reference",
+                d.iter().map(|x| x.artifact_reference.clone()),
+            ),
+            strs(
+                "acceptance_check",
+                d.iter().map(|x| x.acceptance_check.clone()),
+            ),
+            strs(
+                "acceptance_result",
+                d.iter().map(|x| x.acceptance_result.clone()),
+            ),
+            strs("decision", d.iter().map(|x| x.decision.clone())),
+            opt_strs(
+                "unresolved_fact",
+                d.iter().map(|x| x.unresolved_fact.clone()),
+            ),
+            opt_strs(
+                "tool_result_error",
+                d.iter().map(|x| x.tool_result_error.clone()),
+            ),
+        ],
+    )?);
+    let t = &a.threads;
+    out.push(write(
+        dir,
+        "threads",
+        vec![
+            strs("thread", t.iter().map(|x| x.thread.clone())),
+            i64s("requests", t.iter().map(|x| x.requests as i64)),
+            i64s("polls", t.iter().map(|x| x.polls as i64)),
+            i64s(
+                "redundant_polls",
+                t.iter().map(|x| x.redundant_polls as i64),
+            ),
+            i64s("input", t.iter().map(|x| n(x.tokens.input()))),
+            i64s("read", t.iter().map(|x| n(x.tokens.read))),
+            i64s("write", t.iter().map(|x| n(x.tokens.write()))),
+            i64s("output", t.iter().map(|x| n(x.tokens.output))),
+            f64s("cache_hit_rate", t.iter().map(|x| x.cache_hit_rate)),
+            i64s("miss_tokens", t.iter().map(|x| n(x.miss_tokens))),
+            f64s("miss_cost_usd", t.iter().map(|x| x.miss_cost_usd)),
+            f64s("cost_usd", t.iter().map(|x| x.cost_usd)),
+        ],
+    )?);
+    Ok(out)
+}

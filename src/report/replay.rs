@@ -1,0 +1,53 @@
+//! `agentwire replay` report: statuses, latency percentiles, differing responses.
+
+use crate::capture::resend::Summary;
+
+use super::Format;
+
+/// Render a replay summary.
+pub fn render(s: &Summary, format: Format) -> String {
+    if format == Format::Json {
+        return serde_json::to_string_pretty(s).unwrap_or_default() + "\n";
+    }
+    let statuses: Vec<String> = s
+        .statuses
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect();
+    let [p50, p90, p99, max] = s.latency_ms;
+    let rows = vec![
+        vec!["requests".to_string(), s.requests.to_string()],
+        vec!["statuses".into(), statuses.join(", ")],
+        vec![
+            "latency p50 / p90 / p99 / max ms".into(),
+            format!("{p50:.1} / {p90:.1} / {p99:.1} / {max:.1}"),
+        ],
+        vec![
+            "requests/s".into(),
+            format!("{:.1}", s.requests as f64 / s.seconds.max(1e-9)),
+        ],
+        vec![
+            "responses differing from the recording".into(),
+            s.differing.to_string(),
+        ],
+    ];
+    let mut out = match format {
+        Format::Markdown => super::markdown_table(&["replay", "value"], &rows),
+        _ => {
+            let mut t = super::table(&["replay", "value"]);
+            for r in &rows {
+                t.add_row(r.clone());
+            }
+            format!("{t}\n")
+        }
+    };
+    for o in s
+        .outcomes
+        .iter()
+        .filter(|o| !o.differences.is_empty() || o.error.is_some())
+    {
+        let what = o.error.clone().unwrap_or_else(|| o.differences.join("; "));
+        out.push_str(&format!("exchange #{}: {what}\n", o.id));
+    }
+    out
+}

@@ -1,0 +1,228 @@
+//! `agentwire analyze` on the shared Claude Code captures (exchanges built with tshark, see
+//! `common_tshark`), asserting the numbers each scenario was made to show. Capture text is
+//! never asserted or snapshotted: only names, ids, counts and times.
+
+use agentwire::analyze::{analyze_exchanges, Analysis, AnalyzeConfig, MissCause, UsageMode};
+
+use crate::common::shared_capture;
+use crate::common_tshark::{exchanges_from_pcap, have_tshark};
+
+fn run(capture: &str) -> Option<Analysis> {
+    assert!(
+        have_tshark(),
+        "tshark is required for {capture} (`make deps` installs it)"
+    );
+    let xs = exchanges_from_pcap(&shared_capture(&format!("claude-code/{capture}")));
+    let cfg = AnalyzeConfig {
+        // The fake server's usage figures are placeholders.
+        usage: UsageMode::Simulated,
+        ..AnalyzeConfig::default()
+    };
+    Some(analyze_exchanges(&xs, cfg))
+}
+
+#[test]
+fn mcp_status_polling_one_episode_of_21_polls_19_redundant() {
+    let Some(a) = run("cc2.1.303-mcp-status-polling.pcap") else {
+        return;
+    };
+    assert_eq!(a.summary.requests, 23);
+    assert_eq!(a.episodes.len(), 1, "{:#?}", a.episodes);
+    let e = &a.episodes[0];
+    assert_eq!(e.tool, "mcp__jobs__get_status");
+    assert_eq!(e.kind, "same_call");
+    assert_eq!(e.thread, "main");
+    assert_eq!(e.polls, 21);
+    assert_eq!(e.redundant, 19);
+    assert_eq!(e.job.as_deref(), Some("job-7f3a"));
+    // The 21st status says finished: no poll came after it.
+    assert_eq!(e.after_notified, 0);
+    assert_eq!((a.summary.polls, a.summary.redundant_polls), (21, 19));
+    // Each poll triggered one model call; 19 of them were wasted.
+    assert!(a.summary.wasted_tokens > 0 && a.summary.wasted_tokens < a.summary.poll_tokens);
+    assert_eq!(a.jobs.len(), 1);
+    assert_eq!(a.jobs[0].job.state.name(), "completed");
+    assert_eq!(a.jobs[0].job.polls, 21);
+    let d = &a.decisions[0];
+    assert_eq!(
+        (
+            d.job_reference.as_str(),
+            d.acceptance_result.as_str(),
+            d.decision.as_str()
+        ),
+        ("job-7f3a", "pass", "keep")
+    );
+    assert!(
+        d.artifact_reference.is_some(),
+        "the finished status names an artifact path"
+    );
+}
+
+#[test]
+fn background_bash_polling_completed() {
+    let Some(a) = run("cc2.1.304-bg-polling.pcap") else {
+        return;
+    };
+    assert_eq!(a.summary.requests, 6);
+    assert_eq!(a.jobs.len(), 1);
+    let j = &a.jobs[0].job;
+    assert_eq!(j.reference, "bj69g8yir");
+    assert!(j
+        .artifact
+        .as_deref()
+        .unwrap()
+        .ends_with("/tasks/bj69g8yir.output"));
+    assert_eq!(j.state.name(), "completed");
+    assert_eq!(
+        j.exit_code,
+        Some(0),
+        "from the summary \"completed (exit code 0)\""
+    );
+    // Three identical `sleep 1; echo checking` status commands: 3 polls, 2 redundant.
+    assert_eq!(a.episodes.len(), 1, "{:#?}", a.episodes);
+    let e = &a.episodes[0];
+    assert_eq!(
+        (e.kind.as_str(), e.polls, e.redundant),
+        ("shell_inspect", 3, 2)
+    );
+    assert_eq!(e.job.as_deref(), Some("bj69g8yir"));
+    assert_eq!(e.after_notified, 0);
+    let d = &a.decisions[0];
+    assert_eq!(
+        (
+            d.observed_state.as_str(),
+            d.acceptance_result.as_str(),
+            d.decision.as_str()
+        ),
+        ("completed", "pass", "keep")
+    );
+    assert_eq!(d.tool_result_error, None);
+}
+
+#[test]
+fn background_job_failed_with_exit_code_3() {
+    let Some(a) = run("cc2.1.304-bg-job-failed.pcap") else {
+        return;
+    };
+    assert_eq!(a.summary.requests, 7);
+    assert_eq!(a.jobs.len(), 1);
+    let j = &a.jobs[0].job;
+    assert_eq!(j.reference, "bomrv7p2x");
+    assert_eq!(j.state.name(), "failed");
+    assert_eq!(j.exit_code, Some(3));
+    // Four `tail -n 1 build.log` checks (one after `sleep 2;`), all `collecting`.
+    assert_eq!(a.episodes.len(), 1, "{:#?}", a.episodes);
+    let e = &a.episodes[0];
+    assert_eq!(
+        (e.kind.as_str(), e.target.as_str(), e.polls, e.redundant),
+        ("shell_inspect", "build.log", 4, 3)
+    );
+    assert_eq!(e.job.as_deref(), Some("bomrv7p2x"));
+    let d = &a.decisions[0];
+    assert_eq!(d.job_reference, "bomrv7p2x");
+    assert_eq!(
+        (
+            d.observed_state.as_str(),
+            d.acceptance_result.as_str(),
+            d.decision.as_str()
+        ),
+        ("failed", "fail", "investigate")
+    );
+    // The assistant said "finished" before the notification arrived.
+    assert!(a.jobs[0].job.claimed_done_early);
+    assert!(d
+        .unresolved_fact
+        .as_deref()
+        .unwrap()
+        .contains("exit code 3; the assistant reported it finished before the notification"));
+    assert_eq!(a.summary.jobs_by_state.get("failed"), Some(&1));
+}
+
+#[test]
+fn cache_ttl_gap_miss_after_330_seconds() {
+    let Some(a) = run("cc2.1.304-cache-ttl-gap.pcap") else {
+        return;
+    };
+    let r = &a.requests;
+    assert_eq!(r.len(), 4);
+    assert_eq!(r[0].cause, Some(MissCause::ColdStart));
+    assert_eq!(r[1].status, "hit");
+    assert!(r[1].tokens.read > 0 && r[1].cause.is_none());
+    // Third request: ~330 s after the second (tshark: 1795954822.080330 - 1795954491.959632).
+    match &r[2].cause {
+        Some(MissCause::TtlExpired { gap_s, ttl_s }) => {
+            assert!((gap_s - 330.120698).abs() < 0.001, "{gap_s}");
+            assert_eq!(*ttl_s, 300);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(r[2].tokens.read, 0);
+    assert_eq!(r[2].miss_tokens, r[1].tokens.read + r[1].tokens.write());
+    assert_eq!(r[3].status, "hit");
+    assert!(a
+        .summary
+        .misses_by_cause
+        .iter()
+        .any(|c| c.cause == "ttl_expired" && c.requests == 1));
+}
+
+#[test]
+fn toolsearch_load_miss_attributed_to_tools_changed() {
+    let Some(a) = run("cc2.1.304-toolsearch-load.pcap") else {
+        return;
+    };
+    let r = &a.requests;
+    assert_eq!(r.len(), 3);
+    match &r[1].cause {
+        Some(MissCause::ToolsChanged {
+            added,
+            removed,
+            changed,
+        }) => {
+            assert_eq!(
+                added,
+                &vec!["CronCreate".to_string(), "CronList".to_string()]
+            );
+            assert!(removed.is_empty() && changed.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(r[1].cause_detail.as_deref(), Some("+CronCreate, +CronList"));
+    assert_eq!(r[1].tokens.read, 0);
+    assert_eq!(r[2].status, "hit");
+}
+
+#[test]
+fn subagent_two_threads_with_per_thread_figures() {
+    let Some(a) = run("cc2.1.304-subagent.pcap") else {
+        return;
+    };
+    assert_eq!(a.summary.threads, 2);
+    let names: Vec<&str> = a.threads.iter().map(|t| t.thread.as_str()).collect();
+    assert_eq!(names, ["main", "sub-1"]);
+    assert_eq!((a.threads[0].requests, a.threads[1].requests), (2, 2));
+    let threads: Vec<(&str, usize)> = a
+        .requests
+        .iter()
+        .map(|r| (r.thread.as_str(), r.turn))
+        .collect();
+    assert_eq!(
+        threads,
+        [("main", 0), ("sub-1", 0), ("sub-1", 1), ("main", 1)]
+    );
+    // The subagent has its own tool list: it starts cold, then hits its own prefix.
+    assert_eq!(a.requests[1].cause, Some(MissCause::ColdStart));
+    assert_eq!(a.requests[2].status, "hit");
+    // The main thread's second request reads the prefix its first request wrote.
+    assert_eq!(a.requests[3].status, "hit");
+    for t in &a.threads {
+        let sum: f64 = a
+            .requests
+            .iter()
+            .filter(|r| r.thread == t.thread)
+            .map(|r| r.cost_usd)
+            .sum();
+        assert!((t.cost_usd - sum).abs() < 1e-12);
+        assert!(t.tokens.read > 0);
+    }
+}

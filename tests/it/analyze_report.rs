@@ -1,0 +1,300 @@
+//! Report formats of `agentwire analyze` (snapshots on hand-made traces only), the JSON
+//! Schema, `--fail-on` exit codes and `--parquet` tables, through the binary.
+
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use agentwire::analyze::{analyze_exchanges, Analysis, AnalyzeConfig, UsageMode};
+use agentwire::report::{analyze::render, Format};
+use agentwire::trace::{Context, Exchange, TraceWriter};
+
+use crate::analyze_polls::session;
+use crate::common::{bin, repo, shared_capture};
+use crate::common_tshark::{exchanges_from_pcap, have_tshark};
+use crate::hand_trace::{tool_use, TraceBuilder};
+
+/// MCP polling plus a background Bash job that fails: every table has rows.
+fn sample() -> Vec<Exchange> {
+    let get = |id: &str| {
+        vec![tool_use(
+            id,
+            "mcp__jobs__get_status",
+            json!({"job_id": "j1"}),
+        )]
+    };
+    let note = "<task-notification>\n<task-id>t9</task-id>\n<status>failed</status>\n<summary>Background command failed with exit code 3</summary>\n</task-notification>";
+    session(&[
+        (vec![tool_use("s0", "mcp__jobs__start_job", json!({}))], vec![("s0", r#"{"job_id": "j1"}"#)], None),
+        (get("p1"), vec![("p1", r#"{"status": "running"}"#)], None),
+        (get("p2"), vec![("p2", r#"{"status": "running"}"#)], None),
+        (get("p3"), vec![("p3", r#"{"status": "done", "path": "/out/r.txt"}"#)], None),
+        (vec![tool_use("b0", "Bash", json!({"command": "make", "run_in_background": true}))], vec![("b0", "Command running in background with ID: t9. Output is being written to: /tmp/t9.output.")], None),
+        (vec![tool_use("k1", "Bash", json!({"command": "tail -n 1 /tmp/t9.output"}))], vec![("k1", "x")], Some(note)),
+        (vec![json!({"type": "text", "text": "ok"})], vec![], None),
+    ])
+}
+
+fn analysis() -> Analysis {
+    analyze_exchanges(
+        &sample(),
+        AnalyzeConfig {
+            usage: UsageMode::Simulated,
+            ..AnalyzeConfig::default()
+        },
+    )
+}
+
+#[test]
+fn snapshot_table() {
+    insta::assert_snapshot!("analyze_table", render(&analysis(), Format::Table));
+}
+
+#[test]
+fn snapshot_markdown() {
+    insta::assert_snapshot!("analyze_markdown", render(&analysis(), Format::Markdown));
+}
+
+#[test]
+fn snapshot_json() {
+    insta::assert_snapshot!("analyze_json", render(&analysis(), Format::Json));
+}
+
+fn schema() -> jsonschema::Validator {
+    let s: Value =
+        serde_json::from_slice(&std::fs::read(repo().join("schemas/analyze.schema.json")).unwrap())
+            .unwrap();
+    jsonschema::validator_for(&s).expect("schema compiles")
+}
+
+fn assert_valid(a: &Analysis) {
+    let v: Value = serde_json::from_str(&render(a, Format::Json)).unwrap();
+    let errors: Vec<String> = schema()
+        .iter_errors(&v)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+#[test]
+fn json_matches_the_committed_schema() {
+    assert_valid(&analysis());
+    let mut b = TraceBuilder::default();
+    let c = crate::hand_trace::Conv::new("claude-sonnet-4-5");
+    b.send_text(&c, 0.0);
+    assert_valid(&analyze_exchanges(&b.exchanges, AnalyzeConfig::default()));
+    // The schema rejects what it should: a wrong decision value.
+    let mut v: Value = serde_json::from_str(&render(&analysis(), Format::Json)).unwrap();
+    v["decisions"][0]["decision"] = json!("maybe");
+    assert!(!schema().is_valid(&v));
+}
+
+#[test]
+fn json_of_every_capture_matches_the_schema() {
+    assert!(
+        have_tshark(),
+        "tshark is required (`make deps` installs it)"
+    );
+    for f in [
+        "cc2.1.303-mcp-status-polling.pcap",
+        "cc2.1.304-bg-polling.pcap",
+        "cc2.1.304-bg-job-failed.pcap",
+        "cc2.1.304-cache-ttl-gap.pcap",
+        "cc2.1.304-subagent.pcap",
+        "cc2.1.304-toolsearch-load.pcap",
+        "cc2.1.304-hello.pcap",
+        "cc2.1.303-hello-toolsearch-on.pcap",
+    ] {
+        let xs = exchanges_from_pcap(&shared_capture(&format!("claude-code/{f}")));
+        assert_valid(&analyze_exchanges(
+            &xs,
+            AnalyzeConfig {
+                usage: UsageMode::Simulated,
+                ..AnalyzeConfig::default()
+            },
+        ));
+    }
+}
+
+fn write_trace(dir: &std::path::Path) -> std::path::PathBuf {
+    let p = dir.join("t.jsonl");
+    let mut w = TraceWriter::create(&p, &Context::new()).unwrap();
+    for x in sample() {
+        w.write_exchange(&x).unwrap();
+    }
+    p
+}
+
+#[test]
+fn cli_json_fail_on_and_parquet() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = write_trace(dir.path());
+    let pq = dir.path().join("tables");
+    let out = Command::new(bin())
+        .args([
+            "analyze",
+            "--format",
+            "json",
+            "--usage",
+            "simulated",
+            "--parquet",
+        ])
+        .arg(&pq)
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["summary"]["polls"], 4);
+    assert_eq!(v["summary"]["redundant_polls"], 1);
+    assert_eq!(v["usage_mode"], "simulated");
+    for t in ["requests", "episodes", "jobs", "decisions", "threads"] {
+        assert!(pq.join(format!("{t}.parquet")).is_file(), "{t}");
+    }
+    // Parquet files start and end with the magic `PAR1`.
+    let bytes = std::fs::read(pq.join("requests.parquet")).unwrap();
+    assert_eq!(
+        (&bytes[..4], &bytes[bytes.len() - 4..]),
+        (&b"PAR1"[..], &b"PAR1"[..])
+    );
+
+    // The gate trips at 1 redundant poll > 0 (exit 4) and not at > 1.
+    let gate = |expr: &str| {
+        Command::new(bin())
+            .args(["analyze", "--usage", "simulated", "--fail-on", expr])
+            .arg(&trace)
+            .output()
+            .unwrap()
+    };
+    let o = gate("redundant-polls>0");
+    assert_eq!(o.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("redundant-polls is 1"));
+    assert_eq!(gate("redundant-polls>1").status.code(), Some(0));
+    let o = gate("bogus>1");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown metric"));
+}
+
+#[test]
+fn cli_reads_a_price_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = write_trace(dir.path());
+    let prices = dir.path().join("p.json");
+    // Everything costs $1 per token-million of input, nothing else.
+    std::fs::write(&prices, r#"{"source":"test","date":"2026-01-01","fallback":"x","models":[{"model":"x","matches":["claude"],"input":1.0,"output":0.0,"write_5m":0.0,"write_1h":0.0,"read":0.0,"min_cacheable":1000000}]}"#).unwrap();
+    let out = Command::new(bin())
+        .args([
+            "analyze",
+            "--format",
+            "json",
+            "--usage",
+            "simulated",
+            "--prices",
+        ])
+        .arg(&prices)
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["prices"]["source"], "test");
+    // Nothing is cacheable (minimum 1e6 tokens): cost = all input tokens × $1 / 1e6.
+    let input = v["summary"]["input_tokens"].as_u64().unwrap();
+    assert_eq!(v["summary"]["cache_read_tokens"], 0);
+    assert!((v["summary"]["total_cost_usd"].as_f64().unwrap() - input as f64 / 1e6).abs() < 1e-12);
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{").unwrap();
+    let o = Command::new(bin())
+        .args(["analyze", "--prices"])
+        .arg(&bad)
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bad.json"));
+}
+
+#[test]
+fn cli_counts_bad_lines_and_bodies_and_goes_on() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let trace = write_trace(dir.path());
+    let mut bad = sample().remove(0);
+    bad.id = 99;
+    bad.request.body = agentwire::trace::Body::new(b"{\"model\": ".to_vec());
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&trace)
+        .unwrap();
+    f.write_all(b"this is not json\n").unwrap();
+    // A second writer appends a header and the exchange with the broken body.
+    let mut w = TraceWriter::from_writer(Box::new(f), &trace, &Context::new()).unwrap();
+    w.write_exchange(&bad).unwrap();
+    drop(w);
+    let out = Command::new(bin())
+        .args(["analyze", "--format", "json", "--usage", "simulated"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "degraded");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("1 unreadable lines skipped"), "{err}");
+    assert!(
+        err.contains("exchange 99: request body is not valid JSON at byte"),
+        "{err}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The good exchanges were all analysed.
+    assert_eq!(v["summary"]["requests"], 7);
+    assert_eq!(v["inputs"][0]["bad_lines"], 1);
+}
+
+#[test]
+fn several_traces_share_the_cache_and_keep_threads_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write_trace(dir.path());
+    let b = dir.path().join("b.jsonl");
+    std::fs::copy(&a, &b).unwrap();
+    let out = Command::new(bin())
+        .args([
+            "analyze",
+            "--format",
+            "json",
+            "--usage",
+            "simulated",
+            "--ttl",
+            "1h",
+        ])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let threads: Vec<&str> = v["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["thread"].as_str().unwrap())
+        .collect();
+    assert_eq!(threads, ["t1/main", "t2/main"]);
+    // The second trace repeats the first at the same times: with a one-hour TTL its first
+    // request reads what the first trace cached, so it is no cold start.
+    let r7 = &v["requests"][7];
+    assert_eq!(r7["thread"], "t2/main");
+    assert_ne!(r7["status"], "cold");
+    assert!(r7["tokens"]["read"].as_u64().unwrap() > 0);
+    assert_eq!(v["summary"]["polls"], 8);
+}
