@@ -265,11 +265,14 @@ fn corrupt(name: &str, offset: u64, info: &FileInfo, detail: &str) -> PcapError 
 }
 
 /// Timestamp in `resolution` units per second plus `offset` seconds → nanoseconds.
+/// Timestamps beyond the range of `i64` nanoseconds (years ±292) saturate (found by
+/// fuzzing: a pcapng interface may declare a resolution of 1 unit per second).
 fn scale(ts: u64, resolution: u64, offset: i64) -> i64 {
     let resolution = resolution.max(1);
-    let secs = ts / resolution;
-    let frac = u128::from(ts % resolution) * 1_000_000_000 / u128::from(resolution);
-    (secs as i64 + offset) * 1_000_000_000 + frac as i64
+    let secs = i128::from(ts / resolution) + i128::from(offset);
+    let frac = i128::from(ts % resolution) * 1_000_000_000 / i128::from(resolution);
+    let ns = secs * 1_000_000_000 + frac;
+    ns.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }
 
 fn deliver(
@@ -303,6 +306,9 @@ mod tests {
         assert_eq!(scale(1_500_000_000, 1_000_000_000, 0), 1_500_000_000);
         assert_eq!(scale(1536, 1024, 0), 1_500_000_000);
         assert_eq!(scale(0, 1_000_000, 10), 10_000_000_000);
+        // Out of range: saturates instead of overflowing.
+        assert_eq!(scale(u64::MAX, 1, 0), i64::MAX);
+        assert_eq!(scale(0, 1, i64::MIN), i64::MIN);
     }
 
     #[test]
