@@ -141,3 +141,45 @@ impl LiveCapture {
         Ok(frame)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_privileges_say_how_to_get_them() {
+        // libpcap's text when the process lacks CAP_NET_RAW.
+        let e = live_err(
+            "eth0",
+            pcap::Error::PcapError("socket: Operation not permitted".into()),
+        );
+        assert!(matches!(e, PcapError::Permission { .. }));
+        let text = e.to_string();
+        assert!(
+            text.contains("eth0") && text.contains("CAP_NET_RAW") && text.contains("sudo"),
+            "{text}"
+        );
+        let e = live_err(
+            "nosuch0",
+            pcap::Error::PcapError("No such device exists".into()),
+        );
+        assert!(matches!(e, PcapError::Live { .. }));
+    }
+
+    #[test]
+    fn bad_filter_is_named() {
+        let cfg = LiveConfig {
+            iface: "lo".into(),
+            filter: Some("tcp port banana".into()),
+            duration: None,
+        };
+        match open(&cfg) {
+            Err(PcapError::Live { detail, .. }) => {
+                assert!(detail.contains("tcp port banana"), "{detail}")
+            }
+            Err(PcapError::Permission { .. }) => {} // not root: the filter is never reached
+            Err(other) => panic!("{other}"),
+            Ok(_) => panic!("an invalid filter was accepted"),
+        }
+    }
+}
