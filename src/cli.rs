@@ -1,6 +1,7 @@
 //! Command-line definitions (clap) and their conversion into the library's plain config
 //! structs. The library never sees clap.
 
+use std::net::IpAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -33,6 +34,10 @@ pub enum Command {
     Matrix(MatrixArgs),
     /// Redundant polling, prompt-cache misses and background jobs across traces.
     Analyze(AnalyzeArgs),
+    /// Extract exchanges from packet capture files (pcap, pcapng, gzip-compressed).
+    Pcap(PcapArgs),
+    /// Capture exchanges live from a network interface (needs root or CAP_NET_RAW).
+    Capture(CaptureArgs),
 }
 
 /// `agentwire ca`.
@@ -364,4 +369,50 @@ pub struct AnalyzeArgs {
     /// Also write the tables as Parquet files into this directory.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
+}
+
+/// Filters shared by `pcap` and `capture`.
+#[derive(Args, Debug, Clone)]
+pub struct PacketFilterArgs {
+    /// Keep only TCP connections with this port on either side (repeatable).
+    #[arg(long = "port", value_name = "N")]
+    pub ports: Vec<u16>,
+    /// Keep only connections to or from this address (repeatable).
+    #[arg(long = "host", value_name = "ADDR")]
+    pub hosts: Vec<IpAddr>,
+    /// Format of the summary printed at the end.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: FormatArg,
+}
+
+/// `agentwire pcap`.
+#[derive(Args, Debug)]
+pub struct PcapArgs {
+    /// Capture files (pcap or pcapng, optionally gzip-compressed), read in order.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Trace file to write.
+    #[arg(short, long, default_value = "trace.jsonl")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub filter: PacketFilterArgs,
+}
+
+/// `agentwire capture`.
+#[derive(Args, Debug)]
+pub struct CaptureArgs {
+    /// Interface to capture on (`lo`, `eth0`, `any`).
+    #[arg(long)]
+    pub iface: String,
+    /// BPF filter expression, e.g. `tcp port 8080`.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// Stop after this long: seconds, or a number with `s`, `m` or `h` (default: until Ctrl-C).
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Trace file to write.
+    #[arg(short, long, default_value = "trace.jsonl")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub packet_filter: PacketFilterArgs,
 }

@@ -34,6 +34,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Diff(a) => diff(a),
         Command::Matrix(a) => matrix(a),
         Command::Analyze(a) => analyze(a),
+        Command::Pcap(a) => crate::pcap_cmd::pcap(a),
+        Command::Capture(a) => crate::pcap_cmd::capture(a),
     }
 }
 

@@ -4,6 +4,7 @@
 
 mod cli;
 mod commands;
+mod pcap_cmd;
 
 use std::process::ExitCode;
 

@@ -2,6 +2,7 @@
 //! an analysis result into text; nothing here reads files or sockets.
 
 pub mod analyze;
+pub mod capture;
 pub mod diff;
 pub mod matrix;
 pub mod parquet;

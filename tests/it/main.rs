@@ -11,6 +11,7 @@ mod diff_snapshots;
 mod hand_trace;
 mod intercept;
 mod matrix;
+mod pcap;
 mod proxy;
 mod record;
 mod replay;

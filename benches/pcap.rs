@@ -1,0 +1,281 @@
+//! Throughput of `agentwire pcap`: capture file → exchanges.
+//!
+//! Generates a pcap in a temp dir (64 concurrent keep-alive flows on Ethernet, MTU 1500
+//! (MSS 1448), a pure ACK every two data segments, 20–200 KB JSON request bodies, chunked
+//! SSE replies), then measures MB/s and packets/s of reading it into exchanges. Once per
+//! run it also times `tshark -r FILE --export-objects http,DIR` on the same file and
+//! prints the ratio, and the process's peak resident memory.
+//!
+//! Size: `AGENTWIRE_BENCH_PCAP_MB` (default 200; the README figure uses 1024).
+//! Run: `cargo bench --bench pcap`.
+
+use std::io::{BufWriter, Write};
+use std::net::Ipv4Addr;
+use std::path::Path;
+use std::time::Instant;
+
+use agentwire::capture::pcap::{read_file, Config, Extractor};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use etherparse::PacketBuilder;
+
+const FLOWS: usize = 64;
+const MSS: usize = 1448;
+
+/// xorshift64: deterministic sizes without a dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn range(&mut self, lo: usize, hi: usize) -> usize {
+        lo + (self.next() % (hi - lo) as u64) as usize
+    }
+}
+
+struct Flow {
+    client: (Ipv4Addr, u16),
+    server: (Ipv4Addr, u16),
+    cseq: u32,
+    sseq: u32,
+}
+
+fn request(rng: &mut Rng) -> Vec<u8> {
+    let n = rng.range(20_000, 200_000);
+    let mut body = String::with_capacity(n + 200);
+    body.push_str(r#"{"model":"claude-x","max_tokens":4096,"stream":true,"messages":["#);
+    let mut i = 0;
+    while body.len() < n {
+        body.push_str(&format!(
+            r#"{{"role":"user","content":[{{"type":"text","text":"message {i} with some words in it, padding padding padding"}}]}},"#
+        ));
+        i += 1;
+    }
+    body.push_str(r#"{"role":"user","content":"end"}]}"#);
+    let mut r = format!(
+        "POST /v1/messages?beta=true HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nx-api-key: sk-ant-api03-bench\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    r.extend_from_slice(body.as_bytes());
+    r
+}
+
+fn sse_reply(rng: &mut Rng) -> Vec<u8> {
+    let mut r =
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+            .to_vec();
+    let mut events = vec![
+        r#"event: message_start
+data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[],"stop_reason":null,"usage":{"input_tokens":10,"output_tokens":1}}}"#.to_string(),
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}".into(),
+    ];
+    for _ in 0..rng.range(40, 200) {
+        events.push("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"eight ch\"}}".into());
+    }
+    events.push(
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}".into(),
+    );
+    events.push("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":50}}".into());
+    events.push("event: message_stop\ndata: {\"type\":\"message_stop\"}".into());
+    for e in events {
+        let e = format!("{e}\n\n");
+        r.extend_from_slice(format!("{:x}\r\n{e}\r\n", e.len()).as_bytes());
+    }
+    r.extend_from_slice(b"0\r\n\r\n");
+    r
+}
+
+/// Segments (from_client, seq, ack, payload range) of one exchange on a flow.
+fn exchange_packets(f: &mut Flow, rng: &mut Rng, out: &mut Vec<Vec<u8>>) {
+    let req = request(rng);
+    let resp = sse_reply(rng);
+    for (from_client, data) in [(true, &req), (false, &resp)] {
+        for (i, piece) in data.chunks(MSS).enumerate() {
+            let (src, dst, seq, ack) = if from_client {
+                (f.client, f.server, f.cseq, f.sseq)
+            } else {
+                (f.server, f.client, f.sseq, f.cseq)
+            };
+            out.push(packet(src, dst, seq, ack, piece));
+            if from_client {
+                f.cseq = f.cseq.wrapping_add(piece.len() as u32);
+            } else {
+                f.sseq = f.sseq.wrapping_add(piece.len() as u32);
+            }
+            if i % 2 == 1 {
+                let (ack_seq, ack_ack) = if from_client {
+                    (f.sseq, f.cseq)
+                } else {
+                    (f.cseq, f.sseq)
+                };
+                out.push(packet(dst, src, ack_seq, ack_ack, &[]));
+            }
+        }
+    }
+}
+
+fn packet(
+    src: (Ipv4Addr, u16),
+    dst: (Ipv4Addr, u16),
+    seq: u32,
+    ack: u32,
+    payload: &[u8],
+) -> Vec<u8> {
+    let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+        .ipv4(src.0.octets(), dst.0.octets(), 64)
+        .tcp(src.1, dst.1, seq, 65535)
+        .ack(ack);
+    let mut v = Vec::with_capacity(b.size(payload.len()));
+    b.write(&mut v, payload).unwrap();
+    v
+}
+
+/// Write a pcap of about `mb` MB; returns (bytes, packets).
+fn generate(path: &Path, mb: u64) -> (u64, u64) {
+    let mut w = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
+    let mut hdr = Vec::new();
+    for v in [
+        0xa1b2_c3d4u32.to_le_bytes().to_vec(),
+        2u16.to_le_bytes().to_vec(),
+        4u16.to_le_bytes().to_vec(),
+    ] {
+        hdr.extend(v);
+    }
+    hdr.extend([0u8; 8]);
+    hdr.extend(262_144u32.to_le_bytes());
+    hdr.extend(1u32.to_le_bytes());
+    w.write_all(&hdr).unwrap();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut flows: Vec<Flow> = (0..FLOWS)
+        .map(|i| Flow {
+            client: (Ipv4Addr::new(10, 0, 1, i as u8 + 1), 40000 + i as u16),
+            server: (Ipv4Addr::new(10, 0, 0, 1), 8080),
+            cseq: rng.next() as u32,
+            sseq: rng.next() as u32,
+        })
+        .collect();
+    let (mut bytes, mut packets, mut ts) = (hdr.len() as u64, 0u64, 1_700_000_000_000_000u64);
+    let limit = mb << 20;
+    while bytes < limit {
+        // One exchange per flow, packets interleaved round-robin across flows.
+        let mut queues: Vec<std::collections::VecDeque<Vec<u8>>> = flows
+            .iter_mut()
+            .map(|f| {
+                let mut v = Vec::new();
+                exchange_packets(f, &mut rng, &mut v);
+                v.into()
+            })
+            .collect();
+        while queues.iter().any(|q| !q.is_empty()) {
+            for q in queues.iter_mut() {
+                if let Some(p) = q.pop_front() {
+                    ts += 10;
+                    let mut rec = Vec::with_capacity(16 + p.len());
+                    rec.extend(((ts / 1_000_000) as u32).to_le_bytes());
+                    rec.extend(((ts % 1_000_000) as u32).to_le_bytes());
+                    rec.extend((p.len() as u32).to_le_bytes());
+                    rec.extend((p.len() as u32).to_le_bytes());
+                    rec.extend(&p);
+                    w.write_all(&rec).unwrap();
+                    bytes += rec.len() as u64;
+                    packets += 1;
+                }
+            }
+        }
+    }
+    w.flush().unwrap();
+    (bytes, packets)
+}
+
+fn extract(path: &Path) -> u64 {
+    let mut ex = Extractor::new(Config::default());
+    ex.set_source(Some(path.display().to_string()));
+    let mut n = 0u64;
+    read_file(path, &mut |p| {
+        ex.packet(p);
+        n += ex.take().len() as u64;
+    })
+    .unwrap();
+    let (rest, s) = ex.finish();
+    assert_eq!(s.incomplete, 0);
+    n + rest.len() as u64
+}
+
+fn peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(|l| l.to_string())
+        })
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
+}
+
+fn bench(c: &mut Criterion) {
+    let mb: u64 = std::env::var("AGENTWIRE_BENCH_PCAP_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bench.pcap");
+    let t = Instant::now();
+    let (bytes, packets) = generate(&path, mb);
+    eprintln!(
+        "generated {:.0} MB, {packets} packets in {:.1?}",
+        bytes as f64 / 1e6,
+        t.elapsed()
+    );
+    let rss_before = peak_rss_kb();
+
+    let t = Instant::now();
+    let exchanges = extract(&path);
+    let ours = t.elapsed().as_secs_f64();
+    eprintln!(
+        "agentwire: {exchanges} exchanges, {:.0} MB/s, {:.0} packets/s, peak RSS {} MB (before: {} MB)",
+        bytes as f64 / 1e6 / ours,
+        packets as f64 / ours,
+        peak_rss_kb() / 1024,
+        rss_before / 1024
+    );
+    let objects = dir.path().join("objects");
+    std::fs::create_dir_all(&objects).unwrap();
+    let t = Instant::now();
+    let st = std::process::Command::new("tshark")
+        .arg("-r")
+        .arg(&path)
+        .args([
+            "--export-objects",
+            &format!("http,{}", objects.display()),
+            "-q",
+        ])
+        .output();
+    match st {
+        Ok(o) if o.status.success() => {
+            let theirs = t.elapsed().as_secs_f64();
+            let n = std::fs::read_dir(&objects).map(|d| d.count()).unwrap_or(0);
+            eprintln!(
+                "tshark --export-objects: {n} objects, {:.1} MB/s; agentwire is {:.1}x faster",
+                bytes as f64 / 1e6 / theirs,
+                theirs / ours
+            );
+        }
+        _ => eprintln!("tshark not available: no comparison"),
+    }
+    let _ = std::fs::remove_dir_all(&objects);
+
+    let mut g = c.benchmark_group("pcap");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(bytes));
+    g.bench_function(format!("file_to_exchanges_{mb}MB"), |b| {
+        b.iter(|| extract(&path))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

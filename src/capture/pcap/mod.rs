@@ -1,0 +1,96 @@
+//! Exchanges from packets: capture files (pcap, pcapng, gzip-compressed either) and live
+//! interfaces, through link layers, IP, TCP reassembly and HTTP/1.1 parsing.
+//!
+//! Pipeline, one file per stage:
+//! - [`file`]: reads capture files with `pcap-parser` into [`Packet`]s (frame numbers,
+//!   nanosecond timestamps, link type per interface);
+//! - [`link`]: link layers (Ethernet with VLAN/QinQ, SLL, SLL2, NULL/LOOP, raw IP) to an
+//!   `etherparse` lax slice;
+//! - [`ip`]: IPv4/IPv6 + TCP header fields of one segment, with the bytes a truncated
+//!   packet lacks;
+//! - [`tcp`]: per-direction reassembly into an ordered byte stream with gaps;
+//! - [`message`]: one direction's HTTP/1.1 messages (framing, gaps, resync), with
+//!   `head`: heads and lines;
+//! - [`http`]: requests and responses of a connection paired into exchanges;
+//! - [`decode`]: content encodings; [`tls`]: TLS detection (ClientHello version and SNI);
+//! - [`driver`]: the [`Extractor`] that ties them together over any packet iterator
+//!   (with `conn`: one connection's state, and `summary`: the run's counts);
+//! - [`live`]: live capture through libpcap.
+
+mod conn;
+pub mod decode;
+pub mod driver;
+pub mod file;
+mod head;
+pub mod http;
+pub mod ip;
+pub mod link;
+pub mod live;
+pub mod message;
+mod summary;
+pub mod tcp;
+pub mod tls;
+
+pub use driver::{Config, Extractor};
+pub use file::{read_file, read_packets, FileInfo};
+pub use live::{open as open_live, LiveCapture, LiveConfig};
+pub use summary::{Summary, TlsConnection};
+
+/// One captured packet as it enters the pipeline.
+#[derive(Clone, Copy, Debug)]
+pub struct Packet<'a> {
+    /// Frame number, from 1 within its file (as tshark counts).
+    pub frame: u64,
+    /// Capture time, nanoseconds since the Unix epoch.
+    pub ts_ns: i64,
+    /// Link type (a `LINKTYPE_*` number from the tcpdump.org registry).
+    pub link_type: u32,
+    /// The captured bytes (at most the snapshot length).
+    pub data: &'a [u8],
+    /// Length of the packet on the wire, in bytes (≥ `data.len()`).
+    pub orig_len: u32,
+}
+
+/// Errors of packet capture sources; each names the file (or interface) and, for file
+/// errors, the byte offset where reading stopped. Everything read before is kept.
+#[derive(Debug, thiserror::Error)]
+pub enum PcapError {
+    /// The file could not be opened or read.
+    #[error("cannot read capture {path}: {source} (check the path and permissions)")]
+    Open {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is neither pcap nor pcapng (nor a gzip of either).
+    #[error("{path} is not a pcap or pcapng file (no known magic number at byte 0); write captures with `tcpdump -w` or `dumpcap -w`")]
+    NotACapture { path: String },
+    /// The file ends in the middle of a block.
+    #[error("capture {path} is truncated: the block at byte {offset} is cut off (the {packets} packets before it were read); the capture was probably still being written")]
+    Truncated {
+        path: String,
+        offset: u64,
+        packets: u64,
+    },
+    /// A block could not be parsed.
+    #[error("capture {path} is corrupt at byte {offset}: {detail} (the {packets} packets before it were read)")]
+    Corrupt {
+        path: String,
+        offset: u64,
+        packets: u64,
+        detail: String,
+    },
+    /// Reading the file failed midway.
+    #[error("cannot read capture {path} at byte {offset}: {detail}")]
+    Read {
+        path: String,
+        offset: u64,
+        detail: String,
+    },
+    /// Live capture could not start or failed.
+    #[error("live capture on {iface}: {detail}")]
+    Live { iface: String, detail: String },
+    /// Live capture lacks privileges.
+    #[error("live capture on {iface} needs root or the CAP_NET_RAW capability ({detail}); run with sudo or `setcap cap_net_raw,cap_net_admin=eip $(which agentwire)`")]
+    Permission { iface: String, detail: String },
+}
