@@ -28,6 +28,33 @@ pub(crate) struct Draft {
 }
 
 impl Draft {
+    /// A draft for a request on connection `conn` of server `st`, with exchange number
+    /// `id` (from [`super::AppState::take_id`] when the head arrived), started at
+    /// `started_at` / `clock`.
+    pub(crate) fn new(
+        st: &super::AppState,
+        conn: Option<&super::ConnInfo>,
+        id: u64,
+        started_at: DateTime<Utc>,
+        clock: Instant,
+        request: HttpRequest,
+    ) -> Draft {
+        let mut source = Source::new(crate::trace::SourceKind::Server);
+        source.mode = Some(st.config.mode.name().into());
+        source.server = Some(st.listen.to_string());
+        source.client = conn.map(|c| c.peer.to_string());
+        source.connection = conn.map(|c| c.id);
+        Draft {
+            id,
+            started_at,
+            clock,
+            source,
+            request,
+            notes: Default::default(),
+            recorder: Some(st.recorder.clone()),
+        }
+    }
+
     /// Finish with a response (or none) and an optional error, and hand it to the recorder.
     pub(crate) fn finish(mut self, response: Option<HttpResponse>, error: Option<ExchangeError>) {
         self.record(response, error);

@@ -18,7 +18,7 @@ use super::reply::{error_body, error_type_for, sse, Reply};
 use super::{AppState, ConnInfo, Mode};
 use crate::api::{estimate_tokens, MessagesRequest};
 use crate::trace::redact::{redact_headers, redact_text};
-use crate::trace::{Body, ExchangeError, Headers, HttpRequest, HttpResponse, Source, SourceKind};
+use crate::trace::{Body, ExchangeError, Headers, HttpRequest, HttpResponse};
 
 /// Why reading a request body stopped early.
 enum BodyEnd {
@@ -54,31 +54,19 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
     if let Some(c) = &conn {
         c.recent.clear();
     }
-    let mut source = Source::new(SourceKind::Server);
-    source.mode = Some(st.config.mode.name().into());
-    source.server = Some(st.listen.to_string());
-    source.client = conn.as_ref().map(|c| c.peer.to_string());
-    source.connection = conn.as_ref().map(|c| c.id);
+    let request = HttpRequest {
+        method: parts.method.to_string(),
+        target: redact_text(&parts.uri.to_string()),
+        version: format!("{:?}", parts.version),
+        headers,
+        body: Body::new(bytes).with_truncated(end.is_some()),
+    };
+    let mut draft = Draft::new(&st, conn.as_ref(), id, started_at, clock, request);
     if let Some(host) = conn.as_ref().and_then(|c| c.host.as_ref()) {
         // Came through CONNECT: the client believed it was talking to this host.
-        source.server = Some(host.to_string());
-        source.mode = Some(format!("{}+intercept", st.config.mode.name()));
+        draft.source.server = Some(host.to_string());
+        draft.source.mode = Some(format!("{}+intercept", st.config.mode.name()));
     }
-    let draft = Draft {
-        id,
-        started_at,
-        clock,
-        source,
-        request: HttpRequest {
-            method: parts.method.to_string(),
-            target: redact_text(&parts.uri.to_string()),
-            version: format!("{:?}", parts.version),
-            headers,
-            body: Body::new(bytes).with_truncated(end.is_some()),
-        },
-        notes: Default::default(),
-        recorder: Some(st.recorder.clone()),
-    };
     let rid = format!("req_agentwire_{id:06}");
     match end {
         Some(BodyEnd::TooLarge { seen }) => {
@@ -475,29 +463,22 @@ pub(crate) fn record_unparsed(st: &AppState, conn: &ConnInfo, e: &hyper::Error) 
     let line = String::from_utf8_lossy(line).trim_end().to_string();
     let mut parts = line.splitn(3, ' ');
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let mut source = Source::new(SourceKind::Server);
-    source.mode = Some(st.config.mode.name().into());
-    source.server = Some(st.listen.to_string());
-    source.client = Some(conn.peer.to_string());
-    source.connection = Some(conn.id);
     let n = raw.len();
-    let draft = Draft {
-        id: st
-            .next_id
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-        started_at: Utc::now(),
-        clock: Instant::now(),
-        source,
-        request: HttpRequest {
-            method: method.chars().take(32).collect(),
-            target: redact_text(&target.chars().take(2048).collect::<String>()),
-            version: String::new(),
-            headers: Vec::new(),
-            body: Body::new(raw).with_truncated(true),
-        },
-        notes: Default::default(),
-        recorder: Some(st.recorder.clone()),
+    let request = HttpRequest {
+        method: method.chars().take(32).collect(),
+        target: redact_text(&target.chars().take(2048).collect::<String>()),
+        version: String::new(),
+        headers: Vec::new(),
+        body: Body::new(raw).with_truncated(true),
     };
+    let draft = Draft::new(
+        st,
+        Some(conn),
+        st.take_id(),
+        Utc::now(),
+        Instant::now(),
+        request,
+    );
     let message = format!("the connection sent {n} bytes that are not a valid HTTP/1.1 request ({e}); they are kept raw as the body");
     draft.finish(
         None,

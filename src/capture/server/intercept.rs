@@ -20,7 +20,7 @@ use tower::ServiceExt;
 use super::draft::Draft;
 use super::{AppState, ConnInfo};
 use crate::capture::ca::CertificateAuthority;
-use crate::trace::{Body, ExchangeError, HttpRequest, HttpResponse, Source, SourceKind};
+use crate::trace::{Body, ExchangeError, HttpRequest, HttpResponse};
 
 /// What the intercepting proxy does.
 pub struct InterceptConfig {
@@ -84,28 +84,23 @@ impl Interceptor {
 }
 
 fn connect_draft(st: &AppState, info: &ConnInfo, target: &str) -> Draft {
-    let mut source = Source::new(SourceKind::Server);
-    source.mode = Some("intercept".into());
-    source.server = Some(st.listen.to_string());
-    source.client = Some(info.peer.to_string());
-    source.connection = Some(info.id);
-    Draft {
-        id: st
-            .next_id
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-        started_at: Utc::now(),
-        clock: Instant::now(),
-        source,
-        request: HttpRequest {
-            method: "CONNECT".into(),
-            target: target.into(),
-            version: "HTTP/1.1".into(),
-            headers: Vec::new(),
-            body: Body::default(),
-        },
-        notes: Default::default(),
-        recorder: Some(st.recorder.clone()),
-    }
+    let request = HttpRequest {
+        method: "CONNECT".into(),
+        target: target.into(),
+        version: "HTTP/1.1".into(),
+        headers: Vec::new(),
+        body: Body::default(),
+    };
+    let mut d = Draft::new(
+        st,
+        Some(info),
+        st.take_id(),
+        Utc::now(),
+        Instant::now(),
+        request,
+    );
+    d.source.mode = Some("intercept".into());
+    d
 }
 
 fn status_only(status: u16) -> HttpResponse {

@@ -122,6 +122,14 @@ pub(crate) struct AppState {
     pub(crate) script_state: Mutex<script::ScriptState>,
 }
 
+impl AppState {
+    /// The next exchange number (arrival order).
+    pub(crate) fn take_id(&self) -> u64 {
+        self.next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 /// Per-connection facts, attached to every request as an extension.
 #[derive(Clone, Debug)]
 pub(crate) struct ConnInfo {
