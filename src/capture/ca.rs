@@ -114,7 +114,21 @@ impl CertificateAuthority {
             });
         }
         let mut ca = Self::generate()?;
-        ca.save(dir)?;
+        match ca.save(dir) {
+            Ok(()) => {}
+            // Another agentwire process created it at the same moment: use theirs.
+            Err(CaError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::AlreadyExists =>
+            {
+                for _ in 0..50 {
+                    if cert_path.is_file() && key_path.is_file() {
+                        return Self::load_or_create(dir);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            }
+            Err(e) => return Err(e),
+        }
         ca.dir = Some(dir.to_path_buf());
         Ok(ca)
     }
@@ -136,7 +150,9 @@ impl CertificateAuthority {
         write_private(&key_path, self.issuer.key().serialize_pem().as_bytes())
             .map_err(io_err("write", &key_path))?;
         let cert_path = dir.join("ca.pem");
-        std::fs::write(&cert_path, &self.cert_pem).map_err(io_err("write", &cert_path))?;
+        let tmp = dir.join(format!("ca.pem.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, &self.cert_pem).map_err(io_err("write", &tmp))?;
+        std::fs::rename(&tmp, &cert_path).map_err(io_err("write", &cert_path))?;
         Ok(())
     }
 
@@ -197,6 +213,28 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn concurrent_first_use_agrees_on_one_ca() {
+        let dir = tempfile::tempdir().unwrap();
+        let pems: Vec<String> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        CertificateAuthority::load_or_create(dir.path())
+                            .unwrap()
+                            .cert_pem()
+                            .to_string()
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(
+            pems.iter().all(|p| p == &pems[0]),
+            "every process ends up with the same CA"
+        );
+    }
 
     #[test]
     fn created_once_reused_and_key_is_private() {
