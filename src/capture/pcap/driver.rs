@@ -4,9 +4,9 @@
 //! in order of request arrival, and counts everything it skipped in a [`Summary`].
 //!
 //! Memory is bounded independently of the capture's length: per connection by the
-//! reassembly buffer ([`super::tcp::MAX_BUFFERED`]) and held segments ([`MAX_HELD`]), the
+//! reassembly buffer ([`super::tcp::MAX_BUFFERED`]) and held segments (`MAX_HELD`), the
 //! connection table by an idle timeout and a cap ([`Config`]), and finished exchanges
-//! waiting behind an unfinished earlier request by [`MAX_READY`] (beyond it they are
+//! waiting behind an unfinished earlier request by `MAX_READY` (beyond it they are
 //! released and the late one is numbered when it finishes). The bodies of exchanges in
 //! progress are the remaining cost.
 

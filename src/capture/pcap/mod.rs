@@ -2,7 +2,7 @@
 //! interfaces, through link layers, IP, TCP reassembly and HTTP/1.1 parsing.
 //!
 //! Pipeline, one file per stage:
-//! - [`file`]: reads capture files with `pcap-parser` into [`Packet`]s (frame numbers,
+//! - [`file`](mod@file): reads capture files with `pcap-parser` into [`Packet`]s (frame numbers,
 //!   nanosecond timestamps, link type per interface);
 //! - [`link`]: link layers (Ethernet with VLAN/QinQ, SLL, SLL2, NULL/LOOP, raw IP) to an
 //!   `etherparse` lax slice;
