@@ -14,8 +14,8 @@ use agentwire::trace::{Context, TraceWriter};
 use agentwire::capture::server::replay::{Replay, Timing};
 
 use crate::cli::{
-    AnalyzeArgs, CaArgs, Cli, Command, DiffArgs, LimitArgs, MatrixArgs, RecordArgs, ReplayArgs,
-    ReplyArgs, RouteArg, ServeArgs, ShowArgs,
+    CaArgs, Cli, Command, LimitArgs, MatrixArgs, RecordArgs, ReplayArgs, ReplyArgs, ServeArgs,
+    ShowArgs,
 };
 
 /// Exit code for a run that finished but met bad input (records skipped).
@@ -31,9 +31,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Record(a) => record(a),
         Command::Replay(a) => replay(a),
         Command::Ca(a) => ca(a),
-        Command::Diff(a) => diff(a),
+        Command::Diff(a) => crate::diff_cmd::diff(a),
         Command::Matrix(a) => matrix(a),
-        Command::Analyze(a) => analyze(a),
+        Command::Analyze(a) => crate::analyze_cmd::analyze(a),
         Command::Pcap(a) => crate::pcap_cmd::pcap(a),
         Command::Capture(a) => crate::pcap_cmd::capture(a),
     }
@@ -83,7 +83,11 @@ fn show(a: ShowArgs) -> Result<ExitCode> {
     })
 }
 
-fn server_config(addr: String, reply: &ReplyArgs, limits: &LimitArgs) -> Result<ServerConfig> {
+pub(crate) fn server_config(
+    addr: String,
+    reply: &ReplyArgs,
+    limits: &LimitArgs,
+) -> Result<ServerConfig> {
     let mode = if let Some(p) = &reply.script {
         Mode::Script(std::sync::Arc::new(Script::load(p)?))
     } else if let Some(p) = &reply.replay {
@@ -114,7 +118,7 @@ fn server_config(addr: String, reply: &ReplyArgs, limits: &LimitArgs) -> Result<
     })
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?)
@@ -202,7 +206,7 @@ async fn wait_for_signal() {
 }
 
 /// Refuse to overwrite a non-empty trace unless `force`.
-fn check_output(path: &std::path::Path, force: bool) -> Result<()> {
+pub(crate) fn check_output(path: &std::path::Path, force: bool) -> Result<()> {
     if !force && std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
         anyhow::bail!(
             "{} already exists; pass --force to overwrite it or -o to write elsewhere",
@@ -262,7 +266,7 @@ fn record(a: RecordArgs) -> Result<ExitCode> {
 }
 
 /// A spinner on stderr (hidden when stderr is not a terminal).
-fn progress_spinner() -> indicatif::ProgressBar {
+pub(crate) fn progress_spinner() -> indicatif::ProgressBar {
     let pb = indicatif::ProgressBar::new_spinner();
     if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -314,151 +318,6 @@ fn ca(a: CaArgs) -> Result<ExitCode> {
         out(ca.cert_pem())?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// True when stdout is a terminal and `NO_COLOR` is unset or empty (no-color.org).
-fn use_color() -> bool {
-    use std::io::IsTerminal;
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
-fn diff(a: DiffArgs) -> Result<ExitCode> {
-    use agentwire::diff::{self, Gate, Mode, Normalizer};
-    let gates = a
-        .fail_on
-        .iter()
-        .filter(|e| !e.trim().is_empty())
-        .map(|e| Gate::parse(e))
-        .collect::<Result<Vec<_>, _>>()?;
-    let norm = match (&a.rules, a.no_normalize) {
-        (Some(p), _) => Normalizer::from_file(p)?,
-        (None, true) => Normalizer::none(),
-        (None, false) => Normalizer::defaults(),
-    };
-    let recorder = RecordResolver::new(&a)?;
-    let resolvers: [&dyn diff::InputResolver; 1] = [&recorder];
-    let mut report = match (&a.within, &a.a, &a.b) {
-        (Some(t), _, _) => diff::diff_within(&diff::resolve(t, &resolvers)?, &norm),
-        (None, Some(x), Some(y)) => {
-            let mode = if a.all { Mode::All } else { Mode::First };
-            let (ra, rb) = (diff::resolve(x, &resolvers)?, diff::resolve(y, &resolvers)?);
-            diff::diff_inputs(&ra, &rb, mode, &norm)?
-        }
-        _ => anyhow::bail!("give two inputs A B, or --within TRACE"),
-    };
-    report.apply_gates(&gates);
-    out(&report::diff::render(&report, a.format.into(), use_color()))?;
-    for p in &report.problems {
-        eprintln!("warning: {p}");
-    }
-    Ok(if report.tripped() {
-        ExitCode::from(GATE_TRIPPED)
-    } else if !report.problems.is_empty() {
-        ExitCode::from(DEGRADED)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// Resolves `NAME@VERSION` diff inputs by recording that CLI (default args `-p hello`)
-/// under the stub server into a trace.
-struct RecordResolver {
-    env: Vec<(String, Option<String>)>,
-    dir: std::path::PathBuf,
-    route: RouteArg,
-    _temp: Option<tempfile::TempDir>,
-}
-
-impl RecordResolver {
-    fn new(a: &DiffArgs) -> Result<Self> {
-        use agentwire::capture::record::parse_env;
-        let env = a
-            .env
-            .iter()
-            .map(|kv| parse_env(kv))
-            .collect::<Result<Vec<_>, _>>()?;
-        let (dir, temp) = match &a.record_dir {
-            Some(d) => {
-                std::fs::create_dir_all(d)?;
-                (d.clone(), None)
-            }
-            None => {
-                let t = tempfile::tempdir()?;
-                (t.path().to_path_buf(), Some(t))
-            }
-        };
-        Ok(RecordResolver {
-            env,
-            dir,
-            route: a.route,
-            _temp: temp,
-        })
-    }
-
-    fn record(&self, input: &str, spec: agentwire::capture::npm::CliSpec) -> Result<Trace> {
-        use agentwire::capture::record::{self, RecordConfig, Target};
-        let name: String = input
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '.' {
-                    c
-                } else {
-                    '-'
-                }
-            })
-            .collect();
-        let output = self.dir.join(format!("{name}.jsonl"));
-        let limits = LimitArgs {
-            max_body: 32 * 1024 * 1024,
-            body_timeout: 30,
-        };
-        let cfg = RecordConfig {
-            target: Target::Cli(spec),
-            args: Vec::new(),
-            env: self.env.clone(),
-            server: server_config("127.0.0.1:0".into(), &ReplyArgs::default(), &limits)?,
-            output: output.clone(),
-            timeout: std::time::Duration::from_secs(300),
-            label: Some(input.to_string()),
-            route: self.route.into(),
-        };
-        let spinner = progress_spinner();
-        let progress = |msg: &str| spinner.set_message(format!("{input}: {msg}"));
-        let outcome = runtime()?.block_on(record::record(cfg, &progress))?;
-        spinner.finish_and_clear();
-        eprintln!("{}", outcome.summary(&output));
-        if outcome.messages == 0 {
-            anyhow::bail!(
-                "the CLI sent no /v1/messages request; last output lines:\n{}",
-                outcome.output_tail
-            );
-        }
-        Ok(Trace::open(&output)?)
-    }
-}
-
-impl agentwire::diff::InputResolver for RecordResolver {
-    fn resolve(
-        &self,
-        input: &str,
-    ) -> Option<Result<agentwire::diff::Resolved, agentwire::diff::DiffError>> {
-        if std::path::Path::new(input).exists() || input.contains('/') || input.contains('#') {
-            return None;
-        }
-        let spec = agentwire::capture::npm::CliSpec::parse(input).ok()?;
-        Some(
-            self.record(input, spec)
-                .map(|trace| agentwire::diff::Resolved {
-                    input: input.to_string(),
-                    trace,
-                    exchange: None,
-                })
-                .map_err(|e| agentwire::diff::DiffError::Input {
-                    input: input.to_string(),
-                    message: format!("recording failed: {e:#}"),
-                }),
-        )
-    }
 }
 
 fn matrix(a: MatrixArgs) -> Result<ExitCode> {
@@ -513,54 +372,4 @@ fn matrix(a: MatrixArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
-    use agentwire::analyze::{self, AnalyzeConfig, FailOn, PriceTable};
-    let gates = a
-        .fail_on
-        .iter()
-        .map(|e| FailOn::parse(e))
-        .collect::<Result<Vec<_>, _>>()?;
-    let prices = match &a.prices {
-        Some(p) => PriceTable::from_file(p)?,
-        None => PriceTable::builtin(),
-    };
-    let cfg = AnalyzeConfig {
-        ttl: a.ttl.into(),
-        usage: a.usage.into(),
-        prices,
-    };
-    let paths: Vec<&std::path::Path> = a.traces.iter().map(|p| p.as_path()).collect();
-    let result = analyze::analyze_files(&paths, cfg)?;
-    out(&report::analyze::render(&result, a.format.into()))?;
-    if let Some(dir) = &a.parquet {
-        let files = report::parquet::write_tables(&result, dir)?;
-        eprintln!("wrote {} Parquet tables to {}", files.len(), dir.display());
-    }
-    let mut code = ExitCode::SUCCESS;
-    for i in &result.inputs {
-        if i.bad_lines > 0 {
-            eprintln!(
-                "warning: {}: {} unreadable lines skipped",
-                i.path, i.bad_lines
-            );
-            code = ExitCode::from(DEGRADED);
-        }
-        for b in &i.bad_bodies {
-            eprintln!("warning: {}: {b}; the request was skipped", i.path);
-            code = ExitCode::from(DEGRADED);
-        }
-    }
-    let tripped: Vec<String> = gates
-        .iter()
-        .filter_map(|g| g.check(&result.summary))
-        .collect();
-    for t in &tripped {
-        eprintln!("{t}");
-    }
-    if !tripped.is_empty() {
-        code = ExitCode::from(GATE_TRIPPED);
-    }
-    Ok(code)
 }

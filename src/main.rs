@@ -2,8 +2,10 @@
 //! outcomes to exit codes (0 ok, 1 error, 2 usage, 3 degraded: some input was bad,
 //! 4 an `analyze --fail-on` gate tripped).
 
+mod analyze_cmd;
 mod cli;
 mod commands;
+mod diff_cmd;
 mod pcap_cmd;
 
 use std::process::ExitCode;

@@ -343,7 +343,7 @@ async fn accept_loop(
                         let state = conns.state.clone();
                         tokio::spawn(async move {
                             if let Err(e) = conn.await {
-                                handler::record_unparsed(&state, &info, &e);
+                                tee::record_unparsed(&state, &info, &e);
                             }
                         });
                     }

@@ -16,7 +16,14 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use axum::body::Body as AxumBody;
+use axum::response::Response;
+use bytes::Bytes;
+
+use super::draft::{Draft, RecordingStream};
+use super::handler::error_response;
 use crate::api::{BlockKind, MessagesRequest};
+use crate::trace::Headers;
 use crate::trace::{Exchange, Trace, TraceError};
 
 /// How recorded timing is reproduced.
@@ -274,6 +281,75 @@ fn first_difference(recorded: &[String], now: &[String]) -> String {
         show(recorded.get(i)),
         show(now.get(i))
     )
+}
+
+/// Answer from a recording: the matched exchange's status, headers and body, re-emitted
+/// piece by piece with its recorded timing (or as the replay's timing says).
+pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequest) -> Response {
+    let rid = format!("req_agentwire_{:06}", draft.id);
+    let Some((recorded, m)) = replay.find(req) else {
+        let msg = "the replayed trace has no /v1/messages exchange with a 200 response";
+        return error_response(draft, 500, msg, &rid, "replay_empty");
+    };
+    draft.notes.insert(
+        "replay".into(),
+        serde_json::to_value(&m).unwrap_or_default(),
+    );
+    let Some(resp) = recorded.response.clone() else {
+        return error_response(
+            draft,
+            500,
+            "recorded exchange has no response",
+            &rid,
+            "replay_empty",
+        );
+    };
+    let mut headers: Headers = resp
+        .headers
+        .iter()
+        .filter(|(k, _)| {
+            !matches!(
+                k.as_str(),
+                "content-length" | "transfer-encoding" | "connection"
+            )
+        })
+        .cloned()
+        .collect();
+    if !headers.iter().any(|(k, _)| k == "request-id") {
+        headers.push(("request-id".into(), rid.clone()));
+    }
+    let mut builder = Response::builder().status(resp.status);
+    for (k, v) in &headers {
+        builder = builder.header(k, v);
+    }
+    // Cut the recorded body at its recorded piece boundaries.
+    let body = resp.body.bytes;
+    let mut pieces = Vec::new();
+    let mut at = 0usize;
+    for (offset_us, len) in &resp.chunks {
+        let end = (at + *len as usize).min(body.len());
+        pieces.push((
+            replay.timing.scale(*offset_us),
+            Bytes::copy_from_slice(&body[at..end]),
+        ));
+        at = end;
+    }
+    if at < body.len() || pieces.is_empty() {
+        pieces.push((
+            std::time::Duration::ZERO,
+            Bytes::copy_from_slice(&body[at..]),
+        ));
+    }
+    let start = tokio::time::Instant::from_std(draft.clock);
+    let source = futures_util::stream::unfold(pieces.into_iter(), move |mut it| async move {
+        let (delay, b) = it.next()?;
+        tokio::time::sleep_until(start + delay).await;
+        Some((Ok::<Bytes, super::draft::StreamFailure>(b), it))
+    });
+    let stream = RecordingStream::new(draft, resp.status, headers, Box::pin(source));
+    builder
+        .body(AxumBody::from_stream(stream))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -7,7 +7,15 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use std::time::Instant;
+
+use chrono::Utc;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use super::draft::Draft;
+use super::{AppState, ConnInfo};
+use crate::trace::redact::redact_text;
+use crate::trace::{Body, ExchangeError, HttpRequest};
 
 /// Most bytes kept per connection: 64 KiB (hyper's head limit is smaller).
 pub const KEEP: usize = 64 * 1024;
@@ -89,4 +97,50 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Tee<T> {
     fn is_write_vectored(&self) -> bool {
         self.inner.is_write_vectored()
     }
+}
+
+/// Record what a connection sent that hyper could not parse as a request (bad request
+/// line or headers, a head too large, a head too slow, a head cut off), raw.
+pub(crate) fn record_unparsed(st: &AppState, conn: &ConnInfo, e: &hyper::Error) {
+    let raw = conn.recent.take();
+    if raw.iter().all(u8::is_ascii_whitespace) {
+        return; // an idle keep-alive connection closed or timed out: nothing was sent
+    }
+    let kind = if e.is_parse_too_large() {
+        "head_too_large"
+    } else if e.is_parse() || e.is_parse_status() {
+        "malformed_http"
+    } else if e.is_timeout() {
+        "head_timeout"
+    } else {
+        "incomplete_head"
+    };
+    let line = raw.split(|&b| b == b'\n').next().unwrap_or(&[]);
+    let line = String::from_utf8_lossy(line).trim_end().to_string();
+    let mut parts = line.splitn(3, ' ');
+    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let n = raw.len();
+    let request = HttpRequest {
+        method: method.chars().take(32).collect(),
+        target: redact_text(&target.chars().take(2048).collect::<String>()),
+        version: String::new(),
+        headers: Vec::new(),
+        body: Body::new(raw).with_truncated(true),
+    };
+    let draft = Draft::new(
+        st,
+        Some(conn),
+        st.take_id(),
+        Utc::now(),
+        Instant::now(),
+        request,
+    );
+    let message = format!("the connection sent {n} bytes that are not a valid HTTP/1.1 request ({e}); they are kept raw as the body");
+    draft.finish(
+        None,
+        Some(ExchangeError {
+            kind: kind.into(),
+            message,
+        }),
+    );
 }

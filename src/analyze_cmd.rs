@@ -1,0 +1,60 @@
+//! `agentwire analyze`: argument glue and exit codes.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use agentwire::report;
+
+use crate::cli::AnalyzeArgs;
+use crate::commands::{out, DEGRADED, GATE_TRIPPED};
+
+pub(crate) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
+    use agentwire::analyze::{self, AnalyzeConfig, FailOn, PriceTable};
+    let gates = a
+        .fail_on
+        .iter()
+        .map(|e| FailOn::parse(e))
+        .collect::<Result<Vec<_>, _>>()?;
+    let prices = match &a.prices {
+        Some(p) => PriceTable::from_file(p)?,
+        None => PriceTable::builtin(),
+    };
+    let cfg = AnalyzeConfig {
+        ttl: a.ttl.into(),
+        usage: a.usage.into(),
+        prices,
+    };
+    let paths: Vec<&std::path::Path> = a.traces.iter().map(|p| p.as_path()).collect();
+    let result = analyze::analyze_files(&paths, cfg)?;
+    out(&report::analyze::render(&result, a.format.into()))?;
+    if let Some(dir) = &a.parquet {
+        let files = report::parquet::write_tables(&result, dir)?;
+        eprintln!("wrote {} Parquet tables to {}", files.len(), dir.display());
+    }
+    let mut code = ExitCode::SUCCESS;
+    for i in &result.inputs {
+        if i.bad_lines > 0 {
+            eprintln!(
+                "warning: {}: {} unreadable lines skipped",
+                i.path, i.bad_lines
+            );
+            code = ExitCode::from(DEGRADED);
+        }
+        for b in &i.bad_bodies {
+            eprintln!("warning: {}: {b}; the request was skipped", i.path);
+            code = ExitCode::from(DEGRADED);
+        }
+    }
+    let tripped: Vec<String> = gates
+        .iter()
+        .filter_map(|g| g.check(&result.summary))
+        .collect();
+    for t in &tripped {
+        eprintln!("{t}");
+    }
+    if !tripped.is_empty() {
+        code = ExitCode::from(GATE_TRIPPED);
+    }
+    Ok(code)
+}

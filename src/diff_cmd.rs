@@ -1,0 +1,156 @@
+//! `agentwire diff`: argument glue, and CLI-spec inputs recorded on the fly.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use agentwire::report;
+use agentwire::trace::Trace;
+
+use crate::cli::{DiffArgs, LimitArgs, ReplyArgs, RouteArg};
+use crate::commands::{out, progress_spinner, runtime, server_config, DEGRADED, GATE_TRIPPED};
+
+/// True when stdout is a terminal and `NO_COLOR` is unset or empty (no-color.org).
+fn use_color() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+pub(crate) fn diff(a: DiffArgs) -> Result<ExitCode> {
+    use agentwire::diff::{self, Gate, Mode, Normalizer};
+    let gates = a
+        .fail_on
+        .iter()
+        .filter(|e| !e.trim().is_empty())
+        .map(|e| Gate::parse(e))
+        .collect::<Result<Vec<_>, _>>()?;
+    let norm = match (&a.rules, a.no_normalize) {
+        (Some(p), _) => Normalizer::from_file(p)?,
+        (None, true) => Normalizer::none(),
+        (None, false) => Normalizer::defaults(),
+    };
+    let recorder = RecordResolver::new(&a)?;
+    let resolvers: [&dyn diff::InputResolver; 1] = [&recorder];
+    let mut report = match (&a.within, &a.a, &a.b) {
+        (Some(t), _, _) => diff::diff_within(&diff::resolve(t, &resolvers)?, &norm),
+        (None, Some(x), Some(y)) => {
+            let mode = if a.all { Mode::All } else { Mode::First };
+            let (ra, rb) = (diff::resolve(x, &resolvers)?, diff::resolve(y, &resolvers)?);
+            diff::diff_inputs(&ra, &rb, mode, &norm)?
+        }
+        _ => anyhow::bail!("give two inputs A B, or --within TRACE"),
+    };
+    report.apply_gates(&gates);
+    out(&report::diff::render(&report, a.format.into(), use_color()))?;
+    for p in &report.problems {
+        eprintln!("warning: {p}");
+    }
+    Ok(if report.tripped() {
+        ExitCode::from(GATE_TRIPPED)
+    } else if !report.problems.is_empty() {
+        ExitCode::from(DEGRADED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Resolves `NAME@VERSION` diff inputs by recording that CLI (default args `-p hello`)
+/// under the stub server into a trace.
+struct RecordResolver {
+    env: Vec<(String, Option<String>)>,
+    dir: std::path::PathBuf,
+    route: RouteArg,
+    _temp: Option<tempfile::TempDir>,
+}
+
+impl RecordResolver {
+    fn new(a: &DiffArgs) -> Result<Self> {
+        use agentwire::capture::record::parse_env;
+        let env = a
+            .env
+            .iter()
+            .map(|kv| parse_env(kv))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (dir, temp) = match &a.record_dir {
+            Some(d) => {
+                std::fs::create_dir_all(d)?;
+                (d.clone(), None)
+            }
+            None => {
+                let t = tempfile::tempdir()?;
+                (t.path().to_path_buf(), Some(t))
+            }
+        };
+        Ok(RecordResolver {
+            env,
+            dir,
+            route: a.route,
+            _temp: temp,
+        })
+    }
+
+    fn record(&self, input: &str, spec: agentwire::capture::npm::CliSpec) -> Result<Trace> {
+        use agentwire::capture::record::{self, RecordConfig, Target};
+        let name: String = input
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        let output = self.dir.join(format!("{name}.jsonl"));
+        let limits = LimitArgs {
+            max_body: 32 * 1024 * 1024,
+            body_timeout: 30,
+        };
+        let cfg = RecordConfig {
+            target: Target::Cli(spec),
+            args: Vec::new(),
+            env: self.env.clone(),
+            server: server_config("127.0.0.1:0".into(), &ReplyArgs::default(), &limits)?,
+            output: output.clone(),
+            timeout: std::time::Duration::from_secs(300),
+            label: Some(input.to_string()),
+            route: self.route.into(),
+        };
+        let spinner = progress_spinner();
+        let progress = |msg: &str| spinner.set_message(format!("{input}: {msg}"));
+        let outcome = runtime()?.block_on(record::record(cfg, &progress))?;
+        spinner.finish_and_clear();
+        eprintln!("{}", outcome.summary(&output));
+        if outcome.messages == 0 {
+            anyhow::bail!(
+                "the CLI sent no /v1/messages request; last output lines:\n{}",
+                outcome.output_tail
+            );
+        }
+        Ok(Trace::open(&output)?)
+    }
+}
+
+impl agentwire::diff::InputResolver for RecordResolver {
+    fn resolve(
+        &self,
+        input: &str,
+    ) -> Option<Result<agentwire::diff::Resolved, agentwire::diff::DiffError>> {
+        if std::path::Path::new(input).exists() || input.contains('/') || input.contains('#') {
+            return None;
+        }
+        let spec = agentwire::capture::npm::CliSpec::parse(input).ok()?;
+        Some(
+            self.record(input, spec)
+                .map(|trace| agentwire::diff::Resolved {
+                    input: input.to_string(),
+                    trace,
+                    exchange: None,
+                })
+                .map_err(|e| agentwire::diff::DiffError::Input {
+                    input: input.to_string(),
+                    message: format!("recording failed: {e:#}"),
+                }),
+        )
+    }
+}
