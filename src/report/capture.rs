@@ -60,7 +60,7 @@ pub fn render(s: &Summary, format: Format) -> String {
             for (a, b) in &rows {
                 t.add_row(vec![a.clone(), b.clone()]);
             }
-            format!("{t}\n")
+            super::table_text(&t)
         }
     };
     if !s.tls.is_empty() {

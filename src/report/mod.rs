@@ -34,6 +34,19 @@ pub fn table(header: &[&str]) -> comfy_table::Table {
     t
 }
 
+/// A table as text: one line per row, no trailing spaces, ending in a newline.
+pub fn table_text(t: &comfy_table::Table) -> String {
+    let mut out: String = t
+        .to_string()
+        .lines()
+        .map(|l| format!("{}\n", l.trim_end()))
+        .collect();
+    if out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
 /// A Markdown table.
 pub fn markdown_table(header: &[&str], rows: &[Vec<String>]) -> String {
     let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");

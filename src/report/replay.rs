@@ -40,7 +40,7 @@ pub fn render(s: &Summary, format: Format) -> String {
             for r in &rows {
                 t.add_row(r.clone());
             }
-            format!("{t}\n")
+            super::table_text(&t)
         }
     };
     for o in s

@@ -155,7 +155,7 @@ const HEADER: [&str; 12] = [
     "path",
     "model",
     "status",
-    "bytes",
+    "req bytes",
     "tools",
     "stop",
     "usage in/read/write/out",
@@ -194,7 +194,7 @@ pub fn render(rows: &[ShowRow], format: Format) -> String {
             for r in rows {
                 t.add_row(cells(r));
             }
-            format!("{t}\n")
+            super::table_text(&t)
         }
     }
 }

@@ -16,4 +16,5 @@ mod proxy;
 mod record;
 mod replay;
 mod server;
+mod show;
 mod tshark;
