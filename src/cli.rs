@@ -171,6 +171,17 @@ pub struct ReplyArgs {
     pub timing: String,
 }
 
+impl Default for LimitArgs {
+    /// The server's own defaults (those of `ServerConfig::default`).
+    fn default() -> Self {
+        let d = agentwire::capture::server::ServerConfig::default();
+        LimitArgs {
+            max_body: d.max_body,
+            body_timeout: d.body_timeout.as_secs(),
+        }
+    }
+}
+
 /// Request limits of the server.
 #[derive(Args, Debug, Clone)]
 pub struct LimitArgs {

@@ -230,10 +230,7 @@ fn record(a: RecordArgs) -> Result<ExitCode> {
         .iter()
         .map(|kv| parse_env(kv))
         .collect::<Result<Vec<_>, _>>()?;
-    let limits = LimitArgs {
-        max_body: 32 * 1024 * 1024,
-        body_timeout: 30,
-    };
+    let limits = LimitArgs::default();
     let cfg = RecordConfig {
         args: if a.cli.is_some() {
             a.args.clone()
@@ -337,10 +334,7 @@ fn matrix(a: MatrixArgs) -> Result<ExitCode> {
         a.route.iter().map(|r| (*r).into()).collect();
     let cells = matrix::plan(&specs, &axes, &routes);
     std::fs::create_dir_all(&a.dir)?;
-    let limits = LimitArgs {
-        max_body: 32 * 1024 * 1024,
-        body_timeout: 30,
-    };
+    let limits = LimitArgs::default();
     let server = server_config("127.0.0.1:0".into(), &ReplyArgs::default(), &limits)?;
     let spinner = std::sync::Arc::new(progress_spinner());
     let sp = spinner.clone();

@@ -102,10 +102,7 @@ impl RecordResolver {
             })
             .collect();
         let output = self.dir.join(format!("{name}.jsonl"));
-        let limits = LimitArgs {
-            max_body: 32 * 1024 * 1024,
-            body_timeout: 30,
-        };
+        let limits = LimitArgs::default();
         let cfg = RecordConfig {
             target: Target::Cli(spec),
             args: Vec::new(),

@@ -308,11 +308,12 @@ pub async fn record(
         .map(|(k, v)| (k.clone(), redact_env(k, v)))
         .collect();
     let tmp_trace = cfg.output.with_extension("jsonl.tmp");
-    finalize(&tmp_trace, &cfg.output, &context)?;
+    // The trace as written (sorted, final context): the summary is computed from it,
+    // not by reading the file back.
+    let trace = finalize(&tmp_trace, &cfg.output, &context)?;
 
     let text = std::fs::read_to_string(&out_path).unwrap_or_default();
     let tail: Vec<&str> = text.lines().rev().take(20).collect();
-    let trace = Trace::open(&cfg.output)?;
     let mut threads = ThreadTracker::new();
     let mut tools = None;
     let mut messages = 0;
@@ -391,7 +392,7 @@ fn finalize(
     tmp: &std::path::Path,
     output: &std::path::Path,
     context: &Context,
-) -> Result<(), TraceError> {
+) -> Result<Trace, TraceError> {
     let mut t = Trace::open(tmp)?;
     t.exchanges.sort_by_key(|x| x.id);
     let mut w = TraceWriter::create(output, context)?;
@@ -403,7 +404,9 @@ fn finalize(
     }
     drop(w);
     let _ = std::fs::remove_file(tmp);
-    Ok(())
+    t.path = output.to_path_buf();
+    t.context = context.clone();
+    Ok(t)
 }
 
 #[cfg(test)]

@@ -17,8 +17,8 @@ use super::ServerError;
 use crate::trace::redact::redact_headers;
 use crate::trace::{ExchangeError, Headers};
 
-/// Hop-by-hop headers (RFC 9110 §7.6.1) and headers the proxy sets itself.
-const SKIP_REQUEST: &[&str] = &[
+/// Hop-by-hop headers (RFC 9110 §7.6.1): never forwarded in either direction.
+const HOP_BY_HOP: &[&str] = &[
     "connection",
     "keep-alive",
     "proxy-connection",
@@ -26,20 +26,19 @@ const SKIP_REQUEST: &[&str] = &[
     "trailer",
     "transfer-encoding",
     "upgrade",
+];
+/// Request headers the proxy sets itself or must not pass on (identity encoding keeps the
+/// recorded response readable; proxy credentials are for this hop only).
+const REQUEST_ONLY: &[&str] = &[
     "host",
     "content-length",
     "accept-encoding",
     "proxy-authorization",
 ];
-const SKIP_RESPONSE: &[&str] = &[
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-];
+
+fn skip_request(name: &str) -> bool {
+    HOP_BY_HOP.contains(&name) || REQUEST_ONLY.contains(&name)
+}
 
 /// The one upstream a proxy forwards to.
 #[derive(Clone, Debug)]
@@ -141,7 +140,7 @@ pub(crate) async fn forward(
     }
     let mut req = up.client.request(method, up.url_for(&uri));
     for (k, v) in &headers {
-        if !SKIP_REQUEST.contains(&k.as_str()) {
+        if !skip_request(k.as_str()) {
             req = req.header(k, v);
         }
     }
@@ -167,7 +166,7 @@ pub(crate) async fn forward(
     let mut out_headers: Headers = resp
         .headers()
         .iter()
-        .filter(|(k, _)| !SKIP_RESPONSE.contains(&k.as_str()))
+        .filter(|(k, _)| !HOP_BY_HOP.contains(&k.as_str()))
         .map(|(k, v)| {
             (
                 k.as_str().to_string(),
@@ -177,7 +176,7 @@ pub(crate) async fn forward(
         .collect();
     let mut builder = Response::builder().status(status);
     for (k, v) in resp.headers() {
-        if !SKIP_RESPONSE.contains(&k.as_str()) {
+        if !HOP_BY_HOP.contains(&k.as_str()) {
             builder = builder.header(k, v);
         }
     }
