@@ -2,11 +2,8 @@
 //! outcomes to exit codes (0 ok, 1 error, 2 usage, 3 degraded: some input was bad,
 //! 4 an `analyze --fail-on` gate tripped).
 
-mod analyze_cmd;
 mod cli;
-mod commands;
-mod diff_cmd;
-mod pcap_cmd;
+mod cmd;
 
 use std::process::ExitCode;
 
@@ -14,7 +11,7 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
-    match commands::run(args) {
+    match cmd::run(args) {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {

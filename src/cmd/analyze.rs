@@ -6,10 +6,10 @@ use anyhow::Result;
 
 use agentwire::report;
 
+use super::{out, DEGRADED, GATE_TRIPPED};
 use crate::cli::AnalyzeArgs;
-use crate::commands::{out, DEGRADED, GATE_TRIPPED};
 
-pub(crate) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
+pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
     use agentwire::analyze::{self, AnalyzeConfig, FailOn, PriceTable};
     let gates = a
         .fail_on

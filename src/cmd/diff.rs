@@ -7,8 +7,8 @@ use anyhow::Result;
 use agentwire::report;
 use agentwire::trace::Trace;
 
+use super::{out, progress_spinner, runtime, server_config, DEGRADED, GATE_TRIPPED};
 use crate::cli::{DiffArgs, LimitArgs, ReplyArgs, RouteArg};
-use crate::commands::{out, progress_spinner, runtime, server_config, DEGRADED, GATE_TRIPPED};
 
 /// True when stdout is a terminal and `NO_COLOR` is unset or empty (no-color.org).
 fn use_color() -> bool {
@@ -16,7 +16,7 @@ fn use_color() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-pub(crate) fn diff(a: DiffArgs) -> Result<ExitCode> {
+pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
     use agentwire::diff::{self, Gate, Mode, Normalizer};
     let gates = a
         .fail_on

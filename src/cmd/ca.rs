@@ -1,0 +1,25 @@
+//! `agentwire ca`: print, locate or rotate the local CA.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::out;
+use crate::cli::CaArgs;
+
+pub(super) fn ca(a: CaArgs) -> Result<ExitCode> {
+    use agentwire::capture::ca::{default_dir, CertificateAuthority};
+    let dir = default_dir();
+    let ca = if a.rotate {
+        CertificateAuthority::rotate(&dir)?
+    } else {
+        CertificateAuthority::load_or_create(&dir)?
+    };
+    let path = ca.cert_path().unwrap_or_else(|| dir.join("ca.pem"));
+    if a.path || a.rotate {
+        out(&format!("{}\n", path.display()))?;
+    } else {
+        out(ca.cert_pem())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,62 @@
+//! `agentwire matrix`: record versions × settings × routes and tabulate them.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use agentwire::report;
+use agentwire::trace::Trace;
+
+use super::{out, progress_spinner, runtime, server_config, DEGRADED};
+use crate::cli::{LimitArgs, MatrixArgs, ReplyArgs};
+
+pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
+    use agentwire::capture::matrix::{self, EnvAxis};
+    use agentwire::capture::npm::CliSpec;
+    let specs = a
+        .cli
+        .iter()
+        .map(|s| CliSpec::parse(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let axes = a
+        .env
+        .iter()
+        .map(|e| EnvAxis::parse(e))
+        .collect::<Result<Vec<_>, _>>()?;
+    let routes: Vec<agentwire::capture::record::Route> =
+        a.route.iter().map(|r| (*r).into()).collect();
+    let cells = matrix::plan(&specs, &axes, &routes);
+    std::fs::create_dir_all(&a.dir)?;
+    let limits = LimitArgs::default();
+    let server = server_config("127.0.0.1:0".into(), &ReplyArgs::default(), &limits)?;
+    let spinner = std::sync::Arc::new(progress_spinner());
+    let sp = spinner.clone();
+    let progress: std::sync::Arc<dyn Fn(&str) + Send + Sync> =
+        std::sync::Arc::new(move |m: &str| sp.set_message(m.to_string()));
+    let results = runtime()?.block_on(matrix::run(
+        &cells, &a.dir, &a.args, &server, a.parallel, progress,
+    ));
+    spinner.finish_and_clear();
+    let mut traces = Vec::new();
+    let mut failed = false;
+    for (cell, (path, r)) in cells.iter().zip(results) {
+        match r {
+            Ok(o) => {
+                eprintln!("{}", o.summary(&path));
+                traces.push((cell.label.clone(), Trace::open(&path)?));
+            }
+            Err(e) => {
+                failed = true;
+                eprintln!("error: {}: {e:#}", cell.label);
+            }
+        }
+    }
+    let runs: Vec<(String, &Trace)> = traces.iter().map(|(l, t)| (l.clone(), t)).collect();
+    let m = agentwire::diff::matrix::build(&runs, &agentwire::diff::Normalizer::defaults());
+    out(&report::matrix::render_matrix(&m, a.format.into()))?;
+    Ok(if failed || !m.problems.is_empty() {
+        ExitCode::from(DEGRADED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,106 @@
+//! `agentwire pcap`: run the packet extractor over capture files, write the trace, show
+//! progress on stderr, print the summary.
+
+use std::fs::File;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use agentwire::capture::pcap::{self, Config, Extractor};
+use agentwire::report;
+use agentwire::trace::{Context, SourceKind, TraceWriter};
+
+use super::{out, DEGRADED};
+use crate::cli::{PacketFilterArgs, PcapArgs};
+
+pub(super) fn config(f: &PacketFilterArgs, kind: SourceKind) -> Config {
+    Config {
+        ports: f.ports.clone(),
+        hosts: f.hosts.clone(),
+        kind,
+        ..Config::default()
+    }
+}
+
+pub(super) fn write_ready(ex: &mut Extractor, w: &mut TraceWriter) -> Result<()> {
+    for x in ex.take() {
+        w.write_exchange(&x)?;
+    }
+    Ok(())
+}
+
+pub(super) fn progress_message(ex: &Extractor) -> String {
+    let s = ex.summary();
+    format!("{} packets, {} exchanges", s.packets, s.exchanges)
+}
+
+/// `agentwire pcap FILE...`
+pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
+    let mut ex = Extractor::new(config(&a.filter, SourceKind::Pcap));
+    let mut w = TraceWriter::create(&a.output, &Context::new())?;
+    let total: u64 = a
+        .files
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let pb = ProgressBar::new(total);
+    pb.set_style(
+        ProgressStyle::with_template("{bar:30} {bytes}/{total_bytes} {bytes_per_sec} {msg}")
+            .expect("static template"),
+    );
+    // Hidden for small inputs: only long work shows progress.
+    if total < 64 << 20 {
+        pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let mut failed = 0;
+    for path in &a.files {
+        let name = path.display().to_string();
+        ex.set_source(Some(name.clone()));
+        let file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) => {
+                pb.suspend(|| eprintln!("error: cannot read capture {name}: {e}"));
+                failed += 1;
+                continue;
+            }
+        };
+        let mut write_err = None;
+        let mut n = 0u32;
+        let r = pcap::read_packets(pb.wrap_read(file), &name, &mut |p| {
+            ex.packet(p);
+            n = n.wrapping_add(1);
+            if n % 4096 == 0 {
+                pb.set_message(progress_message(&ex));
+                if let Err(e) = write_ready(&mut ex, &mut w) {
+                    write_err.get_or_insert(e);
+                }
+            }
+        });
+        if let Some(e) = write_err {
+            return Err(e);
+        }
+        if let Err(e) = r {
+            pb.suspend(|| eprintln!("warning: {e}"));
+            failed += 1;
+        }
+        write_ready(&mut ex, &mut w)?;
+    }
+    pb.finish_and_clear();
+    let (rest, summary) = ex.finish();
+    for x in &rest {
+        w.write_exchange(x)?;
+    }
+    out(&report::capture::render(&summary, a.filter.format.into()))?;
+    eprintln!(
+        "wrote {} exchanges to {}",
+        summary.exchanges,
+        a.output.display()
+    );
+    Ok(if failed > 0 {
+        ExitCode::from(DEGRADED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

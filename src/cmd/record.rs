@@ -1,0 +1,54 @@
+//! `agentwire record`: run a CLI or command under the server and write its trace.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::{check_output, out, progress_spinner, runtime, server_config};
+use crate::cli::{LimitArgs, RecordArgs};
+
+pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
+    check_output(&a.output, a.force)?;
+    use agentwire::capture::npm::CliSpec;
+    use agentwire::capture::record::{self, parse_env, RecordConfig, Target};
+    let target = match &a.cli {
+        Some(spec) => Target::Cli(CliSpec::parse(spec)?),
+        None if a.args.is_empty() => anyhow::bail!(record::RecordError::NothingToRun),
+        None => Target::Command(a.args.clone()),
+    };
+    let env = a
+        .env
+        .iter()
+        .map(|kv| parse_env(kv))
+        .collect::<Result<Vec<_>, _>>()?;
+    let limits = LimitArgs::default();
+    let cfg = RecordConfig {
+        args: if a.cli.is_some() {
+            a.args.clone()
+        } else {
+            Vec::new()
+        },
+        target,
+        env,
+        server: server_config("127.0.0.1:0".into(), &a.reply, &limits)?,
+        output: a.output.clone(),
+        timeout: std::time::Duration::from_secs(a.timeout),
+        label: None,
+        route: a.route.into(),
+    };
+    let spinner = progress_spinner();
+    let report = |msg: &str| spinner.set_message(msg.to_string());
+    let outcome = runtime()?.block_on(record::record(cfg, &report))?;
+    spinner.finish_and_clear();
+    out(&format!("{}\n", outcome.summary(&a.output)))?;
+    if outcome.timed_out || outcome.exit_code != Some(0) {
+        let tail = if outcome.output_tail.trim().is_empty() {
+            "(it printed nothing)".to_string()
+        } else {
+            outcome.output_tail.clone()
+        };
+        eprintln!("error: the recorded command did not finish cleanly (the trace keeps what it sent); its last output lines:\n{tail}");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}

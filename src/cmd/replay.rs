@@ -1,0 +1,39 @@
+//! `agentwire replay`: re-send a trace's requests to a URL and report.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use agentwire::report;
+use agentwire::trace::Trace;
+
+use super::{out, report_problems, runtime};
+use crate::cli::ReplayArgs;
+
+pub(super) fn replay(a: ReplayArgs) -> Result<ExitCode> {
+    use agentwire::capture::resend::{resend, ResendConfig};
+    let trace = Trace::open(&a.trace)?;
+    let headers = a
+        .headers
+        .iter()
+        .map(|h| {
+            h.split_once(':')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .ok_or_else(|| anyhow::anyhow!("--header {h:?}: use \"Name: value\""))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let cfg = ResendConfig {
+        to: a.to.clone(),
+        concurrency: a.concurrency,
+        rate: a.rate,
+        headers,
+        compare: a.compare,
+    };
+    let summary = runtime()?.block_on(resend(&trace, &cfg))?;
+    out(&report::replay::render(&summary, a.format.into()))?;
+    let code = report_problems(&trace);
+    if summary.statuses.keys().any(|k| k == "error") || summary.differing.unwrap_or(0) > 0 {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(code)
+}

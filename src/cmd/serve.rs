@@ -1,0 +1,92 @@
+//! `agentwire serve`: the fake API server, recording proxy or intercepting proxy until a signal.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use agentwire::capture::server::{self, Mode};
+use agentwire::trace::{Context, TraceWriter};
+
+use super::{check_output, out, runtime, server_config};
+use crate::cli::ServeArgs;
+
+pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
+    let mut config = server_config(a.addr, &a.reply, &a.limits)?;
+    if let Some(url) = &a.upstream {
+        let timeout = std::time::Duration::from_secs(a.upstream_timeout);
+        let up = server::proxy::Upstream::new(url, a.upstream_ca.as_deref(), timeout)?;
+        config.mode = Mode::Proxy(std::sync::Arc::new(up));
+    }
+    if let Some(hosts) = &a.intercept {
+        let ca = agentwire::capture::ca::CertificateAuthority::load_or_create(
+            &agentwire::capture::ca::default_dir(),
+        )?;
+        let hosts = hosts
+            .split(',')
+            .map(|h| h.trim().to_ascii_lowercase())
+            .filter(|h| !h.is_empty())
+            .collect();
+        config.intercept = Some(std::sync::Arc::new(server::intercept::InterceptConfig {
+            hosts,
+            ca: std::sync::Arc::new(ca),
+            tunnel_others: a.tunnel_others,
+        }));
+    }
+    if let (Some(cert), Some(key)) = (&a.tls_cert, &a.tls_key) {
+        config.tls = Some(server::tls::server_config_from_pem(cert, key)?);
+    }
+    let mut context = Context::new();
+    context.route = Some(
+        if a.intercept.is_some() {
+            "first-party"
+        } else {
+            "base-url"
+        }
+        .into(),
+    );
+    let intercepting = config.intercept.is_some();
+    runtime()?.block_on(async move {
+        let listener = server::bind(&config.addr).await?;
+        check_output(&a.output, a.force)?;
+        let writer = TraceWriter::create(&a.output, &context)?;
+        let srv = server::start_on(listener, config, writer).await?;
+        out(&format!("{}\n", srv.base_url()))?;
+        if intercepting {
+            eprintln!(
+                "agentwire: CONNECT proxy on {} intercepting TLS for {}: use HTTPS_PROXY={} and trust {} (NODE_EXTRA_CA_CERTS); recording to {} (Ctrl-C to stop)",
+                srv.addr,
+                a.intercept.as_deref().unwrap_or_default(),
+                srv.base_url(),
+                agentwire::capture::ca::default_dir().join("ca.pem").display(),
+                a.output.display()
+            );
+        } else {
+            eprintln!(
+                "agentwire: serving the Messages API on {}; recording to {} (Ctrl-C to stop)",
+                srv.base_url(),
+                a.output.display()
+            );
+        }
+        wait_for_signal().await;
+        let n = srv.shutdown().await?;
+        eprintln!(
+            "agentwire: recorded {n} exchanges to {}",
+            a.output.display()
+        );
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+async fn wait_for_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).expect("install SIGTERM handler");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+}
