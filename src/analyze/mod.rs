@@ -25,7 +25,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::trace::{Exchange, Record, TraceError, TraceReader};
+use crate::trace::{open_input, Exchange, Record, TraceError};
 
 pub use cache::TtlMode;
 pub use cause::{BilledAs, CachePrediction, MissCause};
@@ -268,7 +268,7 @@ pub fn analyze_files(paths: &[&Path], cfg: AnalyzeConfig) -> Result<Analysis, An
     let mut a = Analyzer::new(cfg);
     for p in paths {
         a.begin_trace(&p.display().to_string());
-        for rec in TraceReader::open(p)? {
+        for rec in open_input(p, &Default::default())? {
             match rec? {
                 Record::Exchange(x) => a.push(&x),
                 Record::Bad(_) => a.bad_line(),
