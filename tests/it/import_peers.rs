@@ -235,7 +235,7 @@ fn claude_tap_export_imports_to_the_same_bodies() {
         .current_dir(dir.path())
         .stdout(Stdio::from(std::fs::File::create(&banner_file).unwrap()))
         .stderr(Stdio::from(
-            std::fs::File::create(&banner_file.with_extension("err")).unwrap(),
+            std::fs::File::create(banner_file.with_extension("err")).unwrap(),
         ))
         .spawn()
         .unwrap();

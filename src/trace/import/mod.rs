@@ -11,7 +11,7 @@ mod canonical;
 pub mod claude_trace;
 pub mod detect;
 pub mod har;
-mod rebuild;
+pub mod rebuild;
 pub mod tap;
 pub mod transcript;
 
