@@ -22,7 +22,7 @@ use chrono::{DateTime, Utc};
 use super::redact::{redact_headers, redact_text};
 use super::{Body, Exchange, Headers, HttpRequest, HttpResponse, Source, SourceKind};
 
-pub use canonical::canonical_json;
+pub use canonical::{canonical_json, canonical_sha256};
 pub use detect::{detect, Detected};
 
 /// What agentwire reads, for the one-line message about a foreign input.
