@@ -21,7 +21,8 @@ mod writer;
 
 pub use body::Body;
 pub use exchange::{
-    Context, Exchange, ExchangeError, Headers, HttpRequest, HttpResponse, Source, SourceKind,
+    header_value, Context, Exchange, ExchangeError, Headers, HttpRequest, HttpResponse, Source,
+    SourceKind,
 };
 pub use input::{open_input, InputOptions, TraceInput};
 pub use reader::{ReadProblem, Record, Trace, TraceReader};

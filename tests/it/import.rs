@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use agentwire::api::{read_response, ResponseBody};
-use agentwire::trace::{Exchange, Trace};
+use agentwire::trace::{header_value as header, Exchange, Trace};
 use serde_json::Value;
 
 use crate::common::*;
@@ -68,12 +68,6 @@ fn import(input: &Path, out: &Path) {
         String::from_utf8_lossy(&o.stderr)
     );
     assert_no_key(out);
-}
-
-fn header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    h.iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
 }
 
 fn json(bytes: &[u8]) -> Value {
