@@ -7,14 +7,10 @@ use anyhow::Result;
 use agentwire::report;
 use agentwire::trace::Trace;
 
-use super::{out, progress_spinner, runtime, server_config, DEGRADED, GATE_TRIPPED};
+use super::{
+    out, progress_spinner, runtime, server_config, stdout_color, DEGRADED, GATE_TRIPPED,
+};
 use crate::cli::{DiffArgs, LimitArgs, ReplyArgs, RouteArg};
-
-/// True when stdout is a terminal and `NO_COLOR` is unset or empty (no-color.org).
-fn use_color() -> bool {
-    use std::io::IsTerminal;
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
 
 pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
     use agentwire::diff::{self, Gate, Mode, Normalizer};
@@ -41,7 +37,7 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
         _ => anyhow::bail!("give two inputs A B, or --within TRACE"),
     };
     report.apply_gates(&gates);
-    out(&report::diff::render(&report, a.format.into(), use_color()))?;
+    out(&report::diff::render(&report, a.format.into(), stdout_color()))?;
     for p in &report.problems {
         eprintln!("warning: {p}");
     }

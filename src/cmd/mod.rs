@@ -115,11 +115,45 @@ pub(crate) fn check_output(path: &std::path::Path, force: bool) -> Result<()> {
     Ok(())
 }
 
+/// True when `NO_COLOR` is set to a non-empty value (no-color.org).
+fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+/// Colour on stdout: only when stdout is a terminal and `NO_COLOR` is unset or empty.
+pub(crate) fn stdout_color() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stdout()) && !no_color()
+}
+
+/// Progress bars and spinners on stderr: only when stderr is a terminal and `NO_COLOR` is
+/// unset or empty. Otherwise stderr gets plain lines only (summaries, warnings), so a log
+/// file or a pipe never sees carriage returns or escape sequences.
+pub(crate) fn stderr_live() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stderr()) && !no_color()
+}
+
+/// A spinner on stderr (hidden unless [`stderr_live`]).
 pub(crate) fn progress_spinner() -> indicatif::ProgressBar {
     let pb = indicatif::ProgressBar::new_spinner();
-    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+    if !stderr_live() {
         pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     pb.enable_steady_tick(std::time::Duration::from_millis(120));
+    pb
+}
+
+/// A byte-count progress bar on stderr for `total` bytes of input, shown only for long
+/// work (`total` ≥ 64 MiB) and when [`stderr_live`].
+pub(crate) fn progress_bytes(total: u64) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::new(total);
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} {msg}",
+        )
+        .expect("static template"),
+    );
+    if total < 64 << 20 || !stderr_live() {
+        pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
     pb
 }

@@ -5,13 +5,12 @@ use std::fs::File;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use agentwire::capture::pcap::{self, Config, Extractor};
 use agentwire::report;
 use agentwire::trace::{Context, SourceKind, TraceWriter};
 
-use super::{out, DEGRADED};
+use super::{out, progress_bytes, DEGRADED};
 use crate::cli::{PacketFilterArgs, PcapArgs};
 
 pub(super) fn config(f: &PacketFilterArgs, kind: SourceKind) -> Config {
@@ -45,15 +44,7 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
         .sum();
-    let pb = ProgressBar::new(total);
-    pb.set_style(
-        ProgressStyle::with_template("{bar:30} {bytes}/{total_bytes} {bytes_per_sec} {msg}")
-            .expect("static template"),
-    );
-    // Hidden for small inputs: only long work shows progress.
-    if total < 64 << 20 {
-        pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
+    let pb = progress_bytes(total);
     let mut failed = 0;
     for path in &a.files {
         let name = path.display().to_string();
