@@ -43,7 +43,11 @@ fn parse_duration(s: &str) -> Result<Duration> {
 /// `agentwire capture` in a build without libpcap.
 #[cfg(not(feature = "libpcap"))]
 pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
-    a.duration.as_deref().map(parse_duration).transpose()?;
+    a.duration
+        .as_deref()
+        .map(parse_duration)
+        .transpose()
+        .map_err(super::usage)?;
     anyhow::bail!(
         "this agentwire was built without live capture (cargo feature `libpcap`); install a build with it (`cargo install --path .` with default features, libpcap-dev installed), or capture with `tcpdump -w FILE` and run `agentwire pcap FILE`"
     )
@@ -52,7 +56,12 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
 /// `agentwire capture --iface IFACE`
 #[cfg(feature = "libpcap")]
 pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
-    let duration = a.duration.as_deref().map(parse_duration).transpose()?;
+    let duration = a
+        .duration
+        .as_deref()
+        .map(parse_duration)
+        .transpose()
+        .map_err(super::usage)?;
     let mut ex = Extractor::new(config(&a.packet_filter, SourceKind::Live));
     let mut w = TraceWriter::create(&a.output, &Context::new())?;
     let stop = Arc::new(AtomicBool::new(false));

@@ -8,7 +8,7 @@ use agentwire::report;
 use agentwire::trace::Trace;
 
 use super::{
-    out, progress_spinner, runtime, server_config, stdout_color, DEGRADED, GATE_TRIPPED,
+    out, progress_spinner, runtime, server_config, stdout_color, usage, DEGRADED, GATE_TRIPPED,
 };
 use crate::cli::{DiffArgs, LimitArgs, ReplyArgs, RouteArg};
 
@@ -19,7 +19,8 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
         .iter()
         .filter(|e| !e.trim().is_empty())
         .map(|e| Gate::parse(e))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(usage)?;
     let norm = match (&a.rules, a.no_normalize) {
         (Some(p), _) => Normalizer::from_file(p)?,
         (None, true) => Normalizer::none(),
@@ -37,9 +38,17 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
         _ => anyhow::bail!("give two inputs A B, or --within TRACE"),
     };
     report.apply_gates(&gates);
-    out(&report::diff::render(&report, a.format.into(), stdout_color()))?;
+    out(&report::diff::render(
+        &report,
+        a.format.into(),
+        stdout_color(),
+    ))?;
     for p in &report.problems {
         eprintln!("warning: {p}");
+    }
+    // Tripped gates also go to stderr, so a CI log shows them when stdout is a file.
+    for g in report.gates.iter().filter(|g| g.tripped) {
+        eprintln!("gate tripped: --fail-on {}: {}", g.expr, g.details.join("; "));
     }
     Ok(if report.tripped() {
         ExitCode::from(GATE_TRIPPED)
@@ -66,7 +75,8 @@ impl RecordResolver {
             .env
             .iter()
             .map(|kv| parse_env(kv))
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(usage)?;
         let (dir, temp) = match &a.record_dir {
             Some(d) => {
                 std::fs::create_dir_all(d)?;

@@ -7,7 +7,7 @@ use anyhow::Result;
 use agentwire::report;
 use agentwire::trace::Trace;
 
-use super::{out, progress_spinner, runtime, server_config, DEGRADED};
+use super::{out, progress_spinner, runtime, server_config, usage, DEGRADED};
 use crate::cli::{LimitArgs, MatrixArgs, ReplyArgs};
 
 pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
@@ -17,12 +17,14 @@ pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
         .cli
         .iter()
         .map(|s| CliSpec::parse(s))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(usage)?;
     let axes = a
         .env
         .iter()
         .map(|e| EnvAxis::parse(e))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(usage)?;
     let routes: Vec<agentwire::capture::record::Route> =
         a.route.iter().map(|r| (*r).into()).collect();
     let cells = matrix::plan(&specs, &axes, &routes);

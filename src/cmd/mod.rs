@@ -4,7 +4,9 @@
 mod analyze;
 mod ca;
 mod capture;
+mod completions;
 mod diff;
+mod man;
 mod matrix;
 mod pcap;
 mod record;
@@ -23,10 +25,44 @@ use agentwire::trace::Trace;
 
 use crate::cli::{Cli, Command, LimitArgs, ReplyArgs};
 
+/// Exit code when the command could not do its job (see `cli::EXIT_CODES`).
+pub const ERROR: u8 = 1;
+/// Exit code for a wrong subcommand, flag or value.
+pub const USAGE: u8 = 2;
 /// Exit code for a run that finished but met bad input (records skipped).
 pub const DEGRADED: u8 = 3;
-/// Exit code of `diff` when a `--fail-on` gate tripped.
+/// Exit code when a check failed: a `--fail-on` gate, or `replay --compare` differences.
 pub const GATE_TRIPPED: u8 = 4;
+
+/// An error in what the user typed (a flag's value, a spec): exit [`USAGE`]. Displays the
+/// wrapped error's whole chain.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
+pub struct UsageError(anyhow::Error);
+
+/// Mark an error as a usage error (exit 2).
+pub fn usage(e: impl Into<anyhow::Error>) -> anyhow::Error {
+    UsageError(e.into()).into()
+}
+
+/// Print a failed command's error on stderr and return its exit code: 0 for a closed
+/// stdout pipe (nothing to print), [`USAGE`] for a [`UsageError`], else [`ERROR`].
+pub fn fail(e: &anyhow::Error) -> ExitCode {
+    let broken_pipe = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    });
+    if broken_pipe {
+        return ExitCode::SUCCESS;
+    }
+    // Library errors carry their cause in their message; print it once.
+    eprintln!("error: {e}");
+    if e.chain().any(|c| c.is::<UsageError>()) {
+        ExitCode::from(USAGE)
+    } else {
+        ExitCode::from(ERROR)
+    }
+}
 
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -41,6 +77,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Analyze(a) => analyze::analyze(a),
         Command::Pcap(a) => pcap::pcap(a),
         Command::Capture(a) => capture::capture(a),
+        Command::Completions(a) => completions::completions(a),
+        Command::Man(a) => man::man(a),
     }
 }
 
@@ -73,10 +111,10 @@ pub(crate) fn server_config(
         Mode::Script(std::sync::Arc::new(Script::load(p)?))
     } else if let Some(p) = &reply.replay {
         let timing = Timing::parse(&reply.timing).ok_or_else(|| {
-            anyhow::anyhow!(
+            usage(anyhow::anyhow!(
                 "--timing {:?}: use recorded, none, or xN (e.g. x10)",
                 reply.timing
-            )
+            ))
         })?;
         let r = Replay::load(p, timing)?;
         if r.is_empty() {

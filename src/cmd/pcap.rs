@@ -6,11 +6,11 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use agentwire::capture::pcap::{self, Config, Extractor};
+use agentwire::capture::pcap::{self, Config, Extractor, PcapError};
 use agentwire::report;
 use agentwire::trace::{Context, SourceKind, TraceWriter};
 
-use super::{out, progress_bytes, DEGRADED};
+use super::{out, progress_bytes, DEGRADED, ERROR};
 use crate::cli::{PacketFilterArgs, PcapArgs};
 
 pub(super) fn config(f: &PacketFilterArgs, kind: SourceKind) -> Config {
@@ -45,7 +45,10 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
         .map(|m| m.len())
         .sum();
     let pb = progress_bytes(total);
-    let mut failed = 0;
+    // Files that could not be read at all make the run an error (exit 1); files read
+    // partly (truncated, corrupt) make it degraded (exit 3). Either way the other files
+    // are still read and their exchanges written.
+    let (mut unreadable, mut partial) = (0, 0);
     for path in &a.files {
         let name = path.display().to_string();
         ex.set_source(Some(name.clone()));
@@ -53,7 +56,7 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
             Ok(f) => f,
             Err(e) => {
                 pb.suspend(|| eprintln!("error: cannot read capture {name}: {e}"));
-                failed += 1;
+                unreadable += 1;
                 continue;
             }
         };
@@ -72,9 +75,16 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
         if let Some(e) = write_err {
             return Err(e);
         }
-        if let Err(e) = r {
-            pb.suspend(|| eprintln!("warning: {e}"));
-            failed += 1;
+        match r {
+            Ok(_) => {}
+            Err(e @ (PcapError::Open { .. } | PcapError::NotACapture { .. })) => {
+                pb.suspend(|| eprintln!("error: {e}"));
+                unreadable += 1;
+            }
+            Err(e) => {
+                pb.suspend(|| eprintln!("warning: {e}"));
+                partial += 1;
+            }
         }
         write_ready(&mut ex, &mut w)?;
     }
@@ -89,7 +99,9 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
         summary.exchanges,
         a.output.display()
     );
-    Ok(if failed > 0 {
+    Ok(if unreadable > 0 {
+        ExitCode::from(ERROR)
+    } else if partial > 0 {
         ExitCode::from(DEGRADED)
     } else {
         ExitCode::SUCCESS

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::{check_output, out, progress_spinner, runtime, server_config};
+use super::{check_output, out, progress_spinner, runtime, server_config, usage};
 use crate::cli::{LimitArgs, RecordArgs};
 
 pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
@@ -12,15 +12,16 @@ pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
     use agentwire::capture::npm::CliSpec;
     use agentwire::capture::record::{self, parse_env, RecordConfig, Target};
     let target = match &a.cli {
-        Some(spec) => Target::Cli(CliSpec::parse(spec)?),
-        None if a.args.is_empty() => anyhow::bail!(record::RecordError::NothingToRun),
+        Some(spec) => Target::Cli(CliSpec::parse(spec).map_err(usage)?),
+        None if a.args.is_empty() => return Err(usage(record::RecordError::NothingToRun)),
         None => Target::Command(a.args.clone()),
     };
     let env = a
         .env
         .iter()
         .map(|kv| parse_env(kv))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(usage)?;
     let limits = LimitArgs::default();
     let cfg = RecordConfig {
         args: if a.cli.is_some() {
