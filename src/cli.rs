@@ -85,7 +85,8 @@ pub fn write_man_pages(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 
 /// Write the top-level man page (`agentwire.1`) to `out`.
 pub fn write_man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    clap_mangen::Man::new(command()).render(out)
+    // as `clap_mangen::generate_to` does for the files: no page for `help`
+    clap_mangen::Man::new(command().disable_help_subcommand(true)).render(out)
 }
 
 /// Record what AI agent CLIs send to the Anthropic Messages API, and explain it.
@@ -120,7 +121,7 @@ pub enum Command {
     Pcap(PcapArgs),
     /// Capture exchanges live from a network interface (needs root or CAP_NET_RAW).
     Capture(CaptureArgs),
-    /// Print a shell completion script: `agentwire completions bash > …` (see `make install`).
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(CompletionsArgs),
     /// Print the man page, or write all of them (one per subcommand) with --dir.
     Man(ManArgs),

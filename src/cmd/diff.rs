@@ -48,7 +48,11 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
     }
     // Tripped gates also go to stderr, so a CI log shows them when stdout is a file.
     for g in report.gates.iter().filter(|g| g.tripped) {
-        eprintln!("gate tripped: --fail-on {}: {}", g.expr, g.details.join("; "));
+        eprintln!(
+            "gate tripped: --fail-on {}: {}",
+            g.expr,
+            g.details.join("; ")
+        );
     }
     Ok(if report.tripped() {
         ExitCode::from(GATE_TRIPPED)

@@ -6,6 +6,7 @@ mod analyze_polls;
 mod analyze_report;
 mod common;
 mod common_tshark;
+mod completions;
 mod diff;
 mod diff_snapshots;
 mod exit_codes;
