@@ -1,12 +1,18 @@
 # agentwire — make targets. `make` lists them.
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := libpcap-dev tshark
+APT_PACKAGES := libpcap-dev tshark man-db
 BIN := target/debug/agentwire
+# `make install`: where to (PREFIX, DESTDIR for packagers), cargo flags (FEATURES, e.g.
+# --no-default-features for a build without libpcap), or an already built binary (FROM).
+PREFIX ?= /usr/local
+DESTDIR ?=
+FEATURES ?=
+FROM ?=
 
 .DEFAULT_GOAL := help
 
-.PHONY: help deps build demo test lint doc bench clean-demo
+.PHONY: help deps build demo test lint doc bench clean-demo install uninstall
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -47,6 +53,28 @@ doc: ## build the API docs
 bench: deps ## run the benchmarks (installs claude-tap and mitmproxy from PyPI into target/bench-venv for the comparisons)
 	@[ -x target/bench-venv/bin/claude-tap ] && [ -x target/bench-venv/bin/mitmdump ] || { echo "bench: installing the peer tools claude-tap and mitmproxy (PyPI) into target/bench-venv"; python3 -m venv target/bench-venv && target/bench-venv/bin/pip install -q claude-tap mitmproxy; }
 	cargo bench
+
+install: ## install agentwire, its man pages and bash/zsh/fish/powershell completions under PREFIX (default /usr/local)
+	@set -e; from="$(FROM)"; \
+	if [ -z "$$from" ]; then cargo build --release --locked $(FEATURES); from=target/release/agentwire; fi; \
+	root="$(DESTDIR)$(PREFIX)"; \
+	install -Dm755 "$$from" "$$root/bin/agentwire"; \
+	mkdir -p "$$root/share/man/man1"; \
+	"$$from" man --dir "$$root/share/man/man1"; \
+	install -d "$$root/share/bash-completion/completions" "$$root/share/zsh/site-functions" \
+	  "$$root/share/fish/vendor_completions.d" "$$root/share/powershell/Modules/agentwire"; \
+	"$$from" completions bash > "$$root/share/bash-completion/completions/agentwire"; \
+	"$$from" completions zsh > "$$root/share/zsh/site-functions/_agentwire"; \
+	"$$from" completions fish > "$$root/share/fish/vendor_completions.d/agentwire.fish"; \
+	"$$from" completions powershell > "$$root/share/powershell/Modules/agentwire/agentwire.ps1"; \
+	echo "installed $$root/bin/agentwire, man pages in $$root/share/man/man1, completions for bash, zsh, fish and powershell under $$root/share"
+
+uninstall: ## remove what `make install` put under PREFIX
+	rm -f "$(DESTDIR)$(PREFIX)/bin/agentwire" "$(DESTDIR)$(PREFIX)"/share/man/man1/agentwire*.1 \
+	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/agentwire" \
+	  "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_agentwire" \
+	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/agentwire.fish"
+	rm -rf "$(DESTDIR)$(PREFIX)/share/powershell/Modules/agentwire"
 
 clean-demo: ## remove the demo output
 	rm -rf target/demo

@@ -136,3 +136,65 @@ fn man_pages_render_with_man() {
     let file = std::fs::read(dir.path().join("agentwire.1")).unwrap();
     assert!(o.stdout == file, "`agentwire man` differs from agentwire.1");
 }
+
+#[test]
+fn make_install_puts_binary_man_pages_and_completions_under_prefix() {
+    let prefix = tempfile::tempdir().unwrap();
+    let o = Command::new("make")
+        .arg("-C")
+        .arg(repo())
+        .arg("install")
+        .arg(format!("PREFIX={}", prefix.path().display()))
+        .arg(format!("FROM={}", bin().display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let p = prefix.path();
+    // the installed binary runs
+    let v = Command::new(p.join("bin/agentwire"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(v.stdout).unwrap().trim(),
+        format!("agentwire {}", env!("CARGO_PKG_VERSION"))
+    );
+    // man finds the subcommand pages through MANPATH, as for an installed program
+    let m = Command::new("man")
+        .arg("agentwire-analyze")
+        .env("MANPATH", p.join("share/man"))
+        .env("MANPAGER", "cat")
+        .output()
+        .unwrap();
+    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+    assert!(String::from_utf8_lossy(&m.stdout).contains("fail"));
+    // bash-completion's lazy loader would source this file; it registers the function
+    let c = Command::new("bash")
+        .arg("--norc")
+        .arg("-c")
+        .arg(format!(
+            "source '{}' && complete -p agentwire",
+            p.join("share/bash-completion/completions/agentwire").display()
+        ))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&c.stdout).contains("-F _agentwire"));
+    for f in [
+        "share/zsh/site-functions/_agentwire",
+        "share/fish/vendor_completions.d/agentwire.fish",
+        "share/powershell/Modules/agentwire/agentwire.ps1",
+    ] {
+        assert!(std::fs::metadata(p.join(f)).unwrap().len() > 1000, "{f}");
+    }
+    // and uninstall removes it all again
+    let u = Command::new("make")
+        .arg("-C")
+        .arg(repo())
+        .arg("uninstall")
+        .arg(format!("PREFIX={}", p.display()))
+        .output()
+        .unwrap();
+    assert!(u.status.success());
+    assert!(!p.join("bin/agentwire").exists());
+    assert!(!p.join("share/man/man1/agentwire.1").exists());
+}
