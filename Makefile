@@ -39,12 +39,14 @@ demo: build ## record a sample agent session under the fake server, show and ana
 	@echo "== agentwire analyze target/demo/session.jsonl (polling, prompt cache, background jobs)"
 	$(BIN) analyze target/demo/session.jsonl
 
-test: deps ## run the test suite (unit, integration with real servers, CLIs and captures)
+test: deps ## run the test suite (unit, integration with real servers, CLIs and captures), then diff/analyze on a build without libpcap
 	cargo test --locked
+	cargo test --locked --no-default-features --test it -- diff analyze features exit_codes
 
 lint: ## rustfmt, clippy and rustdoc, warnings as errors (what CI checks besides tests)
 	cargo fmt --check
 	cargo clippy --locked --all-targets -- -D warnings
+	cargo clippy --locked --all-targets --no-default-features -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps
 
 doc: ## build the API docs

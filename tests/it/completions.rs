@@ -122,7 +122,10 @@ fn man_pages_render_with_man() {
     assert!(top.contains("NAME"), "{top}");
     // the NAME line is the package description
     assert!(
-        top.contains(&format!("NAME agentwire - {}", env!("CARGO_PKG_DESCRIPTION"))),
+        top.contains(&format!(
+            "NAME agentwire - {}",
+            env!("CARGO_PKG_DESCRIPTION")
+        )),
         "{top}"
     );
     for sub in ["diff", "analyze", "pcap", "record", "completions"] {
@@ -174,7 +177,8 @@ fn make_install_puts_binary_man_pages_and_completions_under_prefix() {
         .arg("-c")
         .arg(format!(
             "source '{}' && complete -p agentwire",
-            p.join("share/bash-completion/completions/agentwire").display()
+            p.join("share/bash-completion/completions/agentwire")
+                .display()
         ))
         .output()
         .unwrap();

@@ -10,6 +10,7 @@ mod completions;
 mod diff;
 mod diff_snapshots;
 mod exit_codes;
+mod features;
 mod hand_trace;
 mod intercept;
 mod matrix;
