@@ -300,8 +300,9 @@ pub struct LimitArgs {
 /// `agentwire record`.
 #[derive(Args, Debug)]
 pub struct RecordArgs {
-    /// CLI to run, as NAME@VERSION (`claude-code@2.1.304`). Without it, run the command
-    /// given after `--`.
+    /// CLI to run, as NAME@VERSION (`claude-code@2.1.304`) or NAME@TAG with an npm
+    /// dist-tag (`claude-code@latest`, resolved through the registry; the trace context
+    /// keeps the version and the tag). Without it, run the command given after `--`.
     #[arg(long)]
     pub cli: Option<String>,
     /// Environment for the CLI, `K=V` (repeatable). `K=unset` removes K.
@@ -341,7 +342,8 @@ pub struct ShowArgs {
 /// `agentwire matrix`.
 #[derive(Args, Debug)]
 pub struct MatrixArgs {
-    /// CLI versions, comma-separated: `claude-code@2.1.303,claude-code@2.1.304`.
+    /// CLI versions, comma-separated: `claude-code@2.1.303,claude-code@latest`; a range
+    /// `claude-code@2.1.300..2.1.304` adds every version published between its ends.
     #[arg(long, value_delimiter = ',', required = true)]
     pub cli: Vec<String>,
     /// An environment dimension `K=V1,V2,...` (repeatable); `unset` removes K.
@@ -368,7 +370,8 @@ pub struct MatrixArgs {
 #[derive(Args, Debug)]
 #[command(
     after_help = "Inputs: a trace file, FILE#N (exchange N as `agentwire show` numbers it), \
-a JSON file holding one request body, or a CLI spec NAME@VERSION (claude-code@2.1.304), \
+a JSON file holding one request body, or a CLI spec NAME@VERSION or NAME@TAG \
+(claude-code@2.1.304, claude-code@latest), \
 recorded on the fly with `-p hello` under the fake server (see --env, --record-dir)."
 )]
 pub struct DiffArgs {

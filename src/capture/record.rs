@@ -134,7 +134,10 @@ impl RecordOutcome {
     /// The one-line summary `record` prints.
     pub fn summary(&self, output: &std::path::Path) -> String {
         let who = match (&self.context.cli, &self.context.cli_version) {
-            (Some(c), Some(v)) => format!("{c}@{v}"),
+            (Some(c), Some(v)) => match &self.context.cli_tag {
+                Some(t) => format!("{c}@{t} ({v})"),
+                None => format!("{c}@{v}"),
+            },
             (Some(c), None) => c.clone(),
             _ => "command".into(),
         };
@@ -171,6 +174,7 @@ pub async fn record(
             let mut c = Context::new();
             c.cli = Some(spec.name.clone());
             c.cli_version = Some(spec.version.clone());
+            c.cli_tag = spec.tag.clone();
             c.platform = Some(spec.platform.clone());
             (bin.to_string_lossy().into_owned(), args, c)
         }

@@ -146,9 +146,13 @@ impl agentwire::diff::InputResolver for RecordResolver {
         if std::path::Path::new(input).exists() || input.contains('/') || input.contains('#') {
             return None;
         }
-        let spec = agentwire::capture::npm::CliSpec::parse(input).ok()?;
+        // Anything shaped NAME@… is a CLI spec: a version or a dist-tag, resolved here.
+        let request = agentwire::capture::versions::CliRequest::parse(input).ok()?;
         Some(
-            self.record(input, spec)
+            request
+                .resolve_one()
+                .map_err(anyhow::Error::from)
+                .and_then(|spec| self.record(input, spec))
                 .map(|trace| agentwire::diff::Resolved {
                     input: input.to_string(),
                     trace,

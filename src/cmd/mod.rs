@@ -45,6 +45,20 @@ pub fn usage(e: impl Into<anyhow::Error>) -> anyhow::Error {
     UsageError(e.into()).into()
 }
 
+/// A CLI spec's resolution error as the binary reports it: what the user wrote wrong
+/// (syntax, unknown CLI or dist-tag, a range where one version is wanted) is a usage error;
+/// registry and download failures are errors.
+pub fn npm_error(e: agentwire::capture::npm::NpmError) -> anyhow::Error {
+    use agentwire::capture::npm::NpmError as E;
+    match e {
+        E::BadSpec { .. }
+        | E::UnknownCli { .. }
+        | E::UnknownTag { .. }
+        | E::RangeNotAllowed { .. } => usage(e),
+        e => e.into(),
+    }
+}
+
 /// Print a failed command's error on stderr and return its exit code: 0 for a closed
 /// stdout pipe (nothing to print), [`USAGE`] for a [`UsageError`], else [`ERROR`].
 pub fn fail(e: &anyhow::Error) -> ExitCode {

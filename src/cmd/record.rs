@@ -4,15 +4,21 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::{check_output, out, progress_spinner, runtime, server_config, usage};
+use super::{check_output, npm_error, out, progress_spinner, runtime, server_config, usage};
 use crate::cli::{LimitArgs, RecordArgs};
 
 pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
     check_output(&a.output, a.force)?;
-    use agentwire::capture::npm::CliSpec;
     use agentwire::capture::record::{self, parse_env, RecordConfig, Target};
+    use agentwire::capture::versions;
     let target = match &a.cli {
-        Some(spec) => Target::Cli(CliSpec::parse(spec).map_err(usage)?),
+        Some(spec) => {
+            let s = versions::resolve(spec).map_err(npm_error)?;
+            if let Some(tag) = &s.tag {
+                eprintln!("agentwire: {spec} is {} (npm dist-tag {tag})", s.version);
+            }
+            Target::Cli(s)
+        }
         None if a.args.is_empty() => return Err(usage(record::RecordError::NothingToRun)),
         None => Target::Command(a.args.clone()),
     };

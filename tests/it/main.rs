@@ -21,3 +21,4 @@ mod replay;
 mod server;
 mod show;
 mod tshark;
+mod versions;
