@@ -20,5 +20,6 @@ mod record;
 mod replay;
 mod server;
 mod show;
+mod terminal;
 mod tshark;
 mod versions;
