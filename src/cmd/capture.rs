@@ -21,7 +21,7 @@ use agentwire::trace::{Context, SourceKind, TraceWriter};
 #[cfg(feature = "libpcap")]
 use super::pcap::{config, progress_message, write_ready};
 #[cfg(feature = "libpcap")]
-use super::{out, progress_spinner, DEGRADED};
+use super::{progress_spinner, shown, summary as summary_out, DEGRADED};
 use crate::cli::CaptureArgs;
 
 /// Parse `30`, `30s`, `5m`, `1h`, `1.5s`.
@@ -113,14 +113,14 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
     for x in &rest {
         w.write_exchange(x)?;
     }
-    out(&report::capture::render(
-        &summary,
-        a.packet_filter.format.into(),
-    ))?;
+    summary_out(
+        &report::capture::render(&summary, a.packet_filter.format.into()),
+        &a.output,
+    )?;
     eprintln!(
         "wrote {} exchanges to {}",
         summary.exchanges,
-        a.output.display()
+        shown(&a.output)
     );
     Ok(if dropped + if_dropped > 0 {
         ExitCode::from(DEGRADED)

@@ -104,6 +104,31 @@ pub fn out(text: &str) -> Result<()> {
     Ok(())
 }
 
+/// True when an output path is `-`: the command's main output (a trace) goes to stdout.
+pub(crate) fn is_stdout(path: &std::path::Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// A path as messages name it: `stdout` for `-`.
+pub(crate) fn shown(path: &std::path::Path) -> String {
+    if is_stdout(path) {
+        "stdout".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Print a command's summary: on stdout, unless its main output goes to stdout (`-o -`),
+/// where the summary would corrupt it; then on stderr.
+pub(crate) fn summary(text: &str, output: &std::path::Path) -> Result<()> {
+    if is_stdout(output) {
+        eprint!("{text}");
+        Ok(())
+    } else {
+        out(text)
+    }
+}
+
 /// Report a trace's unreadable lines on stderr; returns the exit code they imply.
 pub fn report_problems(trace: &Trace) -> ExitCode {
     for p in &trace.problems {

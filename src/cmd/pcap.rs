@@ -10,7 +10,7 @@ use agentwire::capture::pcap::{self, Config, Extractor, PcapError};
 use agentwire::report;
 use agentwire::trace::{Context, SourceKind, TraceWriter};
 
-use super::{out, progress_bytes, DEGRADED, ERROR};
+use super::{progress_bytes, shown, summary as summary_out, DEGRADED, ERROR};
 use crate::cli::{PacketFilterArgs, PcapArgs};
 
 pub(super) fn config(f: &PacketFilterArgs, kind: SourceKind) -> Config {
@@ -93,11 +93,14 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
     for x in &rest {
         w.write_exchange(x)?;
     }
-    out(&report::capture::render(&summary, a.filter.format.into()))?;
+    summary_out(
+        &report::capture::render(&summary, a.filter.format.into()),
+        &a.output,
+    )?;
     eprintln!(
         "wrote {} exchanges to {}",
         summary.exchanges,
-        a.output.display()
+        shown(&a.output)
     );
     Ok(if unreadable > 0 {
         ExitCode::from(ERROR)

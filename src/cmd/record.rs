@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::{check_output, npm_error, out, progress_spinner, runtime, server_config, usage};
+use super::{check_output, npm_error, progress_spinner, runtime, server_config, summary, usage};
 use crate::cli::{LimitArgs, RecordArgs};
 
 pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
@@ -47,7 +47,7 @@ pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
     let report = |msg: &str| spinner.set_message(msg.to_string());
     let outcome = runtime()?.block_on(record::record(cfg, &report))?;
     spinner.finish_and_clear();
-    out(&format!("{}\n", outcome.summary(&a.output)))?;
+    summary(&format!("{}\n", outcome.summary(&a.output)), &a.output)?;
     if outcome.timed_out || outcome.exit_code != Some(0) {
         let tail = if outcome.output_tail.trim().is_empty() {
             "(it printed nothing)".to_string()

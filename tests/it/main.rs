@@ -15,6 +15,7 @@ mod hand_trace;
 mod intercept;
 mod matrix;
 mod pcap;
+mod pipes;
 mod proxy;
 mod record;
 mod replay;
