@@ -7,9 +7,12 @@ use std::process::{Command, Stdio};
 
 use crate::common::*;
 
-/// `bash -c SCRIPT` with `$AW` set to the binary; returns (status, stdout, stderr).
+/// `bash -c SCRIPT` with `$AW` set to the binary, in an empty directory (so a `-` taken
+/// for a file name can neither be found nor left behind); returns (status, stdout, stderr).
 fn sh(script: &str) -> (Option<i32>, String, String) {
+    let cwd = tempfile::tempdir().unwrap();
     let o = Command::new("bash")
+        .current_dir(cwd.path())
         .arg("-c")
         .arg(format!("set -o pipefail; {script}"))
         .env("AW", bin())
