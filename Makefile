@@ -30,14 +30,36 @@ deps: ## install what is missing: system packages (apt-get) and checks for cargo
 build: deps ## build agentwire (debug)
 	cargo build --locked
 
-demo: build ## record a sample agent session under the fake server, show and analyze it
-	@mkdir -p target/demo
-	@echo "== agentwire record: a small agent (captures/clients/mini_agent.py) driven by captures/scenarios/sample-agent.json"
-	$(BIN) record --force --route base-url --script captures/scenarios/sample-agent.json -o target/demo/session.jsonl -- python3 captures/clients/mini_agent.py "build the project"
-	@echo "== agentwire show target/demo/session.jsonl"
-	$(BIN) show target/demo/session.jsonl
-	@echo "== agentwire analyze target/demo/session.jsonl (polling, prompt cache, background jobs)"
-	$(BIN) analyze target/demo/session.jsonl
+# `make demo`: two published Claude Code versions (DEMO_A, DEMO_B; their binaries are cached
+# by agentwire under ~/.cache/agentwire, their traces in target/demo, so a second run records
+# nothing) and a session with a background job.
+DEMO := target/demo
+DEMO_A ?= 2.1.303
+DEMO_B ?= 2.1.304
+
+demo: build $(DEMO)/cc$(DEMO_A).jsonl $(DEMO)/cc$(DEMO_B).jsonl $(DEMO)/bg-session.jsonl ## the jobs people come for: diff two published Claude Code versions, audit a session for polling waste and cache misses
+	@echo "== 1. What changed between Claude Code $(DEMO_A) and $(DEMO_B)? (the first request of each, sent to a gateway URL)"
+	$(BIN) diff $(DEMO)/cc$(DEMO_A).jsonl $(DEMO)/cc$(DEMO_B).jsonl
+	@echo "== 2. Audit a session in which Claude Code $(DEMO_B) runs a background build and polls its output: polling waste, cache misses, the job"
+	$(BIN) analyze $(DEMO)/bg-session.jsonl
+	@# == 3. The HTML report: when `agentwire report` exists (issue 11), write it here from
+	@#    the two steps' traces and print its path, as the last line of the demo.
+	@echo "== traces kept in $(DEMO)/ (make clean-demo removes them; try: $(BIN) show $(DEMO)/bg-session.jsonl)"
+
+# One published version saying hello (`-p hello`) under the fake server, by base URL.
+$(DEMO)/cc%.jsonl: | build
+	@mkdir -p $(DEMO)
+	@echo "== recording Claude Code $* (downloads it from npm the first time)"
+	$(BIN) record --cli claude-code@$* --route base-url --force -o $@.part
+	@mv $@.part $@
+
+# Claude Code driven by a scenario through a background Bash build, three polls of its
+# output file and the task notification.
+$(DEMO)/bg-session.jsonl: | build
+	@mkdir -p $(DEMO)
+	@echo "== recording a Claude Code $(DEMO_B) session with a background job (captures/scenarios/bg-build.json)"
+	$(BIN) record --cli claude-code@$(DEMO_B) --route base-url --force --script captures/scenarios/bg-build.json -o $@.part -- -p "run the build" --allowedTools Bash
+	@mv $@.part $@
 
 test: deps ## run the test suite (unit, integration with real servers, CLIs and captures), then diff/analyze on a build without libpcap
 	cargo test --locked
