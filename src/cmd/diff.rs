@@ -17,7 +17,8 @@ fn use_color() -> bool {
 }
 
 pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
-    use agentwire::diff::{self, Gate, Mode, Normalizer};
+    use agentwire::api::normalize::Normalizer;
+    use agentwire::diff::{self, Gate, Mode};
     let gates = a
         .fail_on
         .iter()

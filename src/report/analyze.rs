@@ -352,7 +352,7 @@ fn requests_section(a: &Analysis) -> Section {
                     .filter(|d| !d.is_empty())
                     .unwrap_or_else(|| "-".into()),
                 r.miss_tokens.to_string(),
-                usd(r.cost_usd),
+                r.cost_usd.map_or_else(|| "unpriced".to_string(), usd),
             ];
             if compare {
                 row.push(r.predicted.read.to_string());

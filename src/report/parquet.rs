@@ -9,7 +9,7 @@
 //!   str; uncached, read, write_5m, write_1h, output int64 (figures used);
 //!   predicted_read, predicted_write, predicted_uncached int64; observed_read,
 //!   observed_write int64 (null when not recorded); status str; cause, cause_detail str
-//!   (null); miss_tokens int64; miss_cost_usd, cost_usd double.
+//!   (null); miss_tokens int64; miss_cost_usd, cost_usd double (null: unpriced model).
 //! - `episodes.parquet`: thread, kind, tool, target str; job str (null); polls, redundant,
 //!   after_notified, while_pending int64; first_at_us, last_at_us int64; mean_interval_s,
 //!   job_duration_s double (null); tokens int64; cost_usd double; wasted_tokens int64;
@@ -251,8 +251,8 @@ pub fn write_tables(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ParquetErr
             ),
             opt_strs("cause_detail", r.iter().map(|x| x.cause_detail.clone())),
             i64s("miss_tokens", r.iter().map(|x| n(x.miss_tokens))),
-            f64s("miss_cost_usd", r.iter().map(|x| x.miss_cost_usd)),
-            f64s("cost_usd", r.iter().map(|x| x.cost_usd)),
+            opt_f64s("miss_cost_usd", r.iter().map(|x| x.miss_cost_usd)),
+            opt_f64s("cost_usd", r.iter().map(|x| x.cost_usd)),
         ],
     )?];
     let e = &a.episodes;

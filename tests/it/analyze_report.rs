@@ -185,7 +185,7 @@ fn cli_reads_a_price_file() {
     let trace = write_trace(dir.path());
     let prices = dir.path().join("p.json");
     // Everything costs $1 per token-million of input, nothing else.
-    std::fs::write(&prices, r#"{"source":"test","date":"2026-01-01","fallback":"x","models":[{"model":"x","matches":["claude"],"input":1.0,"output":0.0,"write_5m":0.0,"write_1h":0.0,"read":0.0,"min_cacheable":1000000}]}"#).unwrap();
+    std::fs::write(&prices, r#"{"source":"test","date":"2026-01-01","models":[{"model":"x","ids":["claude-sonnet-4-5"],"input":1.0,"output":0.0,"write_5m":0.0,"write_1h":0.0,"read":0.0,"min_cacheable":1000000}]}"#).unwrap();
     let out = Command::new(bin())
         .args([
             "analyze",
