@@ -114,6 +114,18 @@ pub struct EpisodeRow {
     pub wasted_cost_usd: f64,
     /// `tool_use` ids of the polls, in order.
     pub calls: Vec<String>,
+    /// The redundant polls and what made each result equal to the previous one
+    /// (`identical`, or the normalization rules that fired).
+    pub redundant_calls: Vec<RedundantPoll>,
+}
+
+/// A redundant poll and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct RedundantPoll {
+    /// `tool_use` id.
+    pub call: String,
+    /// `identical`, or the normalization rules that made the results equal.
+    pub equal_by: Vec<String>,
 }
 
 /// One Messages request.
@@ -381,7 +393,12 @@ pub fn build(parts: Parts<'_>) -> Analysis {
         })
         .collect();
     let decisions: Vec<DecisionRecord> = parts.jobs.iter().map(decide).collect();
-    let threads = thread_rows(&parts.labels, &rows, &parts.episodes);
+    let session_labels: Vec<String> = parts
+        .session_of
+        .iter()
+        .map(|s| parts.sessions[*s].label.clone())
+        .collect();
+    let threads = thread_rows(&parts.labels, &session_labels, &rows, &parts.episodes);
     let mut summary = summarize(&rows, &episodes, &jobs, threads.len(), compared, agreed);
     summary.sessions = parts.sessions.len();
     summary.unpriced_models = unpriced;
@@ -442,5 +459,14 @@ fn episode_row(e: &Episode, jobs: &[Job], share: &dyn Fn(usize) -> (Tokens, f64)
         wasted_tokens: wasted,
         wasted_cost_usd: wasted_cost,
         calls: e.polls.iter().map(|p| p.call.clone()).collect(),
+        redundant_calls: e
+            .polls
+            .iter()
+            .filter(|p| p.redundant)
+            .map(|p| RedundantPoll {
+                call: p.call.clone(),
+                equal_by: p.equal_by.clone(),
+            })
+            .collect(),
     }
 }

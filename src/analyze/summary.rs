@@ -89,7 +89,9 @@ pub struct Summary {
 /// One thread.
 #[derive(Clone, Debug, Serialize)]
 pub struct ThreadRow {
-    /// Label (`main`, `sub-N`, `side-N`; `tN/…` with several traces).
+    /// Session label (`s1`, …).
+    pub session: String,
+    /// Label (`main`, `sub-N`, `side-N`; `sN/…` when the input holds several sessions).
     pub thread: String,
     /// Requests.
     pub requests: usize,
@@ -109,11 +111,18 @@ pub struct ThreadRow {
     pub cost_usd: f64,
 }
 
-/// One row per thread (labels by global thread number).
-pub fn thread_rows(labels: &[String], rows: &[RequestRow], episodes: &[Episode]) -> Vec<ThreadRow> {
+/// One row per thread (labels and session labels by global thread number).
+pub fn thread_rows(
+    labels: &[String],
+    sessions: &[String],
+    rows: &[RequestRow],
+    episodes: &[Episode],
+) -> Vec<ThreadRow> {
     let mut out: Vec<ThreadRow> = labels
         .iter()
-        .map(|l| ThreadRow {
+        .zip(sessions)
+        .map(|(l, s)| ThreadRow {
+            session: s.clone(),
             thread: l.clone(),
             requests: 0,
             polls: 0,

@@ -41,8 +41,15 @@ struct Section {
 fn sections(a: &Analysis) -> Vec<Section> {
     let s = &a.summary;
     let mut out = Vec::new();
+    let reasons: Vec<String> = a
+        .usage_used
+        .reasons
+        .iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect();
     let mut sum = vec![
         vec!["requests".into(), s.requests.to_string()],
+        vec!["sessions".into(), s.sessions.to_string()],
         vec!["threads".into(), s.threads.to_string()],
         vec!["polls".into(), s.polls.to_string()],
         vec!["redundant polls".into(), s.redundant_polls.to_string()],
@@ -78,7 +85,14 @@ fn sections(a: &Analysis) -> Vec<Section> {
             format!("{} / {}", s.cache_miss_tokens, usd(s.cache_miss_cost_usd)),
         ],
         vec!["total cost".into(), usd(s.total_cost_usd)],
+        vec!["usage figures from".into(), reasons.join("; ")],
     ];
+    if !s.unpriced_models.is_empty() {
+        sum.push(vec![
+            "unpriced models (cost left out)".into(),
+            s.unpriced_models.join(", "),
+        ]);
+    }
     let jobs: Vec<String> = s
         .jobs_by_state
         .iter()
@@ -136,6 +150,7 @@ fn sections(a: &Analysis) -> Vec<Section> {
     out.push(Section {
         title: "Threads".into(),
         header: vec![
+            "session",
             "thread",
             "requests",
             "polls",
@@ -154,6 +169,7 @@ fn sections(a: &Analysis) -> Vec<Section> {
             .iter()
             .map(|t| {
                 vec![
+                    t.session.clone(),
                     t.thread.clone(),
                     t.requests.to_string(),
                     t.polls.to_string(),
@@ -316,6 +332,7 @@ fn requests_section(a: &Analysis) -> Section {
     let compare = a.summary.agreement.is_some();
     let mut header = vec![
         "#",
+        "session",
         "thread",
         "time",
         "usage",
@@ -338,6 +355,7 @@ fn requests_section(a: &Analysis) -> Section {
         .map(|r| {
             let mut row = vec![
                 r.seq.to_string(),
+                r.session.clone(),
                 r.thread.clone(),
                 r.at.format("%H:%M:%S%.3f").to_string(),
                 r.usage.clone(),

@@ -256,6 +256,11 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
         "replay".into(),
         serde_json::to_value(&m).unwrap_or_default(),
     );
+    draft.notes.insert(
+        "synthesized".into(),
+        serde_json::json!({"by": "agentwire replay",
+            "usage": format!("recorded for exchange {} of the replayed trace", m.recorded_id)}),
+    );
     let Some(resp) = recorded.response.clone() else {
         return error_response(
             draft,
