@@ -1,9 +1,11 @@
 //! `record`: run a CLI under the fake server in a clean environment and write its trace.
 //!
-//! The run gets an empty HOME and config dir, a fake API key, `ANTHROPIC_BASE_URL` pointing
-//! at an in-process server, telemetry and non-essential traffic off, the caller's
-//! environment additions, and a timeout. The trace header records the context (CLI,
-//! version, platform, route, env that was set, base URL, agentwire version).
+//! The run gets a clean but realistic environment ([`clean_env`]: a fresh HOME with the
+//! usual folders and config dir, `SHELL`, `TERM`, `LANG`, `TZ`, `USER`, `PATH`), a fake
+//! API key, `ANTHROPIC_BASE_URL` (or the first-party proxy variables) pointing at an
+//! in-process server, telemetry and non-essential traffic off, the caller's `--env`
+//! changes, and a timeout. The trace header records the context (CLI, version, platform,
+//! route, every variable that was set, base URL, agentwire version).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -12,8 +14,7 @@ use std::time::Duration;
 
 use super::npm::{self, CliSpec, NpmError};
 use super::server::{self, ServerConfig, ServerError};
-use crate::api::thread::ThreadTracker;
-use crate::api::MessagesRequest;
+use crate::api::view::Canonicalizer;
 use crate::trace::redact::redact_env;
 use crate::trace::{Context, Trace, TraceError, TraceWriter};
 
@@ -100,6 +101,43 @@ pub struct RecordConfig {
     pub route: Route,
 }
 
+/// Folders a user's home usually has; the recorded CLI finds them in its fresh HOME.
+pub const HOME_FOLDERS: &[&str] = &[
+    ".config",
+    ".cache",
+    ".local/share",
+    ".local/bin",
+    "Desktop",
+    "Documents",
+    "Downloads",
+];
+
+/// The ordinary variables every recorded run gets, before the route's and the caller's:
+/// a shell (`SHELL`, the CLIs describe it in their prompts), a terminal type, a UTF-8
+/// locale, UTC, a user name, the fresh `HOME` and the caller's `PATH` (so the CLI finds
+/// its tools). Fixed values, so two recordings of one version agree; `--env K=V` or
+/// `K=unset` changes any of them.
+pub fn clean_env(home: &std::path::Path) -> BTreeMap<String, String> {
+    let shell = ["/bin/bash", "/usr/bin/bash", "/bin/sh"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .unwrap_or("/bin/sh");
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+    [
+        ("HOME", home.to_string_lossy().into_owned()),
+        ("SHELL", shell.to_string()),
+        ("TERM", "xterm-256color".to_string()),
+        ("LANG", "C.UTF-8".to_string()),
+        ("TZ", "UTC".to_string()),
+        ("USER", "user".to_string()),
+        ("LOGNAME", "user".to_string()),
+        ("PATH", path),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
 /// Parse `K=V` (with `K=unset` meaning remove K).
 pub fn parse_env(kv: &str) -> Result<(String, Option<String>), RecordError> {
     let (k, v) = kv
@@ -176,6 +214,9 @@ pub async fn record(
     for d in [&home, &config, &work] {
         std::fs::create_dir_all(d).map_err(RecordError::Sandbox)?;
     }
+    for f in HOME_FOLDERS {
+        std::fs::create_dir_all(home.join(f)).map_err(RecordError::Sandbox)?;
+    }
 
     // Start the server first: the base URL goes into the context and the env.
     let placeholder = Context::new();
@@ -196,11 +237,10 @@ pub async fn record(
     let srv = server::start(server_cfg, writer).await?;
     let base_url = srv.base_url();
 
-    let mut env: BTreeMap<String, String> = BTreeMap::new();
+    let mut env = clean_env(&home);
     let set = |env: &mut BTreeMap<String, String>, k: &str, v: &str| {
         env.insert(k.to_string(), v.to_string());
     };
-    set(&mut env, "HOME", &home.to_string_lossy());
     set(&mut env, "CLAUDE_CONFIG_DIR", &config.to_string_lossy());
     set(&mut env, "ANTHROPIC_API_KEY", FAKE_API_KEY);
     match (cfg.route, &ca_path) {
@@ -238,13 +278,9 @@ pub async fn record(
     cmd.args(&args)
         .env_clear()
         .envs(&env)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .current_dir(&cwd)
         .stdin(Stdio::null())
         .kill_on_drop(true);
-    if let Some(lang) = std::env::var_os("LANG") {
-        cmd.env("LANG", lang);
-    }
     let out_path = sandbox.path().join("output.txt");
     let out_file = std::fs::File::create(&out_path).map_err(RecordError::Sandbox)?;
     let err_file = out_file.try_clone().map_err(RecordError::Sandbox)?;
@@ -339,16 +375,14 @@ fn outcome(
 ) -> RecordOutcome {
     let text = std::fs::read_to_string(out_path).unwrap_or_default();
     let tail: Vec<&str> = text.lines().rev().take(20).collect();
-    let mut threads = ThreadTracker::new();
+    let mut canon = Canonicalizer::new();
     let mut tools = None;
     let mut messages = 0;
-    for x in trace.exchanges.iter().filter(|x| x.is_messages()) {
-        messages += 1;
-        if let Ok(r) = MessagesRequest::parse(&x.request.body.bytes) {
-            let t = threads.assign(&r);
-            if tools.is_none() && threads.label(t) == "main" {
-                tools = Some(r.tools.len());
-            }
+    for x in &trace.exchanges {
+        let v = canon.view(x);
+        messages += usize::from(x.is_messages());
+        if let Some(c) = v.request.filter(|_| v.place.thread_label == "main") {
+            tools.get_or_insert(c.req.tools.len());
         }
     }
     RecordOutcome {

@@ -33,6 +33,9 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         let files = report::parquet::write_tables(&result, dir)?;
         eprintln!("wrote {} Parquet tables to {}", files.len(), dir.display());
     }
+    for w in &result.warnings {
+        eprintln!("warning: {w}");
+    }
     let mut code = ExitCode::SUCCESS;
     for i in &result.inputs {
         if i.bad_lines > 0 {

@@ -13,7 +13,8 @@ use super::{
 use crate::cli::{DiffArgs, LimitArgs, ReplyArgs, RouteArg};
 
 pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
-    use agentwire::diff::{self, Gate, Mode, Normalizer};
+    use agentwire::api::normalize::Normalizer;
+    use agentwire::diff::{self, Gate, Mode};
     let gates = a
         .fail_on
         .iter()

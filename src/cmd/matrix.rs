@@ -53,7 +53,8 @@ pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
         }
     }
     let runs: Vec<(String, &Trace)> = traces.iter().map(|(l, t)| (l.clone(), t)).collect();
-    let m = agentwire::diff::matrix::build(&runs, &agentwire::diff::Normalizer::defaults());
+    let m =
+        agentwire::diff::matrix::build(&runs, &agentwire::api::normalize::Normalizer::defaults());
     out(&report::matrix::render_matrix(&m, a.format.into()))?;
     Ok(if failed || !m.problems.is_empty() {
         ExitCode::from(DEGRADED)

@@ -22,7 +22,8 @@ pub(super) fn show(a: ShowArgs) -> Result<ExitCode> {
                 problems += 1;
                 eprintln!("warning: {}: {p}", a.trace.display());
             }
-            Record::Header { .. } | Record::Other(_) => {}
+            Record::Header { .. } => builder.new_context(),
+            Record::Other(_) => {}
         }
     }
     out(&report::show::render(&rows, a.format.into()))?;
