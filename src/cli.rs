@@ -38,6 +38,23 @@ pub enum Command {
     Pcap(PcapArgs),
     /// Capture exchanges live from a network interface (needs root or CAP_NET_RAW).
     Capture(CaptureArgs),
+    /// Run a stdio MCP server, relaying its stdin/stdout byte for byte and recording
+    /// every JSON-RPC message (what `record` puts in front of each stdio server).
+    McpTap(McpTapArgs),
+}
+
+/// `agentwire mcp-tap`.
+#[derive(Args, Debug)]
+pub struct McpTapArgs {
+    /// Server name written in every record (the `mcpServers` key).
+    #[arg(long, default_value = "mcp")]
+    pub name: String,
+    /// Trace file for the records (default `mcp-NAME.jsonl`); it is replaced.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// The server command and its arguments.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
 }
 
 /// `agentwire ca`.

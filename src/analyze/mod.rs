@@ -272,7 +272,7 @@ pub fn analyze_files(paths: &[&Path], cfg: AnalyzeConfig) -> Result<Analysis, An
             match rec? {
                 Record::Exchange(x) => a.push(&x),
                 Record::Bad(_) => a.bad_line(),
-                Record::Header { .. } | Record::Other(_) => {}
+                Record::Header { .. } | Record::Mcp(_) | Record::Other(_) => {}
             }
         }
     }

@@ -6,6 +6,7 @@ mod ca;
 mod capture;
 mod diff;
 mod matrix;
+mod mcp_tap;
 mod pcap;
 mod record;
 mod replay;
@@ -41,6 +42,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Analyze(a) => analyze::analyze(a),
         Command::Pcap(a) => pcap::pcap(a),
         Command::Capture(a) => capture::capture(a),
+        Command::McpTap(a) => mcp_tap::mcp_tap(a),
     }
 }
 

@@ -22,7 +22,7 @@ pub(super) fn show(a: ShowArgs) -> Result<ExitCode> {
                 problems += 1;
                 eprintln!("warning: {}: {p}", a.trace.display());
             }
-            Record::Header { .. } | Record::Other(_) => {}
+            Record::Header { .. } | Record::Mcp(_) | Record::Other(_) => {}
         }
     }
     out(&report::show::render(&rows, a.format.into()))?;
