@@ -15,6 +15,7 @@ pub mod events;
 pub mod gate;
 pub mod input;
 pub mod jobs;
+pub mod mcp;
 pub mod polling;
 pub mod prices;
 pub mod result;
@@ -25,7 +26,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::trace::{Exchange, Record, TraceError, TraceReader};
+use crate::trace::{Exchange, McpRecord, Record, TraceError, TraceReader};
 
 pub use cache::TtlMode;
 pub use cause::{BilledAs, CachePrediction, MissCause};
@@ -125,6 +126,7 @@ pub struct Analyzer {
     notes: Vec<input::Notification>,
     claims: Vec<(usize, usize)>,
     min_cache: HashMap<String, u64>,
+    mcp: Vec<(usize, McpRecord)>,
 }
 
 impl Analyzer {
@@ -143,6 +145,7 @@ impl Analyzer {
             notes: Vec::new(),
             claims: Vec::new(),
             min_cache: HashMap::new(),
+            mcp: Vec::new(),
         }
     }
 
@@ -179,6 +182,14 @@ impl Analyzer {
         if let Some(i) = self.inputs.last_mut() {
             i.bad_lines += 1;
         }
+    }
+
+    /// Take one MCP record of the current trace (any order; [`mcp`] sorts by time).
+    pub fn push_mcp(&mut self, r: McpRecord) {
+        if self.stage.is_none() {
+            self.begin_trace("(input)");
+        }
+        self.mcp.push((self.inputs.len() - 1, r));
     }
 
     /// Analyse one exchange (in arrival order).
@@ -248,7 +259,14 @@ impl Analyzer {
         let trace_of: Vec<usize> = self.labels.iter().map(|(t, _)| *t).collect();
         let mut jobs = jobs::find_jobs(&self.calls, &self.notes, &self.claims, &labels, &trace_of);
         let episodes = polling::find_episodes(&self.calls, &self.notes, &mut jobs, &labels);
-        result::build(result::Parts {
+        let model_mcp: Vec<(usize, &input::ToolCall)> = self
+            .calls
+            .iter()
+            .filter(|c| c.name.starts_with("mcp__"))
+            .map(|c| (trace_of.get(c.thread).copied().unwrap_or(0), c))
+            .collect();
+        let mcp = mcp::analyze(&self.mcp, &model_mcp, &self.notes, &labels);
+        let mut analysis = result::build(result::Parts {
             cfg: &self.cfg,
             inputs: self.inputs,
             labels,
@@ -256,7 +274,9 @@ impl Analyzer {
             calls: &self.calls,
             episodes,
             jobs,
-        })
+        });
+        analysis.mcp = mcp;
+        analysis
     }
 }
 
@@ -271,8 +291,9 @@ pub fn analyze_files(paths: &[&Path], cfg: AnalyzeConfig) -> Result<Analysis, An
         for rec in TraceReader::open(p)? {
             match rec? {
                 Record::Exchange(x) => a.push(&x),
+                Record::Mcp(m) => a.push_mcp(*m),
                 Record::Bad(_) => a.bad_line(),
-                Record::Header { .. } | Record::Mcp(_) | Record::Other(_) => {}
+                Record::Header { .. } | Record::Other(_) => {}
             }
         }
     }

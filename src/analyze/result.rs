@@ -48,6 +48,8 @@ pub struct Analysis {
     pub jobs: Vec<JobRow>,
     /// One decision record per job.
     pub decisions: Vec<DecisionRecord>,
+    /// The MCP layer and its link to the model layer (empty without `mcp` records).
+    pub mcp: super::mcp::McpAnalysis,
 }
 
 /// How many requests used which figures.
@@ -351,6 +353,7 @@ pub fn build(parts: Parts<'_>) -> Analysis {
         requests: rows,
         jobs,
         decisions,
+        mcp: Default::default(),
     }
 }
 
