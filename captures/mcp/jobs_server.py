@@ -269,6 +269,8 @@ def serve_stdio():
     state = {}
 
     def notify(task):
+        while task.status() == "working":  # a timer may fire a little early
+            time.sleep(0.01)
         if task.status() != "cancelled":
             wire.send({"jsonrpc": "2.0", "method": "notifications/tasks/status",
                        "params": task.shape(False)})

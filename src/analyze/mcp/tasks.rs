@@ -77,10 +77,15 @@ impl Task {
             .find(|s| TERMINAL.contains(s))
     }
 
+    /// Note a state seen at `at` (folded into [`Task::states`] by [`Task::settle`]).
     fn observe(&mut self, at: DateTime<Utc>, state: &str, how: &'static str) {
-        if self.states.last().is_none_or(|(_, s, _)| s != state) {
-            self.states.push((at, state.to_string(), how));
-        }
+        self.states.push((at, state.to_string(), how));
+    }
+
+    /// Put the observations in time order and fold repeats.
+    fn settle(&mut self) {
+        self.states.sort_by_key(|(at, _, _)| *at);
+        self.states.dedup_by(|b, a| a.1 == b.1);
     }
 }
 
@@ -231,9 +236,6 @@ pub fn find_tasks(calls: &[Call], notes: &[Note]) -> Vec<Task> {
                                 t.polls_too_fast += 1;
                             }
                         }
-                        if t.terminal_at().is_some_and(|ta| ta <= c.at) {
-                            t.polls_after_terminal += 1;
-                        }
                         t.tasks_get.push(i);
                         if let Some(r) = &c.result {
                             if let Some(p) = r
@@ -265,7 +267,6 @@ pub fn find_tasks(calls: &[Call], notes: &[Note]) -> Vec<Task> {
             }
             _ => {}
         }
-        // Notifications up to this call's time, in order, update their tasks.
     }
     for n in notes.iter().filter(|n| {
         !n.to_server
@@ -284,9 +285,19 @@ pub fn find_tasks(calls: &[Call], notes: &[Note]) -> Vec<Task> {
             t.notifications += 1;
             if let Some(st) = n.params.get("status").and_then(Value::as_str) {
                 t.observe(n.at, st, "notification");
-                t.states.sort_by_key(|(at, _, _)| *at);
             }
         }
+    }
+    // A poll sent after the client had seen the end (a poll's answer or a notification)
+    // is redundant.
+    for t in &mut tasks {
+        t.settle();
+        let end = t.terminal_at();
+        t.polls_after_terminal = t
+            .tasks_get
+            .iter()
+            .filter(|&&g| end.is_some_and(|e| e < calls[g].at))
+            .count();
     }
     tasks
 }
