@@ -11,6 +11,7 @@ mod diff_snapshots;
 mod hand_trace;
 mod intercept;
 mod matrix;
+mod mcp_http;
 mod mcp_tap;
 mod pcap;
 mod proxy;
