@@ -249,6 +249,9 @@ pub struct ShowArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
+    /// List the MCP messages (`mcp` records) instead of the exchanges.
+    #[arg(long)]
+    pub mcp: bool,
 }
 
 /// `agentwire matrix`.
@@ -272,7 +275,15 @@ pub struct MatrixArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
-    /// Arguments for every CLI run (default `-p hello`).
+    /// Tabulate the MCP layer instead of tool definitions: protocol, task support,
+    /// tasks, backgrounding, polls on both layers, notifications, wall time.
+    #[arg(long)]
+    pub mcp: bool,
+    /// How the fake server answers (a scenario drives every run the same way).
+    #[command(flatten)]
+    pub reply: ReplyArgs,
+    /// Arguments for every CLI run (default `-p hello`); `--mcp-config FILE` servers are
+    /// recorded too.
     #[arg(last = true)]
     pub args: Vec<String>,
 }

@@ -10,6 +10,7 @@
 //! `model_poll` (a status tool the model called), or `none`.
 
 pub mod calls;
+pub mod cell;
 pub mod tasks;
 
 use serde::Serialize;

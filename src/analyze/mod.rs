@@ -300,6 +300,19 @@ pub fn analyze_files(paths: &[&Path], cfg: AnalyzeConfig) -> Result<Analysis, An
     Ok(a.finish())
 }
 
+/// Analyse a trace already in memory: its exchanges and its MCP records.
+pub fn analyze_trace(trace: &crate::trace::Trace, cfg: AnalyzeConfig) -> Analysis {
+    let mut a = Analyzer::new(cfg);
+    a.begin_trace(&trace.path.display().to_string());
+    for x in &trace.exchanges {
+        a.push(x);
+    }
+    for m in &trace.mcp {
+        a.push_mcp(m.clone());
+    }
+    a.finish()
+}
+
 /// Analyse exchanges already in memory (one trace).
 pub fn analyze_exchanges(exchanges: &[Exchange], cfg: AnalyzeConfig) -> Analysis {
     let mut a = Analyzer::new(cfg);
