@@ -12,6 +12,7 @@ mod hand_trace;
 mod intercept;
 mod matrix;
 mod mcp_http;
+mod mcp_live;
 mod mcp_tap;
 mod pcap;
 mod proxy;
