@@ -150,6 +150,7 @@ fn real_claude_code_over_stdio_and_http_records_both_layers_and_links_status_pol
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
+    let job_re = regex::Regex::new(r"job-[0-9]+").unwrap();
     for (transport, path, t) in &runs {
         // Both layers: the scenario's four model turns, and the MCP messages.
         assert_eq!(
@@ -170,8 +171,7 @@ fn real_claude_code_over_stdio_and_http_records_both_layers_and_links_status_pol
             .iter()
             .find(|(_, p)| p["name"] == "slow_build")
             .expect("build called");
-        let job = regex::Regex::new(r"job-[0-9]+")
-            .unwrap()
+        let job = job_re
             .find(&text_of(answer(t, build.0)))
             .expect("job id in the build result")
             .as_str()
