@@ -34,6 +34,13 @@ pub struct McpAnalysis {
     pub links: Vec<LinkRow>,
 }
 
+impl McpAnalysis {
+    /// True when the inputs held no MCP records.
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+}
+
 /// Totals over all traces.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct McpSummary {

@@ -48,7 +48,9 @@ pub struct Analysis {
     pub jobs: Vec<JobRow>,
     /// One decision record per job.
     pub decisions: Vec<DecisionRecord>,
-    /// The MCP layer and its link to the model layer (empty without `mcp` records).
+    /// The MCP layer and its link to the model layer; absent from the JSON when the
+    /// inputs hold no `mcp` records.
+    #[serde(skip_serializing_if = "super::mcp::McpAnalysis::is_empty")]
     pub mcp: super::mcp::McpAnalysis,
 }
 

@@ -239,6 +239,7 @@ async fn streamable_http_is_recorded_in_both_generations_with_tasks() {
         .output()
         .unwrap();
     let a: Value = serde_json::from_slice(&out.stdout).unwrap();
+    crate::mcp_tap::assert_matches_schema(&a);
     let servers = a["mcp"]["servers"].as_array().unwrap();
     let version = |name: &str| {
         servers.iter().find(|s| s["server"] == name).unwrap()["protocol_version"].clone()

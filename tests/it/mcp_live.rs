@@ -189,6 +189,7 @@ fn real_claude_code_over_stdio_and_http_records_both_layers_and_links_status_pol
         assert_eq!(polls, ["toolu_poll1", "toolu_poll2"], "{transport}");
 
         let a = analyze(path);
+        crate::mcp_tap::assert_matches_schema(&a);
         let m = &a["mcp"];
         assert_eq!(m["servers"][0]["transport"], expected_transport);
         for id in &polls {

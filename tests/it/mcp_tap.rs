@@ -191,6 +191,7 @@ fn mcp_tap_relays_a_task_session_byte_for_byte_and_records_every_message() {
         .output()
         .unwrap();
     let a: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_matches_schema(&a);
     let tasks = a["mcp"]["tasks"].as_array().unwrap();
     assert_eq!(tasks.len(), 1, "{tasks:?}");
     let task = &tasks[0];
@@ -212,6 +213,23 @@ fn mcp_tap_relays_a_task_session_byte_for_byte_and_records_every_message() {
         .find(|m| m["method"] == "tasks/get")
         .unwrap();
     assert_eq!(get["calls"], polls);
+}
+
+/// `analyze --format json` output with MCP tables against the committed schema, which
+/// must also reject a value outside it.
+pub fn assert_matches_schema(a: &Value) {
+    let schema: Value =
+        serde_json::from_slice(&std::fs::read(repo().join("schemas/analyze.schema.json")).unwrap())
+            .unwrap();
+    let v = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = v
+        .iter_errors(a)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let mut bad = a.clone();
+    bad["mcp"]["summary"]["tasks_get"] = json!(-1);
+    assert!(!v.is_valid(&bad));
 }
 
 #[test]
