@@ -125,6 +125,9 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page, or write all of them (one per subcommand) with --dir.
     Man(ManArgs),
+    /// Run a stdio MCP server, relaying its stdin/stdout byte for byte and recording
+    /// every JSON-RPC message (what `record` puts in front of each stdio server).
+    McpTap(McpTapArgs),
 }
 
 /// `agentwire completions`.
@@ -142,6 +145,20 @@ pub struct ManArgs {
     /// instead of printing `agentwire.1`.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+}
+
+/// `agentwire mcp-tap`.
+#[derive(Args, Debug)]
+pub struct McpTapArgs {
+    /// Server name written in every record (the `mcpServers` key).
+    #[arg(long, default_value = "mcp")]
+    pub name: String,
+    /// Trace file for the records (default `mcp-NAME.jsonl`); it is replaced.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// The server command and its arguments.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
 }
 
 /// `agentwire ca`.
@@ -337,6 +354,9 @@ pub struct ShowArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
+    /// List the MCP messages (`mcp` records) instead of the exchanges.
+    #[arg(long)]
+    pub mcp: bool,
 }
 
 /// `agentwire matrix`.
@@ -361,7 +381,15 @@ pub struct MatrixArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
-    /// Arguments for every CLI run (default `-p hello`).
+    /// Tabulate the MCP layer instead of tool definitions: protocol, task support,
+    /// tasks, backgrounding, polls on both layers, notifications, wall time.
+    #[arg(long)]
+    pub mcp: bool,
+    /// How the fake server answers (a scenario drives every run the same way).
+    #[command(flatten)]
+    pub reply: ReplyArgs,
+    /// Arguments for every CLI run (default `-p hello`); `--mcp-config FILE` servers are
+    /// recorded too.
     #[arg(last = true)]
     pub args: Vec<String>,
 }

@@ -45,6 +45,8 @@ pub enum RecordError {
     Sandbox(#[source] std::io::Error),
     #[error(transparent)]
     Ca(#[from] super::ca::CaError),
+    #[error(transparent)]
+    Mcp(#[from] super::mcp::McpError),
 }
 
 /// How the recorded CLI reaches agentwire.
@@ -295,10 +297,22 @@ pub async fn record(
         Target::Cli(_) => work.clone(),
         Target::Command(_) => std::env::current_dir().map_err(RecordError::Sandbox)?,
     };
+    // MCP servers named by `--mcp-config` run under agentwire's tap or behind its proxy.
+    let mcp = super::mcp::config::prepare(&args, &sandbox.path().join("mcp"), &tap_exe()).await;
+    let mcp = match mcp {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = srv.shutdown().await;
+            return Err(e.into());
+        }
+    };
+    for s in &mcp.skipped {
+        eprintln!("warning: MCP server {s}");
+    }
     let mut cmd = tokio::process::Command::new(&program);
     #[cfg(unix)]
     cmd.process_group(0);
-    cmd.args(&args)
+    cmd.args(&mcp.args)
         .env_clear()
         .envs(&env)
         .current_dir(&cwd)
@@ -333,6 +347,8 @@ pub async fn record(
     kill_group(pgid);
     let _ = child.kill().await;
     srv.shutdown().await?;
+    let mcp_dir = mcp.dir.clone();
+    mcp.stop().await;
 
     context.route = Some(cfg.route.name().into());
     context.base_url = Some(match cfg.route {
@@ -350,7 +366,7 @@ pub async fn record(
     let tmp_trace = cfg.output.with_extension("jsonl.tmp");
     // The trace as written (sorted, final context): the summary is computed from it,
     // not by reading the file back.
-    let trace = finalize(&tmp_trace, &cfg.output, &context)?;
+    let trace = finalize(&tmp_trace, &cfg.output, &context, &mcp_dir)?;
 
     let text = std::fs::read_to_string(&out_path).unwrap_or_default();
     let tail: Vec<&str> = text.lines().rev().take(20).collect();
@@ -424,18 +440,37 @@ fn write_bundle(path: &std::path::Path, ca: &std::path::Path) -> std::io::Result
     std::fs::write(path, pem)
 }
 
+/// The agentwire binary stdio MCP servers run under (`AGENTWIRE_EXE` overrides, for
+/// callers that are not the agentwire binary).
+fn tap_exe() -> PathBuf {
+    std::env::var_os("AGENTWIRE_EXE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_exe().ok())
+        .unwrap_or_else(|| "agentwire".into())
+}
+
 /// Rewrite the temporary trace with the final context in its header, sorted by exchange
-/// id (arrival order), and move it into place.
+/// id (arrival order), followed by the MCP records found in `mcp_dir` (time order), and
+/// move it into place.
 fn finalize(
     tmp: &std::path::Path,
     output: &std::path::Path,
     context: &Context,
+    mcp_dir: &std::path::Path,
 ) -> Result<Trace, TraceError> {
     let mut t = Trace::open(tmp)?;
     t.exchanges.sort_by_key(|x| x.id);
+    let (mcp, problems) = super::mcp::collect(mcp_dir);
+    for (file, p) in &problems {
+        eprintln!("warning: MCP records {}: {p}", file.display());
+    }
+    t.mcp = mcp;
     let mut w = TraceWriter::create(output, context)?;
     for x in &t.exchanges {
         w.write_exchange(x)?;
+    }
+    for m in &t.mcp {
+        w.write_record(&m.line())?;
     }
     for o in &t.others {
         w.write_record(o)?;

@@ -8,6 +8,7 @@ mod completions;
 mod diff;
 mod man;
 mod matrix;
+mod mcp_tap;
 mod pcap;
 mod record;
 mod replay;
@@ -93,6 +94,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Capture(a) => capture::capture(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man(a) => man::man(a),
+        Command::McpTap(a) => mcp_tap::mcp_tap(a),
     }
 }
 

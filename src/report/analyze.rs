@@ -356,6 +356,7 @@ fn text(a: &Analysis, md: bool) -> String {
             }
         }
     }
+    out.push_str(&super::mcp::analysis_text(&a.mcp, md));
     out
 }
 
