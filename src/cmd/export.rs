@@ -31,7 +31,8 @@ pub(super) fn export(a: ExportArgs) -> Result<ExitCode> {
         match rec? {
             Record::Exchange(x) => har.write(&x)?,
             Record::Bad(p) => warnings.bad_line(&p),
-            Record::Header { .. } | Record::Other(_) => {}
+            // MCP messages are not HTTP exchanges of this trace: HAR has no place for them.
+            Record::Header { .. } | Record::Mcp(_) | Record::Other(_) => {}
         }
     }
     warnings.skipped(input.skipped());

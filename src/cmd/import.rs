@@ -64,6 +64,11 @@ pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
                     *formats.entry(f).or_default() += 1;
                     w.write_exchange(&x)?;
                 }
+                Record::Mcp(m) => {
+                    if let Some(w) = &mut writer {
+                        w.write_record(&m.line())?;
+                    }
+                }
                 Record::Other(v) => {
                     if let Some(w) = &mut writer {
                         w.write_record(&v)?;

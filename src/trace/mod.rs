@@ -3,7 +3,8 @@
 //!
 //! File format (version [`FORMAT_VERSION`]): one JSON object per line. A line with
 //! `"type":"trace"` is a header carrying the [`Context`] that applies to the exchanges after
-//! it; a line with `"type":"exchange"` is one [`Exchange`]. Other `type`s are kept as
+//! it; a line with `"type":"exchange"` is one [`Exchange`]; a line with `"type":"mcp"` is
+//! one MCP message or server event ([`mcp::McpRecord`]). Other `type`s are kept as
 //! [`Record::Other`] so newer files stay readable. See `docs/trace-format.md`.
 //!
 //! Every reading command opens its inputs with [`open_input`] (or [`Trace::open`], which
@@ -15,6 +16,7 @@ mod exchange;
 pub mod export;
 pub mod import;
 pub mod input;
+pub mod mcp;
 mod reader;
 pub mod redact;
 mod writer;
@@ -25,6 +27,7 @@ pub use exchange::{
     SourceKind,
 };
 pub use input::{open_input, InputOptions, TraceInput};
+pub use mcp::McpRecord;
 pub use reader::{ReadProblem, Record, Trace, TraceReader};
 pub use writer::TraceWriter;
 
