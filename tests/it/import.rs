@@ -116,6 +116,30 @@ fn analyze_json(path: &Path) -> Value {
     json(&o.stdout)
 }
 
+/// `(session, thread)` of every exchange as `show` labels them, sorted (the two sources
+/// may order near-simultaneous requests differently).
+fn show_sessions(path: &Path) -> Vec<(String, String)> {
+    let o = agentwire(&["show", path.to_str().unwrap(), "--format", "json"]);
+    assert!(
+        o.status.success(),
+        "show: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut v: Vec<(String, String)> = json(&o.stdout)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["session"].as_str().unwrap().into(),
+                r["thread"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 /// Polls, redundant polls, jobs (reference, state) and thread count of an analysis.
 fn polls_and_jobs(a: &Value) -> (u64, u64, Vec<(String, String)>, u64) {
     let s = &a["summary"];
@@ -246,8 +270,16 @@ fn transcripts_of_real_claude_code_match_their_wire_traces() {
             assert_eq!(tool_calls(wx), tool_calls(ix), "{version} {id}");
         }
 
+        // the same sessions and threads as the session rules find them
+        assert_eq!(
+            show_sessions(&run.wire),
+            show_sessions(&imported_path),
+            "{version}"
+        );
         // the same polls and jobs; the import uses the usage the transcript recorded
         let (wa, ia) = (analyze_json(&run.wire), analyze_json(&imported_path));
+        assert_eq!(wa["sessions"], ia["sessions"], "{version}");
+        assert_eq!(ia["sessions"].as_array().unwrap().len(), 1, "{version}");
         let (wp, ip) = (polls_and_jobs(&wa), polls_and_jobs(&ia));
         assert_eq!(wp, ip, "{version}");
         assert_eq!(ip.0, 3, "{version}: three polls of the build output");
@@ -313,5 +345,7 @@ fn older_transcript_layout_imports_requests_tool_calls_polls_and_jobs() {
     let (wa, ia) = (analyze_json(&run.wire), analyze_json(&imported_path));
     let (wp, ip) = (polls_and_jobs(&wa), polls_and_jobs(&ia));
     assert_eq!((wp.0, wp.1, &wp.2), (ip.0, ip.1, &ip.2));
+    assert_eq!(wa["sessions"].as_array().unwrap().len(), 1);
+    assert_eq!(ia["sessions"].as_array().unwrap().len(), 1);
     assert_eq!(ip.0, 3);
 }
