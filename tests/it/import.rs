@@ -162,6 +162,19 @@ fn polls_and_jobs(a: &Value) -> (u64, u64, Vec<(String, String)>, u64) {
     )
 }
 
+/// Copy a directory tree, replacing `from` by `to` in every file.
+fn copy_replacing(src: &Path, dst: &Path, from: &str, to: &str) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap().flatten() {
+        let (s, d) = (e.path(), dst.join(e.file_name()));
+        if s.is_dir() {
+            copy_replacing(&s, &d, from, to);
+        } else {
+            std::fs::write(&d, std::fs::read_to_string(&s).unwrap().replace(from, to)).unwrap();
+        }
+    }
+}
+
 /// Usage each request's reply recorded in the transcript, read straight from its lines:
 /// request id -> input tokens of the reply's last entry.
 fn transcript_usage(projects: &Path) -> BTreeMap<String, u64> {
@@ -286,17 +299,38 @@ fn transcripts_of_real_claude_code_match_their_wire_traces() {
         assert_eq!(ip.1, 2, "{version}: two of them redundant");
         assert_eq!(ip.2.len(), 1, "{version}: the background build: {:?}", ip.2);
         assert_eq!(ip.2[0].1, "completed", "{version}");
+        // agentwire's stub answered this run (message ids `msg_agentwire_…`), so `auto`
+        // rightly simulates usage for it, the import as the wire
         assert_eq!(
-            ia["usage_used"]["recorded"], 9,
+            ia["usage_used"]["simulated"], 9,
             "{version}: {}",
             ia["usage_used"]
         );
-        let recorded = transcript_usage(&run.config.join("projects"));
+
+        // Must-show 2: the same history as a user's, with the API's message ids: `auto`
+        // uses the usage the transcript recorded and finds the same redundant polls
+        let real = run.wire.with_file_name("real-projects");
+        copy_replacing(
+            &run.config.join("projects"),
+            &real,
+            "msg_agentwire_",
+            "msg_01Qz",
+        );
+        let real_trace = run.wire.with_file_name("real.jsonl");
+        import(&real, &real_trace);
+        let ra = analyze_json(&real_trace);
         assert_eq!(
-            ia["summary"]["input_tokens"].as_u64().unwrap(),
+            ra["usage_used"]["recorded"], 9,
+            "{version}: {}",
+            ra["usage_used"]
+        );
+        let recorded = transcript_usage(&real);
+        assert_eq!(
+            ra["summary"]["input_tokens"].as_u64().unwrap(),
             recorded.values().sum::<u64>(),
             "{version}: input tokens are the transcript's"
         );
+        assert_eq!(polls_and_jobs(&ra), wp, "{version}");
     }
 }
 
