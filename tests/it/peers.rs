@@ -80,19 +80,13 @@ impl Drop for Running {
 
 /// `agentwire serve` (stub answers) writing `trace`; returns the process and its URL.
 pub fn serve(trace: &std::path::Path) -> (Running, String) {
-    use std::io::BufRead;
-    let mut child = Command::new(crate::common::bin())
-        .args(["serve", "--force", "-o"])
-        .arg(trace)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    (Running(child), line.trim().to_string())
+    let (child, url) = crate::common::spawn_first_line(
+        Command::new(crate::common::bin())
+            .args(["serve", "--force", "-o"])
+            .arg(trace)
+            .stderr(Stdio::null()),
+    );
+    (Running(child), url)
 }
 
 /// Wait until something accepts connections on `port` (a peer starting up).
