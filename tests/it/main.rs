@@ -2,6 +2,7 @@
 
 mod analyze;
 mod analyze_cache;
+mod analyze_invalidation;
 mod analyze_polls;
 mod analyze_report;
 mod common;
@@ -25,8 +26,10 @@ mod peers;
 mod pipes;
 mod proxy;
 mod record;
+mod record_canon;
 mod replay;
 mod server;
+mod sessions;
 mod show;
 mod terminal;
 mod tshark;
