@@ -12,6 +12,8 @@
 pub mod calls;
 pub mod cell;
 pub mod tasks;
+#[cfg(test)]
+mod tests;
 
 use serde::Serialize;
 
