@@ -10,6 +10,7 @@ pub mod pcap;
 pub mod record;
 pub mod resend;
 pub mod server;
+pub mod versions;
 
 /// An error and its causes on one line, `outer: cause: root cause` (for messages that
 /// travel in traces and reports, where there is no error chain to walk later).
