@@ -15,8 +15,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            // Library errors carry their cause in their message; print it once.
-            eprintln!("error: {e}");
+            // Library errors carry their cause in their message; print it once, secrets
+            // redacted and through the printable filter (messages may quote recorded text).
+            let msg = agentwire::trace::redact::redact_text(&format!("{e}"));
+            eprintln!("error: {}", agentwire::report::printable_lines(&msg));
             ExitCode::from(if is_usage(&e) { 2 } else { 1 })
         }
     }

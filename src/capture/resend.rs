@@ -99,7 +99,10 @@ pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<Summary, Resend
     if exchanges.is_empty() {
         return Err(ResendError::Empty);
     }
+    // No redirect is followed: a 3xx would carry the user's credentials (and, on 307/308,
+    // the recorded prompt) to another host or port. It is reported as the status it is.
     let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| ResendError::BadUrl {
             url: cfg.to.clone(),
@@ -220,7 +223,7 @@ async fn send_one(
             id: x.id,
             status: None,
             latency_ms,
-            error: Some(super::error_chain(&e)),
+            error: Some(crate::trace::redact::redact_text(&super::error_chain(&e))),
             differences: Vec::new(),
         },
     }

@@ -35,14 +35,14 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
     let mut code = ExitCode::SUCCESS;
     for i in &result.inputs {
         if i.bad_lines > 0 {
-            eprintln!(
-                "warning: {}: {} unreadable lines skipped",
+            super::warn(&format!(
+                "{}: {} unreadable lines skipped",
                 i.path, i.bad_lines
-            );
+            ));
             code = ExitCode::from(DEGRADED);
         }
         for b in &i.bad_bodies {
-            eprintln!("warning: {}: {b}; the request was skipped", i.path);
+            super::warn(&format!("{}: {b}; the request was skipped", i.path));
             code = ExitCode::from(DEGRADED);
         }
     }

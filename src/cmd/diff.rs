@@ -43,7 +43,7 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
     report.apply_gates(&gates);
     out(&report::diff::render(&report, a.format.into(), use_color()))?;
     for p in &report.problems {
-        eprintln!("warning: {p}");
+        super::warn(p);
     }
     Ok(if report.tripped() {
         ExitCode::from(GATE_TRIPPED)

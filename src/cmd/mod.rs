@@ -52,10 +52,16 @@ pub fn out(text: &str) -> Result<()> {
     Ok(())
 }
 
+/// Print `warning: MSG` on stderr, secrets redacted and through the printable filter.
+pub fn warn(msg: &str) {
+    let msg = agentwire::trace::redact::redact_text(msg);
+    eprintln!("warning: {}", agentwire::report::printable_lines(&msg));
+}
+
 /// Report a trace's unreadable lines on stderr; returns the exit code they imply.
 pub fn report_problems(trace: &Trace) -> ExitCode {
     for p in &trace.problems {
-        eprintln!("warning: {}: {p}", trace.path.display());
+        warn(&format!("{}: {p}", trace.path.display()));
     }
     if trace.problems.is_empty() {
         ExitCode::SUCCESS

@@ -20,7 +20,7 @@ pub(super) fn show(a: ShowArgs) -> Result<ExitCode> {
             Record::Exchange(x) => rows.push(builder.row(&x)),
             Record::Bad(p) => {
                 problems += 1;
-                eprintln!("warning: {}: {p}", a.trace.display());
+                super::warn(&format!("{}: {p}", a.trace.display()));
             }
             Record::Header { .. } | Record::Other(_) => {}
         }

@@ -47,6 +47,8 @@ pub enum TraceError {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
     #[error("trace {path} has format version {found}, newer than this agentwire reads ({FORMAT_VERSION}); upgrade agentwire")]
     Version { path: String, found: u32 },
     #[error(

@@ -14,7 +14,7 @@ use futures_util::StreamExt;
 
 use super::draft::{Draft, RecordingStream, StreamFailure};
 use super::ServerError;
-use crate::trace::redact::redact_headers;
+use crate::trace::redact::{redact_headers, redact_text};
 use crate::trace::{ExchangeError, Headers};
 
 /// Hop-by-hop headers (RFC 9110 §7.6.1): never forwarded in either direction.
@@ -44,7 +44,10 @@ fn skip_request(name: &str) -> bool {
 #[derive(Clone, Debug)]
 pub struct Upstream {
     /// Base URL, e.g. `https://api.anthropic.com`; request targets are appended to it.
+    /// May hold credentials (userinfo): never write or echo it; use [`Upstream::display`].
     pub base: reqwest::Url,
+    /// The base URL with credentials redacted: what traces, error bodies and messages show.
+    pub display: String,
     client: reqwest::Client,
 }
 
@@ -60,8 +63,8 @@ impl Upstream {
         read_timeout: Duration,
     ) -> Result<Upstream, ServerError> {
         let bad = |reason: &str| ServerError::BadUpstream {
-            url: url.into(),
-            reason: reason.into(),
+            url: redact_text(url),
+            reason: redact_text(reason),
         };
         let base = reqwest::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
         if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none() {
@@ -88,7 +91,12 @@ impl Upstream {
             }
         }
         let client = b.build().map_err(|e| bad(&e.to_string()))?;
-        Ok(Upstream { base, client })
+        let display = redact_text(base.as_str());
+        Ok(Upstream {
+            base,
+            display,
+            client,
+        })
     }
 
     fn url_for(&self, uri: &Uri) -> reqwest::Url {
@@ -130,11 +138,12 @@ pub(crate) async fn forward(
     rid: &str,
 ) -> Response {
     draft.source.kind = crate::trace::SourceKind::Proxy;
-    draft.source.upstream = Some(up.base.to_string());
+    draft.source.upstream = Some(up.display.clone());
     if method == Method::CONNECT || !up.is_upstream_authority(&uri) {
         let msg = format!(
-            "this proxy only forwards to {}; {method} {uri} refused",
-            up.base
+            "this proxy only forwards to {}; {method} {} refused",
+            up.display,
+            redact_text(&uri.to_string())
         );
         return super::handler::error_response(draft, 403, &msg, rid, "refused_upstream");
     }
@@ -156,8 +165,8 @@ pub(crate) async fn forward(
             };
             let msg = format!(
                 "upstream {} {what}: {}",
-                up.base,
-                crate::capture::error_chain(&e)
+                up.display,
+                redact_text(&crate::capture::error_chain(&e))
             );
             return super::handler::error_response(draft, status, &msg, rid, "upstream_error");
         }
@@ -181,14 +190,14 @@ pub(crate) async fn forward(
         }
     }
     redact_headers(&mut out_headers);
-    let base = up.base.to_string();
+    let base = up.display.clone();
     let source = resp.bytes_stream().map(move |r| {
         r.map_err(|e| StreamFailure {
             error: ExchangeError {
                 kind: "upstream_reset".into(),
                 message: format!(
                     "upstream {base} broke off the response: {}",
-                    crate::capture::error_chain(&e)
+                    redact_text(&crate::capture::error_chain(&e))
                 ),
             },
             abort: true,

@@ -14,7 +14,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::draft::Draft;
 use super::{AppState, ConnInfo};
-use crate::trace::redact::redact_text;
+use crate::trace::redact::{raw_head, redact_text};
 use crate::trace::{Body, ExchangeError, HttpRequest};
 
 /// Most bytes kept per connection: 64 KiB (hyper's head limit is smaller).
@@ -125,7 +125,11 @@ pub(crate) fn record_unparsed(st: &AppState, conn: &ConnInfo, e: &hyper::Error) 
         target: redact_text(&target.chars().take(2048).collect::<String>()),
         version: String::new(),
         headers: Vec::new(),
-        body: Body::new(raw).with_truncated(true),
+        body: {
+            let mut b = Body::new(raw_head(&raw)).with_truncated(true);
+            b.redacted = true;
+            b
+        },
     };
     let draft = Draft::new(
         st,
@@ -135,7 +139,7 @@ pub(crate) fn record_unparsed(st: &AppState, conn: &ConnInfo, e: &hyper::Error) 
         Instant::now(),
         request,
     );
-    let message = format!("the connection sent {n} bytes that are not a valid HTTP/1.1 request ({e}); they are kept raw as the body");
+    let message = format!("the connection sent {n} bytes that are not a valid HTTP/1.1 request ({e}); they are kept raw as the body, secrets redacted");
     draft.finish(
         None,
         Some(ExchangeError {
