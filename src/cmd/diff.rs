@@ -60,6 +60,9 @@ struct RecordResolver {
     env: Vec<(String, Option<String>)>,
     dir: std::path::PathBuf,
     route: RouteArg,
+    /// The traces are kept (--record-dir): existing ones need --force.
+    keep: bool,
+    force: bool,
     _temp: Option<tempfile::TempDir>,
 }
 
@@ -85,6 +88,8 @@ impl RecordResolver {
             env,
             dir,
             route: a.route,
+            keep: temp.is_none(),
+            force: a.force,
             _temp: temp,
         })
     }
@@ -102,6 +107,9 @@ impl RecordResolver {
             })
             .collect();
         let output = self.dir.join(format!("{name}.jsonl"));
+        if self.keep {
+            super::check_output(&output, self.force)?;
+        }
         let limits = LimitArgs::default();
         let cfg = RecordConfig {
             target: Target::Cli(spec),

@@ -100,8 +100,7 @@ pub(crate) fn server_config(
         mode,
         max_body: limits.max_body,
         body_timeout: std::time::Duration::from_secs(limits.body_timeout),
-        tls: None,
-        intercept: None,
+        ..ServerConfig::default()
     })
 }
 
@@ -111,14 +110,39 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
+/// Check that an output may be written (the one policy: `--force` to overwrite).
 pub(crate) fn check_output(path: &std::path::Path, force: bool) -> Result<()> {
-    if !force && std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
-        anyhow::bail!(
-            "{} already exists; pass --force to overwrite it or -o to write elsewhere",
-            path.display()
-        );
-    }
+    agentwire::output::check(path, force)?;
     Ok(())
+}
+
+/// Open the trace of a live recorder (`serve`, `capture`): written in place so a crash
+/// keeps what was recorded, mode 0600; `-` is standard output.
+pub(crate) fn live_trace(
+    path: &std::path::Path,
+    force: bool,
+    context: &agentwire::trace::Context,
+) -> Result<agentwire::trace::TraceWriter> {
+    use agentwire::trace::TraceWriter;
+    if agentwire::output::is_stdout(path) {
+        return Ok(TraceWriter::from_writer(
+            Box::new(std::io::stdout()),
+            path,
+            context,
+        )?);
+    }
+    check_output(path, force)?;
+    Ok(TraceWriter::create(path, context)?)
+}
+
+/// Print a report: on stdout, or on stderr when stdout carries the trace (`-o -`).
+pub(crate) fn report_out(text: &str, output: &std::path::Path) -> Result<()> {
+    if agentwire::output::is_stdout(output) {
+        eprint!("{text}");
+        Ok(())
+    } else {
+        out(text)
+    }
 }
 
 pub(crate) fn progress_spinner() -> indicatif::ProgressBar {

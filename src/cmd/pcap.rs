@@ -11,7 +11,7 @@ use agentwire::capture::pcap::{self, Config, Extractor};
 use agentwire::report;
 use agentwire::trace::{Context, SourceKind, TraceWriter};
 
-use super::{out, DEGRADED};
+use super::{report_out, DEGRADED};
 use crate::cli::{PacketFilterArgs, PcapArgs};
 
 pub(super) fn config(f: &PacketFilterArgs, kind: SourceKind) -> Config {
@@ -38,11 +38,21 @@ pub(super) fn progress_message(ex: &Extractor) -> String {
 /// `agentwire pcap FILE...`
 pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
     let mut ex = Extractor::new(config(&a.filter, SourceKind::Pcap));
-    let mut w = TraceWriter::create(&a.output, &Context::new())?;
-    let total: u64 = a
-        .files
+    // Inputs first: every capture file must open before the output is touched.
+    let mut inputs = Vec::with_capacity(a.files.len());
+    for path in &a.files {
+        let f = File::open(path).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot read capture {}: {e} (check the path; no output was written)",
+                path.display()
+            )
+        })?;
+        inputs.push((path, f));
+    }
+    let mut w = TraceWriter::create_atomic(&a.output, a.force, &Context::new())?;
+    let total: u64 = inputs
         .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
+        .filter_map(|(_, f)| f.metadata().ok())
         .map(|m| m.len())
         .sum();
     let pb = ProgressBar::new(total);
@@ -55,17 +65,9 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
         pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     let mut failed = 0;
-    for path in &a.files {
+    for (path, file) in inputs {
         let name = path.display().to_string();
         ex.set_source(Some(name.clone()));
-        let file = match File::open(path) {
-            Ok(f) => f,
-            Err(e) => {
-                pb.suspend(|| eprintln!("error: cannot read capture {name}: {e}"));
-                failed += 1;
-                continue;
-            }
-        };
         let mut write_err = None;
         let mut n = 0u32;
         let r = pcap::read_packets(pb.wrap_read(file), &name, &mut |p| {
@@ -82,7 +84,7 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
             return Err(e);
         }
         if let Err(e) = r {
-            pb.suspend(|| eprintln!("warning: {e}"));
+            pb.suspend(|| super::warn(&e.to_string()));
             failed += 1;
         }
         write_ready(&mut ex, &mut w)?;
@@ -92,7 +94,11 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
     for x in &rest {
         w.write_exchange(x)?;
     }
-    out(&report::capture::render(&summary, a.filter.format.into()))?;
+    w.finish()?;
+    report_out(
+        &report::capture::render(&summary, a.filter.format.into()),
+        &a.output,
+    )?;
     eprintln!(
         "wrote {} exchanges to {}",
         summary.exchanges,

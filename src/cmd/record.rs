@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::{check_output, out, progress_spinner, runtime, server_config};
+use super::{check_output, progress_spinner, runtime, server_config};
 use crate::cli::{LimitArgs, RecordArgs};
 
 pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
@@ -30,7 +30,10 @@ pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
         },
         target,
         env,
-        server: server_config("127.0.0.1:0".into(), &a.reply, &limits)?,
+        server: agentwire::capture::server::ServerConfig {
+            redact_body: a.redact_body,
+            ..server_config("127.0.0.1:0".into(), &a.reply, &limits)?
+        },
         output: a.output.clone(),
         timeout: std::time::Duration::from_secs(a.timeout),
         label: None,
@@ -40,7 +43,7 @@ pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
     let report = |msg: &str| spinner.set_message(msg.to_string());
     let outcome = runtime()?.block_on(record::record(cfg, &report))?;
     spinner.finish_and_clear();
-    out(&format!("{}\n", outcome.summary(&a.output)))?;
+    super::report_out(&format!("{}\n", outcome.summary(&a.output)), &a.output)?;
     if outcome.timed_out || outcome.exit_code != Some(0) {
         let tail = if outcome.output_tail.trim().is_empty() {
             "(it printed nothing)".to_string()

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use agentwire::capture::server::{self, Mode};
-use agentwire::trace::{Context, TraceWriter};
+use agentwire::trace::Context;
 
-use super::{check_output, out, runtime, server_config};
+use super::{live_trace, report_out, runtime, server_config};
 use crate::cli::ServeArgs;
 
 pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
@@ -45,12 +45,13 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
         .into(),
     );
     let intercepting = config.intercept.is_some();
+    config.redact_body = a.redact_body;
     runtime()?.block_on(async move {
         let listener = server::bind(&config.addr).await?;
-        check_output(&a.output, a.force)?;
-        let writer = TraceWriter::create(&a.output, &context)?;
+        let writer = live_trace(&a.output, a.force, &context)?;
         let srv = server::start_on(listener, config, writer).await?;
-        out(&format!("{}\n", srv.base_url()))?;
+        // The base URL is the first line on stdout (on stderr when stdout is the trace).
+        report_out(&format!("{}\n", srv.base_url()), &a.output)?;
         if intercepting {
             eprintln!(
                 "agentwire: CONNECT proxy on {} intercepting TLS for {}: use HTTPS_PROXY={} and trust {} (NODE_EXTRA_CA_CERTS); recording to {} (Ctrl-C to stop)",

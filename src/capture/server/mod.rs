@@ -98,6 +98,15 @@ pub struct ServerConfig {
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// Act as a TLS-intercepting CONNECT proxy (the first-party route).
     pub intercept: Option<Arc<intercept::InterceptConfig>>,
+    /// `--redact-body`: replace Anthropic-key-shaped strings inside bodies before writing.
+    pub redact_body: bool,
+    /// Most request-body bytes held in memory across all connections at once (bodies
+    /// being read, and exchanges not yet handed to the writer); a request that would
+    /// exceed it gets 503 `overloaded_error`.
+    pub max_inflight: usize,
+    /// Most bytes of finished exchanges waiting for the trace writer; new requests wait
+    /// (backpressure) while the queue is this full.
+    pub queue_limit: usize,
 }
 
 impl Default for ServerConfig {
@@ -109,6 +118,9 @@ impl Default for ServerConfig {
             body_timeout: Duration::from_secs(30),
             tls: None,
             intercept: None,
+            redact_body: false,
+            max_inflight: 96 << 20,
+            queue_limit: 64 << 20,
         }
     }
 }
@@ -216,7 +228,7 @@ pub async fn start_on(
         addr: config.addr.clone(),
         source: e,
     })?;
-    let (recorder, thread) = recorder::spawn(writer);
+    let (recorder, thread) = recorder::spawn(writer.redact_bodies(config.redact_body));
     let timeout = config.body_timeout;
     let tls = config.tls.clone();
     let intercept = config
