@@ -60,7 +60,7 @@ pub fn is_secret_name(name: &str) -> bool {
                     .any(|s| w.ends_with(s) && !w.ends_with("bypass"))
                 || SECRET_PREFIXES
                     .iter()
-                    .any(|s| w.starts_with(s) && !w.starts_with("author"))
+                    .any(|s| w.starts_with(s) && !(w.starts_with("author") && !w.starts_with("authoriz")))
         })
 }
 
@@ -103,7 +103,8 @@ static NAME_VALUE: LazyLock<Regex> = LazyLock::new(|| {
 });
 /// `Bearer TOKEN`, `Basic CREDENTIALS` in free text.
 static AUTH_SCHEME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(bearer|basic|token)[ \t]+([A-Za-z0-9._~+/=-]{8,})").expect("static regex")
+    Regex::new(r"(?i)(\[redacted )?\b(bearer|basic|token)[ \t]+([A-Za-z0-9._~+/=-]{8,})")
+        .expect("static regex")
 });
 /// Anthropic-key-shaped byte strings inside bodies (`--redact-body`).
 static BODY_KEY: LazyLock<BytesRegex> =
@@ -157,8 +158,11 @@ pub fn redact_headers(headers: &mut Headers) {
         }
         if is_secret_header(name) {
             *value = marker(value);
-        } else if let Cow::Owned(v) = redact_text_cow(value) {
-            *value = v;
+        } else {
+            let v = redact_text_cow(value);
+            if v != value.as_str() {
+                *value = v.into_owned();
+            }
         }
     }
 }
@@ -188,8 +192,10 @@ pub fn redact_text_cow(text: &str) -> Cow<'_, str> {
         t = Cow::Owned(s);
     }
     if let Cow::Owned(s) = AUTH_SCHEME.replace_all(&t, |c: &regex::Captures| {
-        let whole = format!("{} {}", &c[1], &c[2]);
-        marker(&whole)
+        if c.get(1).is_some() {
+            return c[0].to_string(); // already a marker
+        }
+        marker(&format!("{} {}", &c[2], &c[3]))
     }) {
         t = Cow::Owned(s);
     }
@@ -355,7 +361,7 @@ pub fn context(c: &Context) -> Context {
 }
 
 fn is_dirty(s: &str) -> bool {
-    matches!(redact_text_cow(s), Cow::Owned(_))
+    redact_text_cow(s) != s
 }
 
 fn headers_dirty(h: &Headers) -> bool {
