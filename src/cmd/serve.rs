@@ -69,12 +69,31 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
             );
         }
         wait_for_signal().await;
-        let n = srv.shutdown().await?;
+        let s = srv.shutdown().await?;
         eprintln!(
-            "agentwire: recorded {n} exchanges to {}",
-            a.output.display()
+            "agentwire: recorded {} exchanges to {}; writer queue peak {} exchanges, {} of {} bytes",
+            s.written,
+            a.output.display(),
+            s.peak_queue,
+            s.peak_queue_bytes,
+            s.queue_limit
         );
-        Ok(ExitCode::SUCCESS)
+        let mut code = ExitCode::SUCCESS;
+        if s.cut_by_shutdown > 0 {
+            eprintln!(
+                "agentwire: {} exchanges were still open at shutdown; they are recorded with the error kind `shutdown` and what was seen so far",
+                s.cut_by_shutdown
+            );
+            code = ExitCode::from(super::DEGRADED);
+        }
+        if s.not_recorded > 0 {
+            super::warn(&format!(
+                "{} exchanges (503 answers while the trace could not be written) were not recorded",
+                s.not_recorded
+            ));
+            code = ExitCode::from(super::DEGRADED);
+        }
+        Ok(code)
     })
 }
 

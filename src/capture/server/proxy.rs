@@ -40,6 +40,18 @@ fn skip_request(name: &str) -> bool {
     HOP_BY_HOP.contains(&name) || REQUEST_ONLY.contains(&name)
 }
 
+/// Header names a message declares hop-by-hop in its `Connection` field (RFC 9110
+/// §7.6.1): they are for this hop only and never forwarded.
+fn connection_named(h: &HeaderMap) -> Vec<String> {
+    h.get_all("connection")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|n| n.trim().to_ascii_lowercase())
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
 /// The one upstream a proxy forwards to.
 #[derive(Clone, Debug)]
 pub struct Upstream {
@@ -112,8 +124,8 @@ impl Upstream {
         match uri.authority() {
             None => true,
             Some(a) => {
-                a.host()
-                    .eq_ignore_ascii_case(self.base.host_str().unwrap_or(""))
+                use super::intercept::canonical_host;
+                canonical_host(a.host()) == canonical_host(self.base.host_str().unwrap_or(""))
                     && a.port_u16().or_else(|| default_port(uri.scheme_str()))
                         == self.base.port_or_known_default()
             }
@@ -148,8 +160,9 @@ pub(crate) async fn forward(
         return super::handler::error_response(draft, 403, &msg, rid, "refused_upstream");
     }
     let mut req = up.client.request(method, up.url_for(&uri));
+    let named = connection_named(&headers);
     for (k, v) in &headers {
-        if !skip_request(k.as_str()) {
+        if !skip_request(k.as_str()) && !named.iter().any(|n| n == k.as_str()) {
             req = req.header(k, v);
         }
     }
@@ -172,10 +185,12 @@ pub(crate) async fn forward(
         }
     };
     let status = resp.status().as_u16();
+    let named = connection_named(resp.headers());
+    let hop = |k: &str| HOP_BY_HOP.contains(&k) || named.iter().any(|n| n == k);
     let mut out_headers: Headers = resp
         .headers()
         .iter()
-        .filter(|(k, _)| !HOP_BY_HOP.contains(&k.as_str()))
+        .filter(|(k, _)| !hop(k.as_str()))
         .map(|(k, v)| {
             (
                 k.as_str().to_string(),
@@ -185,7 +200,7 @@ pub(crate) async fn forward(
         .collect();
     let mut builder = Response::builder().status(status);
     for (k, v) in resp.headers() {
-        if !HOP_BY_HOP.contains(&k.as_str()) {
+        if !hop(k.as_str()) {
             builder = builder.header(k, v);
         }
     }
