@@ -12,7 +12,7 @@ use tokio::sync::Semaphore;
 
 use crate::api::{read_response, ResponseBody};
 use crate::trace::redact::is_marker;
-use crate::trace::{Exchange, Trace};
+use crate::trace::{origin_form, Exchange, Trace};
 
 /// Errors of the replay client.
 #[derive(Debug, thiserror::Error)]
@@ -91,7 +91,7 @@ pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<Summary, Resend
         // unparseable
         .filter(|x| {
             !x.request.body.truncated
-                && x.request.target.starts_with('/')
+                && origin_form(&x.request.target).starts_with('/')
                 && !x.request.method.eq_ignore_ascii_case("CONNECT")
         })
         .cloned()
@@ -175,11 +175,10 @@ async fn send_one(
     compare: bool,
 ) -> Outcome {
     let mut url = base.clone();
-    let (path, query) = x
-        .request
-        .target
+    let target = origin_form(&x.request.target);
+    let (path, query) = target
         .split_once('?')
-        .map_or((x.request.target.as_str(), None), |(p, q)| (p, Some(q)));
+        .map_or((target, None), |(p, q)| (p, Some(q)));
     url.set_path(&format!("{}{path}", base.path().trim_end_matches('/')));
     url.set_query(query);
     let method =

@@ -14,7 +14,8 @@ mod writer;
 
 pub use body::Body;
 pub use exchange::{
-    Context, Exchange, ExchangeError, Headers, HttpRequest, HttpResponse, Source, SourceKind,
+    origin_form, Context, Exchange, ExchangeError, Headers, HttpRequest, HttpResponse, Source,
+    SourceKind,
 };
 pub use reader::{ReadProblem, Record, Trace, TraceReader};
 pub use writer::TraceWriter;

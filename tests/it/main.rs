@@ -15,6 +15,7 @@ mod pcap;
 mod proxy;
 mod record;
 mod replay;
+mod secrets;
 mod server;
 mod show;
 mod tshark;
