@@ -8,6 +8,7 @@ mod common;
 mod common_tshark;
 mod diff;
 mod diff_snapshots;
+mod framing;
 mod hand_trace;
 mod intercept;
 mod matrix;
