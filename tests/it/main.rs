@@ -11,6 +11,7 @@ mod diff_snapshots;
 mod framing;
 mod hand_trace;
 mod intercept;
+mod limits;
 mod matrix;
 mod pcap;
 mod proxy;
