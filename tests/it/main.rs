@@ -10,6 +10,7 @@ mod diff;
 mod diff_snapshots;
 mod framing;
 mod hand_trace;
+mod hostile;
 mod intercept;
 mod limits;
 mod matrix;
