@@ -515,3 +515,109 @@ pub struct CaptureArgs {
     #[command(flatten)]
     pub packet_filter: PacketFilterArgs,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentwire::capture::server::replay::{Timing, MAX_DELAY};
+    use proptest::prelude::*;
+    use std::time::Instant;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        for bad in ["soon", "inf", "1e20", "-1", "0", "nan", "NaNs", ""] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// `replay --rate 0|-1|nan|1e-300` and friends panicked or hung; they are usage errors.
+    #[test]
+    fn out_of_range_numbers_are_usage_errors() {
+        for rate in ["0", "-1", "nan", "1e-300", "inf", "1e400"] {
+            let r = Cli::try_parse_from(["agentwire", "replay", "t", "--to", "http://x", "--rate", rate]);
+            assert!(r.is_err(), "--rate {rate}");
+        }
+        for d in ["inf", "1e20", "-5s"] {
+            let r = Cli::try_parse_from(["agentwire", "capture", "--iface", "lo", "--duration", d]);
+            assert!(r.is_err(), "--duration {d}");
+        }
+        for t in ["x0", "x1e-300", "xinf", "xnan", "x-1"] {
+            let r = Cli::try_parse_from(["agentwire", "serve", "--replay", "t", "--timing", t]);
+            assert!(r.is_err(), "--timing {t}");
+        }
+        for (flag, v) in [("--body-timeout", "18446744073709551615"), ("--body-timeout", "0"), ("--max-body", "0")] {
+            assert!(Cli::try_parse_from(["agentwire", "serve", flag, v]).is_err(), "{flag} {v}");
+        }
+    }
+
+    fn numbers() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<f64>().prop_map(|f| f.to_string()),
+            any::<i64>().prop_map(|i| i.to_string()),
+            any::<u64>().prop_map(|i| i.to_string()),
+            prop::sample::select(vec![
+                "nan", "NaN", "inf", "-inf", "1e-300", "1e20", "1e308", "0", "-0", "-1", "",
+                "0x10", "1_000",
+            ])
+            .prop_map(str::to_string),
+            "[0-9.eE+-]{0,12}[smh]?",
+        ]
+    }
+
+    proptest! {
+        /// Every numeric flag, fed any number-like text: parsing either refuses it or gives
+        /// a value the library uses without panicking (clocks, sleeps, sizes).
+        #[test]
+        fn numeric_flags_never_panic(v in numbers(), us in any::<u64>()) {
+            let now = Instant::now();
+            if let Ok(Cli { command: Command::Replay(a) }) =
+                Cli::try_parse_from(["agentwire", "replay", "t", "--to", "http://x", "--rate", &v, "--concurrency", &v])
+            {
+                let _ = now + Duration::from_secs_f64(1e7 / a.rate.unwrap_or(1.0));
+                prop_assert!(a.concurrency >= 1);
+            }
+            if let Ok(Cli { command: Command::Replay(a) }) =
+                Cli::try_parse_from(["agentwire", "replay", "t", "--to", "http://x", "--rate", &v])
+            {
+                let _ = now + Duration::from_secs_f64(1e7 / a.rate.unwrap_or(1.0));
+            }
+            if let Ok(Cli { command: Command::Capture(a) }) =
+                Cli::try_parse_from(["agentwire", "capture", "--iface", "lo", "--duration", &v])
+            {
+                let _ = now + a.duration.unwrap();
+            }
+            for flag in ["--body-timeout", "--max-body", "--upstream-timeout"] {
+                let mut args = vec!["agentwire", "serve", flag, &v];
+                if flag == "--upstream-timeout" {
+                    args.extend(["--upstream", "http://x"]);
+                }
+                if let Ok(Cli { command: Command::Serve(a) }) = Cli::try_parse_from(args) {
+                    let _ = now + Duration::from_secs(a.limits.body_timeout);
+                    let _ = now + Duration::from_secs(a.upstream_timeout);
+                    prop_assert!(a.limits.max_body >= 1);
+                }
+            }
+            if let Ok(Cli { command: Command::Serve(a) }) =
+                Cli::try_parse_from(["agentwire", "serve", "--replay", "t", "--timing", &format!("x{v}")])
+            {
+                let t = Timing::parse(&a.reply.timing).unwrap();
+                let d = t.scale(us);
+                prop_assert!(d <= MAX_DELAY);
+                let _ = tokio::time::Instant::now() + d;
+            }
+            if let Ok(Cli { command: Command::Record(a) }) =
+                Cli::try_parse_from(["agentwire", "record", "--timeout", &v, "--", "true"])
+            {
+                let _ = now + Duration::from_secs(a.timeout);
+            }
+            if let Ok(Cli { command: Command::Matrix(a) }) =
+                Cli::try_parse_from(["agentwire", "matrix", "--cli", "c@1", "--parallel", &v])
+            {
+                prop_assert!((1..=32).contains(&a.parallel));
+            }
+        }
+    }
+}

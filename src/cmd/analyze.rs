@@ -46,7 +46,7 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
             code = ExitCode::from(DEGRADED);
         }
         for b in &i.bad_bodies {
-            super::warn(&format!("{}: {b}; the request was skipped", i.path));
+            super::warn(&format!("{}: {b}", i.path));
             code = ExitCode::from(DEGRADED);
         }
     }

@@ -14,6 +14,7 @@ mod hostile;
 mod intercept;
 mod limits;
 mod matrix;
+mod numbers;
 mod pcap;
 mod proxy;
 mod record;
