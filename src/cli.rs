@@ -38,7 +38,8 @@ pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
         Some('h') => (&t[..t.len() - 1], 3600.0),
         _ => (t, 1.0),
     };
-    let bad = || format!("{s:?}: use seconds, or a number with s, m or h (30s, 5m), up to 366 days");
+    let bad =
+        || format!("{s:?}: use seconds, or a number with s, m or h (30s, 5m), up to 366 days");
     let v: f64 = num.trim().parse().map_err(|_| bad())?;
     let secs = v * mult;
     if !secs.is_finite() || secs <= 0.0 || secs > 366.0 * DAY as f64 {
@@ -63,7 +64,9 @@ fn parse_max_body(s: &str) -> Result<usize, String> {
 fn parse_timing(s: &str) -> Result<String, String> {
     agentwire::capture::server::replay::Timing::parse(s)
         .map(|_| s.to_string())
-        .ok_or_else(|| format!("{s:?}: use recorded, none, or xN with N from 0.001 to 1000000 (e.g. x10)"))
+        .ok_or_else(|| {
+            format!("{s:?}: use recorded, none, or xN with N from 0.001 to 1000000 (e.g. x10)")
+        })
 }
 
 /// Record what AI agent CLIs send to the Anthropic Messages API, and explain it.
@@ -537,7 +540,15 @@ mod tests {
     #[test]
     fn out_of_range_numbers_are_usage_errors() {
         for rate in ["0", "-1", "nan", "1e-300", "inf", "1e400"] {
-            let r = Cli::try_parse_from(["agentwire", "replay", "t", "--to", "http://x", "--rate", rate]);
+            let r = Cli::try_parse_from([
+                "agentwire",
+                "replay",
+                "t",
+                "--to",
+                "http://x",
+                "--rate",
+                rate,
+            ]);
             assert!(r.is_err(), "--rate {rate}");
         }
         for d in ["inf", "1e20", "-5s"] {
@@ -548,8 +559,15 @@ mod tests {
             let r = Cli::try_parse_from(["agentwire", "serve", "--replay", "t", "--timing", t]);
             assert!(r.is_err(), "--timing {t}");
         }
-        for (flag, v) in [("--body-timeout", "18446744073709551615"), ("--body-timeout", "0"), ("--max-body", "0")] {
-            assert!(Cli::try_parse_from(["agentwire", "serve", flag, v]).is_err(), "{flag} {v}");
+        for (flag, v) in [
+            ("--body-timeout", "18446744073709551615"),
+            ("--body-timeout", "0"),
+            ("--max-body", "0"),
+        ] {
+            assert!(
+                Cli::try_parse_from(["agentwire", "serve", flag, v]).is_err(),
+                "{flag} {v}"
+            );
         }
     }
 

@@ -156,7 +156,10 @@ impl AtomicFile {
     ///
     /// Errors: [`OutputError::Write`], [`OutputError::Exists`].
     pub fn commit(self) -> Result<(), OutputError> {
-        self.tmp.as_file().sync_all().map_err(write_err(&self.dest))?;
+        self.tmp
+            .as_file()
+            .sync_all()
+            .map_err(write_err(&self.dest))?;
         let dest = self.dest;
         let r = if self.force {
             self.tmp.persist(&dest).map(|_| ())

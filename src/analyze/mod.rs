@@ -197,7 +197,8 @@ impl Analyzer {
                 return;
             }
             Err(e) => {
-                info.bad_bodies.push(format!("{e}; the request was skipped"));
+                info.bad_bodies
+                    .push(format!("{e}; the request was skipped"));
                 return;
             }
         };

@@ -169,8 +169,12 @@ impl CertificateAuthority {
     /// Write the key, then the certificate, each atomically (the caller holds the lock).
     fn save(&self, dir: &Path) -> Result<(), CaError> {
         let key_path = dir.join("ca.key");
-        write_atomic(&key_path, self.issuer.key().serialize_pem().as_bytes(), 0o600)
-            .map_err(io_err("write", &key_path))?;
+        write_atomic(
+            &key_path,
+            self.issuer.key().serialize_pem().as_bytes(),
+            0o600,
+        )
+        .map_err(io_err("write", &key_path))?;
         let cert_path = dir.join("ca.pem");
         write_atomic(&cert_path, self.cert_pem.as_bytes(), 0o644)
             .map_err(io_err("write", &cert_path))?;
@@ -329,14 +333,21 @@ mod tests {
         let key_before = std::fs::read(dir.path().join("ca.key")).unwrap();
         std::fs::remove_file(dir.path().join("ca.pem")).unwrap();
         let b = CertificateAuthority::load_or_create(dir.path()).unwrap();
-        assert!(dir.path().join("ca.pem").is_file(), "the certificate is saved");
-        assert_eq!(std::fs::read(dir.path().join("ca.key")).unwrap(), key_before);
+        assert!(
+            dir.path().join("ca.pem").is_file(),
+            "the certificate is saved"
+        );
+        assert_eq!(
+            std::fs::read(dir.path().join("ca.key")).unwrap(),
+            key_before
+        );
         let c = CertificateAuthority::load_or_create(dir.path()).unwrap();
         assert_eq!(b.cert_pem(), c.cert_pem(), "the repaired CA is reused");
         // a leaf minted by the repaired CA verifies against the old certificate (same key)
         let (chain, _) = b.mint_leaf(&["api.anthropic.com".into()]).unwrap();
         use rustls::pki_types::pem::PemObject;
-        let old = rustls::pki_types::CertificateDer::from_pem_slice(a.cert_pem().as_bytes()).unwrap();
+        let old =
+            rustls::pki_types::CertificateDer::from_pem_slice(a.cert_pem().as_bytes()).unwrap();
         let mut roots = rustls::RootCertStore::empty();
         roots.add(old).unwrap();
         let verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
@@ -357,7 +368,9 @@ mod tests {
             .expect("clients trusting the old certificate trust the repaired CA");
         // a certificate without its key is refused with the fix named
         std::fs::remove_file(dir.path().join("ca.key")).unwrap();
-        let e = CertificateAuthority::load_or_create(dir.path()).err().unwrap();
+        let e = CertificateAuthority::load_or_create(dir.path())
+            .err()
+            .unwrap();
         assert!(e.to_string().contains("agentwire ca --rotate"), "{e}");
         // no temporary files are left behind
         let names: Vec<String> = std::fs::read_dir(dir.path())

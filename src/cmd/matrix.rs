@@ -27,7 +27,10 @@ pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
         a.route.iter().map(|r| (*r).into()).collect();
     let cells = matrix::plan(&specs, &axes, &routes);
     if a.dir.is_file() {
-        anyhow::bail!("{} is a file; -d takes a directory for the traces", a.dir.display());
+        anyhow::bail!(
+            "{} is a file; -d takes a directory for the traces",
+            a.dir.display()
+        );
     }
     // Outputs checked before anything runs: no run's trace replaces an earlier one
     // unless --force.

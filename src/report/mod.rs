@@ -80,7 +80,9 @@ static UNPRINTABLE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new
 /// what is shown, hide text, or break a table row.
 pub fn printable(s: &str) -> String {
     match UNPRINTABLE.replace_all(s, |c: &regex::Captures| {
-        c[0].chars().map(|ch| ch.escape_unicode().to_string()).collect::<String>()
+        c[0].chars()
+            .map(|ch| ch.escape_unicode().to_string())
+            .collect::<String>()
     }) {
         std::borrow::Cow::Borrowed(b) => b.to_string(),
         std::borrow::Cow::Owned(o) => o,
@@ -118,7 +120,7 @@ impl serde_json::ser::Formatter for SafeFormatter {
     ) -> std::io::Result<()> {
         let mut last = 0;
         for m in UNPRINTABLE.find_iter(fragment) {
-            w.write_all(fragment[last..m.start()].as_bytes())?;
+            w.write_all(&fragment.as_bytes()[last..m.start()])?;
             for ch in m.as_str().chars() {
                 let mut units = [0u16; 2];
                 for u in ch.encode_utf16(&mut units) {
@@ -127,7 +129,7 @@ impl serde_json::ser::Formatter for SafeFormatter {
             }
             last = m.end();
         }
-        w.write_all(fragment[last..].as_bytes())
+        w.write_all(&fragment.as_bytes()[last..])
     }
     fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
         self.0.begin_array(w)
@@ -158,10 +160,7 @@ impl serde_json::ser::Formatter for SafeFormatter {
     ) -> std::io::Result<()> {
         self.0.begin_object_key(w, first)
     }
-    fn begin_object_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-    ) -> std::io::Result<()> {
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
         self.0.begin_object_value(w)
     }
     fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
@@ -197,6 +196,9 @@ mod tests {
         let j = super::json(&serde_json::json!({"k": "x\u{202e}y\u{9b}z\u{1b}"}));
         assert!(j.contains(r#""x\u202ey\u009bz\u001b""#), "{j}");
         let v: serde_json::Value = serde_json::from_str(&j).unwrap();
-        assert_eq!(v["k"], "x\u{202e}y\u{9b}z\u{1b}", "the JSON value is unchanged");
+        assert_eq!(
+            v["k"], "x\u{202e}y\u{9b}z\u{1b}",
+            "the JSON value is unchanged"
+        );
     }
 }

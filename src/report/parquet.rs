@@ -171,12 +171,7 @@ pub fn check_tables(dir: &Path, force: bool) -> Result<(), ParquetError> {
     Ok(())
 }
 
-fn write(
-    dir: &Path,
-    force: bool,
-    table: &str,
-    cols: Vec<Col>,
-) -> Result<AtomicFile, ParquetError> {
+fn write(dir: &Path, force: bool, table: &str, cols: Vec<Col>) -> Result<AtomicFile, ParquetError> {
     let err = |e: parquet::errors::ParquetError| ParquetError::Parquet {
         table: table.to_string(),
         message: e.to_string(),

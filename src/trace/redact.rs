@@ -58,9 +58,9 @@ pub fn is_secret_name(name: &str) -> bool {
                 || SECRET_SUFFIXES
                     .iter()
                     .any(|s| w.ends_with(s) && !w.ends_with("bypass"))
-                || SECRET_PREFIXES
-                    .iter()
-                    .any(|s| w.starts_with(s) && !(w.starts_with("author") && !w.starts_with("authoriz")))
+                || SECRET_PREFIXES.iter().any(|s| {
+                    w.starts_with(s) && (!w.starts_with("author") || w.starts_with("authoriz"))
+                })
         })
 }
 
@@ -365,9 +365,8 @@ fn is_dirty(s: &str) -> bool {
 }
 
 fn headers_dirty(h: &Headers) -> bool {
-    h.iter().any(|(k, v)| {
-        !is_marker(v) && ((is_secret_header(k) && !v.is_empty()) || is_dirty(v))
-    })
+    h.iter()
+        .any(|(k, v)| !is_marker(v) && ((is_secret_header(k) && !v.is_empty()) || is_dirty(v)))
 }
 
 fn json_dirty(v: &serde_json::Value) -> bool {
@@ -444,7 +443,10 @@ mod tests {
             ("X-Api-Key".to_string(), "sk-ant-api03-zzz".to_string()),
             ("Cookie".to_string(), "a=b".to_string()),
             ("x-auth-token".to_string(), "t".to_string()),
-            ("x-custom".to_string(), "sk-ant-api03-hiddenhidden".to_string()),
+            (
+                "x-custom".to_string(),
+                "sk-ant-api03-hiddenhidden".to_string(),
+            ),
             ("content-type".to_string(), "application/json".to_string()),
             ("x-claude-code-session-id".to_string(), "abc".to_string()),
             (
@@ -502,7 +504,15 @@ mod tests {
         let t = redact_text(&format!(
             "/v1/messages?beta=true&key=QSECRET1&X-Amz-Signature=abcd1234&sig=s1g http://u:PW123@h/x https://ghtoken999@github.com/x --api-key={KEY} Authorization: Bearer tok.tok.tok"
         ));
-        for s in ["QSECRET1", "PW123", "UNIQUEfake", "abcd1234", "s1g", "ghtoken999", "tok.tok"] {
+        for s in [
+            "QSECRET1",
+            "PW123",
+            "UNIQUEfake",
+            "abcd1234",
+            "s1g",
+            "ghtoken999",
+            "tok.tok",
+        ] {
             assert!(!t.contains(s), "{s} in {t}");
         }
         assert!(
@@ -510,7 +520,10 @@ mod tests {
             "{t}"
         );
         assert_eq!(redact_text(&t), t, "idempotent");
-        assert_eq!(redact_text("/v1/messages?beta=true"), "/v1/messages?beta=true");
+        assert_eq!(
+            redact_text("/v1/messages?beta=true"),
+            "/v1/messages?beta=true"
+        );
         assert_eq!(redact_text("max_tokens=100"), "max_tokens=100");
     }
 
@@ -560,11 +573,16 @@ mod tests {
     fn raw_heads_lose_their_secrets() {
         let raw = format!("POST /v1/messages?key=Q1 HTTP/1.1\r\nx-api-key: {KEY}\r\nAuthorization: Bearer abcdefgh\r\nhost: x\r\n\r\n{{\"k\":\"{KEY}\"}}");
         let r = String::from_utf8(raw_head(raw.as_bytes())).unwrap();
-        assert!(!r.contains("UNIQUEfake") && !r.contains("abcdefgh") && !r.contains("Q1"), "{r}");
+        assert!(
+            !r.contains("UNIQUEfake") && !r.contains("abcdefgh") && !r.contains("Q1"),
+            "{r}"
+        );
         assert!(r.contains("\r\nhost: x\r\n\r\n"), "{r}");
         // a head cut off mid-line is still redacted
         let cut = format!("GET / HTTP/1.1\r\nx-api-key: {}", &KEY[..20]);
-        assert!(!String::from_utf8(raw_head(cut.as_bytes())).unwrap().contains("UNIQUE"));
+        assert!(!String::from_utf8(raw_head(cut.as_bytes()))
+            .unwrap()
+            .contains("UNIQUE"));
     }
 
     #[test]
@@ -573,6 +591,9 @@ mod tests {
         let (out, n) = body_keys(body.as_bytes());
         assert_eq!(n, 1);
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-        assert!(v["text"].as_str().unwrap().contains("[redacted sk-ant-api03 fp="));
+        assert!(v["text"]
+            .as_str()
+            .unwrap()
+            .contains("[redacted sk-ant-api03 fp="));
     }
 }

@@ -235,6 +235,9 @@ mod tests {
             .unwrap();
         let text = std::fs::read_to_string(&p).unwrap();
         assert_eq!(text.len() as u64, w.bytes_written());
-        assert!(text[good as usize..].starts_with("{\"type\":\"note\""), "{text}");
+        assert!(
+            text[good as usize..].starts_with("{\"type\":\"note\""),
+            "{text}"
+        );
     }
 }

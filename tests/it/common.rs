@@ -156,12 +156,7 @@ impl ServeProcess {
 
     /// The listen address.
     pub fn addr(&self) -> std::net::SocketAddr {
-        self.url
-            .rsplit("://")
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap()
+        self.url.rsplit("://").next().unwrap().parse().unwrap()
     }
 
     /// SIGTERM, wait; returns the exit code and everything printed (stdout with the URL
@@ -206,7 +201,11 @@ pub fn count(hay: &[u8], needle: &[u8]) -> usize {
 }
 
 /// Send raw bytes on a new connection and read until the server closes or `wait` passes.
-pub fn raw_exchange(addr: std::net::SocketAddr, bytes: &[u8], wait: std::time::Duration) -> Vec<u8> {
+pub fn raw_exchange(
+    addr: std::net::SocketAddr,
+    bytes: &[u8],
+    wait: std::time::Duration,
+) -> Vec<u8> {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(wait)).unwrap();

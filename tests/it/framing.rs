@@ -15,7 +15,11 @@ use crate::common::*;
 
 /// The body an upstream sends for `/FRAMING/STATUS`.
 fn body_for(path: &str) -> Vec<u8> {
-    format!("{{\"type\":\"message\",\"path\":\"{path}\",\"pad\":\"{}\"}}", "z".repeat(3000)).into_bytes()
+    format!(
+        "{{\"type\":\"message\",\"path\":\"{path}\",\"pad\":\"{}\"}}",
+        "z".repeat(3000)
+    )
+    .into_bytes()
 }
 
 /// A raw HTTP/1.1 upstream: `/cl/S`, `/chunked/S`, `/close/S` answer status S with that
@@ -81,7 +85,8 @@ fn framing_upstream() -> SocketAddr {
                             out.push_str("transfer-encoding: chunked\r\n\r\n");
                             s.write_all(out.as_bytes()).unwrap();
                             for piece in body.chunks(1000) {
-                                s.write_all(format!("{:x}\r\n", piece.len()).as_bytes()).unwrap();
+                                s.write_all(format!("{:x}\r\n", piece.len()).as_bytes())
+                                    .unwrap();
                                 s.write_all(piece).unwrap();
                                 s.write_all(b"\r\n").unwrap();
                                 std::thread::sleep(Duration::from_millis(2));
@@ -142,7 +147,11 @@ async fn proxy_records_complete_responses_for_every_framing_and_status_class() {
             .await
             .unwrap();
         assert_eq!(r.status().as_u16(), *status, "{method} {path}");
-        assert_eq!(&r.bytes().await.unwrap().to_vec(), body, "{method} {path}: client got all");
+        assert_eq!(
+            &r.bytes().await.unwrap().to_vec(),
+            body,
+            "{method} {path}: client got all"
+        );
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
     let t = proxy.finish().await;
@@ -184,7 +193,11 @@ async fn every_byte_read_ends_up_in_an_exchange() {
     };
     let cases: Vec<Vec<u8>> = vec![
         [json_request("", body), json_request("", body)].concat(),
-        [json_request("", body), b"GARBAGE /x HTTP/9\r\n\r\n".to_vec()].concat(),
+        [
+            json_request("", body),
+            b"GARBAGE /x HTTP/9\r\n\r\n".to_vec(),
+        ]
+        .concat(),
         [clte, json_request("x-case: after-clte\r\n", body)].concat(),
         [
             json_request("connection: close\r\n", body),
@@ -210,7 +223,11 @@ async fn every_byte_read_ends_up_in_an_exchange() {
         5,
         "2 pipelined + 1 before garbage + CL/TE + before close: {kinds:?}"
     );
-    assert_eq!(kinds.iter().filter(|k| **k == "malformed_http").count(), 1, "{kinds:?}");
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "malformed_http").count(),
+        1,
+        "{kinds:?}"
+    );
     let unprocessed: Vec<&[u8]> = t
         .exchanges
         .iter()
@@ -219,7 +236,11 @@ async fn every_byte_read_ends_up_in_an_exchange() {
         .collect();
     assert_eq!(unprocessed.len(), 2, "{kinds:?}");
     for u in unprocessed {
-        assert!(count(u, b"x-case: after-") == 1 && u.ends_with(body), "{}", String::from_utf8_lossy(u));
+        assert!(
+            count(u, b"x-case: after-") == 1 && u.ends_with(body),
+            "{}",
+            String::from_utf8_lossy(u)
+        );
     }
 }
 
@@ -238,9 +259,16 @@ async fn transfer_codings_other_than_chunked_get_501() {
     })
     .await
     .unwrap();
-    assert!(resp.starts_with(b"HTTP/1.1 501"), "{}", String::from_utf8_lossy(&resp));
+    assert!(
+        resp.starts_with(b"HTTP/1.1 501"),
+        "{}",
+        String::from_utf8_lossy(&resp)
+    );
     let t = s.finish().await;
-    assert_eq!(t.exchanges[0].error.as_ref().unwrap().kind, "unsupported_transfer_coding");
+    assert_eq!(
+        t.exchanges[0].error.as_ref().unwrap().kind,
+        "unsupported_transfer_coding"
+    );
 }
 
 /// The proxy forwarded headers named in `Connection:` (hop-by-hop by declaration).
@@ -257,16 +285,28 @@ async fn headers_named_in_connection_stay_on_their_hop() {
     let resp = tokio::task::spawn_blocking(move || {
         raw_exchange(
             addr,
-            &json_request("connection: keep-alive, x-hop\r\nx-hop: secret-route\r\nx-end: kept\r\n", b"{}"),
+            &json_request(
+                "connection: keep-alive, x-hop\r\nx-hop: secret-route\r\nx-end: kept\r\n",
+                b"{}",
+            ),
             Duration::from_secs(2),
         )
     })
     .await
     .unwrap();
-    assert!(resp.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&resp));
+    assert!(
+        resp.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&resp)
+    );
     proxy.finish().await;
     let t = up.finish().await;
-    let names: Vec<&str> = t.exchanges[0].request.headers.iter().map(|(k, _)| k.as_str()).collect();
+    let names: Vec<&str> = t.exchanges[0]
+        .request
+        .headers
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .collect();
     assert!(names.contains(&"x-end"), "{names:?}");
     assert!(!names.contains(&"x-hop"), "{names:?}");
 }
@@ -284,13 +324,18 @@ async fn absolute_form_messages_requests_are_counted() {
     )
     .into_bytes();
     req.extend_from_slice(body);
-    let resp = tokio::task::spawn_blocking(move || raw_exchange(addr, &req, Duration::from_secs(2)))
-        .await
-        .unwrap();
+    let resp =
+        tokio::task::spawn_blocking(move || raw_exchange(addr, &req, Duration::from_secs(2)))
+            .await
+            .unwrap();
     assert!(resp.starts_with(b"HTTP/1.1 200"));
     let t = s.finish().await;
     assert!(t.exchanges[0].is_messages());
     assert_eq!(t.exchanges[0].path(), "/v1/messages");
     let rows = agentwire::report::show::rows(&t);
-    assert_eq!(rows[0].model.as_deref(), Some("claude-abs"), "show parses it as Messages");
+    assert_eq!(
+        rows[0].model.as_deref(),
+        Some("claude-abs"),
+        "show parses it as Messages"
+    );
 }

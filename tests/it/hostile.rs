@@ -103,7 +103,10 @@ fn write_trace(path: &std::path::Path, tool: &str, beta: &str) {
 }
 
 fn run(args: &[&str]) -> String {
-    let o = std::process::Command::new(bin()).args(args).output().unwrap();
+    let o = std::process::Command::new(bin())
+        .args(args)
+        .output()
+        .unwrap();
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
@@ -136,13 +139,22 @@ fn hostile_strings_render_escaped_in_every_command_and_format() {
             // the JSON values are unchanged, only written with escapes
             let v: serde_json::Value = serde_json::from_str(&show).unwrap();
             assert_eq!(v[0]["model"], format!("claude-{H}"));
-            assert!(show.contains("\\u202e") && show.contains("\\u009b"), "{show}");
+            assert!(
+                show.contains("\\u202e") && show.contains("\\u009b"),
+                "{show}"
+            );
             for j in [&diff, &within, &analyze] {
                 serde_json::from_str::<serde_json::Value>(j).unwrap();
             }
         } else {
-            assert!(show.contains("\\u{202e}") && show.contains("\\u{1b}"), "{show}");
-            assert!(diff.contains("Alpha") && diff.contains("\\u{200b}"), "{diff}");
+            assert!(
+                show.contains("\\u{202e}") && show.contains("\\u{1b}"),
+                "{show}"
+            );
+            assert!(
+                diff.contains("Alpha") && diff.contains("\\u{200b}"),
+                "{diff}"
+            );
         }
         if format == "table" {
             insta::assert_snapshot!("hostile_show_table", scrub(&show));
@@ -195,7 +207,10 @@ fn pcap_summary_and_replay_report_escape_hostile_strings() {
         }],
     };
     for f in [Format::Table, Format::Markdown, Format::Json] {
-        for out in [report::capture::render(&s, f), report::replay::render(&r, f)] {
+        for out in [
+            report::capture::render(&s, f),
+            report::replay::render(&r, f),
+        ] {
             assert!(raw_hostile(&out).is_empty(), "{f:?}:\n{out}");
         }
     }

@@ -41,7 +41,12 @@ fn a_stream_running_at_sigterm_is_recorded_with_its_partial_bytes() {
     let out = dir.path().join("t.jsonl");
     let up = stalling_upstream();
     let srv = ServeProcess::start(
-        &["-o", out.to_str().unwrap(), "--upstream", &format!("http://{up}")],
+        &[
+            "-o",
+            out.to_str().unwrap(),
+            "--upstream",
+            &format!("http://{up}"),
+        ],
         &[],
     );
     let url = format!("{}/v1/messages", srv.url);
@@ -69,7 +74,10 @@ fn a_stream_running_at_sigterm_is_recorded_with_its_partial_bytes() {
     });
     let (code, printed) = srv.stop();
     assert_eq!(code, Some(3), "{printed}");
-    assert!(printed.contains("1 exchanges were still open at shutdown"), "{printed}");
+    assert!(
+        printed.contains("1 exchanges were still open at shutdown"),
+        "{printed}"
+    );
     let t = Trace::open(&out).unwrap();
     assert!(t.problems.is_empty());
     let x = &t.exchanges[0];
@@ -163,7 +171,10 @@ fn disk_full_answers_503_and_leaves_only_whole_lines() {
         }
     });
     let (_, printed) = srv.stop();
-    assert!(saw_503, "clients saw 503 while the disk was full:\n{printed}");
+    assert!(
+        saw_503,
+        "clients saw 503 while the disk was full:\n{printed}"
+    );
     assert!(ok_after, "answers resumed after space returned:\n{printed}");
     assert!(printed.contains("answering new requests 503"), "{printed}");
     assert!(printed.contains("writable again"), "{printed}");
@@ -210,7 +221,9 @@ fn stalled_connects_do_not_lock_out_other_clients() {
     let stalled: Vec<std::net::TcpStream> = (0..120)
         .filter_map(|_| {
             let mut s = std::net::TcpStream::connect(addr).ok()?;
-            let _ = s.write_all(b"CONNECT api.anthropic.com:443 HTTP/1.1\r\nhost: api.anthropic.com:443\r\n\r\n");
+            let _ = s.write_all(
+                b"CONNECT api.anthropic.com:443 HTTP/1.1\r\nhost: api.anthropic.com:443\r\n\r\n",
+            );
             Some(s)
         })
         .collect();
@@ -379,7 +392,10 @@ fn sustained_100kb_posts_keep_rss_bounded_and_lose_nothing() {
         printed.lines().last().unwrap_or_default()
     );
     assert_eq!(code, Some(0), "{printed}");
-    assert!(peak > 0 && peak < 256 * 1024 * 1024, "peak RSS {peak} bytes");
+    assert!(
+        peak > 0 && peak < 256 * 1024 * 1024,
+        "peak RSS {peak} bytes"
+    );
     let mut got: Vec<String> = agentwire::trace::TraceReader::open(&out)
         .unwrap()
         .filter_map(|r| match r.unwrap() {

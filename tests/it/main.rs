@@ -15,6 +15,7 @@ mod intercept;
 mod limits;
 mod matrix;
 mod numbers;
+mod outputs;
 mod pcap;
 mod proxy;
 mod record;

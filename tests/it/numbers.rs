@@ -83,11 +83,18 @@ proptest! {
 #[test]
 fn absurd_usage_is_clamped_and_reported() {
     let xs = vec![exchange(0, [u64::MAX; 4], Vec::new(), 1)];
-    let a = analyze_exchanges(&xs, AnalyzeConfig {
-        ttl: TtlMode::Auto,
-        usage: UsageMode::Recorded,
-        prices: PriceTable::builtin(),
-    });
-    assert!(a.inputs[0].bad_bodies.iter().any(|b| b.contains("clamped")), "{:?}", a.inputs);
+    let a = analyze_exchanges(
+        &xs,
+        AnalyzeConfig {
+            ttl: TtlMode::Auto,
+            usage: UsageMode::Recorded,
+            prices: PriceTable::builtin(),
+        },
+    );
+    assert!(
+        a.inputs[0].bad_bodies.iter().any(|b| b.contains("clamped")),
+        "{:?}",
+        a.inputs
+    );
     assert!(a.summary.total_cost_usd.is_finite());
 }

@@ -22,7 +22,11 @@ fn head_with_key(line: &str) -> String {
 fn raw_cases(addr: SocketAddr) {
     let w = Duration::from_secs(5);
     // unparsed: a bad request line
-    raw_exchange(addr, format!("{}\r\n", head_with_key("GARBAGE")).as_bytes(), w);
+    raw_exchange(
+        addr,
+        format!("{}\r\n", head_with_key("GARBAGE")).as_bytes(),
+        w,
+    );
     // cut off: the head ends mid-way, the client closes its side
     {
         let mut s = std::net::TcpStream::connect(addr).unwrap();
@@ -139,10 +143,19 @@ fn a_unique_key_sent_through_every_path_reaches_no_file_and_no_output() {
     let c = reqwest::Client::new();
     rt.block_on(async {
         let body = br#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#.to_vec();
-        assert_eq!(post_with_key(&c, &format!("{}/v1/messages", stub.url), body.clone()).await, 200);
-        let q = format!("{}/v1/messages?beta=true&key={KEY}&access_token={KEY}", stub.url);
+        assert_eq!(
+            post_with_key(&c, &format!("{}/v1/messages", stub.url), body.clone()).await,
+            200
+        );
+        let q = format!(
+            "{}/v1/messages?beta=true&key={KEY}&access_token={KEY}",
+            stub.url
+        );
         assert_eq!(post_with_key(&c, &q, body).await, 200);
-        assert_eq!(post_with_key(&c, &format!("{}/v1/messages", stub.url), vec![b'x'; 5000]).await, 413);
+        assert_eq!(
+            post_with_key(&c, &format!("{}/v1/messages", stub.url), vec![b'x'; 5000]).await,
+            413
+        );
     });
     let addr = stub.addr();
     raw_cases(addr);
@@ -151,28 +164,49 @@ fn a_unique_key_sent_through_every_path_reaches_no_file_and_no_output() {
     //    forwarded, one refused (absolute form), one to an upstream that is down.
     let up_url = format!("http://user:{KEY}@{addr}");
     let proxy = ServeProcess::start(
-        &["-o", d.join("proxy.jsonl").to_str().unwrap(), "--upstream", &up_url],
+        &[
+            "-o",
+            d.join("proxy.jsonl").to_str().unwrap(),
+            "--upstream",
+            &up_url,
+        ],
         &[],
     );
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead_url = format!("http://user:{KEY}@{}", dead.local_addr().unwrap());
     drop(dead);
     let proxy_dead = ServeProcess::start(
-        &["-o", d.join("proxy-dead.jsonl").to_str().unwrap(), "--upstream", &dead_url],
+        &[
+            "-o",
+            d.join("proxy-dead.jsonl").to_str().unwrap(),
+            "--upstream",
+            &dead_url,
+        ],
         &[],
     );
     rt.block_on(async {
         let body = br#"{"model":"m","messages":[]}"#.to_vec();
-        assert_eq!(post_with_key(&c, &format!("{}/v1/messages", proxy.url), body.clone()).await, 200);
-        assert_eq!(post_with_key(&c, &format!("{}/v1/messages", proxy_dead.url), body).await, 502);
+        assert_eq!(
+            post_with_key(&c, &format!("{}/v1/messages", proxy.url), body.clone()).await,
+            200
+        );
+        assert_eq!(
+            post_with_key(&c, &format!("{}/v1/messages", proxy_dead.url), body).await,
+            502
+        );
     });
     let refused = raw_exchange(
         proxy.addr(),
-        format!("GET http://evil.example/?key={KEY} HTTP/1.1\r\nhost: evil.example\r\n\r\n").as_bytes(),
+        format!("GET http://evil.example/?key={KEY} HTTP/1.1\r\nhost: evil.example\r\n\r\n")
+            .as_bytes(),
         Duration::from_secs(5),
     );
     assert!(refused.starts_with(b"HTTP/1.1 403"));
-    assert_eq!(count(&refused, KEY.as_bytes()), 0, "the 403 echoes no secret");
+    assert_eq!(
+        count(&refused, KEY.as_bytes()),
+        0,
+        "the 403 echoes no secret"
+    );
 
     // 3. Inside a TLS-intercepted tunnel.
     let icpt = ServeProcess::start(
@@ -222,9 +256,18 @@ fn a_unique_key_sent_through_every_path_reaches_no_file_and_no_output() {
     assert!(files.len() >= 6, "{files:?}");
     for f in &files {
         let bytes = std::fs::read(f).unwrap();
-        assert_eq!(count(&bytes, KEY.as_bytes()), 0, "the key leaked into {}", f.display());
+        assert_eq!(
+            count(&bytes, KEY.as_bytes()),
+            0,
+            "the key leaked into {}",
+            f.display()
+        );
     }
-    assert_eq!(count(printed.as_bytes(), KEY.as_bytes()), 0, "the key was printed:\n{printed}");
+    assert_eq!(
+        count(printed.as_bytes(), KEY.as_bytes()),
+        0,
+        "the key was printed:\n{printed}"
+    );
 
     // The paths were really taken: each kind is in the traces, as a marker.
     let kinds = |name: &str| -> Vec<String> {
@@ -244,22 +287,47 @@ fn a_unique_key_sent_through_every_path_reaches_no_file_and_no_output() {
         "body_too_large",
         "unprocessed",
     ] {
-        assert!(stub_kinds.iter().any(|s| s == k), "{k} missing in {stub_kinds:?}");
+        assert!(
+            stub_kinds.iter().any(|s| s == k),
+            "{k} missing in {stub_kinds:?}"
+        );
     }
     let t = Trace::open(&d.join("stub.jsonl")).unwrap();
-    let q = t.exchanges.iter().find(|x| x.request.target.contains("access_token")).unwrap();
-    assert!(q.request.target.contains("key=[redacted sk-ant-api03 fp="), "{}", q.request.target);
+    let q = t
+        .exchanges
+        .iter()
+        .find(|x| x.request.target.contains("access_token"))
+        .unwrap();
+    assert!(
+        q.request.target.contains("key=[redacted sk-ant-api03 fp="),
+        "{}",
+        q.request.target
+    );
     assert!(kinds("proxy.jsonl").iter().any(|k| k == "refused_upstream"));
-    assert!(kinds("proxy-dead.jsonl").iter().any(|k| k == "upstream_error"));
+    assert!(kinds("proxy-dead.jsonl")
+        .iter()
+        .any(|k| k == "upstream_error"));
     let p = Trace::open(&d.join("proxy.jsonl")).unwrap();
-    assert!(p.exchanges[0].source.upstream.as_deref().unwrap().contains("@"));
-    assert!(p.exchanges[0].source.upstream.as_deref().unwrap().contains("[redacted"));
+    assert!(p.exchanges[0]
+        .source
+        .upstream
+        .as_deref()
+        .unwrap()
+        .contains("@"));
+    assert!(p.exchanges[0]
+        .source
+        .upstream
+        .as_deref()
+        .unwrap()
+        .contains("[redacted"));
     let i = Trace::open(&d.join("intercept.jsonl")).unwrap();
-    assert!(i.exchanges.iter().any(|x| x.is_messages() && x.source.server.as_deref() == Some("api.anthropic.com:443")));
     assert!(i
         .exchanges
         .iter()
-        .any(|x| x.request.method == "BROKEN" && x.error.as_ref().unwrap().kind == "malformed_http"));
+        .any(|x| x.is_messages() && x.source.server.as_deref() == Some("api.anthropic.com:443")));
+    assert!(i.exchanges.iter().any(
+        |x| x.request.method == "BROKEN" && x.error.as_ref().unwrap().kind == "malformed_http"
+    ));
     let r = Trace::open(&d.join("record.jsonl")).unwrap();
     assert_eq!(r.context.command[2], marker(KEY), "{:?}", r.context.command);
     assert!(r.context.env["SERVICE_CREDS"].starts_with("[redacted"));
@@ -318,7 +386,13 @@ fn replay_follows_no_redirect() {
         let o = std::process::Command::new(bin())
             .args(["replay"])
             .arg(repo().join("captures/sample-session.jsonl"))
-            .args(["--to", &format!("http://{gw}"), "--format", "json", "--header"])
+            .args([
+                "--to",
+                &format!("http://{gw}"),
+                "--format",
+                "json",
+                "--header",
+            ])
             .arg(format!("x-api-key: {KEY}"))
             .output()
             .unwrap();
@@ -331,4 +405,34 @@ fn replay_follows_no_redirect() {
             "the redirect target received a connection"
         );
     }
+}
+
+/// A key pasted into a prompt stays in the body (bodies are byte-exact) unless the user
+/// asks for `--redact-body`: then it is replaced, the body stays valid JSON, is marked
+/// `"redacted": true`, and its digest describes the redacted bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redact_body_replaces_keys_inside_bodies_and_says_so() {
+    let s = TestServer::start(agentwire::capture::server::ServerConfig {
+        redact_body: true,
+        ..Default::default()
+    })
+    .await;
+    let body = format!(
+        r#"{{"model":"m","messages":[{{"role":"user","content":"my key is {KEY}, use it"}}]}}"#
+    );
+    let r = reqwest::Client::new()
+        .post(s.url("/v1/messages"))
+        .header("content-type", "application/json")
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let t = s.finish().await;
+    let b = &t.exchanges[0].request.body;
+    assert!(b.redacted, "the trace says the body was redacted");
+    assert!(b.verify(), "the stored digest describes the redacted bytes");
+    let v: serde_json::Value = serde_json::from_slice(&b.bytes).unwrap();
+    let text = v["messages"][0]["content"].as_str().unwrap();
+    assert_eq!(text, format!("my key is {}, use it", marker(KEY)));
 }

@@ -111,7 +111,9 @@ impl Drop for Draft {
             let error = if r.shutting_down() {
                 ExchangeError {
                     kind: "shutdown".into(),
-                    message: format!("the server stopped {ms} ms into the exchange, before a response was sent"),
+                    message: format!(
+                        "the server stopped {ms} ms into the exchange, before a response was sent"
+                    ),
                 }
             } else {
                 ExchangeError {

@@ -23,7 +23,9 @@ use crate::trace::{Body, ExchangeError, Headers, HttpRequest, HttpResponse};
 
 /// Why reading a request body stopped early.
 enum BodyEnd {
-    TooLarge { seen: u64 },
+    TooLarge {
+        seen: u64,
+    },
     Timeout,
     Disconnected(String),
     /// The server's in-flight body budget is used up.
@@ -76,13 +78,27 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
     // Backpressure: wait while the trace writer is behind; answer 503 while the trace
     // cannot be written at all (disk full), so clients retry later.
     if st.recorder.admit().await.is_err() {
-        let draft = Draft::new(&st, conn.as_ref(), id, started_at, clock, head_only(headers));
+        let draft = Draft::new(
+            &st,
+            conn.as_ref(),
+            id,
+            started_at,
+            clock,
+            head_only(headers),
+        );
         let msg = "agentwire cannot write its trace right now (see its stderr: disk full?); retry shortly";
         return error_response(draft, 503, msg, &rid, "trace_unwritable");
     }
     let codings = unsupported_codings(&headers);
     if !codings.is_empty() {
-        let draft = Draft::new(&st, conn.as_ref(), id, started_at, clock, head_only(headers));
+        let draft = Draft::new(
+            &st,
+            conn.as_ref(),
+            id,
+            started_at,
+            clock,
+            head_only(headers),
+        );
         let msg = format!(
             "transfer coding {} is not supported (only chunked; RFC 9112 §6.1)",
             codings.join(", ")
@@ -197,10 +213,12 @@ async fn read_body(
                     .unwrap_or(u32::MAX);
                 let got = match bodies.clone().try_acquire_many_owned(want) {
                     Ok(p) => Some(p),
-                    Err(_) => tokio::time::timeout(BUDGET_WAIT, bodies.clone().acquire_many_owned(want))
-                        .await
-                        .ok()
-                        .and_then(Result::ok),
+                    Err(_) => {
+                        tokio::time::timeout(BUDGET_WAIT, bodies.clone().acquire_many_owned(want))
+                            .await
+                            .ok()
+                            .and_then(Result::ok)
+                    }
                 };
                 match (got, held.as_mut()) {
                     (None, _) => return (buf, Some(BodyEnd::Overloaded), held),

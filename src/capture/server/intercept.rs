@@ -18,8 +18,8 @@ use hyper_util::rt::TokioIo;
 use super::conn::Connections;
 use super::draft::Draft;
 use super::{AppState, ConnInfo};
-use crate::trace::redact::redact_text;
 use crate::capture::ca::CertificateAuthority;
+use crate::trace::redact::redact_text;
 use crate::trace::{Body, ExchangeError, HttpRequest, HttpResponse};
 
 /// What the intercepting proxy does.

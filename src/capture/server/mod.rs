@@ -239,16 +239,16 @@ pub async fn start_on(
         addr: config.addr.clone(),
         source: e,
     })?;
-    let (recorder, thread) = recorder::spawn(
-        writer.redact_bodies(config.redact_body),
-        config.queue_limit,
-    );
+    let (recorder, thread) =
+        recorder::spawn(writer.redact_bodies(config.redact_body), config.queue_limit);
     let tls = config.tls.clone();
     let intercept = config
         .intercept
         .clone()
         .map(|c| Arc::new(intercept::Interceptor::new(c)));
-    let bodies = Arc::new(Semaphore::new(config.max_inflight.clamp(1, Semaphore::MAX_PERMITS)));
+    let bodies = Arc::new(Semaphore::new(
+        config.max_inflight.clamp(1, Semaphore::MAX_PERMITS),
+    ));
     let state = Arc::new(AppState {
         config,
         listen,

@@ -220,8 +220,7 @@ impl Recorder {
     /// exchange (a 503 answer) is counted as not recorded instead.
     pub fn record(&self, x: Exchange) {
         let sh = &self.shared;
-        if !sh.writable.load(Ordering::SeqCst)
-            && sh.queued_bytes.load(Ordering::SeqCst) >= sh.limit
+        if !sh.writable.load(Ordering::SeqCst) && sh.queued_bytes.load(Ordering::SeqCst) >= sh.limit
         {
             sh.not_recorded.fetch_add(1, Ordering::Relaxed);
             return;

@@ -360,9 +360,7 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
     }
     // Cut the recorded body at its recorded piece boundaries.
     let body = Bytes::from(resp.body.bytes);
-    let limit_us = recorded
-        .duration_us()
-        .and_then(|d| u64::try_from(d).ok());
+    let limit_us = recorded.duration_us().and_then(|d| u64::try_from(d).ok());
     let pieces: Vec<(Duration, Bytes)> = pieces(body.len(), &resp.chunks, limit_us, replay.timing)
         .into_iter()
         .map(|(d, r)| (d, body.slice(r)))

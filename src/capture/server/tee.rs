@@ -86,7 +86,10 @@ impl Ledger {
             match self.state {
                 State::Head => {
                     if self.pending.is_empty() {
-                        let n = data.iter().take_while(|b| **b == b'\r' || **b == b'\n').count();
+                        let n = data
+                            .iter()
+                            .take_while(|b| **b == b'\r' || **b == b'\n')
+                            .count();
                         data = &data[n..];
                         if data.is_empty() {
                             return;
@@ -94,17 +97,18 @@ impl Ledger {
                     }
                     let had = self.pending.len();
                     let room = (KEEP + 1).saturating_sub(had);
-                    self.pending.extend_from_slice(&data[..data.len().min(room)]);
+                    self.pending
+                        .extend_from_slice(&data[..data.len().min(room)]);
                     match self.parse_head() {
                         Ok(Some(used)) => data = &data[(used - had).min(data.len())..],
                         Ok(None) if self.pending.len() > KEEP => {
-                            self.to_garbage(&data[room.min(data.len())..]);
+                            self.add_garbage(&data[room.min(data.len())..]);
                             return;
                         }
                         Ok(None) => return,
                         Err(()) => {
                             let rest = &data[data.len().min(room)..];
-                            self.to_garbage(rest);
+                            self.add_garbage(rest);
                             return;
                         }
                     }
@@ -162,7 +166,7 @@ impl Ledger {
                 }
                 State::Tunnel => return,
                 State::Garbage => {
-                    self.to_garbage(data);
+                    self.add_garbage(data);
                     return;
                 }
             }
@@ -179,7 +183,9 @@ impl Ledger {
             Ok(httparse::Status::Partial) => return Ok(None),
             Err(_) => return Err(()),
         };
-        let connect = req.method.is_some_and(|m| m.eq_ignore_ascii_case("CONNECT"));
+        let connect = req
+            .method
+            .is_some_and(|m| m.eq_ignore_ascii_case("CONNECT"));
         let mut te = None;
         let mut cl = None;
         for h in req.headers.iter() {
@@ -233,14 +239,15 @@ impl Ledger {
         self.prune();
     }
 
-    fn to_garbage(&mut self, more: &[u8]) {
+    fn add_garbage(&mut self, more: &[u8]) {
         if self.state != State::Garbage {
             self.garbage_len = self.pending.len() as u64;
             self.state = State::Garbage;
         }
         self.garbage_len += more.len() as u64;
         let room = KEEP.saturating_sub(self.pending.len());
-        self.pending.extend_from_slice(&more[..more.len().min(room)]);
+        self.pending
+            .extend_from_slice(&more[..more.len().min(room)]);
     }
 
     /// A handler received the oldest unclaimed request.
@@ -356,7 +363,10 @@ pub(crate) fn finish(st: &AppState, conn: &ConnInfo, error: Option<&hyper::Error
         } else {
             (
                 hyper_kind.unwrap_or("incomplete_request"),
-                format!("the connection ended ({why}) after {} bytes of this request; kept raw", u.len),
+                format!(
+                    "the connection ended ({why}) after {} bytes of this request; kept raw",
+                    u.len
+                ),
             )
         };
         record_raw(st, conn, u.raw, u.len, kind, message);
@@ -386,12 +396,27 @@ fn record_raw(st: &AppState, conn: &ConnInfo, raw: Vec<u8>, len: u64, kind: &str
         headers: Vec::new(),
         body,
     };
-    let mut draft = Draft::new(st, Some(conn), st.take_id(), Utc::now(), Instant::now(), request);
+    let mut draft = Draft::new(
+        st,
+        Some(conn),
+        st.take_id(),
+        Utc::now(),
+        Instant::now(),
+        request,
+    );
     if conn.host.is_some() {
         draft.source.mode = Some(format!("{}+intercept", st.config.mode.name()));
     }
-    draft.notes.insert("raw_bytes".into(), serde_json::json!(len));
-    draft.finish(None, Some(ExchangeError { kind: kind.into(), message }));
+    draft
+        .notes
+        .insert("raw_bytes".into(), serde_json::json!(len));
+    draft.finish(
+        None,
+        Some(ExchangeError {
+            kind: kind.into(),
+            message,
+        }),
+    );
 }
 
 #[cfg(test)]
