@@ -6,7 +6,7 @@ BIN := target/debug/agentwire
 
 .DEFAULT_GOAL := help
 
-.PHONY: help deps build demo test lint doc bench clean-demo
+.PHONY: help deps build demo test lint doc bench load clean-demo
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -47,6 +47,9 @@ doc: ## build the API docs
 bench: deps ## run the benchmarks (installs claude-tap and mitmproxy from PyPI into target/bench-venv for the comparisons)
 	@[ -x target/bench-venv/bin/claude-tap ] && [ -x target/bench-venv/bin/mitmdump ] || { echo "bench: installing the peer tools claude-tap and mitmproxy (PyPI) into target/bench-venv"; python3 -m venv target/bench-venv && target/bench-venv/bin/pip install -q claude-tap mitmproxy; }
 	cargo bench
+
+load: ## 60 s of 100 KB POSTs at full speed against `serve`: peak RSS from /proc (< 256 MB) and nothing lost (CI runs 5 s)
+	AGENTWIRE_LOAD_SECONDS=60 cargo test --locked --test it -- limits::sustained --nocapture
 
 clean-demo: ## remove the demo output
 	rm -rf target/demo
