@@ -1,23 +1,38 @@
 //! `agentwire capture`: run the packet extractor on a live interface until a signal or
-//! `--duration`, write the trace, print the summary.
+//! `--duration`, write the trace, print the summary. Needs the `libpcap` cargo feature
+//! (on by default); without it the command says how to get a build that has it.
 
 use std::process::ExitCode;
+#[cfg(feature = "libpcap")]
 use std::sync::atomic::{AtomicBool, Ordering};
+#[cfg(feature = "libpcap")]
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Result;
-use indicatif::ProgressBar;
 
+#[cfg(feature = "libpcap")]
 use agentwire::capture::pcap::{self, Extractor, LiveConfig};
+#[cfg(feature = "libpcap")]
 use agentwire::report;
+#[cfg(feature = "libpcap")]
 use agentwire::trace::{Context, SourceKind};
 
+#[cfg(feature = "libpcap")]
 use super::pcap::{config, progress_message, write_ready};
-use super::{live_trace, report_out, DEGRADED};
+#[cfg(feature = "libpcap")]
+use super::{live_trace, progress_spinner, shown, summary as summary_out, DEGRADED};
 use crate::cli::CaptureArgs;
 
+/// `agentwire capture` in a build without libpcap.
+#[cfg(not(feature = "libpcap"))]
+pub(super) fn capture(_a: CaptureArgs) -> Result<ExitCode> {
+    anyhow::bail!(
+        "this agentwire was built without live capture (cargo feature `libpcap`); install a build with it (`cargo install --path .` with default features, libpcap-dev installed), or capture with `tcpdump -w FILE` and run `agentwire pcap FILE`"
+    )
+}
+
 /// `agentwire capture --iface IFACE`
+#[cfg(feature = "libpcap")]
 pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
     let mut ex = Extractor::new(config(&a.packet_filter, SourceKind::Live));
     // The input (the interface) is opened before the output.
@@ -42,8 +57,7 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
             }
         });
     }
-    let pb = ProgressBar::new_spinner();
-    pb.enable_steady_tick(Duration::from_millis(200));
+    let pb = progress_spinner();
     pb.suspend(|| {
         eprintln!(
             "agentwire: capturing on {} (link type {}); Ctrl-C to stop",
@@ -73,14 +87,14 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
         w.write_exchange(x)?;
     }
     w.finish()?;
-    report_out(
+    summary_out(
         &report::capture::render(&summary, a.packet_filter.format.into()),
         &a.output,
     )?;
     eprintln!(
         "wrote {} exchanges to {}",
         summary.exchanges,
-        a.output.display()
+        shown(&a.output)
     );
     Ok(if dropped + if_dropped > 0 {
         ExitCode::from(DEGRADED)

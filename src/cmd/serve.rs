@@ -7,7 +7,7 @@ use anyhow::Result;
 use agentwire::capture::server::{self, Mode};
 use agentwire::trace::Context;
 
-use super::{live_trace, report_out, runtime, server_config};
+use super::{live_trace, runtime, server_config, shown, summary};
 use crate::cli::ServeArgs;
 
 pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
@@ -51,7 +51,7 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
         let writer = live_trace(&a.output, a.force, &context)?;
         let srv = server::start_on(listener, config, writer).await?;
         // The base URL is the first line on stdout (on stderr when stdout is the trace).
-        report_out(&format!("{}\n", srv.base_url()), &a.output)?;
+        summary(&format!("{}\n", srv.base_url()), &a.output)?;
         if intercepting {
             eprintln!(
                 "agentwire: CONNECT proxy on {} intercepting TLS for {}: use HTTPS_PROXY={} and trust {} (NODE_EXTRA_CA_CERTS); recording to {} (Ctrl-C to stop)",
@@ -59,13 +59,13 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
                 a.intercept.as_deref().unwrap_or_default(),
                 srv.base_url(),
                 agentwire::capture::ca::default_dir().join("ca.pem").display(),
-                a.output.display()
+                shown(&a.output)
             );
         } else {
             eprintln!(
                 "agentwire: serving the Messages API on {}; recording to {} (Ctrl-C to stop)",
                 srv.base_url(),
-                a.output.display()
+                shown(&a.output)
             );
         }
         wait_for_signal().await;
@@ -73,7 +73,7 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
         eprintln!(
             "agentwire: recorded {} exchanges to {}; writer queue peak {} exchanges, {} of {} bytes",
             s.written,
-            a.output.display(),
+            shown(&a.output),
             s.peak_queue,
             s.peak_queue_bytes,
             s.queue_limit

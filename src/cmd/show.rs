@@ -14,18 +14,31 @@ pub(super) fn show(a: ShowArgs) -> Result<ExitCode> {
     // Stream: keep one small row per exchange, never the exchanges themselves.
     let mut builder = report::show::RowBuilder::default();
     let mut rows = Vec::new();
+    let mut mcp = Vec::new();
     let mut problems = 0;
     for rec in TraceReader::open(&a.trace)? {
         match rec? {
-            Record::Exchange(x) => rows.push(builder.row(&x)),
+            Record::Exchange(x) if !a.mcp => rows.push(builder.row(&x)),
+            Record::Mcp(m) => mcp.push(report::mcp::show_rows(std::slice::from_ref(&m))),
             Record::Bad(p) => {
                 problems += 1;
                 super::warn(&format!("{}: {p}", a.trace.display()));
             }
-            Record::Header { .. } | Record::Other(_) => {}
+            Record::Header { .. } => builder.new_context(),
+            Record::Exchange(_) | Record::Other(_) => {}
         }
     }
-    out(&report::show::render(&rows, a.format.into()))?;
+    let mcp: Vec<_> = mcp.into_iter().flatten().collect();
+    if a.mcp {
+        out(&report::mcp::render_show(&mcp, a.format.into(), false))?;
+    } else {
+        out(&report::show::render(&rows, a.format.into()))?;
+        // MCP messages follow the exchanges in the text formats; JSON keeps its shape.
+        if !mcp.is_empty() && !matches!(a.format, crate::cli::FormatArg::Json) {
+            out("\n")?;
+            out(&report::mcp::render_show(&mcp, a.format.into(), true))?;
+        }
+    }
     Ok(if problems == 0 {
         ExitCode::SUCCESS
     } else {

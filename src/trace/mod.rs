@@ -3,11 +3,13 @@
 //!
 //! File format (version [`FORMAT_VERSION`]): one JSON object per line. A line with
 //! `"type":"trace"` is a header carrying the [`Context`] that applies to the exchanges after
-//! it; a line with `"type":"exchange"` is one [`Exchange`]. Other `type`s are kept as
+//! it; a line with `"type":"exchange"` is one [`Exchange`]; a line with `"type":"mcp"` is
+//! one MCP message or server event ([`mcp::McpRecord`]). Other `type`s are kept as
 //! [`Record::Other`] so newer files stay readable. See `docs/trace-format.md`.
 
 mod body;
 mod exchange;
+pub mod mcp;
 mod reader;
 pub mod redact;
 mod writer;
@@ -17,6 +19,7 @@ pub use exchange::{
     origin_form, Context, Exchange, ExchangeError, Headers, HttpRequest, HttpResponse, Source,
     SourceKind,
 };
+pub use mcp::McpRecord;
 pub use reader::{ReadProblem, Record, Trace, TraceReader};
 pub use writer::TraceWriter;
 
