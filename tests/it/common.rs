@@ -214,3 +214,20 @@ pub fn raw_exchange(
     let _ = s.read_to_end(&mut buf);
     buf
 }
+
+/// A rustls client config trusting only the CA in `ca_pem` (agentwire's CA).
+pub fn tls_client_config(ca_pem: &[u8]) -> std::sync::Arc<rustls::ClientConfig> {
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from_pem_slice(ca_pem).unwrap())
+        .unwrap();
+    let cfg = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    std::sync::Arc::new(cfg)
+}

@@ -111,20 +111,9 @@ async fn every_spelling_of_an_intercepted_host_is_intercepted() {
             let (code, tcp) = connect(addr, &target);
             assert_eq!(code, 200, "{target}");
             // agentwire answers the TLS handshake itself, with a leaf from its CA
-            use rustls::pki_types::pem::PemObject;
-            let mut roots = rustls::RootCertStore::empty();
-            roots
-                .add(rustls::pki_types::CertificateDer::from_pem_slice(pem.as_bytes()).unwrap())
-                .unwrap();
-            let cfg = rustls::ClientConfig::builder_with_provider(Arc::new(
-                rustls::crypto::ring::default_provider(),
-            ))
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
             let name = rustls::pki_types::ServerName::try_from("api.anthropic.com").unwrap();
-            let conn = rustls::ClientConnection::new(Arc::new(cfg), name).unwrap();
+            let conn =
+                rustls::ClientConnection::new(tls_client_config(pem.as_bytes()), name).unwrap();
             let mut tls = rustls::StreamOwned::new(conn, tcp);
             tls.write_all(
                 b"GET /v1/models HTTP/1.1\r\nhost: api.anthropic.com\r\nconnection: close\r\n\r\n",

@@ -76,23 +76,6 @@ async fn post_with_key(c: &reqwest::Client, url: &str, body: Vec<u8>) -> u16 {
         .unwrap_or(0)
 }
 
-/// A TLS client for the intercepting proxy, trusting agentwire's CA from `ca_pem`.
-fn tls_connector(ca_pem: &[u8]) -> tokio_rustls::TlsConnector {
-    use rustls::pki_types::pem::PemObject;
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(rustls::pki_types::CertificateDer::from_pem_slice(ca_pem).unwrap())
-        .unwrap();
-    let cfg = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    tokio_rustls::TlsConnector::from(Arc::new(cfg))
-}
-
 /// Inside an intercepted tunnel: one valid request and one malformed one, both with the key.
 async fn tunnel_cases(proxy: SocketAddr, ca_pem: &[u8]) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -112,7 +95,10 @@ async fn tunnel_cases(proxy: SocketAddr, ca_pem: &[u8]) {
         }
         assert!(head.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&head));
         let name = rustls::pki_types::ServerName::try_from("api.anthropic.com").unwrap();
-        let mut tls = tls_connector(ca_pem).connect(name, tcp).await.unwrap();
+        let mut tls = tokio_rustls::TlsConnector::from(tls_client_config(ca_pem))
+            .connect(name, tcp)
+            .await
+            .unwrap();
         tls.write_all(payload.as_bytes()).await.unwrap();
         let mut out = Vec::new();
         let _ = tokio::time::timeout(Duration::from_secs(3), tls.read_to_end(&mut out)).await;

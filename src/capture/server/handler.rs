@@ -68,42 +68,31 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
         .collect();
     redact_headers(&mut headers);
     let rid = format!("req_agentwire_{id:06}");
-    let head_only = |headers| HttpRequest {
-        method: parts.method.to_string(),
-        target: redact_text(&parts.uri.to_string()),
-        version: format!("{:?}", parts.version),
-        headers,
-        body: Body::default().with_truncated(true),
+    // Answered before the body is read: the request is recorded with its head only.
+    let refuse = |headers, status, msg: &str, kind| {
+        let request = HttpRequest {
+            method: parts.method.to_string(),
+            target: redact_text(&parts.uri.to_string()),
+            version: format!("{:?}", parts.version),
+            headers,
+            body: Body::default().with_truncated(true),
+        };
+        let draft = Draft::new(&st, conn.as_ref(), id, started_at, clock, request);
+        error_response(draft, status, msg, &rid, kind)
     };
     // Backpressure: wait while the trace writer is behind; answer 503 while the trace
     // cannot be written at all (disk full), so clients retry later.
     if st.recorder.admit().await.is_err() {
-        let draft = Draft::new(
-            &st,
-            conn.as_ref(),
-            id,
-            started_at,
-            clock,
-            head_only(headers),
-        );
         let msg = "agentwire cannot write its trace right now (see its stderr: disk full?); retry shortly";
-        return error_response(draft, 503, msg, &rid, "trace_unwritable");
+        return refuse(headers, 503, msg, "trace_unwritable");
     }
     let codings = unsupported_codings(&headers);
     if !codings.is_empty() {
-        let draft = Draft::new(
-            &st,
-            conn.as_ref(),
-            id,
-            started_at,
-            clock,
-            head_only(headers),
-        );
         let msg = format!(
             "transfer coding {} is not supported (only chunked; RFC 9112 §6.1)",
             codings.join(", ")
         );
-        return error_response(draft, 501, &msg, &rid, "unsupported_transfer_coding");
+        return refuse(headers, 501, &msg, "unsupported_transfer_coding");
     }
     let (bytes, end, permit) = read_body(
         body,
