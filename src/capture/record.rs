@@ -245,7 +245,14 @@ pub async fn record(
 
     // Start the server first: the base URL goes into the context and the env.
     let placeholder = Context::new();
-    let writer = TraceWriter::create(&cfg.output.with_extension("jsonl.tmp"), &placeholder)?;
+    // The working trace, rewritten into `output` at the end: next to the output (a crash
+    // leaves it where the user looks), or in the sandbox when the output is stdout.
+    let tmp_trace = if crate::output::is_stdout(&cfg.output) {
+        sandbox.path().join("trace.jsonl.tmp")
+    } else {
+        cfg.output.with_extension("jsonl.tmp")
+    };
+    let writer = TraceWriter::create(&tmp_trace, &placeholder)?;
     let mut server_cfg = cfg.server.clone();
     let mut ca_path = None;
     if cfg.route == Route::FirstParty {
@@ -363,7 +370,6 @@ pub async fn record(
         .iter()
         .map(|(k, v)| (k.clone(), redact_env(k, v)))
         .collect();
-    let tmp_trace = cfg.output.with_extension("jsonl.tmp");
     // The trace as written (sorted, final context): the summary is computed from it,
     // not by reading the file back.
     let trace = finalize(&tmp_trace, &cfg.output, &context, &mcp_dir)?;
@@ -392,7 +398,7 @@ pub async fn record(
             .map(|x| x.request.body.len() as u64)
             .sum(),
         output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
-        context,
+        context: trace.context.clone(),
     })
 }
 
@@ -465,7 +471,8 @@ fn finalize(
         eprintln!("warning: MCP records {}: {p}", file.display());
     }
     t.mcp = mcp;
-    let mut w = TraceWriter::create(output, context)?;
+    // (`record` checked at its start that `output` may be written.)
+    let mut w = TraceWriter::create_atomic(output, true, context)?;
     for x in &t.exchanges {
         w.write_exchange(x)?;
     }
@@ -475,10 +482,10 @@ fn finalize(
     for o in &t.others {
         w.write_record(o)?;
     }
-    drop(w);
+    w.finish()?;
     let _ = std::fs::remove_file(tmp);
     t.path = output.to_path_buf();
-    t.context = context.clone();
+    t.context = crate::trace::redact::context(context);
     Ok(t)
 }
 
