@@ -1,9 +1,9 @@
 //! `agentwire diff` report: terminal text (optionally coloured), Markdown, or JSON (shape:
 //! `schemas/diff.schema.json`).
 
+use crate::api::tools::Mechanism;
 use crate::diff::request::{RequestDiff, SizeRow, SystemBlock};
 use crate::diff::select::DiffReport;
-use crate::api::tools::Mechanism;
 use crate::diff::tools::{ToolEntry, ToolState, ToolStatus, ToolsDiff};
 
 use super::Format;
