@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::api::thread::ThreadTracker;
 use crate::api::{
-    estimate_tokens, read_response, Block, BlockKind, MessagesRequest, ResponseBody,
+    estimate_tokens, read_response, request_body, response_body, Block, BlockKind, MessagesRequest, ResponseBody,
     ResponseMessage, Usage,
 };
 use crate::trace::{Exchange, SourceKind};
@@ -252,7 +252,8 @@ impl InputStage {
         if !x.is_messages() {
             return Ok(None);
         }
-        let body = &x.request.body.bytes;
+        let decoded = request_body(&x.request);
+        let body = &decoded.bytes[..];
         let r = MessagesRequest::parse(body).map_err(|e| format!("exchange {}: {e}", x.id))?;
         let local = self.threads.assign(&r);
         while self.labels.len() < self.threads.len() {
@@ -333,7 +334,10 @@ impl InputStage {
             params.push(("anthropic-beta".to_string(), b.to_string()));
         }
         let response = x.response.as_ref().and_then(|resp| {
-            match read_response(header(&resp.headers, "content-type"), &resp.body.bytes) {
+            match read_response(
+                header(&resp.headers, "content-type"),
+                &response_body(resp).bytes,
+            ) {
                 ResponseBody::Message(m) => Some(m),
                 _ => None,
             }

@@ -1,11 +1,13 @@
 //! A typed, tolerant view of Anthropic Messages API bodies: requests with byte spans for
 //! every part ([`MessagesRequest`]), content blocks ([`Block`]), streamed responses
-//! assembled from SSE ([`sse`]), usage ([`Usage`]) and a token estimate.
+//! assembled from SSE ([`sse`], the one event-stream parser), usage ([`Usage`]) and a
+//! token estimate; [`decode`] is the one content decoder every reader sees bodies through.
 //!
 //! Tolerance: unknown top-level keys, block types, tool types and stream events are kept
 //! and shown, never dropped and never fatal.
 
 mod content;
+pub mod decode;
 mod request;
 mod response;
 pub mod span;
@@ -14,6 +16,7 @@ pub mod thread;
 mod usage;
 
 pub use content::{Block, BlockKind};
+pub use decode::{decode_body, request_body, response_body, Decoded};
 pub use request::{Message, MessagesRequest, Param, System, Tool, KNOWN_PARAMS};
 pub use response::{read_response, ResponseBody, ResponseMessage};
 pub use span::Span;

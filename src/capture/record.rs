@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::npm::{self, CliSpec, NpmError};
 use super::server::{self, ServerConfig, ServerError};
 use crate::api::thread::ThreadTracker;
-use crate::api::MessagesRequest;
+use crate::api::{request_body, MessagesRequest};
 use crate::trace::redact::redact_env;
 use crate::trace::{Context, Trace, TraceError, TraceWriter};
 
@@ -319,7 +319,7 @@ pub async fn record(
     let mut messages = 0;
     for x in trace.exchanges.iter().filter(|x| x.is_messages()) {
         messages += 1;
-        if let Ok(r) = MessagesRequest::parse(&x.request.body.bytes) {
+        if let Ok(r) = MessagesRequest::parse(&request_body(&x.request).bytes) {
             let t = threads.assign(&r);
             if tools.is_none() && threads.label(t) == "main" {
                 tools = Some(r.tools.len());

@@ -10,6 +10,8 @@
 //! Threads come from [`ThreadTracker`] (shared message prefixes), turns from the number of
 //! assistant messages in the request.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use super::gate::GateResult;
@@ -17,7 +19,7 @@ use super::input::Resolved;
 use super::request::{diff_parsed, RequestDiff, RequestSide};
 use super::{DiffError, Normalizer};
 use crate::api::thread::ThreadTracker;
-use crate::api::MessagesRequest;
+use crate::api::{request_body, MessagesRequest};
 use crate::trace::{Exchange, Trace};
 
 /// Version of the JSON shape of [`DiffReport`] (`schemas/diff.schema.json`).
@@ -85,6 +87,8 @@ impl DiffReport {
 /// A Messages request of a trace with its thread and turn.
 pub(crate) struct Item<'t> {
     pub x: &'t Exchange,
+    /// The request body, decoded (spans of `req` index it).
+    pub body: Cow<'t, [u8]>,
     pub thread: String,
     pub turn: usize,
     pub repeat: usize,
@@ -108,7 +112,8 @@ pub(crate) fn items_of<'t>(
     let mut tracker = ThreadTracker::new();
     let mut out: Vec<Item> = Vec::new();
     for x in trace.exchanges.iter().filter(|x| x.is_messages()) {
-        match MessagesRequest::parse(&x.request.body.bytes) {
+        let body = request_body(&x.request).bytes;
+        match MessagesRequest::parse(&body) {
             Ok(req) => {
                 let i = tracker.assign(&req);
                 let thread = tracker.label(i).to_string();
@@ -119,6 +124,7 @@ pub(crate) fn items_of<'t>(
                     .count();
                 out.push(Item {
                     x,
+                    body,
                     thread,
                     turn,
                     repeat,
@@ -142,7 +148,7 @@ fn side<'t>(r: &Resolved, it: &'t Item) -> RequestSide<'t> {
         exchange: Some(it.x.id),
         thread: Some(it.thread.clone()),
         headers: &it.x.request.headers,
-        body: &it.x.request.body.bytes,
+        body: &it.body,
     }
 }
 

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::api::thread::ThreadTracker;
-use crate::api::{read_response, MessagesRequest, ResponseBody};
+use crate::api::{read_response, request_body, response_body, MessagesRequest, ResponseBody};
 use crate::trace::{Exchange, Trace};
 
 use super::Format;
@@ -62,7 +62,7 @@ impl RowBuilder {
 fn row(x: &Exchange, threads: &mut ThreadTracker) -> ShowRow {
     let parsed = x
         .is_messages()
-        .then(|| MessagesRequest::parse(&x.request.body.bytes).ok())
+        .then(|| MessagesRequest::parse(&request_body(&x.request).bytes).ok())
         .flatten();
     let thread = match &parsed {
         Some(r) => {
@@ -78,7 +78,7 @@ fn row(x: &Exchange, threads: &mut ThreadTracker) -> ShowRow {
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
             .map(|(_, v)| v.as_str());
-        match read_response(ct, &resp.body.bytes) {
+        match read_response(ct, &response_body(resp).bytes) {
             ResponseBody::Message(m) => {
                 stop = m.stop_reason.clone().or(Some("(incomplete)".into()));
                 let u = &m.usage;

@@ -9,7 +9,6 @@ use std::net::SocketAddr;
 
 use chrono::{DateTime, Utc};
 
-use super::decode;
 use super::message::{Framing, Head, Message, MessageParser, ParserStats, Sink, Stamp};
 use crate::trace::redact::redact_headers;
 use crate::trace::{Body, Exchange, ExchangeError, HttpRequest, HttpResponse, Source, SourceKind};
@@ -287,33 +286,11 @@ fn time(ns: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_nanos(ns)
 }
 
-/// Body from a message (its bytes are moved out): content-decoded when complete and
-/// encoded.
+/// Body from a message (its bytes are moved out): de-chunked, content codings kept as
+/// on the wire (readers decode through [`crate::api::decode`]).
 fn body_of(msg: &mut Message, notes: &mut BTreeMap<String, serde_json::Value>, side: &str) -> Body {
     let truncated = msg.gap_bytes > 0 || msg.cut.is_some();
-    let mut body = Body::new(std::mem::take(&mut msg.body));
-    body.truncated = truncated;
-    if let Some(ce) = msg.head.header("content-encoding") {
-        if truncated {
-            notes.insert(
-                format!("{side}_content_encoding_kept"),
-                format!("{ce} (body incomplete, not decoded)").into(),
-            );
-        } else {
-            match decode::decode(ce, &body.bytes) {
-                Ok(Some(d)) => {
-                    let wire = body.bytes.len() as u64;
-                    body = Body::new(d);
-                    body.content_encoding = Some(ce.to_string());
-                    body.wire_size = Some(wire);
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    notes.insert(format!("{side}_content_decoding_error"), e.into());
-                }
-            }
-        }
-    }
+    let body = Body::new(std::mem::take(&mut msg.body)).with_truncated(truncated);
     if !msg.trailers.is_empty() {
         let t: Vec<_> = msg
             .trailers
@@ -450,7 +427,8 @@ fn err(kind: &str, message: &str) -> ExchangeError {
 }
 
 /// An SSE `error` event in a complete event-stream response marks the exchange failed
-/// (the partial content stays in the body).
+/// (the partial content stays in the body). The body is read through the one decoder and
+/// the one SSE parser.
 fn stream_error(resp: Option<&HttpResponse>) -> Option<ExchangeError> {
     let resp = resp?;
     let ct = resp
@@ -460,17 +438,8 @@ fn stream_error(resp: Option<&HttpResponse>) -> Option<ExchangeError> {
     if !ct.1.trim_start().starts_with("text/event-stream") {
         return None;
     }
-    // Only a stream with an `error` event needs assembling here.
-    let b = &resp.body.bytes;
-    let has_error_event = b.split(|c| *c == b'\n').any(|line| {
-        line.strip_prefix(b"event:")
-            .is_some_and(|v| v.trim_ascii() == b"error")
-    });
-    if !has_error_event {
-        return None;
-    }
-    let msg = crate::api::sse::assemble(&resp.body.bytes);
-    let first = msg.stream_errors.first()?;
+    let body = crate::api::decode::response_body(resp);
+    let first = crate::api::sse::first_error(&body.bytes)?;
     let kind = first
         .get("type")
         .and_then(|v| v.as_str())

@@ -12,13 +12,12 @@
 //! - [`message`]: one direction's HTTP/1.1 messages (framing, gaps, resync), with
 //!   `head`: heads and lines;
 //! - [`http`]: requests and responses of a connection paired into exchanges;
-//! - [`decode`]: content encodings; [`tls`]: TLS detection (ClientHello version and SNI);
+//! - [`tls`]: TLS detection (ClientHello version and SNI);
 //! - [`driver`]: the [`Extractor`] that ties them together over any packet iterator
 //!   (with `conn`: one connection's state, and `summary`: the run's counts);
 //! - [`live`]: live capture through libpcap.
 
 mod conn;
-pub mod decode;
 pub mod driver;
 pub mod file;
 mod head;
