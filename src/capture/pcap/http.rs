@@ -1,19 +1,30 @@
-//! HTTP/1.1 on a reassembled connection: requests and responses paired in order
-//! (keep-alive, pipelining, interim 1xx responses, 101 upgrades), response framing from
-//! the request (HEAD, 204, 304, CONNECT; RFC 9112 §6.3), and the finished [`Exchange`]
-//! records: times from the packets, bodies de-chunked and content-decoded with their wire
-//! size kept, secrets redacted, gaps and early ends reported in [`Exchange::error`].
+//! HTTP/1.1 on a reassembled connection: requests and responses paired (keep-alive,
+//! pipelining, interim 1xx responses, 101 upgrades), with the body length of a response
+//! decided from its request ([`super::framing`]).
+//!
+//! Pairing is in order, checked against TCP: a response cannot be sent before the server
+//! received its request's last byte, and a request whose first segment acknowledges
+//! response bytes was sent after they arrived. So
+//! - a response the client had already received part of when it sent the oldest
+//!   unanswered request answers an earlier request that was not captured: it is kept as
+//!   an exchange whose request is marked not captured (so is a response with no request
+//!   left to answer);
+//! - after the response direction lost sync (a gap that may have swallowed whole
+//!   responses), a request is passed over — marked "response lost in a capture gap" —
+//!   while the next one was both fully acknowledged by the server before this response
+//!   started and sent by the client after it had received bytes from inside the gap.
+//!   For traffic that waits for each response this is exact; pipelined requests, sent
+//!   before any response arrived, are never passed over.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 
-use chrono::{DateTime, Utc};
+use super::exchange::build;
+use super::framing::{body_length, BodyLength, Framing, Role};
+use super::message::{Head, Message, MessageParser, ParserStats, Sink, Stamp};
+use crate::trace::{Exchange, SourceKind};
 
-use super::message::{Framing, Head, Message, MessageParser, ParserStats, Sink, Stamp};
-use crate::trace::redact::redact_headers;
-use crate::trace::{Body, Exchange, ExchangeError, HttpRequest, HttpResponse, Source, SourceKind};
-
-/// Where a connection was seen; copied into every exchange's [`Source`].
+/// Where a connection was seen; copied into every exchange's [`crate::trace::Source`].
 #[derive(Clone, Debug)]
 pub struct ConnInfo {
     /// `Pcap` for files, `Live` for interfaces.
@@ -31,28 +42,52 @@ pub struct ConnInfo {
 /// Counters of one connection's HTTP layer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HttpStats {
-    /// Responses that arrived with no request to pair with (request not captured).
+    /// Responses whose request was not captured (kept as exchanges).
     pub orphan_responses: u64,
+    /// Requests whose response was lost in a capture gap.
+    pub lost_responses: u64,
     /// Request direction parser counters.
     pub requests: ParserStats,
     /// Response direction parser counters.
     pub responses: ParserStats,
 }
 
-struct Entry {
-    id: u64,
-    method: String,
+/// A request (or a response without one) on its way to becoming an exchange.
+pub(super) struct Entry {
+    pub(super) id: u64,
+    pub(super) method: String,
     /// An HTTP/0.9 simple request: its response has no head.
     simple: bool,
-    req: Option<Message>,
-    interim: Vec<u16>,
-    resp: Option<Message>,
+    /// False for a response whose request was not captured.
+    pub(super) captured: bool,
+    pub(super) req: Option<Message>,
+    pub(super) interim: Vec<u16>,
+    pub(super) resp: Option<Message>,
+    /// Why no response will be paired: it was lost in a capture gap.
+    pub(super) lost: Option<String>,
+    /// Response-stream offset the request's first segment acknowledged.
+    req_ack: Option<u64>,
+    /// Request-stream offset just after the request's last byte, once complete.
+    req_end: Option<u64>,
 }
 
 impl Entry {
     fn done(&self) -> bool {
-        self.req.is_some() && self.resp.is_some()
+        (self.req.is_some() || !self.captured) && (self.resp.is_some() || self.lost.is_some())
     }
+
+    /// Still waiting for its response.
+    fn open(&self) -> bool {
+        self.captured && self.resp.is_none() && self.lost.is_none()
+    }
+}
+
+/// The entry the response in progress belongs to.
+#[derive(Clone, Copy)]
+enum Target {
+    Entry(u64),
+    /// An interim response with no request: counted, not kept.
+    Discard,
 }
 
 /// The HTTP state of one TCP connection.
@@ -60,116 +95,143 @@ pub struct HttpConn {
     info: ConnInfo,
     parsers: [MessageParser; 2],
     entries: VecDeque<Entry>,
+    current: Option<Target>,
     orphans: u64,
+    lost: u64,
     upgraded: bool,
 }
 
 struct Ctx<'a> {
     entries: &'a mut VecDeque<Entry>,
     ids: &'a mut u64,
+    current: &'a mut Option<Target>,
     orphans: &'a mut u64,
+    lost: &'a mut u64,
     upgraded: &'a mut bool,
     request: bool,
 }
 
+impl Ctx<'_> {
+    /// The entry a response starting at stream offset `start`, sent with acknowledgment
+    /// `ack` (request-stream offset), answers; `None`: its request was not captured.
+    /// `lost_at`: where the response direction lost sync since the last response.
+    fn pick(&mut self, start: u64, ack: Option<u64>, lost_at: Option<u64>) -> Option<usize> {
+        let open: Vec<usize> = (0..self.entries.len())
+            .filter(|&i| self.entries[i].open())
+            .collect();
+        let (&first, rest) = open.split_first()?;
+        let mut pick = first;
+        // The client had received part of this response before sending the request.
+        if self.entries[pick].req_ack.is_some_and(|x| x > start) {
+            return None;
+        }
+        let (Some(gap), Some(ack)) = (lost_at, ack) else {
+            return Some(pick);
+        };
+        for &next in rest {
+            let e = &self.entries[next];
+            let later = e.req_end.is_some_and(|end| end <= ack) && e.req_ack.is_some_and(|x| x > gap);
+            if !later {
+                break;
+            }
+            self.entries[pick].lost = Some(format!(
+                "response lost in a capture gap: the server had received the next request (up to byte {}) before the next response captured, which the client asked for after receiving bytes from the gap",
+                e.req_end.unwrap_or_default()
+            ));
+            *self.lost += 1;
+            pick = next;
+        }
+        Some(pick)
+    }
+
+    fn position(&self, id: u64) -> Option<usize> {
+        self.entries.iter().position(|e| e.id == id)
+    }
+}
+
+fn interim(status: u16) -> bool {
+    (100..200).contains(&status) && status != 101
+}
+
 impl Sink for Ctx<'_> {
-    fn head(&mut self, head: &Head, _at: Stamp) -> Framing {
+    fn head(&mut self, head: &Head, at: Stamp, start: u64, lost_at: Option<u64>) -> BodyLength {
         if self.request {
             self.entries.push_back(Entry {
                 id: *self.ids,
                 method: head.method.clone(),
                 simple: head.version == "HTTP/0.9",
+                captured: true,
                 req: None,
                 interim: Vec::new(),
                 resp: None,
+                lost: None,
+                req_ack: at.ack,
+                req_end: None,
             });
             *self.ids += 1;
-            return request_framing(head);
+            return body_length(head, Role::Request);
         }
-        let method = self
-            .entries
-            .iter()
-            .find(|e| e.resp.is_none())
-            .map_or("", |e| e.method.as_str());
-        let f = response_framing(head, method);
-        if f == Framing::Tunnel {
+        let method = match self.pick(start, at.ack, lost_at) {
+            Some(i) => {
+                *self.current = Some(Target::Entry(self.entries[i].id));
+                Some(self.entries[i].method.clone())
+            }
+            None if interim(head.status) => {
+                *self.orphans += 1;
+                *self.current = Some(Target::Discard);
+                None
+            }
+            None => {
+                *self.orphans += 1;
+                *self.current = Some(Target::Entry(*self.ids));
+                self.entries.push_back(Entry {
+                    id: *self.ids,
+                    method: String::new(),
+                    simple: false,
+                    captured: false,
+                    req: None,
+                    interim: Vec::new(),
+                    resp: None,
+                    lost: None,
+                    req_ack: None,
+                    req_end: None,
+                });
+                *self.ids += 1;
+                None
+            }
+        };
+        let length = body_length(head, Role::Response(method.as_deref()));
+        if length.framing == Ok(Framing::Tunnel) {
             *self.upgraded = true;
         }
-        f
+        length
     }
 
     fn simple_response(&mut self) -> bool {
-        !self.request
-            && self
-                .entries
-                .iter()
-                .find(|e| e.resp.is_none())
-                .is_some_and(|e| e.simple)
+        !self.request && self.entries.iter().find(|e| e.open()).is_some_and(|e| e.simple)
     }
 
     fn done(&mut self, msg: Message) {
         if self.request {
-            if let Some(e) = self.entries.iter_mut().rev().find(|e| e.req.is_none()) {
+            let e = self.entries.iter_mut().rev().find(|e| e.captured && e.req.is_none());
+            if let Some(e) = e {
+                e.req_end = Some(msg.end);
                 e.req = Some(msg);
             }
             return;
         }
-        let status = msg.head.status;
-        match self.entries.iter_mut().find(|e| e.resp.is_none()) {
-            Some(e) if (100..200).contains(&status) && status != 101 => e.interim.push(status),
-            Some(e) => e.resp = Some(msg),
+        let i = match self.current.take() {
+            Some(Target::Entry(id)) => self.position(id),
+            Some(Target::Discard) => return,
+            // A head-less HTTP/0.9 response: the oldest open request.
+            None => self.entries.iter().position(Entry::open),
+        };
+        match i {
+            Some(i) if interim(msg.head.status) => self.entries[i].interim.push(msg.head.status),
+            Some(i) => self.entries[i].resp = Some(msg),
             None => *self.orphans += 1,
         }
     }
-}
-
-/// Body framing of a request (RFC 9112 §6.3 rules 4–6, 8).
-fn request_framing(head: &Head) -> Framing {
-    if let Some(te) = head.header("transfer-encoding") {
-        return if last_coding_is_chunked(te) {
-            Framing::Chunked
-        } else {
-            Framing::Empty
-        };
-    }
-    match head
-        .header("content-length")
-        .map(|v| v.trim().parse::<u64>())
-    {
-        Some(Ok(n)) => Framing::Length(n),
-        _ => Framing::Empty,
-    }
-}
-
-/// Body framing of a response to a request with `method` (RFC 9112 §6.3 rules 1–7).
-fn response_framing(head: &Head, method: &str) -> Framing {
-    let s = head.status;
-    if s == 101 || (method.eq_ignore_ascii_case("CONNECT") && (200..300).contains(&s)) {
-        return Framing::Tunnel;
-    }
-    if method.eq_ignore_ascii_case("HEAD") || (100..200).contains(&s) || s == 204 || s == 304 {
-        return Framing::Empty;
-    }
-    if let Some(te) = head.header("transfer-encoding") {
-        return if last_coding_is_chunked(te) {
-            Framing::Chunked
-        } else {
-            Framing::UntilClose
-        };
-    }
-    match head
-        .header("content-length")
-        .map(|v| v.trim().parse::<u64>())
-    {
-        Some(Ok(n)) => Framing::Length(n),
-        _ => Framing::UntilClose,
-    }
-}
-
-fn last_coding_is_chunked(te: &str) -> bool {
-    te.rsplit(',')
-        .next()
-        .is_some_and(|c| c.trim().eq_ignore_ascii_case("chunked"))
 }
 
 impl HttpConn {
@@ -179,7 +241,9 @@ impl HttpConn {
             info,
             parsers: [MessageParser::new(true), MessageParser::new(false)],
             entries: VecDeque::new(),
+            current: None,
             orphans: 0,
+            lost: 0,
             upgraded: false,
         }
     }
@@ -193,6 +257,7 @@ impl HttpConn {
     pub fn stats(&self) -> HttpStats {
         HttpStats {
             orphan_responses: self.orphans,
+            lost_responses: self.lost,
             requests: self.parsers[0].stats,
             responses: self.parsers[1].stats,
         }
@@ -218,7 +283,9 @@ impl HttpConn {
         let mut ctx = Ctx {
             entries: &mut self.entries,
             ids,
+            current: &mut self.current,
             orphans: &mut self.orphans,
+            lost: &mut self.lost,
             upgraded: &mut self.upgraded,
             request: dir == 0,
         };
@@ -229,23 +296,33 @@ impl HttpConn {
         }
     }
 
-    /// Bytes of direction `dir` (0 = client to server, 1 = server to client).
-    /// Finished exchanges go to `out`; `ids` numbers requests as their heads arrive.
+    /// Bytes of direction `dir` (0 = client to server, 1 = server to client) starting at
+    /// stream offset `off`. Finished exchanges go to `out`; `ids` numbers exchanges as
+    /// their first head arrives.
     pub fn data(
         &mut self,
         dir: usize,
         data: &[u8],
+        off: u64,
         at: Stamp,
         ids: &mut u64,
         out: &mut Vec<Exchange>,
     ) {
-        self.with_ctx(dir, ids, |p, c| p.feed(data, at, c));
+        self.with_ctx(dir, ids, |p, c| p.feed(data, off, at, c));
         self.emit(out, false, "");
     }
 
-    /// `len` bytes of direction `dir` were not captured.
-    pub fn gap(&mut self, dir: usize, len: u64, at: Stamp, ids: &mut u64, out: &mut Vec<Exchange>) {
-        self.with_ctx(dir, ids, |p, c| p.gap(len, at, c));
+    /// `len` bytes of direction `dir` from stream offset `off` were not captured.
+    pub fn gap(
+        &mut self,
+        dir: usize,
+        len: u64,
+        off: u64,
+        at: Stamp,
+        ids: &mut u64,
+        out: &mut Vec<Exchange>,
+    ) {
+        self.with_ctx(dir, ids, |p, c| p.gap(len, off, at, c));
         self.emit(out, false, "");
     }
 
@@ -280,173 +357,4 @@ impl HttpConn {
             }
         }
     }
-}
-
-fn time(ns: i64) -> DateTime<Utc> {
-    DateTime::from_timestamp_nanos(ns)
-}
-
-/// Body from a message (its bytes are moved out): de-chunked, content codings kept as
-/// on the wire (readers decode through [`crate::api::decode`]).
-fn body_of(msg: &mut Message, notes: &mut BTreeMap<String, serde_json::Value>, side: &str) -> Body {
-    let truncated = msg.gap_bytes > 0 || msg.cut.is_some();
-    let body = Body::new(std::mem::take(&mut msg.body)).with_truncated(truncated);
-    if !msg.trailers.is_empty() {
-        let t: Vec<_> = msg
-            .trailers
-            .iter()
-            .map(|(k, v)| vec![k.clone(), v.clone()])
-            .collect();
-        notes.insert(format!("{side}_trailers"), serde_json::json!(t));
-    }
-    body
-}
-
-fn build(info: &ConnInfo, e: Entry, why: &str) -> Option<Exchange> {
-    let mut req = e.req?;
-    let mut resp_msg = e.resp;
-    let mut notes = BTreeMap::new();
-    let mut headers = req.head.headers.clone();
-    redact_headers(&mut headers);
-    let request = HttpRequest {
-        method: req.head.method.clone(),
-        target: req.head.target.clone(),
-        version: req.head.version.clone(),
-        headers,
-        body: body_of(&mut req, &mut notes, "request"),
-    };
-    let started = req.first.ts;
-    let mut error = None;
-    let mut gaps = (req.gap_bytes, 0);
-    let mut last = req.last;
-    let response = resp_msg.as_mut().map(|resp| {
-        gaps.1 = resp.gap_bytes;
-        last = resp.last;
-        let mut headers = resp.head.headers.clone();
-        redact_headers(&mut headers);
-        let chunks = resp
-            .pieces
-            .iter()
-            .map(|(ts, n)| (((ts - started).max(0) / 1000) as u64, *n))
-            .collect();
-        HttpResponse {
-            status: resp.head.status,
-            version: resp.head.version.clone(),
-            headers,
-            body: body_of(resp, &mut notes, "response"),
-            chunks,
-            first_byte_at: Some(time(resp.first.ts.max(started))),
-        }
-    });
-    if !e.interim.is_empty() {
-        notes.insert("interim_statuses".into(), serde_json::json!(e.interim));
-    }
-    let mut ended = response.as_ref().map(|_| last.ts);
-    if let Some(end) = ended {
-        if end < started {
-            notes.insert(
-                "capture_order_anomaly".into(),
-                format!(
-                    "response ended {} us before the request started; latency set to 0",
-                    (started - end) / 1000
-                )
-                .into(),
-            );
-            ended = Some(started);
-        }
-    }
-    if gaps != (0, 0) {
-        let mut message = format!(
-            "bytes missing from the capture: {} in the request, {} in the response",
-            gaps.0, gaps.1
-        );
-        let cuts = [
-            req.cut.as_ref(),
-            resp_msg.as_ref().and_then(|r| r.cut.as_ref()),
-        ];
-        for c in cuts.into_iter().flatten() {
-            message.push_str("; ");
-            message.push_str(c);
-        }
-        error = Some(ExchangeError {
-            kind: "capture_gap".into(),
-            message,
-        });
-    } else if let Some(cut) = &req.cut {
-        let kind = if req.malformed {
-            "malformed_request"
-        } else {
-            "incomplete_request"
-        };
-        error = Some(err(kind, cut));
-    } else if response.is_none() {
-        let why = if why.is_empty() {
-            "connection ended"
-        } else {
-            why
-        };
-        error = Some(err("no_response", &format!("no response seen ({why})")));
-    } else if let Some(r) = resp_msg.as_ref().filter(|r| r.cut.is_some()) {
-        let kind = if r.malformed {
-            "malformed_response"
-        } else {
-            "incomplete_response"
-        };
-        error = Some(err(kind, r.cut.as_deref().unwrap_or_default()));
-    }
-    if error.is_none() {
-        error = stream_error(response.as_ref());
-    }
-    let frames = (
-        req.first.frame.min(last.frame),
-        req.first.frame.max(last.frame),
-    );
-    let mut source = Source::new(info.kind);
-    source.file = info.file.clone();
-    source.frames = Some(frames);
-    source.client = Some(info.client.to_string());
-    source.server = Some(info.server.to_string());
-    source.connection = Some(info.connection);
-    Some(Exchange {
-        id: e.id,
-        started_at: time(started),
-        ended_at: ended.map(time),
-        source,
-        request,
-        response,
-        error,
-        notes,
-    })
-}
-
-fn err(kind: &str, message: &str) -> ExchangeError {
-    ExchangeError {
-        kind: kind.into(),
-        message: message.into(),
-    }
-}
-
-/// An SSE `error` event in a complete event-stream response marks the exchange failed
-/// (the partial content stays in the body). The body is read through the one decoder and
-/// the one SSE parser.
-fn stream_error(resp: Option<&HttpResponse>) -> Option<ExchangeError> {
-    let resp = resp?;
-    let ct = resp
-        .headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))?;
-    if !ct.1.trim_start().starts_with("text/event-stream") {
-        return None;
-    }
-    let body = crate::api::decode::response_body(resp);
-    let first = crate::api::sse::first_error(&body.bytes)?;
-    let kind = first
-        .get("type")
-        .and_then(|v| v.as_str())
-        .unwrap_or("error");
-    let text = first.get("message").and_then(|v| v.as_str()).unwrap_or("");
-    Some(err(
-        "stream_error",
-        &format!("error event in the stream: {kind}: {text}"),
-    ))
 }

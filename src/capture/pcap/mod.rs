@@ -9,8 +9,8 @@
 //! - [`ip`]: IPv4/IPv6 + TCP header fields of one segment, with the bytes a truncated
 //!   packet lacks;
 //! - [`tcp`]: per-direction reassembly into an ordered byte stream with gaps;
-//! - [`message`]: one direction's HTTP/1.1 messages (framing, gaps, resync), with
-//!   `head`: heads and lines;
+//! - [`message`]: one direction's HTTP/1.1 messages (bodies, gaps, resync), with
+//!   `head`: heads and lines, and [`framing`]: the body length rules (RFC 9112 §6.3);
 //! - [`http`]: requests and responses of a connection paired into exchanges;
 //! - [`tls`]: TLS detection (ClientHello version and SNI);
 //! - [`driver`]: the [`Extractor`] that ties them together over any packet iterator
@@ -18,8 +18,10 @@
 //! - [`live`]: live capture through libpcap.
 
 mod conn;
+mod exchange;
 pub mod driver;
 pub mod file;
+pub mod framing;
 mod head;
 pub mod http;
 pub mod ip;

@@ -72,8 +72,10 @@ pub struct Summary {
     pub reordered_segments: u64,
     /// Segments that arrived ahead of a hole.
     pub out_of_order_segments: u64,
-    /// Responses with no request to pair with.
+    /// Responses whose request was not captured (kept as exchanges marked so).
     pub orphan_responses: u64,
+    /// Requests whose response was lost in a capture gap.
+    pub lost_responses: u64,
     /// HTTP-stream bytes skipped while resynchronising.
     pub skipped_http_bytes: u64,
     /// Bytes after a protocol switch (101, CONNECT).

@@ -240,8 +240,11 @@ fn connection_seen_from_the_middle() {
     segs.extend(f.send(true, &request(&b2), 1448));
     segs.extend(f.send(false, &response(b"{\"two\":2}"), 1448));
     let (xs, s) = extract_bytes(&cap(&f, &segs));
-    assert_eq!(xs.len(), 1);
-    assert_eq!(bodies(&xs[0]), (b2, b"{\"two\":2}".to_vec()));
+    // Response 1 is kept, its request marked not captured; request 2 pairs with its own.
+    assert_eq!(xs.len(), 2);
+    assert!(!xs[0].request.captured());
+    assert_eq!(bodies(&xs[0]), (Vec::new(), b"{\"one\":1}".to_vec()));
+    assert_eq!(bodies(&xs[1]), (b2, b"{\"two\":2}".to_vec()));
     assert_eq!(s.orphan_responses, 1);
     assert!(s.skipped_http_bytes > 0);
 }
