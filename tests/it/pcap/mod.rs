@@ -3,6 +3,7 @@
 //! each hard case (`synth`, built with `build`), and a property test of reassembly.
 
 mod build;
+mod cases;
 mod flows;
 mod live;
 mod prop;
