@@ -20,7 +20,7 @@ use super::link::{self, LinkSkip};
 use super::summary::{Summary, TlsConnection};
 use super::tcp::{Meta, Stream};
 use super::tls::{self, Hello};
-use super::Packet;
+use super::{Packet, NO_TIME};
 use crate::trace::{Exchange, SourceKind};
 
 /// What to extract.
@@ -67,7 +67,22 @@ pub struct Extractor {
     out: Vec<Exchange>,
     summary: Summary,
     since_sweep: u32,
+    /// Time of the last packet that had one (this source).
+    clock: Option<i64>,
+    /// Packets without a time seen before any packet with one: they take the next time.
+    untimed: Vec<Untimed>,
 }
+
+/// A packet without a timestamp, kept until a neighbour gives it one.
+struct Untimed {
+    frame: u64,
+    link_type: u32,
+    data: Vec<u8>,
+    orig_len: u32,
+}
+
+/// Most packets without a time kept waiting for the next packet with one.
+const MAX_UNTIMED: usize = 1024;
 
 impl Extractor {
     /// An extractor with no packet seen.
@@ -83,12 +98,16 @@ impl Extractor {
             out: Vec::new(),
             summary: Summary::default(),
             since_sweep: 0,
+            clock: None,
+            untimed: Vec::new(),
         }
     }
 
     /// Name the source of the following packets (a file path, `iface:lo`). Connections
     /// of the previous source are closed first.
     pub fn set_source(&mut self, name: Option<String>) {
+        self.release_untimed(NO_TIME);
+        self.clock = None;
         self.close_all("capture ended");
         self.file = name;
     }
@@ -105,13 +124,54 @@ impl Extractor {
 
     /// Close every connection and return the remaining exchanges and the summary.
     pub fn finish(mut self) -> (Vec<Exchange>, Summary) {
+        self.release_untimed(NO_TIME);
         self.close_all("capture ended");
         self.release(u64::MAX);
         (self.out, self.summary)
     }
 
-    /// Process one packet.
+    /// Process one packet. A packet without a time takes the previous packet's, or, at
+    /// the start of a source, the next one's (up to [`MAX_UNTIMED`] packets wait for it).
     pub fn packet(&mut self, p: &Packet<'_>) {
+        if p.ts_ns.is_none() {
+            self.summary.untimed_packets += 1;
+        }
+        match (p.ts_ns, self.clock) {
+            (Some(t), _) => {
+                self.clock = Some(t);
+                self.release_untimed(t);
+                self.timed(p, t);
+            }
+            (None, Some(t)) => self.timed(p, t),
+            (None, None) if self.untimed.len() < MAX_UNTIMED => self.untimed.push(Untimed {
+                frame: p.frame,
+                link_type: p.link_type,
+                data: p.data.to_vec(),
+                orig_len: p.orig_len,
+            }),
+            (None, None) => {
+                self.release_untimed(NO_TIME);
+                self.timed(p, NO_TIME);
+            }
+        }
+    }
+
+    /// Process the packets waiting for a time with time `ts`.
+    fn release_untimed(&mut self, ts: i64) {
+        for u in std::mem::take(&mut self.untimed) {
+            let p = Packet {
+                frame: u.frame,
+                ts_ns: None,
+                link_type: u.link_type,
+                data: &u.data,
+                orig_len: u.orig_len,
+            };
+            self.timed(&p, ts);
+        }
+    }
+
+    /// Process one packet captured at `ts` (ns, or [`NO_TIME`]).
+    fn timed(&mut self, p: &Packet<'_>, ts: i64) {
         self.summary.packets += 1;
         self.summary.bytes += p.data.len() as u64;
         let sliced = match link::slice(p.link_type, p.data) {
@@ -150,7 +210,7 @@ impl Extractor {
         }
         self.summary.tcp_segments += 1;
         let at = Meta {
-            ts: p.ts_ns,
+            ts,
             frame: p.frame,
             ack: seg.ack.then_some(seg.ack_no),
         };
@@ -158,7 +218,9 @@ impl Extractor {
         self.since_sweep += 1;
         if self.since_sweep >= 4096 {
             self.since_sweep = 0;
-            self.sweep(p.ts_ns);
+            if ts != NO_TIME {
+                self.sweep(ts);
+            }
         }
         if !self.scratch.is_empty() {
             self.settle();

@@ -11,11 +11,17 @@ use serde_json::Value;
 
 use super::http::{ConnInfo, Entry};
 use super::message::Message;
+use super::NO_TIME;
 use crate::trace::redact::redact_headers;
 use crate::trace::{Body, Exchange, ExchangeError, HttpRequest, HttpResponse, Source};
 
 fn time(ns: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_nanos(ns)
+}
+
+/// A packet time, unless no packet of the capture gave one.
+fn known(ns: i64) -> Option<i64> {
+    (ns != NO_TIME).then_some(ns)
 }
 
 /// Body from a message (its bytes are moved out): de-chunked, content codings kept as
@@ -81,7 +87,7 @@ pub(super) fn build(info: &ConnInfo, e: Entry, why: &str) -> Option<Exchange> {
         let chunks = resp
             .pieces
             .iter()
-            .map(|(ts, n)| (((ts - started).max(0) / 1000) as u64, *n))
+            .map(|(ts, n)| ((ts.saturating_sub(started).max(0) / 1000) as u64, *n))
             .collect();
         HttpResponse {
             status: resp.head.status,
@@ -89,13 +95,15 @@ pub(super) fn build(info: &ConnInfo, e: Entry, why: &str) -> Option<Exchange> {
             headers,
             body: body_of(resp, &mut notes, "response"),
             chunks,
-            first_byte_at: Some(time(resp.first.ts.max(started))),
+            first_byte_at: known(resp.first.ts)
+                .zip(known(started))
+                .map(|(t, s)| time(t.max(s))),
         }
     });
     if !e.interim.is_empty() {
         notes.insert("interim_statuses".into(), serde_json::json!(e.interim));
     }
-    let mut ended = response.as_ref().map(|_| last.ts);
+    let mut ended = response.as_ref().and_then(|_| known(last.ts));
     if let Some(end) = ended.filter(|end| *end < started) {
         notes.insert(
             "capture_order_anomaly".into(),
@@ -106,6 +114,15 @@ pub(super) fn build(info: &ConnInfo, e: Entry, why: &str) -> Option<Exchange> {
             .into(),
         );
         ended = Some(started);
+    }
+    if known(started).is_none() {
+        // No packet of the capture carried a time: the record needs one, the note says
+        // it is not real, and no latency is made up.
+        notes.insert(
+            "time_unknown".into(),
+            "no packet of this exchange carried a timestamp (pcapng Simple Packet Blocks): started_at is not a capture time".into(),
+        );
+        ended = None;
     }
     let error = error_of(
         req_msg.as_ref(),
@@ -123,7 +140,7 @@ pub(super) fn build(info: &ConnInfo, e: Entry, why: &str) -> Option<Exchange> {
     source.connection = Some(info.connection);
     Some(Exchange {
         id: e.id,
-        started_at: time(started),
+        started_at: time(known(started).unwrap_or(0)),
         ended_at: ended.map(time),
         source,
         request,

@@ -25,6 +25,9 @@ pub struct TlsConnection {
 pub struct Summary {
     /// Packets read.
     pub packets: u64,
+    /// Packets without a timestamp (pcapng Simple Packet Blocks); they took the time of
+    /// a neighbouring packet.
+    pub untimed_packets: u64,
     /// Captured bytes of those packets.
     pub bytes: u64,
     /// TCP segments that passed the filters.

@@ -239,7 +239,7 @@ fn timestamps_equal_tsharks_on_every_public_capture() {
                 + format!("{frac:0<9}")[..9].parse::<i64>().unwrap();
             assert_eq!(
                 ours[&n.parse::<u64>().unwrap()],
-                ns,
+                Some(ns),
                 "{} frame {n}",
                 path.display()
             );
