@@ -214,6 +214,18 @@ pub struct Extracted {
     pub claims_done: bool,
 }
 
+/// The model and recorded token figures of an exchange's response, if it is a Messages
+/// response with usage (read through the one decoder).
+pub fn recorded_tokens(x: &Exchange) -> Option<(String, super::Tokens)> {
+    let resp = x.response.as_ref()?;
+    let ct = header(&resp.headers, "content-type");
+    let ResponseBody::Message(m) = read_response(ct, &response_body(resp).bytes) else {
+        return None;
+    };
+    let tokens = super::result::tokens_of(&m.usage)?;
+    Some((m.model.clone().unwrap_or_default(), tokens))
+}
+
 /// Per-trace input state: thread tracking and what was already seen.
 pub struct InputStage {
     trace: usize,

@@ -20,7 +20,7 @@ fn cap(flow: &Flow, segs: &[Seg]) -> Vec<u8> {
 }
 
 /// An SSE response over chunked encoding, one event per chunk (as the fake server sends).
-fn sse_response(events: &[(&str, String)]) -> Vec<u8> {
+pub fn sse_response(events: &[(&str, String)]) -> Vec<u8> {
     let mut r =
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
             .to_vec();
@@ -32,12 +32,12 @@ fn sse_response(events: &[(&str, String)]) -> Vec<u8> {
     r
 }
 
-fn delta(text: &str) -> (&'static str, String) {
+pub fn delta(text: &str) -> (&'static str, String) {
     let d = serde_json::json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}});
     ("content_block_delta", d.to_string())
 }
 
-fn opening() -> Vec<(&'static str, String)> {
+pub fn opening() -> Vec<(&'static str, String)> {
     vec![
         ("message_start", r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}}"#.into()),
         ("ping", r#"{"type":"ping"}"#.into()),

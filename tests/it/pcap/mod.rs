@@ -6,6 +6,7 @@ mod build;
 mod cases;
 mod flows;
 mod live;
+mod pairing;
 mod prop;
 mod public;
 mod real;
