@@ -5,6 +5,7 @@
 mod build;
 mod cases;
 mod flows;
+mod framing;
 mod live;
 mod pairing;
 mod prop;
