@@ -6,6 +6,7 @@ mod analyze_polls;
 mod analyze_report;
 mod common;
 mod common_tshark;
+mod decode;
 mod diff;
 mod diff_snapshots;
 mod hand_trace;

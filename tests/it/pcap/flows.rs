@@ -107,6 +107,35 @@ fn error_event_mid_stream_fails_the_exchange_and_keeps_partial_content() {
     assert_eq!(s.errors["stream_error"], 1);
 }
 
+#[test]
+fn bare_cr_event_stream_with_an_error_event_fails_the_exchange() {
+    // The same events with each line ending kind; the error event must be found in all.
+    let mut events = opening();
+    events.push(delta("partial"));
+    events.push((
+        "error",
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(),
+    ));
+    for nl in ["\r", "\r\n", "\n"] {
+        let mut stream = String::new();
+        for (name, data) in &events {
+            stream.push_str(&format!("event: {name}{nl}data: {data}{nl}{nl}"));
+        }
+        let resp = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{stream}",
+            stream.len()
+        );
+        let mut f = Flow::new("10.0.0.1:40000", "10.0.0.2:80", 1, 2);
+        let segs = exchange_segs(&mut f, &request(b"{}"), resp.as_bytes(), 100);
+        let (xs, _) = extract_bytes(&cap(&f, &segs));
+        let e = xs[0].error.as_ref().unwrap_or_else(|| panic!("{nl:?}: not failed"));
+        assert_eq!(e.kind, "stream_error", "{nl:?}");
+        assert!(e.message.contains("overloaded_error"), "{nl:?}: {}", e.message);
+        let msg = sse::assemble(&xs[0].response.as_ref().unwrap().body.bytes);
+        assert_eq!(msg.content[0].text(), Some("partial"), "{nl:?}");
+    }
+}
+
 /// A ClientHello with SNI and supported_versions {1.3, 1.2} (RFC 8446 §4.1.2).
 fn client_hello(name: &str) -> Vec<u8> {
     let mut sni = ((name.len() + 3) as u16).to_be_bytes().to_vec();
