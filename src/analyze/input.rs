@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use crate::api::thread::ThreadTracker;
 use crate::api::{
-    estimate_tokens, read_response, request_body, response_body, Block, BlockKind, MessagesRequest, ResponseBody,
-    ResponseMessage, Usage,
+    estimate_tokens, read_response, request_body, response_body, Block, BlockKind, MessagesRequest,
+    ResponseBody, ResponseMessage, Usage,
 };
 use crate::trace::{Exchange, SourceKind};
 

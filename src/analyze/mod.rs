@@ -208,7 +208,9 @@ impl Analyzer {
         if !x.request.captured() {
             match input::recorded_tokens(x) {
                 Some((model, tokens)) => {
-                    let u = info.responses_without_request.get_or_insert_with(Default::default);
+                    let u = info
+                        .responses_without_request
+                        .get_or_insert_with(Default::default);
                     u.responses += 1;
                     u.tokens.add(&tokens);
                     u.cost_usd += self.cfg.prices.lookup(&model).cost(&tokens);

@@ -339,7 +339,11 @@ pub fn build(parts: Parts<'_>) -> Analysis {
     let decisions: Vec<DecisionRecord> = parts.jobs.iter().map(decide).collect();
     let threads = thread_rows(&parts.labels, &rows, &parts.episodes);
     let mut summary = summarize(&rows, &episodes, &jobs, threads.len(), compared, agreed);
-    for u in parts.inputs.iter().filter_map(|i| i.responses_without_request.as_ref()) {
+    for u in parts
+        .inputs
+        .iter()
+        .filter_map(|i| i.responses_without_request.as_ref())
+    {
         summary.add_unattributed(&u.tokens, u.cost_usd);
     }
     Analysis {

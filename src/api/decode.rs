@@ -107,7 +107,12 @@ fn codings(headers: &[(String, String)]) -> Vec<String> {
             .filter(|(k, _)| k.eq_ignore_ascii_case(name))
             .flat_map(|(_, v)| v.split(','))
             .map(|c| {
-                let c = c.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+                let c = c
+                    .split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase();
                 if c == "x-gzip" {
                     "gzip".to_string()
                 } else {
@@ -296,7 +301,10 @@ mod tests {
         let cut = Body::new(gz[..gz.len() / 2].to_vec()).with_truncated(true);
         let d = decode_body(&h(&[("content-encoding", "gzip")]), &cut);
         assert!(d.error.is_some());
-        assert!(!d.bytes.is_empty() && text.starts_with(&d.bytes), "a prefix");
+        assert!(
+            !d.bytes.is_empty() && text.starts_with(&d.bytes),
+            "a prefix"
+        );
     }
 
     #[test]

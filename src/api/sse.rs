@@ -214,7 +214,10 @@ pub fn first_error(body: &[u8]) -> Option<Value> {
             return None;
         }
         let v: Value = serde_json::from_str(&ev.data).ok()?;
-        let ty = v.get("type").and_then(Value::as_str).or(ev.event.as_deref());
+        let ty = v
+            .get("type")
+            .and_then(Value::as_str)
+            .or(ev.event.as_deref());
         (ty == Some("error")).then(|| v.get("error").cloned().unwrap_or(v))
     })
 }
@@ -513,7 +516,10 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
         assert_eq!(events(b"data:  two\n\n"), vec![ev(None, " two")]);
         let mut p = SseParser::new();
         let mut out = Vec::new();
-        p.feed(b"data: whole\n\nevent: message_stop\ndata: {\"cut\"", &mut out);
+        p.feed(
+            b"data: whole\n\nevent: message_stop\ndata: {\"cut\"",
+            &mut out,
+        );
         assert_eq!(out.len(), 1);
         let cut = p.finish().unwrap();
         assert_eq!(cut.event.as_deref(), Some("message_stop"));

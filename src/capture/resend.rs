@@ -252,10 +252,7 @@ pub fn compare_response(x: &Exchange, status: u16, ct: Option<&str>, body: &[u8]
         .iter()
         .find(|(k, _)| k == "content-type")
         .map(|(_, v)| v.as_str());
-    match (
-        read_response(old_ct, &old_body),
-        read_response(ct, body),
-    ) {
+    match (read_response(old_ct, &old_body), read_response(ct, body)) {
         (ResponseBody::Message(a), ResponseBody::Message(b)) => {
             if a.stop_reason != b.stop_reason {
                 d.push(format!(

@@ -33,7 +33,10 @@ pub fn render(s: &Summary, format: Format) -> String {
     opt("retransmitted bytes", s.retransmitted_bytes);
     opt("conflicting retransmitted bytes", s.conflicting_bytes);
     opt("out-of-order segments", s.out_of_order_segments);
-    opt("responses without captured request (kept)", s.orphan_responses);
+    opt(
+        "responses without captured request (kept)",
+        s.orphan_responses,
+    );
     opt("responses lost in capture gaps", s.lost_responses);
     opt("packets without timestamp", s.untimed_packets);
     opt("unparsed http bytes", s.skipped_http_bytes);

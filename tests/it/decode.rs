@@ -98,7 +98,10 @@ async fn gzip_sse_through_the_recording_proxy_is_stored_as_sent_and_read_with_it
     // ... and the one decoder keeps both sizes.
     let d = response_body(resp);
     assert_eq!(d.bytes, SSE.as_bytes());
-    assert_eq!((d.wire_size, d.decoded_size()), (got.len() as u64, SSE.len() as u64));
+    assert_eq!(
+        (d.wire_size, d.decoded_size()),
+        (got.len() as u64, SSE.len() as u64)
+    );
     // show: complete, with the stream's usage.
     let rows = show::rows(&trace);
     assert_eq!(rows[0].stop.as_deref(), Some("end_turn"), "{:?}", x.error);
@@ -141,7 +144,13 @@ async fn gzip_request_body_through_the_server_is_read_by_the_server_diff_and_rep
     drop(w);
     let t = path.to_str().unwrap();
     let out = std::process::Command::new(bin())
-        .args(["diff", &format!("{t}#0"), &format!("{t}#1"), "--format", "json"])
+        .args([
+            "diff",
+            &format!("{t}#0"),
+            &format!("{t}#1"),
+            "--format",
+            "json",
+        ])
         .output()
         .unwrap();
     let d: Value = serde_json::from_slice(&out.stdout)
@@ -149,12 +158,18 @@ async fn gzip_request_body_through_the_server_is_read_by_the_server_diff_and_rep
     let cmp = &d["comparisons"][0];
     let sizes = cmp["sizes"].as_array().unwrap();
     let body = sizes.iter().find(|s| s["metric"] == "body_bytes").unwrap();
-    assert_eq!((body["a"].as_u64(), body["b"].as_u64()), (Some(REQUEST.len() as u64), Some(REQUEST.len() as u64)), "{cmp}");
+    assert_eq!(
+        (body["a"].as_u64(), body["b"].as_u64()),
+        (Some(REQUEST.len() as u64), Some(REQUEST.len() as u64)),
+        "{cmp}"
+    );
     assert!(d["problems"].as_array().is_none_or(|p| p.is_empty()), "{d}");
     // replay: the gzip'd recording answers a plain request like the plain one does.
     let replay = Replay::from_trace(trace, Timing::None);
     assert_eq!(replay.len(), 2, "both recordings are readable");
-    let (hit, m) = replay.find(&MessagesRequest::parse(REQUEST).unwrap()).unwrap();
+    let (hit, m) = replay
+        .find(&MessagesRequest::parse(REQUEST).unwrap())
+        .unwrap();
     assert!(m.exact, "{:?}", m.differences);
     assert!(ids.contains(&hit.id));
 }

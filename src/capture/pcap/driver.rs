@@ -276,9 +276,11 @@ impl Extractor {
         }
         // Capture-order anomaly: a segment that acknowledges bytes of the other direction
         // not seen yet waits for them, so a response is never parsed before its request.
+        // (A direction whose start is not fixed yet holds its segments itself.)
         if s.ack
             && !s.rst
             && (!s.payload.is_empty() || s.fin)
+            && (s.syn || conn.streams[dir].started())
             && conn.streams[1 - dir].acks_ahead(s.ack_no)
         {
             conn.held_bytes += s.payload.len();

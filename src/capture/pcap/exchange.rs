@@ -39,7 +39,10 @@ fn body_of(msg: &mut Message, notes: &mut BTreeMap<String, Value>, side: &str) -
         notes.insert(format!("{side}_trailers"), serde_json::json!(t));
     }
     if !msg.notes.is_empty() {
-        notes.insert(format!("{side}_framing_notes"), serde_json::json!(msg.notes));
+        notes.insert(
+            format!("{side}_framing_notes"),
+            serde_json::json!(msg.notes),
+        );
     }
     body
 }
@@ -124,13 +127,8 @@ pub(super) fn build(info: &ConnInfo, e: Entry, why: &str) -> Option<Exchange> {
         );
         ended = None;
     }
-    let error = error_of(
-        req_msg.as_ref(),
-        resp_msg.as_ref(),
-        e.lost.as_deref(),
-        why,
-    )
-    .or_else(|| stream_error(response.as_ref()));
+    let error = error_of(req_msg.as_ref(), resp_msg.as_ref(), e.lost.as_deref(), why)
+        .or_else(|| stream_error(response.as_ref()));
     let frames = (first.frame.min(last.frame), first.frame.max(last.frame));
     let mut source = Source::new(info.kind);
     source.file = info.file.clone();
@@ -173,7 +171,11 @@ fn error_of(
             "bytes missing from the capture: {} in the request, {} in the response",
             gaps.0, gaps.1
         );
-        for c in [req, resp].into_iter().flatten().filter_map(|m| m.cut.as_ref()) {
+        for c in [req, resp]
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m.cut.as_ref())
+        {
             message.push_str("; ");
             message.push_str(c);
         }
@@ -193,7 +195,9 @@ fn error_of(
         };
         return Some(err("no_response", &format!("no response seen ({why})")));
     };
-    resp.cut.as_deref().map(|cut| err("incomplete_response", cut))
+    resp.cut
+        .as_deref()
+        .map(|cut| err("incomplete_response", cut))
 }
 
 fn err(kind: &str, message: &str) -> ExchangeError {

@@ -187,7 +187,15 @@ fn read_stream(
                                 };
                                 let data = &spb.data[..keep];
                                 // A Simple Packet Block has no timestamp: absent, not 0.
-                                deliver(&mut info, on_packet, frame, None, iface, data, spb.origlen);
+                                deliver(
+                                    &mut info,
+                                    on_packet,
+                                    frame,
+                                    None,
+                                    iface,
+                                    data,
+                                    spb.origlen,
+                                );
                             }
                             None => info.bad_interface += 1,
                         }

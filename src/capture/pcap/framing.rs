@@ -87,7 +87,11 @@ impl BodyLength {
 /// when the field is absent.
 pub fn combined(head: &Head, name: &str) -> Option<String> {
     let mut out: Option<String> = None;
-    for (_, v) in head.headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case(name)) {
+    for (_, v) in head
+        .headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+    {
         match &mut out {
             Some(s) => {
                 s.push_str(", ");
@@ -138,7 +142,13 @@ pub fn body_length(head: &Head, role: Role<'_>) -> BodyLength {
         }
         let codings: Vec<String> = te
             .split(',')
-            .map(|c| c.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+            .map(|c| {
+                c.split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase()
+            })
             .filter(|c| !c.is_empty())
             .collect();
         let Some(last) = codings.last() else {
@@ -160,7 +170,9 @@ pub fn body_length(head: &Head, role: Role<'_>) -> BodyLength {
             BodyLength::ok(Framing::UntilClose)
         };
         if codings.iter().filter(|c| *c == "chunked").count() > 1 {
-            out = out.note(format!("Transfer-Encoding {te:?} applies chunked more than once"));
+            out = out.note(format!(
+                "Transfer-Encoding {te:?} applies chunked more than once"
+            ));
         }
         if let Some(cl) = cl {
             out = out.note(format!(
@@ -188,7 +200,9 @@ fn content_length(v: &str) -> Result<u64, String> {
     let mut value: Option<u64> = None;
     for item in v.split(',').map(str::trim).filter(|i| !i.is_empty()) {
         if !item.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(format!("invalid Content-Length {v:?}: {item:?} is not a number"));
+            return Err(format!(
+                "invalid Content-Length {v:?}: {item:?} is not a number"
+            ));
         }
         let n: u64 = item
             .parse()
@@ -268,12 +282,13 @@ mod tests {
 
     #[test]
     fn connect_request_has_no_content() {
-        let b = body_length(
-            &head("CONNECT", &[("Content-Length", "10")]),
-            Role::Request,
-        );
+        let b = body_length(&head("CONNECT", &[("Content-Length", "10")]), Role::Request);
         assert_eq!(b.framing, Ok(Framing::Empty));
-        assert!(b.notes[0].contains("Content-Length: 10 ignored"), "{:?}", b.notes);
+        assert!(
+            b.notes[0].contains("Content-Length: 10 ignored"),
+            "{:?}",
+            b.notes
+        );
     }
 
     #[test]
@@ -282,7 +297,11 @@ mod tests {
         err_has(req(&both), "both Transfer-Encoding");
         let b = body_length(&head("200", &both), Role::Response(Some("GET")));
         assert_eq!(b.framing, Ok(Framing::Chunked));
-        assert!(b.notes[0].contains("Content-Length: 5 ignored"), "{:?}", b.notes);
+        assert!(
+            b.notes[0].contains("Content-Length: 5 ignored"),
+            "{:?}",
+            b.notes
+        );
         err_has(
             req(&[("Transfer-Encoding", "identity"), ("Content-Length", "5")]),
             "both",
@@ -291,21 +310,30 @@ mod tests {
 
     #[test]
     fn rule4_the_final_coding_decides_across_field_lines() {
-        assert_eq!(req(&[("Transfer-Encoding", "chunked")]), Ok(Framing::Chunked));
+        assert_eq!(
+            req(&[("Transfer-Encoding", "chunked")]),
+            Ok(Framing::Chunked)
+        );
         assert_eq!(
             req(&[("transfer-encoding", "gzip, CHUNKED")]),
             Ok(Framing::Chunked)
         );
         // A later field line with chunked is the final coding.
         assert_eq!(
-            req(&[("Transfer-Encoding", "gzip"), ("Transfer-Encoding", "chunked")]),
+            req(&[
+                ("Transfer-Encoding", "gzip"),
+                ("Transfer-Encoding", "chunked")
+            ]),
             Ok(Framing::Chunked)
         );
         assert_eq!(
             resp(
                 "200",
                 "GET",
-                &[("Transfer-Encoding", "gzip"), ("Transfer-Encoding", "chunked")]
+                &[
+                    ("Transfer-Encoding", "gzip"),
+                    ("Transfer-Encoding", "chunked")
+                ]
             ),
             Ok(Framing::Chunked)
         );
@@ -319,7 +347,10 @@ mod tests {
             );
         }
         err_has(
-            req(&[("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "deflate")]),
+            req(&[
+                ("Transfer-Encoding", "chunked"),
+                ("Transfer-Encoding", "deflate"),
+            ]),
             "does not end in chunked",
         );
         // Parameters are not part of the coding name.
@@ -361,7 +392,15 @@ mod tests {
             "differ",
         );
         err_has(cl("96, 97"), "differ");
-        for bad in ["", "4 2", "-1", "+5", "0x10", "5a", "1000000000000000000000"] {
+        for bad in [
+            "",
+            "4 2",
+            "-1",
+            "+5",
+            "0x10",
+            "5a",
+            "1000000000000000000000",
+        ] {
             assert!(cl(bad).is_err(), "{bad:?}");
         }
         // A response with an invalid length is malformed, not read until close.

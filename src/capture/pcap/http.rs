@@ -6,15 +6,19 @@
 //! received its request's last byte, and a request whose first segment acknowledges
 //! response bytes was sent after they arrived. So
 //! - a response the client had already received part of when it sent the oldest
-//!   unanswered request answers an earlier request that was not captured: it is kept as
-//!   an exchange whose request is marked not captured (so is a response with no request
+//!   unanswered request, or sent before the server had received any byte of that
+//!   request, answers an earlier request that was not captured: it is kept as an
+//!   exchange whose request is marked not captured (so is a response with no request
 //!   left to answer);
 //! - after the response direction lost sync (a gap that may have swallowed whole
-//!   responses), a request is passed over — marked "response lost in a capture gap" —
-//!   while the next one was both fully acknowledged by the server before this response
-//!   started and sent by the client after it had received bytes from inside the gap.
-//!   For traffic that waits for each response this is exact; pipelined requests, sent
-//!   before any response arrived, are never passed over.
+//!   responses), on a connection that waits for each response before sending the next
+//!   request, the response answers the request that ends where the server's
+//!   acknowledgment in the response's first segment points (every request byte before
+//!   it was received, and the client sends nothing more until the response ends). Older
+//!   requests still waiting are marked "response lost in a capture gap"; when the bytes
+//!   before that point are a gap of the request direction, the request was not captured.
+//!   This is exact for such traffic. A connection seen pipelining (a request sent before
+//!   the previous response had arrived whole) is paired in order instead.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -67,6 +71,10 @@ pub(super) struct Entry {
     pub(super) lost: Option<String>,
     /// Response-stream offset the request's first segment acknowledged.
     req_ack: Option<u64>,
+    /// Request-stream offset of the request's first byte.
+    req_start: u64,
+    /// The request was cut short (its end is where it was cut, not where it ended).
+    req_cut: bool,
     /// Request-stream offset just after the request's last byte, once complete.
     req_end: Option<u64>,
 }
@@ -82,29 +90,40 @@ impl Entry {
     }
 }
 
-/// The entry the response in progress belongs to.
-#[derive(Clone, Copy)]
-enum Target {
-    Entry(u64),
-    /// An interim response with no request: counted, not kept.
-    Discard,
-}
-
 /// The HTTP state of one TCP connection.
 pub struct HttpConn {
     info: ConnInfo,
     parsers: [MessageParser; 2],
     entries: VecDeque<Entry>,
-    current: Option<Target>,
+    order: Order,
     orphans: u64,
     lost: u64,
     upgraded: bool,
 }
 
+/// Most request-direction gaps remembered for pairing.
+const MAX_GAPS: usize = 64;
+/// Most responses waiting for the request direction to catch up.
+const MAX_WAITING: usize = 64;
+
+/// What pairing knows of the connection's order.
+#[derive(Default)]
+struct Order {
+    /// Complete responses not paired yet: they acknowledge request bytes the request
+    /// direction has not delivered (capture order), in order.
+    waiting: VecDeque<Message>,
+    /// Request-stream ranges `[start, end)` that were not captured, latest last.
+    req_gaps: VecDeque<(u64, u64)>,
+    /// Response-stream offset where the latest complete response ended.
+    last_resp_end: Option<u64>,
+    /// A request was seen sent before the previous response had arrived whole.
+    pipelined: bool,
+}
+
 struct Ctx<'a> {
     entries: &'a mut VecDeque<Entry>,
     ids: &'a mut u64,
-    current: &'a mut Option<Target>,
+    order: &'a mut Order,
     orphans: &'a mut u64,
     lost: &'a mut u64,
     upgraded: &'a mut bool,
@@ -119,33 +138,40 @@ impl Ctx<'_> {
         let open: Vec<usize> = (0..self.entries.len())
             .filter(|&i| self.entries[i].open())
             .collect();
-        let (&first, rest) = open.split_first()?;
-        let mut pick = first;
-        // The client had received part of this response before sending the request.
-        if self.entries[pick].req_ack.is_some_and(|x| x > start) {
+        let &first = open.first()?;
+        let e = &self.entries[first];
+        // The client had received part of this response before sending the request, or
+        // the server had received none of the request when it sent the response.
+        if e.req_ack.is_some_and(|x| x > start) || ack.is_some_and(|a| a <= e.req_start) {
             return None;
         }
-        let (Some(gap), Some(ack)) = (lost_at, ack) else {
-            return Some(pick);
+        let (Some(_), Some(ack), false) = (lost_at, ack, self.order.pipelined) else {
+            return Some(first);
         };
-        for &next in rest {
-            let e = &self.entries[next];
-            let later = e.req_end.is_some_and(|end| end <= ack) && e.req_ack.is_some_and(|x| x > gap);
-            if !later {
-                break;
-            }
-            self.entries[pick].lost = Some(format!(
-                "response lost in a capture gap: the server had received the next request (up to byte {}) before the next response captured, which the client asked for after receiving bytes from the gap",
-                e.req_end.unwrap_or_default()
+        // The request that ends at or before the acknowledged point: the latest such.
+        let done_before = |i: &usize| self.entries[*i].req_end.is_some_and(|e| e <= ack);
+        let Some(q) = open.iter().rposition(done_before) else {
+            return Some(first);
+        };
+        let (q_end, q_cut) = (
+            self.entries[open[q]].req_end.unwrap_or(0),
+            self.entries[open[q]].req_cut,
+        );
+        // Request bytes after it and before that point were not captured: a request.
+        let uncaptured = !q_cut
+            && self
+                .order
+                .req_gaps
+                .iter()
+                .any(|&(s, _)| s >= q_end && s < ack);
+        let skipped = if uncaptured { &open[..=q] } else { &open[..q] };
+        for &i in skipped {
+            self.entries[i].lost = Some(format!(
+                "response lost in a capture gap: the next response captured answers a later request (the server had received {ack} request bytes)"
             ));
             *self.lost += 1;
-            pick = next;
         }
-        Some(pick)
-    }
-
-    fn position(&self, id: u64) -> Option<usize> {
-        self.entries.iter().position(|e| e.id == id)
+        (!uncaptured).then_some(open[q])
     }
 }
 
@@ -153,8 +179,65 @@ fn interim(status: u16) -> bool {
     (100..200).contains(&status) && status != 101
 }
 
+impl Ctx<'_> {
+    /// Pair the waiting responses whose acknowledged request bytes have been read
+    /// (`req_seen`: request-stream offset read so far; `force`: all of them).
+    fn settle(&mut self, req_seen: u64, force: bool) {
+        while let Some(front) = self.order.waiting.front() {
+            let ready = force
+                || self.order.waiting.len() > MAX_WAITING
+                || front.first.ack.is_none_or(|a| a <= req_seen);
+            if !ready {
+                return;
+            }
+            let msg = self.order.waiting.pop_front().expect("front exists");
+            self.assign(msg);
+        }
+    }
+
+    /// Pair a complete response with its request, or keep it as a response whose request
+    /// was not captured.
+    fn assign(&mut self, msg: Message) {
+        let status = msg.head.status;
+        let end = msg.end;
+        match self.pick(msg.start, msg.first.ack, msg.lost_before) {
+            Some(i) if interim(status) => self.entries[i].interim.push(status),
+            Some(i) => {
+                self.entries[i].resp = Some(msg);
+                // The next request was sent before this response had arrived whole.
+                let next = self.entries.iter().skip(i + 1).find(|e| e.captured);
+                if next.and_then(|e| e.req_ack).is_some_and(|x| x < end) {
+                    self.order.pipelined = true;
+                }
+                self.order.last_resp_end = Some(end);
+            }
+            // An interim response with no request: counted, not kept.
+            None if interim(status) => *self.orphans += 1,
+            None => {
+                *self.orphans += 1;
+                self.entries.push_back(Entry {
+                    id: *self.ids,
+                    method: String::new(),
+                    simple: false,
+                    captured: false,
+                    req: None,
+                    interim: Vec::new(),
+                    resp: Some(msg),
+                    lost: None,
+                    req_ack: None,
+                    req_start: 0,
+                    req_cut: false,
+                    req_end: None,
+                });
+                *self.ids += 1;
+                self.order.last_resp_end = Some(end);
+            }
+        }
+    }
+}
+
 impl Sink for Ctx<'_> {
-    fn head(&mut self, head: &Head, at: Stamp, start: u64, lost_at: Option<u64>) -> BodyLength {
+    fn head(&mut self, head: &Head, at: Stamp, start: u64) -> BodyLength {
         if self.request {
             self.entries.push_back(Entry {
                 id: *self.ids,
@@ -166,41 +249,31 @@ impl Sink for Ctx<'_> {
                 resp: None,
                 lost: None,
                 req_ack: at.ack,
+                req_start: start,
+                req_cut: false,
                 req_end: None,
             });
             *self.ids += 1;
+            if at
+                .ack
+                .zip(self.order.last_resp_end)
+                .is_some_and(|(x, e)| x < e)
+            {
+                self.order.pipelined = true;
+            }
             return body_length(head, Role::Request);
         }
-        let method = match self.pick(start, at.ack, lost_at) {
-            Some(i) => {
-                *self.current = Some(Target::Entry(self.entries[i].id));
-                Some(self.entries[i].method.clone())
-            }
-            None if interim(head.status) => {
-                *self.orphans += 1;
-                *self.current = Some(Target::Discard);
-                None
-            }
-            None => {
-                *self.orphans += 1;
-                *self.current = Some(Target::Entry(*self.ids));
-                self.entries.push_back(Entry {
-                    id: *self.ids,
-                    method: String::new(),
-                    simple: false,
-                    captured: false,
-                    req: None,
-                    interim: Vec::new(),
-                    resp: None,
-                    lost: None,
-                    req_ack: None,
-                    req_end: None,
-                });
-                *self.ids += 1;
-                None
-            }
-        };
-        let length = body_length(head, Role::Response(method.as_deref()));
+        // The framing depends on the request's method (HEAD, CONNECT); pairing waits for
+        // the whole response, this is the request it will most likely answer.
+        let waiting = self.order.waiting.len();
+        let method = self
+            .entries
+            .iter()
+            .filter(|e| e.open())
+            .nth(waiting)
+            .filter(|e| at.ack.is_none_or(|a| a > e.req_start))
+            .map(|e| e.method.as_str());
+        let length = body_length(head, Role::Response(method));
         if length.framing == Ok(Framing::Tunnel) {
             *self.upgraded = true;
         }
@@ -208,29 +281,29 @@ impl Sink for Ctx<'_> {
     }
 
     fn simple_response(&mut self) -> bool {
-        !self.request && self.entries.iter().find(|e| e.open()).is_some_and(|e| e.simple)
+        !self.request
+            && self
+                .entries
+                .iter()
+                .find(|e| e.open())
+                .is_some_and(|e| e.simple)
     }
 
     fn done(&mut self, msg: Message) {
         if self.request {
-            let e = self.entries.iter_mut().rev().find(|e| e.captured && e.req.is_none());
+            let e = self
+                .entries
+                .iter_mut()
+                .rev()
+                .find(|e| e.captured && e.req.is_none());
             if let Some(e) = e {
                 e.req_end = Some(msg.end);
+                e.req_cut = msg.cut.is_some();
                 e.req = Some(msg);
             }
             return;
         }
-        let i = match self.current.take() {
-            Some(Target::Entry(id)) => self.position(id),
-            Some(Target::Discard) => return,
-            // A head-less HTTP/0.9 response: the oldest open request.
-            None => self.entries.iter().position(Entry::open),
-        };
-        match i {
-            Some(i) if interim(msg.head.status) => self.entries[i].interim.push(msg.head.status),
-            Some(i) => self.entries[i].resp = Some(msg),
-            None => *self.orphans += 1,
-        }
+        self.order.waiting.push_back(msg);
     }
 }
 
@@ -241,7 +314,7 @@ impl HttpConn {
             info,
             parsers: [MessageParser::new(true), MessageParser::new(false)],
             entries: VecDeque::new(),
-            current: None,
+            order: Order::default(),
             orphans: 0,
             lost: 0,
             upgraded: false,
@@ -274,22 +347,27 @@ impl HttpConn {
         a.heads + b.heads + a.cut_heads + b.cut_heads > 0
     }
 
+    /// Run `f` on the parser of direction `dir` with the pairing state, then pair the
+    /// responses that can be (`force`: all of them: no more request bytes will come).
     fn with_ctx(
         &mut self,
         dir: usize,
         ids: &mut u64,
+        force: bool,
         f: impl FnOnce(&mut MessageParser, &mut Ctx<'_>),
     ) {
         let mut ctx = Ctx {
             entries: &mut self.entries,
             ids,
-            current: &mut self.current,
+            order: &mut self.order,
             orphans: &mut self.orphans,
             lost: &mut self.lost,
             upgraded: &mut self.upgraded,
             request: dir == 0,
         };
         f(&mut self.parsers[dir], &mut ctx);
+        let req_seen = self.parsers[0].seen();
+        ctx.settle(req_seen, force);
         if self.upgraded && !self.parsers[0].in_tunnel() {
             self.parsers[0].tunnel();
             self.parsers[1].tunnel();
@@ -308,7 +386,7 @@ impl HttpConn {
         ids: &mut u64,
         out: &mut Vec<Exchange>,
     ) {
-        self.with_ctx(dir, ids, |p, c| p.feed(data, off, at, c));
+        self.with_ctx(dir, ids, false, |p, c| p.feed(data, off, at, c));
         self.emit(out, false, "");
     }
 
@@ -322,7 +400,14 @@ impl HttpConn {
         ids: &mut u64,
         out: &mut Vec<Exchange>,
     ) {
-        self.with_ctx(dir, ids, |p, c| p.gap(len, off, at, c));
+        if dir == 0 {
+            let gaps = &mut self.order.req_gaps;
+            if gaps.len() == MAX_GAPS {
+                gaps.pop_front();
+            }
+            gaps.push_back((off, off + len));
+        }
+        self.with_ctx(dir, ids, false, |p, c| p.gap(len, off, at, c));
         self.emit(out, false, "");
     }
 
@@ -333,7 +418,7 @@ impl HttpConn {
         } else {
             "server closed the connection mid-response"
         };
-        self.with_ctx(dir, ids, |p, c| p.close(why, c));
+        self.with_ctx(dir, ids, dir == 0, |p, c| p.close(why, c));
         self.emit(out, false, "");
     }
 
@@ -344,7 +429,7 @@ impl HttpConn {
                 "{why} mid-{}",
                 if dir == 0 { "request" } else { "response" }
             );
-            self.with_ctx(dir, ids, |p, c| p.close(&text, c));
+            self.with_ctx(dir, ids, true, |p, c| p.close(&text, c));
         }
         self.emit(out, true, why);
     }

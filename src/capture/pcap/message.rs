@@ -70,6 +70,9 @@ pub struct Message {
     pub malformed: bool,
     /// Leniencies and fields the framing rules ignored.
     pub notes: Vec<String>,
+    /// Where this direction lost sync since the previous message (whole messages may
+    /// have been lost there), if it did.
+    pub lost_before: Option<u64>,
 }
 
 impl Message {
@@ -82,10 +85,8 @@ impl Message {
 
 /// Receives what a [`MessageParser`] recognises.
 pub trait Sink {
-    /// A head starting at stream offset `start` was parsed. `lost` is the offset where
-    /// this direction lost sync since the previous head (whole messages may have been
-    /// there), if it did. Returns the body length.
-    fn head(&mut self, head: &Head, at: Stamp, start: u64, lost: Option<u64>) -> BodyLength;
+    /// A head starting at stream offset `start` was parsed. Returns the body length.
+    fn head(&mut self, head: &Head, at: Stamp, start: u64) -> BodyLength;
     /// A message ended (normally, or cut short: see [`Message::cut`]).
     fn done(&mut self, msg: Message);
     /// True when the next response answers an HTTP/0.9 simple request: it has no head
@@ -172,6 +173,11 @@ impl MessageParser {
     /// True when passing bytes through a tunnel.
     pub fn in_tunnel(&self) -> bool {
         self.state == State::Tunnel
+    }
+
+    /// Stream offset just after the last byte or gap seen.
+    pub fn seen(&self) -> u64 {
+        self.seen
     }
 
     /// Feed contiguous stream bytes starting at stream offset `off`, which arrived at `at`.
@@ -426,7 +432,7 @@ impl MessageParser {
                 let (first, start) = self.head_start.take().unwrap_or((at, off));
                 if let Some(head) = partial_head(&self.buf, self.request) {
                     self.stats.cut_heads += 1;
-                    sink.head(&head, first, start, self.lost.take());
+                    sink.head(&head, first, start);
                     let what = if self.request { "request" } else { "response" };
                     sink.done(Message {
                         head,
@@ -438,6 +444,7 @@ impl MessageParser {
                         cut: Some(format!(
                             "{what} head cut off by {len} bytes missing from the capture"
                         )),
+                        lost_before: self.lost.take(),
                         ..Message::default()
                     });
                 } else {
@@ -519,7 +526,7 @@ impl MessageParser {
         };
         self.stats.heads += 1;
         let (first, start) = self.head_start.take().unwrap_or((at, self.seen));
-        let length = sink.head(&head, first, start, self.lost.take());
+        let length = sink.head(&head, first, start);
         let bare_lf = self.buf[..used]
             .iter()
             .enumerate()
@@ -531,6 +538,7 @@ impl MessageParser {
             start,
             end: start + used as u64,
             notes: length.notes,
+            lost_before: self.lost.take(),
             ..Message::default()
         };
         if bare_lf {
@@ -586,6 +594,7 @@ impl MessageParser {
             start,
             end: start,
             framing: Some(Framing::UntilClose),
+            lost_before: self.lost.take(),
             ..Message::default()
         });
         self.state = State::UntilClose;
@@ -624,7 +633,7 @@ impl MessageParser {
             }
         };
         let (first, start) = self.head_start.unwrap_or((at, self.seen));
-        sink.head(&head, first, start, self.lost.take());
+        sink.head(&head, first, start);
         sink.done(Message {
             head,
             first,
@@ -633,6 +642,7 @@ impl MessageParser {
             end: start + 1,
             cut: Some(why),
             malformed: true,
+            lost_before: self.lost.take(),
             ..Message::default()
         });
     }

@@ -18,8 +18,8 @@
 //! - [`live`]: live capture through libpcap.
 
 mod conn;
-mod exchange;
 pub mod driver;
+mod exchange;
 pub mod file;
 pub mod framing;
 mod head;

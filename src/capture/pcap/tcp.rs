@@ -63,7 +63,8 @@ pub enum Chunk<'a> {
         at: Meta,
     },
     /// `len` bytes from stream offset `off` were never captured; `at` is the packet
-    /// where this became known.
+    /// where this became known. A direction seen without its SYN starts with an empty
+    /// gap at offset 0: what preceded it is unknown.
     Gap {
         /// Bytes missing.
         len: u64,
@@ -201,10 +202,15 @@ impl Stream {
 
     /// Stream offset that acknowledgment number `ack` (sent by the other side) points to:
     /// every byte before it was received. `None` before the start is fixed or for an
-    /// acknowledgment of bytes before the start.
+    /// acknowledgment of bytes before the start. The FIN's sequence number is not a byte:
+    /// an acknowledgment of it points to the FIN's offset.
     pub fn ack_offset(&self, ack: u32) -> Option<u64> {
         let base = self.base?;
-        u64::try_from(self.offset_of(base, ack)).ok()
+        let off = u64::try_from(self.offset_of(base, ack)).ok()?;
+        Some(match self.fin_at {
+            Some(f) if off == f + 1 => f,
+            _ => off,
+        })
     }
 
     /// True when a SYN with sequence number `seq` can open this stream: nothing was seen,
@@ -235,7 +241,7 @@ impl Stream {
             .max_by_key(|e| e.wrapping_sub(low))
             .unwrap_or(low);
         if ack.wrapping_sub(end) < (1 << 30) {
-            self.start(low, out);
+            self.start(low, false, out);
         }
     }
 
@@ -248,10 +254,16 @@ impl Stream {
             .min_by_key(|s| s.wrapping_sub(first) as i32)
     }
 
-    /// Fix the start at `base` and process the held segments in capture order.
-    fn start(&mut self, base: u32, out: &mut dyn FnMut(Chunk<'_>)) {
+    /// Fix the start at `base` and process the held segments in capture order. Without a
+    /// SYN (`syn` false) what came before the start is unknown: an empty gap at offset 0
+    /// tells the layer above that whole messages may precede the first byte.
+    fn start(&mut self, base: u32, syn: bool, out: &mut dyn FnMut(Chunk<'_>)) {
         self.base = Some(base);
         self.early_bytes = 0;
+        if !syn {
+            let at = self.early.first().map(|e| e.at).unwrap_or_default();
+            out(Chunk::Gap { len: 0, off: 0, at });
+        }
         for e in std::mem::take(&mut self.early) {
             self.segment(e.seq, false, e.fin, &e.data, e.missing, e.at, out);
         }
@@ -314,7 +326,7 @@ impl Stream {
                 self.isn = Some(seq);
             }
             if self.base.is_none() {
-                self.start(data_seq, out);
+                self.start(data_seq, true, out);
             }
         }
         let Some(base) = self.base else {
@@ -329,7 +341,7 @@ impl Stream {
                 });
                 if self.early_bytes > START_WINDOW || self.early.len() > START_SEGMENTS {
                     let low = self.lowest_early().expect("a segment was just held");
-                    self.start(low, out);
+                    self.start(low, false, out);
                 }
             }
             return;
@@ -401,7 +413,7 @@ impl Stream {
     /// RST, end of capture). `at` stamps the gaps.
     pub fn flush(&mut self, at: Meta, out: &mut dyn FnMut(Chunk<'_>)) {
         if let Some(low) = self.lowest_early().filter(|_| self.base.is_none()) {
-            self.start(low, out);
+            self.start(low, false, out);
         }
         while !self.pending.is_empty() {
             self.skip_hole(at, out);
@@ -576,12 +588,17 @@ mod tests {
         for (seq, data, missing, frame) in [(100, &b"GET"[..], 5, 1), (108, b"x", 0, 2)] {
             s.segment(seq, false, false, data, missing, at(frame), &mut |c| {
                 log.push(match c {
-                    Chunk::Data { bytes, off, at } => format!("data {bytes:?} @{off} #{}", at.frame),
+                    Chunk::Data { bytes, off, at } => {
+                        format!("data {bytes:?} @{off} #{}", at.frame)
+                    }
                     Chunk::Gap { len, off, at } => format!("gap {len} @{off} #{}", at.frame),
                 })
             });
         }
-        assert_eq!(log, ["data [71, 69, 84] @0 #1", "gap 5 @3 #1", "data [120] @8 #2"]);
+        assert_eq!(
+            log,
+            ["data [71, 69, 84] @0 #1", "gap 5 @3 #1", "data [120] @8 #2"]
+        );
     }
 
     #[test]
@@ -602,7 +619,10 @@ mod tests {
         s.segment(7003, false, false, b"def", 0, at(1), &mut sink);
         s.segment(7000, false, false, b"abc", 0, at(2), &mut sink);
         s.start_if_acked(7005, &mut sink);
-        assert!(!s.started(), "an acknowledgment inside the held bytes waits");
+        assert!(
+            !s.started(),
+            "an acknowledgment inside the held bytes waits"
+        );
         s.start_if_acked(7006, &mut sink);
         assert!(s.started());
         assert_eq!(got, b"abcdef");
@@ -634,7 +654,10 @@ mod tests {
         for i in 0..=(START_WINDOW / 1000) as u32 {
             s.segment(10_000 + 1000 * i, false, false, &seg, 0, at(1), &mut |_| {});
         }
-        assert!(s.started(), "past the window the lowest held segment is the start");
+        assert!(
+            s.started(),
+            "past the window the lowest held segment is the start"
+        );
         assert!(s.buffered() == 0 && s.offset() > START_WINDOW as u64);
     }
 }

@@ -63,13 +63,20 @@ fn check_exchange(what: &str, x: &Exchange, want: &Value) {
                 Some("truncated by a capture gap") => {
                     let r = resp.unwrap_or_else(|| panic!("{at}: no response"));
                     assert!(r.body.truncated, "{at}");
-                    assert_eq!(x.error.as_ref().map(|e| e.kind.as_str()), Some("capture_gap"));
+                    assert_eq!(
+                        x.error.as_ref().map(|e| e.kind.as_str()),
+                        Some("capture_gap")
+                    );
                 }
                 Some("lost in the capture gap (none paired)") => {
                     assert!(resp.is_none(), "{at}: a response was paired");
                     let e = x.error.as_ref().unwrap_or_else(|| panic!("{at}: no error"));
                     assert_eq!(e.kind, "capture_gap", "{at}");
-                    assert!(e.message.contains("lost in a capture gap"), "{at}: {}", e.message);
+                    assert!(
+                        e.message.contains("lost in a capture gap"),
+                        "{at}: {}",
+                        e.message
+                    );
                 }
                 other => panic!("{at}: unknown expectation {other:?}"),
             },
@@ -93,7 +100,9 @@ fn every_case_capture_gives_its_expected_values() {
                 assert_eq!(xs.len() as u64, v.as_u64().unwrap(), "{file}: exchanges");
             } else if let Some(i) = key.strip_prefix("exchange_") {
                 let i: usize = i.parse().unwrap();
-                let x = xs.get(i).unwrap_or_else(|| panic!("{file}: no exchange {i}"));
+                let x = xs
+                    .get(i)
+                    .unwrap_or_else(|| panic!("{file}: no exchange {i}"));
                 check_exchange(&format!("{file} #{i}"), x, v);
             } else {
                 per_exchange.insert(key.clone(), v.clone());

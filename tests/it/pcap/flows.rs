@@ -128,9 +128,16 @@ fn bare_cr_event_stream_with_an_error_event_fails_the_exchange() {
         let mut f = Flow::new("10.0.0.1:40000", "10.0.0.2:80", 1, 2);
         let segs = exchange_segs(&mut f, &request(b"{}"), resp.as_bytes(), 100);
         let (xs, _) = extract_bytes(&cap(&f, &segs));
-        let e = xs[0].error.as_ref().unwrap_or_else(|| panic!("{nl:?}: not failed"));
+        let e = xs[0]
+            .error
+            .as_ref()
+            .unwrap_or_else(|| panic!("{nl:?}: not failed"));
         assert_eq!(e.kind, "stream_error", "{nl:?}");
-        assert!(e.message.contains("overloaded_error"), "{nl:?}: {}", e.message);
+        assert!(
+            e.message.contains("overloaded_error"),
+            "{nl:?}: {}",
+            e.message
+        );
         let msg = sse::assemble(&xs[0].response.as_ref().unwrap().body.bytes);
         assert_eq!(msg.content[0].text(), Some("partial"), "{nl:?}");
     }

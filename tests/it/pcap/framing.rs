@@ -34,7 +34,10 @@ fn kind(x: &Exchange) -> Option<&str> {
 }
 
 fn resp_body(x: &Exchange) -> Vec<u8> {
-    x.response.as_ref().map(|r| r.body.bytes.clone()).unwrap_or_default()
+    x.response
+        .as_ref()
+        .map(|r| r.body.bytes.clone())
+        .unwrap_or_default()
 }
 
 /// The message after the case is whole and paired with its own request.
@@ -48,7 +51,10 @@ fn next_is_whole(xs: &[Exchange], case: &str) {
 #[test]
 fn content_length_list_of_identical_values_is_that_value() {
     for cl in ["96, 96", "96,96", "96, , 96"] {
-        let resp = format!("HTTP/1.1 200 OK\r\nContent-Length: {cl}\r\n\r\n{}", "x".repeat(96));
+        let resp = format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {cl}\r\n\r\n{}",
+            "x".repeat(96)
+        );
         let xs = conversation(&[(GET.as_ref(), resp.as_bytes()), (GET, NEXT)]);
         assert_eq!(xs.len(), 2, "{cl}");
         assert_eq!(resp_body(&xs[0]), vec![b'x'; 96], "{cl}");
@@ -68,14 +74,19 @@ fn later_transfer_encoding_field_line_decides_the_framing() {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     std::io::Write::write_all(&mut gz, &plain).unwrap();
     let gz = gz.finish().unwrap();
-    let mut resp = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    let mut resp =
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n"
+            .to_vec();
     resp.extend_from_slice(format!("{:x}\r\n", gz.len()).as_bytes());
     resp.extend_from_slice(&gz);
     resp.extend_from_slice(b"\r\n0\r\n\r\n");
     let xs = conversation(&[(GET, &resp), (GET, NEXT)]);
     assert_eq!(xs.len(), 2);
     let r = xs[0].response.as_ref().unwrap();
-    assert_eq!(r.body.bytes, gz, "de-chunked, the gzip transfer coding kept as sent");
+    assert_eq!(
+        r.body.bytes, gz,
+        "de-chunked, the gzip transfer coding kept as sent"
+    );
     assert_eq!(response_body(r).bytes, plain, "the one decoder removes it");
     next_is_whole(&xs, "gzip then chunked");
 }
@@ -86,11 +97,23 @@ fn unusable_request_framing_is_malformed_and_the_next_request_survives() {
     let cases: &[(&str, &str)] = &[
         ("Transfer-Encoding: identity\r\n", "does not end in chunked"),
         ("Transfer-Encoding: pigeons\r\n", "does not end in chunked"),
-        ("Transfer-Encoding: chunked, deflate\r\n", "does not end in chunked"),
-        ("Transfer-Encoding: chunked\r\nTransfer-Encoding: deflate\r\n", "does not end in chunked"),
-        ("Transfer-Encoding: chunkedchunked\r\n", "does not end in chunked"),
+        (
+            "Transfer-Encoding: chunked, deflate\r\n",
+            "does not end in chunked",
+        ),
+        (
+            "Transfer-Encoding: chunked\r\nTransfer-Encoding: deflate\r\n",
+            "does not end in chunked",
+        ),
+        (
+            "Transfer-Encoding: chunkedchunked\r\n",
+            "does not end in chunked",
+        ),
         ("Transfer-Encoding:\r\n", "empty Transfer-Encoding"),
-        ("Transfer-Encoding: chunked\r\nContent-Length: 5\r\n", "has both Transfer-Encoding"),
+        (
+            "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n",
+            "has both Transfer-Encoding",
+        ),
         ("Content-Length:\r\n", "invalid Content-Length"),
         ("Content-Length: 4 2\r\n", "invalid Content-Length"),
         ("Content-Length: 100000000000000000000\r\n", "too large"),
@@ -101,7 +124,10 @@ fn unusable_request_framing_is_malformed_and_the_next_request_survives() {
         let req = format!("POST /bad HTTP/1.1\r\nHost: a\r\n{fields}\r\nWorld");
         let xs = conversation(&[(req.as_bytes(), bad_reply), (GET, NEXT)]);
         assert_eq!(xs.len(), 2, "{fields:?}");
-        let e = xs[0].error.as_ref().unwrap_or_else(|| panic!("{fields:?}: no error"));
+        let e = xs[0]
+            .error
+            .as_ref()
+            .unwrap_or_else(|| panic!("{fields:?}: no error"));
         assert_eq!(e.kind, "malformed_request", "{fields:?}");
         assert!(e.message.contains(says), "{fields:?}: {}", e.message);
         // Nothing is lost: the bytes after the head are kept raw with the request.
@@ -141,7 +167,8 @@ fn response_transfer_coding_not_ending_in_chunked_runs_until_close() {
 
 #[test]
 fn content_length_on_connect_is_not_a_body() {
-    let connect = b"CONNECT api.example:443 HTTP/1.1\r\nHost: api.example:443\r\nContent-Length: 5\r\n\r\n";
+    let connect =
+        b"CONNECT api.example:443 HTTP/1.1\r\nHost: api.example:443\r\nContent-Length: 5\r\n\r\n";
     let refused = b"HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 0\r\n\r\n";
     let xs = conversation(&[(connect, refused), (GET, NEXT)]);
     assert_eq!(xs.len(), 2);
@@ -173,7 +200,10 @@ fn bare_lf_and_chunk_size_whitespace_are_accepted_and_noted() {
         serde_json::from_value(xs[0].notes["response_framing_notes"].clone()).unwrap();
     assert_eq!(
         notes,
-        ["bare LF line ends accepted", "whitespace around a chunk size accepted"]
+        [
+            "bare LF line ends accepted",
+            "whitespace around a chunk size accepted"
+        ]
     );
     // A strict message gets no note.
     assert!(!xs[1].notes.contains_key("response_framing_notes"));
@@ -183,8 +213,14 @@ fn bare_lf_and_chunk_size_whitespace_are_accepted_and_noted() {
 #[test]
 fn invalid_chunk_lines_are_malformed_and_keep_their_bytes() {
     for (body, says) in [
-        (&b"2 erfrferferf\r\naa\r\n0\r\n\r\n"[..], "invalid chunk-size line"),
-        (b"10000000000000000\r\nx\r\n0\r\n\r\n", "invalid chunk-size line"),
+        (
+            &b"2 erfrferferf\r\naa\r\n0\r\n\r\n"[..],
+            "invalid chunk-size line",
+        ),
+        (
+            b"10000000000000000\r\nx\r\n0\r\n\r\n",
+            "invalid chunk-size line",
+        ),
         (b"5\r\nABCDE0\r\n\r\n", "chunk data not followed by CRLF"),
     ] {
         let mut resp = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();

@@ -49,7 +49,9 @@ fn capture_starting_mid_connection_with_first_segments_swapped_keeps_the_respons
 /// An SSE reply with `input_tokens` 23 and `output_tokens` 7 that stops at `end_turn`.
 fn sse_with_usage() -> Vec<u8> {
     let mut events = opening();
-    events[0].1 = events[0].1.replace("\"input_tokens\":3", "\"input_tokens\":23");
+    events[0].1 = events[0]
+        .1
+        .replace("\"input_tokens\":3", "\"input_tokens\":23");
     events.push(delta("kept"));
     events.push((
         "content_block_stop",
@@ -65,7 +67,11 @@ fn run(args: &[&str]) -> Vec<u8> {
         .args(args)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out.stdout
 }
 
@@ -92,7 +98,10 @@ fn response_whose_request_preceded_the_capture_is_kept_and_its_usage_counted() {
     let xs = agentwire::trace::Trace::open(&trace).unwrap().exchanges;
     assert_eq!(xs.len(), 2);
     assert!(!xs[0].request.captured() && xs[1].request.captured());
-    assert_eq!(xs[1].request.body.bytes, second, "request 2 pairs with its own");
+    assert_eq!(
+        xs[1].request.body.bytes, second,
+        "request 2 pairs with its own"
+    );
     // show counts its usage and stop reason.
     let rows: Value = serde_json::from_slice(&run(&["show", t, "--format", "json"])).unwrap();
     assert_eq!(rows[0]["usage"], "23/0/0/7", "{rows}");
@@ -101,7 +110,13 @@ fn response_whose_request_preceded_the_capture_is_kept_and_its_usage_counted() {
     let a: Value = serde_json::from_slice(&run(&["analyze", t, "--format", "json"])).unwrap();
     let u = &a["inputs"][0]["responses_without_request"];
     assert_eq!(u["responses"], 1, "{a}");
-    assert_eq!((u["tokens"]["uncached"].as_u64(), u["tokens"]["output"].as_u64()), (Some(23), Some(7)));
+    assert_eq!(
+        (
+            u["tokens"]["uncached"].as_u64(),
+            u["tokens"]["output"].as_u64()
+        ),
+        (Some(23), Some(7))
+    );
     assert_eq!(a["summary"]["requests"], 1);
     let row = &a["requests"][0]["tokens"];
     let input: u64 = ["uncached", "read", "write_5m", "write_1h"]
@@ -143,7 +158,11 @@ fn gap_that_swallows_a_whole_response_pairs_by_acknowledgment_numbers() {
     assert!(xs[1].response.is_none(), "request 2's response was lost");
     let e1 = xs[1].error.as_ref().unwrap();
     assert_eq!(e1.kind, "capture_gap");
-    assert!(e1.message.contains("lost in a capture gap"), "{}", e1.message);
+    assert!(
+        e1.message.contains("lost in a capture gap"),
+        "{}",
+        e1.message
+    );
     assert_eq!(
         xs[2].response.as_ref().unwrap().body.bytes,
         answers[2],
@@ -160,7 +179,11 @@ fn pcapng_packets_without_timestamps_take_their_neighbours_time_not_1970() {
     let pkts = build::packets(&f, &segs, build::ETHERNET, 1 << 20, T0);
     // The SYN and the request are Simple Packet Blocks (no time); the rest have times.
     let simple = |i: usize| i == 0 || i == 3;
-    let marked: Vec<(bool, &Pkt)> = pkts.iter().enumerate().map(|(i, p)| (simple(i), p)).collect();
+    let marked: Vec<(bool, &Pkt)> = pkts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (simple(i), p))
+        .collect();
     let (xs, s) = extract_bytes(&build::pcapng_simple(build::ETHERNET, &marked));
     assert_eq!(s.untimed_packets, 2);
     assert_eq!(xs.len(), 1);
@@ -169,12 +192,19 @@ fn pcapng_packets_without_timestamps_take_their_neighbours_time_not_1970() {
     let ns = |d: chrono::DateTime<chrono::Utc>| d.timestamp_nanos_opt().unwrap();
     assert_eq!(ns(x.started_at), pkts[2].ts_ns);
     assert_eq!(ns(x.ended_at.unwrap()), pkts[4].ts_ns);
-    assert!(!x.notes.contains_key("capture_order_anomaly"), "{:?}", x.notes);
+    assert!(
+        !x.notes.contains_key("capture_order_anomaly"),
+        "{:?}",
+        x.notes
+    );
     // With no time anywhere, the time is unknown, and said to be: no latency is made up.
     let all: Vec<(bool, &Pkt)> = pkts.iter().map(|p| (true, p)).collect();
     let (xs, _) = extract_bytes(&build::pcapng_simple(build::ETHERNET, &all));
     assert_eq!(xs[0].ended_at, None);
     assert!(xs[0].notes.contains_key("time_unknown"));
     assert!(!xs[0].notes.contains_key("capture_order_anomaly"));
-    assert_eq!(sha(&xs[0].response.as_ref().unwrap().body.bytes), sha(b"{\"a\":1}"));
+    assert_eq!(
+        sha(&xs[0].response.as_ref().unwrap().body.bytes),
+        sha(b"{\"a\":1}")
+    );
 }
