@@ -188,6 +188,7 @@ fn gaps_never_mispair(
     );
     let (xs, _) = extract_bytes(&pcap);
     let req_of = |b: &[u8]| bodies.iter().position(|(r, _)| r == b);
+    let resp_of = |b: &[u8]| bodies.iter().position(|(_, r)| r == b);
     // Never a response with another request's request.
     for x in &xs {
         let Some(r) = x.response.as_ref() else {
