@@ -131,7 +131,7 @@ impl Extractor {
     }
 
     /// Process one packet. A packet without a time takes the previous packet's, or, at
-    /// the start of a source, the next one's (up to [`MAX_UNTIMED`] packets wait for it).
+    /// the start of a source, the next one's (up to 1024 packets wait for it).
     pub fn packet(&mut self, p: &Packet<'_>) {
         if p.ts_ns.is_none() {
             self.summary.untimed_packets += 1;

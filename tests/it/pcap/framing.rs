@@ -55,7 +55,7 @@ fn content_length_list_of_identical_values_is_that_value() {
             "HTTP/1.1 200 OK\r\nContent-Length: {cl}\r\n\r\n{}",
             "x".repeat(96)
         );
-        let xs = conversation(&[(GET.as_ref(), resp.as_bytes()), (GET, NEXT)]);
+        let xs = conversation(&[(GET, resp.as_bytes()), (GET, NEXT)]);
         assert_eq!(xs.len(), 2, "{cl}");
         assert_eq!(resp_body(&xs[0]), vec![b'x'; 96], "{cl}");
         assert_eq!(kind(&xs[0]), None, "{cl}");

@@ -133,9 +133,9 @@ fn gaps_never_mispair(
     // (segment, message index: 2i = request i, 2i + 1 = response i)
     let mut all: Vec<(Seg, Option<usize>)> = f.handshake().into_iter().map(|s| (s, None)).collect();
     let mut bodies = Vec::new();
-    for i in 0..k {
+    for (i, &chunked) in chunked.iter().enumerate().take(k) {
         let req = json_body(300 + 200 * i, i as u8);
-        let (wire, body) = reply(i, chunked[i]);
+        let (wire, body) = reply(i, chunked);
         all.extend(
             f.send(true, &request(&req), mss[0])
                 .into_iter()
