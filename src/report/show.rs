@@ -105,8 +105,16 @@ fn row(x: &Exchange, threads: &mut ThreadTracker) -> ShowRow {
             .started_at
             .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         thread,
-        method: x.request.method.clone(),
-        path: x.request.target.clone(),
+        method: if x.request.captured() {
+            x.request.method.clone()
+        } else {
+            "-".into()
+        },
+        path: if x.request.captured() {
+            x.request.target.clone()
+        } else {
+            "(request not captured)".into()
+        },
         model: parsed.as_ref().and_then(|r| r.model.clone()),
         status: x.response.as_ref().map(|r| r.status),
         body_bytes: x.request.body.len(),

@@ -106,6 +106,7 @@ fn response_whose_request_preceded_the_capture_is_kept_and_its_usage_counted() {
     let rows: Value = serde_json::from_slice(&run(&["show", t, "--format", "json"])).unwrap();
     assert_eq!(rows[0]["usage"], "23/0/0/7", "{rows}");
     assert_eq!(rows[0]["stop"], "end_turn");
+    assert_eq!(rows[0]["path"], "(request not captured)");
     // analyze counts it in the totals, beside the one analysed request.
     let a: Value = serde_json::from_slice(&run(&["analyze", t, "--format", "json"])).unwrap();
     let u = &a["inputs"][0]["responses_without_request"];
