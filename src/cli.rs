@@ -1,10 +1,93 @@
 //! Command-line definitions (clap) and their conversion into the library's plain config
-//! structs. The library never sees clap.
+//! structs; the exit-code table of `--help`; shell completions and man pages generated from
+//! the same definitions. The library never sees clap.
 
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+
+/// The exit-code table: (code, name, meaning). The `--help` footer of every command and
+/// the README's table are this one list (a test compares them).
+pub const EXIT_CODES: [(u8, &str, &str); 5] = [
+    (0, "ok", "the command did its job"),
+    (
+        1,
+        "error",
+        "an input is missing or unreadable, or a run failed (`error: …` on stderr)",
+    ),
+    (
+        2,
+        "usage",
+        "a wrong subcommand, flag or value; nothing was done",
+    ),
+    (
+        3,
+        "degraded",
+        "finished, but some input records or files were bad and skipped (listed on stderr)",
+    ),
+    (
+        4,
+        "gate tripped",
+        "a `--fail-on` gate (diff, analyze) tripped, or `replay --compare` found differences",
+    ),
+];
+
+/// The `--help` footer listing [`EXIT_CODES`].
+fn exit_code_footer() -> String {
+    let mut s = String::from("Exit codes:\n");
+    for (code, name, meaning) in EXIT_CODES {
+        s.push_str(&format!("  {code}  {name}: {meaning}\n"));
+    }
+    s.push_str("A closed stdout pipe (`| head`) exits 0.");
+    s
+}
+
+/// The full command definition: the derive's, with the exit-code footer on every command.
+pub fn command() -> clap::Command {
+    let footer = exit_code_footer();
+    Cli::command()
+        .after_help(footer.clone())
+        .mut_subcommands(|c| {
+            let help = match c.get_after_help() {
+                Some(own) => format!("{own}\n\n{footer}"),
+                None => footer.clone(),
+            };
+            c.after_help(help)
+        })
+}
+
+/// Parse the process's arguments; usage errors print clap's message and exit 2.
+pub fn parse() -> Cli {
+    let matches = command().get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// Write the completion script for `shell` to `out`.
+pub fn write_completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
+    clap_complete::generate(shell, &mut command(), "agentwire", out);
+}
+
+/// Write `agentwire.1` and one page per subcommand (`agentwire-diff.1`, …) into `dir`;
+/// returns the paths written.
+pub fn write_man_pages(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let cmd = command();
+    clap_mangen::generate_to(cmd.clone(), dir)?;
+    let mut written = vec![dir.join("agentwire.1")];
+    written.extend(
+        cmd.get_subcommands()
+            .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+            .map(|c| dir.join(format!("agentwire-{}.1", c.get_name()))),
+    );
+    Ok(written)
+}
+
+/// Write the top-level man page (`agentwire.1`) to `out`.
+pub fn write_man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    // as `clap_mangen::generate_to` does for the files: no page for `help`
+    clap_mangen::Man::new(command().disable_help_subcommand(true)).render(out)
+}
 
 /// Record what AI agent CLIs send to the Anthropic Messages API, and explain it.
 #[derive(Parser, Debug)]
@@ -38,6 +121,99 @@ pub enum Command {
     Pcap(PcapArgs),
     /// Capture exchanges live from a network interface (needs root or CAP_NET_RAW).
     Capture(CaptureArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(CompletionsArgs),
+    /// Print the man page, or write all of them (one per subcommand) with --dir.
+    Man(ManArgs),
+    /// Run a stdio MCP server, relaying its stdin/stdout byte for byte and recording
+    /// every JSON-RPC message (what `record` puts in front of each stdio server).
+    McpTap(McpTapArgs),
+    /// Read Claude Code transcripts, HAR, claude-tap and claude-trace files into a trace.
+    Import(ImportArgs),
+    /// Write a trace in another format (HAR 1.2) for the tools people use to look at HTTP.
+    Export(ExportArgs),
+}
+
+/// `agentwire completions`.
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// Shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `agentwire man`.
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write `agentwire.1` and `agentwire-COMMAND.1` for every subcommand into DIR
+    /// instead of printing `agentwire.1`.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// `agentwire mcp-tap`.
+#[derive(Args, Debug)]
+pub struct McpTapArgs {
+    /// Server name written in every record (the `mcpServers` key).
+    #[arg(long, default_value = "mcp")]
+    pub name: String,
+    /// Trace file for the records (default `mcp-NAME.jsonl`); it is replaced.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// The server command and its arguments.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
+}
+
+/// `agentwire import`.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// Files or directories (e.g. ~/.claude/projects; every session under it), or `-` for
+    /// standard input. Formats are recognised from the content: Claude Code transcripts,
+    /// HAR 1.2, claude-tap exports, claude-trace logs, agentwire traces.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Trace file to write (JSON Lines).
+    #[arg(short, long, default_value = "trace.jsonl")]
+    pub output: PathBuf,
+    /// Overwrite the output if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Keep only exchanges that started on or after this date (`2026-01-31` or an RFC 3339
+    /// time, UTC).
+    #[arg(long, value_name = "DATE", value_parser = parse_since)]
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// `agentwire export`.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Write HTTP Archive 1.2 (the only export format so far).
+    #[arg(long, required = true)]
+    pub har: bool,
+    /// Trace to export (any input `show` reads).
+    pub input: PathBuf,
+    /// Output file; `-` is standard output.
+    #[arg(short, long, default_value = "-")]
+    pub output: PathBuf,
+    /// Overwrite the output if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Scheme and host for URLs of exchanges without a `host` header.
+    #[arg(long, default_value = "http://localhost")]
+    pub base_url: String,
+}
+
+/// `--since DATE`: `YYYY-MM-DD` (midnight UTC) or an RFC 3339 time.
+pub fn parse_since(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
+        return Ok(t.with_timezone(&chrono::Utc));
+    }
+    chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc())
+        .ok_or_else(|| format!("{s:?} is not a date; write 2026-01-31 or 2026-01-31T12:00:00Z"))
 }
 
 /// `agentwire ca`.
@@ -196,8 +372,9 @@ pub struct LimitArgs {
 /// `agentwire record`.
 #[derive(Args, Debug)]
 pub struct RecordArgs {
-    /// CLI to run, as NAME@VERSION (`claude-code@2.1.304`). Without it, run the command
-    /// given after `--`.
+    /// CLI to run, as NAME@VERSION (`claude-code@2.1.304`) or NAME@TAG with an npm
+    /// dist-tag (`claude-code@latest`, resolved through the registry; the trace context
+    /// keeps the version and the tag). Without it, run the command given after `--`.
     #[arg(long)]
     pub cli: Option<String>,
     /// Environment for the CLI, `K=V` (repeatable). `K=unset` removes K.
@@ -227,17 +404,24 @@ pub struct RecordArgs {
 /// `agentwire show`.
 #[derive(Args, Debug)]
 pub struct ShowArgs {
-    /// Trace file.
+    /// Trace file, directory or `-`; other tools' formats are imported on the fly.
     pub trace: PathBuf,
+    /// Only exchanges that started on or after this date (`2026-01-31` or RFC 3339).
+    #[arg(long, value_name = "DATE", value_parser = parse_since)]
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
+    /// List the MCP messages (`mcp` records) instead of the exchanges.
+    #[arg(long)]
+    pub mcp: bool,
 }
 
 /// `agentwire matrix`.
 #[derive(Args, Debug)]
 pub struct MatrixArgs {
-    /// CLI versions, comma-separated: `claude-code@2.1.303,claude-code@2.1.304`.
+    /// CLI versions, comma-separated: `claude-code@2.1.303,claude-code@latest`; a range
+    /// `claude-code@2.1.300..2.1.304` adds every version published between its ends.
     #[arg(long, value_delimiter = ',', required = true)]
     pub cli: Vec<String>,
     /// An environment dimension `K=V1,V2,...` (repeatable); `unset` removes K.
@@ -255,7 +439,15 @@ pub struct MatrixArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
-    /// Arguments for every CLI run (default `-p hello`).
+    /// Tabulate the MCP layer instead of tool definitions: protocol, task support,
+    /// tasks, backgrounding, polls on both layers, notifications, wall time.
+    #[arg(long)]
+    pub mcp: bool,
+    /// How the fake server answers (a scenario drives every run the same way).
+    #[command(flatten)]
+    pub reply: ReplyArgs,
+    /// Arguments for every CLI run (default `-p hello`); `--mcp-config FILE` servers are
+    /// recorded too.
     #[arg(last = true)]
     pub args: Vec<String>,
 }
@@ -264,10 +456,9 @@ pub struct MatrixArgs {
 #[derive(Args, Debug)]
 #[command(
     after_help = "Inputs: a trace file, FILE#N (exchange N as `agentwire show` numbers it), \
-a JSON file holding one request body, or a CLI spec NAME@VERSION (claude-code@2.1.304), \
-recorded on the fly with `-p hello` under the fake server (see --env, --record-dir).\n\
-Exit codes: 0 compared, 1 error, 3 compared but some input was unreadable, \
-4 a --fail-on gate tripped."
+a JSON file holding one request body, or a CLI spec NAME@VERSION or NAME@TAG \
+(claude-code@2.1.304, claude-code@latest), \
+recorded on the fly with `-p hello` under the fake server (see --env, --record-dir)."
 )]
 pub struct DiffArgs {
     /// Input A (old). With --within: the one trace.

@@ -1,9 +1,11 @@
 //! `record`: run a CLI under the fake server in a clean environment and write its trace.
 //!
-//! The run gets an empty HOME and config dir, a fake API key, `ANTHROPIC_BASE_URL` pointing
-//! at an in-process server, telemetry and non-essential traffic off, the caller's
-//! environment additions, and a timeout. The trace header records the context (CLI,
-//! version, platform, route, env that was set, base URL, agentwire version).
+//! The run gets a clean but realistic environment ([`clean_env`]: a fresh HOME with the
+//! usual folders and config dir, `SHELL`, `TERM`, `LANG`, `TZ`, `USER`, `PATH`), a fake
+//! API key, `ANTHROPIC_BASE_URL` (or the first-party proxy variables) pointing at an
+//! in-process server, telemetry and non-essential traffic off, the caller's `--env`
+//! changes, and a timeout. The trace header records the context (CLI, version, platform,
+//! route, every variable that was set, base URL, agentwire version).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -12,8 +14,7 @@ use std::time::Duration;
 
 use super::npm::{self, CliSpec, NpmError};
 use super::server::{self, ServerConfig, ServerError};
-use crate::api::thread::ThreadTracker;
-use crate::api::{request_body, MessagesRequest};
+use crate::api::view::Canonicalizer;
 use crate::trace::redact::redact_env;
 use crate::trace::{Context, Trace, TraceError, TraceWriter};
 
@@ -44,6 +45,8 @@ pub enum RecordError {
     Sandbox(#[source] std::io::Error),
     #[error(transparent)]
     Ca(#[from] super::ca::CaError),
+    #[error(transparent)]
+    Mcp(#[from] super::mcp::McpError),
 }
 
 /// How the recorded CLI reaches agentwire.
@@ -100,6 +103,43 @@ pub struct RecordConfig {
     pub route: Route,
 }
 
+/// Folders a user's home usually has; the recorded CLI finds them in its fresh HOME.
+pub const HOME_FOLDERS: &[&str] = &[
+    ".config",
+    ".cache",
+    ".local/share",
+    ".local/bin",
+    "Desktop",
+    "Documents",
+    "Downloads",
+];
+
+/// The ordinary variables every recorded run gets, before the route's and the caller's:
+/// a shell (`SHELL`, the CLIs describe it in their prompts), a terminal type, a UTF-8
+/// locale, UTC, a user name, the fresh `HOME` and the caller's `PATH` (so the CLI finds
+/// its tools). Fixed values, so two recordings of one version agree; `--env K=V` or
+/// `K=unset` changes any of them.
+pub fn clean_env(home: &std::path::Path) -> BTreeMap<String, String> {
+    let shell = ["/bin/bash", "/usr/bin/bash", "/bin/sh"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .unwrap_or("/bin/sh");
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+    [
+        ("HOME", home.to_string_lossy().into_owned()),
+        ("SHELL", shell.to_string()),
+        ("TERM", "xterm-256color".to_string()),
+        ("LANG", "C.UTF-8".to_string()),
+        ("TZ", "UTC".to_string()),
+        ("USER", "user".to_string()),
+        ("LOGNAME", "user".to_string()),
+        ("PATH", path),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
 /// Parse `K=V` (with `K=unset` meaning remove K).
 pub fn parse_env(kv: &str) -> Result<(String, Option<String>), RecordError> {
     let (k, v) = kv
@@ -134,7 +174,10 @@ impl RecordOutcome {
     /// The one-line summary `record` prints.
     pub fn summary(&self, output: &std::path::Path) -> String {
         let who = match (&self.context.cli, &self.context.cli_version) {
-            (Some(c), Some(v)) => format!("{c}@{v}"),
+            (Some(c), Some(v)) => match &self.context.cli_tag {
+                Some(t) => format!("{c}@{t} ({v})"),
+                None => format!("{c}@{v}"),
+            },
             (Some(c), None) => c.clone(),
             _ => "command".into(),
         };
@@ -171,6 +214,7 @@ pub async fn record(
             let mut c = Context::new();
             c.cli = Some(spec.name.clone());
             c.cli_version = Some(spec.version.clone());
+            c.cli_tag = spec.tag.clone();
             c.platform = Some(spec.platform.clone());
             (bin.to_string_lossy().into_owned(), args, c)
         }
@@ -195,6 +239,9 @@ pub async fn record(
     for d in [&home, &config, &work] {
         std::fs::create_dir_all(d).map_err(RecordError::Sandbox)?;
     }
+    for f in HOME_FOLDERS {
+        std::fs::create_dir_all(home.join(f)).map_err(RecordError::Sandbox)?;
+    }
 
     // Start the server first: the base URL goes into the context and the env.
     let placeholder = Context::new();
@@ -215,11 +262,10 @@ pub async fn record(
     let srv = server::start(server_cfg, writer).await?;
     let base_url = srv.base_url();
 
-    let mut env: BTreeMap<String, String> = BTreeMap::new();
+    let mut env = clean_env(&home);
     let set = |env: &mut BTreeMap<String, String>, k: &str, v: &str| {
         env.insert(k.to_string(), v.to_string());
     };
-    set(&mut env, "HOME", &home.to_string_lossy());
     set(&mut env, "CLAUDE_CONFIG_DIR", &config.to_string_lossy());
     set(&mut env, "ANTHROPIC_API_KEY", FAKE_API_KEY);
     match (cfg.route, &ca_path) {
@@ -251,19 +297,27 @@ pub async fn record(
         Target::Cli(_) => work.clone(),
         Target::Command(_) => std::env::current_dir().map_err(RecordError::Sandbox)?,
     };
+    // MCP servers named by `--mcp-config` run under agentwire's tap or behind its proxy.
+    let mcp = super::mcp::config::prepare(&args, &sandbox.path().join("mcp"), &tap_exe()).await;
+    let mcp = match mcp {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = srv.shutdown().await;
+            return Err(e.into());
+        }
+    };
+    for s in &mcp.skipped {
+        eprintln!("warning: MCP server {s}");
+    }
     let mut cmd = tokio::process::Command::new(&program);
     #[cfg(unix)]
     cmd.process_group(0);
-    cmd.args(&args)
+    cmd.args(&mcp.args)
         .env_clear()
         .envs(&env)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .current_dir(&cwd)
         .stdin(Stdio::null())
         .kill_on_drop(true);
-    if let Some(lang) = std::env::var_os("LANG") {
-        cmd.env("LANG", lang);
-    }
     let out_path = sandbox.path().join("output.txt");
     let out_file = std::fs::File::create(&out_path).map_err(RecordError::Sandbox)?;
     let err_file = out_file.try_clone().map_err(RecordError::Sandbox)?;
@@ -293,6 +347,8 @@ pub async fn record(
     kill_group(pgid);
     let _ = child.kill().await;
     srv.shutdown().await?;
+    let mcp_dir = mcp.dir.clone();
+    mcp.stop().await;
 
     context.route = Some(cfg.route.name().into());
     context.base_url = Some(match cfg.route {
@@ -310,20 +366,18 @@ pub async fn record(
     let tmp_trace = cfg.output.with_extension("jsonl.tmp");
     // The trace as written (sorted, final context): the summary is computed from it,
     // not by reading the file back.
-    let trace = finalize(&tmp_trace, &cfg.output, &context)?;
+    let trace = finalize(&tmp_trace, &cfg.output, &context, &mcp_dir)?;
 
     let text = std::fs::read_to_string(&out_path).unwrap_or_default();
     let tail: Vec<&str> = text.lines().rev().take(20).collect();
-    let mut threads = ThreadTracker::new();
+    let mut canon = Canonicalizer::new();
     let mut tools = None;
     let mut messages = 0;
-    for x in trace.exchanges.iter().filter(|x| x.is_messages()) {
-        messages += 1;
-        if let Ok(r) = MessagesRequest::parse(&request_body(&x.request).bytes) {
-            let t = threads.assign(&r);
-            if tools.is_none() && threads.label(t) == "main" {
-                tools = Some(r.tools.len());
-            }
+    for x in &trace.exchanges {
+        let v = canon.view(x);
+        messages += usize::from(x.is_messages());
+        if let Some(c) = v.request.filter(|_| v.place.thread_label == "main") {
+            tools.get_or_insert(c.req.tools.len());
         }
     }
     Ok(RecordOutcome {
@@ -386,18 +440,37 @@ fn write_bundle(path: &std::path::Path, ca: &std::path::Path) -> std::io::Result
     std::fs::write(path, pem)
 }
 
+/// The agentwire binary stdio MCP servers run under (`AGENTWIRE_EXE` overrides, for
+/// callers that are not the agentwire binary).
+fn tap_exe() -> PathBuf {
+    std::env::var_os("AGENTWIRE_EXE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_exe().ok())
+        .unwrap_or_else(|| "agentwire".into())
+}
+
 /// Rewrite the temporary trace with the final context in its header, sorted by exchange
-/// id (arrival order), and move it into place.
+/// id (arrival order), followed by the MCP records found in `mcp_dir` (time order), and
+/// move it into place.
 fn finalize(
     tmp: &std::path::Path,
     output: &std::path::Path,
     context: &Context,
+    mcp_dir: &std::path::Path,
 ) -> Result<Trace, TraceError> {
     let mut t = Trace::open(tmp)?;
     t.exchanges.sort_by_key(|x| x.id);
+    let (mcp, problems) = super::mcp::collect(mcp_dir);
+    for (file, p) in &problems {
+        eprintln!("warning: MCP records {}: {p}", file.display());
+    }
+    t.mcp = mcp;
     let mut w = TraceWriter::create(output, context)?;
     for x in &t.exchanges {
         w.write_exchange(x)?;
+    }
+    for m in &t.mcp {
+        w.write_record(&m.line())?;
     }
     for o in &t.others {
         w.write_record(o)?;

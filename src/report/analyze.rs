@@ -38,11 +38,31 @@ struct Section {
     rows: Vec<Vec<String>>,
 }
 
+/// The report's sections, in order.
 fn sections(a: &Analysis) -> Vec<Section> {
+    vec![
+        summary_section(a),
+        misses_section(a),
+        threads_section(a),
+        episodes_section(a),
+        requests_section(a),
+        jobs_section(a),
+        decisions_section(a),
+    ]
+}
+
+/// The summary: polls, waste, cache figures, cost, jobs by state.
+fn summary_section(a: &Analysis) -> Section {
     let s = &a.summary;
-    let mut out = Vec::new();
+    let reasons: Vec<String> = a
+        .usage_used
+        .reasons
+        .iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect();
     let mut sum = vec![
         vec!["requests".into(), s.requests.to_string()],
+        vec!["sessions".into(), s.sessions.to_string()],
         vec!["threads".into(), s.threads.to_string()],
         vec!["polls".into(), s.polls.to_string()],
         vec!["redundant polls".into(), s.redundant_polls.to_string()],
@@ -78,7 +98,14 @@ fn sections(a: &Analysis) -> Vec<Section> {
             format!("{} / {}", s.cache_miss_tokens, usd(s.cache_miss_cost_usd)),
         ],
         vec!["total cost".into(), usd(s.total_cost_usd)],
+        vec!["usage figures from".into(), reasons.join("; ")],
     ];
+    if !s.unpriced_models.is_empty() {
+        sum.push(vec![
+            "unpriced models (cost left out)".into(),
+            s.unpriced_models.join(", "),
+        ]);
+    }
     let jobs: Vec<String> = s
         .jobs_by_state
         .iter()
@@ -98,7 +125,7 @@ fn sections(a: &Analysis) -> Vec<Section> {
             format!("{}/{} ({})", g.agreed, g.compared, pct(g.rate)),
         ]);
     }
-    out.push(Section {
+    Section {
         title: format!(
             "Summary (usage: {} — {} simulated, {} recorded; ttl {}; prices {} as of {})",
             serde_json::to_value(a.usage_mode)
@@ -116,8 +143,13 @@ fn sections(a: &Analysis) -> Vec<Section> {
         ),
         header: vec!["metric", "value"],
         rows: sum,
-    });
-    out.push(Section {
+    }
+}
+
+/// Cache misses grouped by cause.
+fn misses_section(a: &Analysis) -> Section {
+    let s = &a.summary;
+    Section {
         title: "Cache misses by cause".into(),
         header: vec!["cause", "requests", "missed tokens", "extra cost"],
         rows: s
@@ -132,10 +164,15 @@ fn sections(a: &Analysis) -> Vec<Section> {
                 ]
             })
             .collect(),
-    });
-    out.push(Section {
+    }
+}
+
+/// One row per thread.
+fn threads_section(a: &Analysis) -> Section {
+    Section {
         title: "Threads".into(),
         header: vec![
+            "session",
             "thread",
             "requests",
             "polls",
@@ -154,6 +191,7 @@ fn sections(a: &Analysis) -> Vec<Section> {
             .iter()
             .map(|t| {
                 vec![
+                    t.session.clone(),
                     t.thread.clone(),
                     t.requests.to_string(),
                     t.polls.to_string(),
@@ -169,8 +207,12 @@ fn sections(a: &Analysis) -> Vec<Section> {
                 ]
             })
             .collect(),
-    });
-    out.push(Section {
+    }
+}
+
+/// One row per polling episode.
+fn episodes_section(a: &Analysis) -> Section {
+    Section {
         title: "Poll episodes".into(),
         header: vec![
             "thread",
@@ -210,9 +252,12 @@ fn sections(a: &Analysis) -> Vec<Section> {
                 ]
             })
             .collect(),
-    });
-    out.push(requests_section(a));
-    out.push(Section {
+    }
+}
+
+/// One row per background job.
+fn jobs_section(a: &Analysis) -> Section {
+    Section {
         title: "Background jobs".into(),
         header: vec![
             "job",
@@ -254,8 +299,12 @@ fn sections(a: &Analysis) -> Vec<Section> {
                 ]
             })
             .collect(),
-    });
-    out.push(Section {
+    }
+}
+
+/// One decision record per job.
+fn decisions_section(a: &Analysis) -> Section {
+    Section {
         title: "Decision records".into(),
         header: vec![
             "job_reference",
@@ -280,8 +329,7 @@ fn sections(a: &Analysis) -> Vec<Section> {
                 ]
             })
             .collect(),
-    });
-    out
+    }
 }
 
 fn text(a: &Analysis, md: bool) -> String {
@@ -308,6 +356,7 @@ fn text(a: &Analysis, md: bool) -> String {
             }
         }
     }
+    out.push_str(&super::mcp::analysis_text(&a.mcp, md));
     out
 }
 
@@ -316,6 +365,7 @@ fn requests_section(a: &Analysis) -> Section {
     let compare = a.summary.agreement.is_some();
     let mut header = vec![
         "#",
+        "session",
         "thread",
         "time",
         "usage",
@@ -338,6 +388,7 @@ fn requests_section(a: &Analysis) -> Section {
         .map(|r| {
             let mut row = vec![
                 r.seq.to_string(),
+                r.session.clone(),
                 r.thread.clone(),
                 r.at.format("%H:%M:%S%.3f").to_string(),
                 r.usage.clone(),
@@ -352,7 +403,7 @@ fn requests_section(a: &Analysis) -> Section {
                     .filter(|d| !d.is_empty())
                     .unwrap_or_else(|| "-".into()),
                 r.miss_tokens.to_string(),
-                usd(r.cost_usd),
+                r.cost_usd.map_or_else(|| "unpriced".to_string(), usd),
             ];
             if compare {
                 row.push(r.predicted.read.to_string());

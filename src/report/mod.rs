@@ -5,6 +5,7 @@ pub mod analyze;
 pub mod capture;
 pub mod diff;
 pub mod matrix;
+pub mod mcp;
 pub mod parquet;
 pub mod replay;
 pub mod show;

@@ -198,6 +198,14 @@ pub struct Source {
     /// Upstream URL the request was forwarded to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<String>,
+    /// For imports: the format the exchange was read from (`claude-code-transcript`,
+    /// `har`, `claude-tap`, `claude-trace`, `request-body`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// For imports: what the source did not contain, in words (`response bytes`,
+    /// `request headers`, ...), so a reader knows which figures are absent, not zero.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
 }
 
 impl Source {
@@ -212,6 +220,8 @@ impl Source {
             file: None,
             frames: None,
             upstream: None,
+            format: None,
+            missing: Vec::new(),
         }
     }
 }
@@ -225,6 +235,10 @@ pub struct Context {
     /// Client version, e.g. `2.1.304`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cli_version: Option<String>,
+    /// The npm dist-tag the version was resolved from when the run asked for one (`latest`);
+    /// `cli_version` is the version the tag named at recording time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cli_tag: Option<String>,
     /// Platform of the client binary, e.g. `linux-x64`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform: Option<String>,

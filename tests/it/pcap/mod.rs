@@ -6,6 +6,7 @@ mod build;
 mod cases;
 mod flows;
 mod framing;
+#[cfg(feature = "libpcap")]
 mod live;
 mod pairing;
 mod prop;
