@@ -11,7 +11,8 @@ use super::synth::{exchange_segs, json_body, request, response};
 
 const T0: i64 = 1_700_000_000_000_000_000;
 
-fn cap(flow: &Flow, segs: &[Seg]) -> Vec<u8> {
+/// Capture of one flow's segments on Ethernet, microsecond pcap.
+pub fn cap(flow: &Flow, segs: &[Seg]) -> Vec<u8> {
     build::pcap(
         build::ETHERNET,
         false,
@@ -83,14 +84,20 @@ fn sse_split_inside_utf8_characters_assembles() {
     }
 }
 
-#[test]
-fn error_event_mid_stream_fails_the_exchange_and_keeps_partial_content() {
+/// A stream that starts, says `text`, and ends in an `overloaded_error` event.
+fn failing_events(text: &str) -> Vec<(&'static str, String)> {
     let mut events = opening();
-    events.push(delta("partial answ"));
+    events.push(delta(text));
     events.push((
         "error",
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(),
     ));
+    events
+}
+
+#[test]
+fn error_event_mid_stream_fails_the_exchange_and_keeps_partial_content() {
+    let events = failing_events("partial answ");
     let mut f = Flow::new("10.0.0.1:40000", "10.0.0.2:80", 1, 2);
     let segs = exchange_segs(&mut f, &request(b"{}"), &sse_response(&events), 100);
     let (xs, s) = extract_bytes(&cap(&f, &segs));
@@ -110,12 +117,7 @@ fn error_event_mid_stream_fails_the_exchange_and_keeps_partial_content() {
 #[test]
 fn bare_cr_event_stream_with_an_error_event_fails_the_exchange() {
     // The same events with each line ending kind; the error event must be found in all.
-    let mut events = opening();
-    events.push(delta("partial"));
-    events.push((
-        "error",
-        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(),
-    ));
+    let events = failing_events("partial");
     for nl in ["\r", "\r\n", "\n"] {
         let mut stream = String::new();
         for (name, data) in &events {

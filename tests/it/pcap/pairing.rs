@@ -5,20 +5,12 @@
 
 use serde_json::Value;
 
-use super::build::{self, Flow, Pkt, Seg};
-use super::flows::{delta, opening, sse_response};
+use super::build::{self, Flow, Pkt};
+use super::flows::{cap, delta, opening, sse_response};
 use super::synth::{json_body, request, response};
 use super::{extract_bytes, sha};
 
 const T0: i64 = 1_700_000_000_000_000_000;
-
-fn cap(flow: &Flow, segs: &[Seg]) -> Vec<u8> {
-    build::pcap(
-        build::ETHERNET,
-        false,
-        &build::packets(flow, segs, build::ETHERNET, 1 << 20, T0),
-    )
-}
 
 #[test]
 fn capture_starting_mid_connection_with_first_segments_swapped_keeps_the_response() {
