@@ -15,6 +15,7 @@ pub mod events;
 pub mod gate;
 pub mod input;
 pub mod jobs;
+pub mod mcp;
 pub mod polling;
 pub mod result;
 pub mod summary;
@@ -24,7 +25,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::trace::{Exchange, Record, TraceError, TraceReader};
+use crate::trace::{open_input, Exchange, McpRecord, Record, TraceError};
 
 pub use crate::api::prices::{ModelPrice, PriceTable, Tokens};
 pub use cache::TtlMode;
@@ -118,6 +119,8 @@ pub struct Analyzer {
     orphan_results: Vec<(usize, String, input::ToolResult)>,
     notes: Vec<input::Notification>,
     claims: Vec<(usize, usize)>,
+    /// MCP records with the index of the input they came from.
+    mcp: Vec<(usize, McpRecord)>,
 }
 
 impl Analyzer {
@@ -134,6 +137,7 @@ impl Analyzer {
             orphan_results: Vec::new(),
             notes: Vec::new(),
             claims: Vec::new(),
+            mcp: Vec::new(),
         }
     }
 
@@ -164,6 +168,14 @@ impl Analyzer {
         }
     }
 
+    /// Take one MCP record of the current trace (any order; [`mcp`] sorts by time).
+    pub fn push_mcp(&mut self, r: McpRecord) {
+        if self.inputs.is_empty() {
+            self.begin_trace("(input)");
+        }
+        self.mcp.push((self.inputs.len() - 1, r));
+    }
+
     /// Analyse one exchange (in arrival order).
     pub fn push(&mut self, x: &Exchange) {
         if self.inputs.is_empty() {
@@ -179,10 +191,18 @@ impl Analyzer {
                 return;
             }
             Err(e) => {
-                info.bad_bodies.push(e);
+                info.bad_bodies
+                    .push(format!("{e}; the request was skipped"));
                 return;
             }
         };
+        if ex.request.recorded.as_ref().is_some_and(|u| u.clamped) {
+            info.bad_bodies.push(format!(
+                "exchange #{}: a usage figure above {} tokens was clamped to that bound",
+                x.id,
+                crate::api::MAX_TOKENS
+            ));
+        }
         info.messages_requests += 1;
         let min = self.cfg.prices.min_cacheable(&ex.request.model);
         let pred = self.sim.observe(&ex.request, min);
@@ -231,7 +251,21 @@ impl Analyzer {
         let mut jobs =
             jobs::find_jobs(&self.calls, &self.notes, &self.claims, &labels, &session_of);
         let episodes = polling::find_episodes(&self.calls, &self.notes, &mut jobs, &labels);
-        result::build(result::Parts {
+        // The input (trace) each thread was seen in, to link model calls with MCP records.
+        let mut trace_of = vec![0usize; labels.len()];
+        for (r, _) in &self.requests {
+            if let Some(t) = trace_of.get_mut(r.thread) {
+                *t = r.trace;
+            }
+        }
+        let model_mcp: Vec<(usize, &input::ToolCall)> = self
+            .calls
+            .iter()
+            .filter(|c| c.name.starts_with("mcp__"))
+            .map(|c| (trace_of.get(c.thread).copied().unwrap_or(0), c))
+            .collect();
+        let mcp = mcp::analyze(&self.mcp, &model_mcp, &self.notes, &labels);
+        let mut analysis = result::build(result::Parts {
             cfg: &self.cfg,
             inputs: self.inputs,
             sessions,
@@ -241,7 +275,9 @@ impl Analyzer {
             calls: &self.calls,
             episodes,
             jobs,
-        })
+        });
+        analysis.mcp = mcp;
+        analysis
     }
 }
 
@@ -253,15 +289,29 @@ pub fn analyze_files(paths: &[&Path], cfg: AnalyzeConfig) -> Result<Analysis, An
     let mut a = Analyzer::new(cfg);
     for p in paths {
         a.begin_trace(&p.display().to_string());
-        for rec in TraceReader::open(p)? {
+        for rec in open_input(p, &Default::default())? {
             match rec? {
                 Record::Exchange(x) => a.push(&x),
+                Record::Mcp(m) => a.push_mcp(*m),
                 Record::Bad(_) => a.bad_line(),
                 Record::Header { .. } | Record::Other(_) => {}
             }
         }
     }
     Ok(a.finish())
+}
+
+/// Analyse a trace already in memory: its exchanges and its MCP records.
+pub fn analyze_trace(trace: &crate::trace::Trace, cfg: AnalyzeConfig) -> Analysis {
+    let mut a = Analyzer::new(cfg);
+    a.begin_trace(&trace.path.display().to_string());
+    for x in &trace.exchanges {
+        a.push(x);
+    }
+    for m in &trace.mcp {
+        a.push_mcp(m.clone());
+    }
+    a.finish()
 }
 
 /// Analyse exchanges already in memory (one trace).

@@ -53,6 +53,10 @@ pub struct Analysis {
     pub jobs: Vec<JobRow>,
     /// One decision record per job.
     pub decisions: Vec<DecisionRecord>,
+    /// The MCP layer and its link to the model layer; absent from the JSON when the
+    /// inputs hold no `mcp` records.
+    #[serde(skip_serializing_if = "super::mcp::McpAnalysis::is_empty")]
+    pub mcp: super::mcp::McpAnalysis,
 }
 
 /// How many requests used which figures, and why.
@@ -420,6 +424,7 @@ pub fn build(parts: Parts<'_>) -> Analysis {
         requests: rows,
         jobs,
         decisions,
+        mcp: Default::default(),
     }
 }
 

@@ -1,13 +1,16 @@
 //! Sources of exchanges: the fake API server, the recorder that runs CLIs under it, and
-//! packet captures ([`pcap`]: capture files and live interfaces).
+//! packet captures ([`pcap`]: capture files and live interfaces), and the MCP side of the
+//! wire ([`mcp`]: stdio tap, Streamable HTTP proxy, configuration rewriting).
 
 pub mod ca;
 pub mod matrix;
+pub mod mcp;
 pub mod npm;
 pub mod pcap;
 pub mod record;
 pub mod resend;
 pub mod server;
+pub mod versions;
 
 /// An error and its causes on one line, `outer: cause: root cause` (for messages that
 /// travel in traces and reports, where there is no error chain to walk later).

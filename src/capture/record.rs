@@ -45,6 +45,8 @@ pub enum RecordError {
     Sandbox(#[source] std::io::Error),
     #[error(transparent)]
     Ca(#[from] super::ca::CaError),
+    #[error(transparent)]
+    Mcp(#[from] super::mcp::McpError),
 }
 
 /// How the recorded CLI reaches agentwire.
@@ -172,7 +174,10 @@ impl RecordOutcome {
     /// The one-line summary `record` prints.
     pub fn summary(&self, output: &std::path::Path) -> String {
         let who = match (&self.context.cli, &self.context.cli_version) {
-            (Some(c), Some(v)) => format!("{c}@{v}"),
+            (Some(c), Some(v)) => match &self.context.cli_tag {
+                Some(t) => format!("{c}@{t} ({v})"),
+                None => format!("{c}@{v}"),
+            },
             (Some(c), None) => c.clone(),
             _ => "command".into(),
         };
@@ -209,6 +214,7 @@ pub async fn record(
             let mut c = Context::new();
             c.cli = Some(spec.name.clone());
             c.cli_version = Some(spec.version.clone());
+            c.cli_tag = spec.tag.clone();
             c.platform = Some(spec.platform.clone());
             (bin.to_string_lossy().into_owned(), args, c)
         }
@@ -239,7 +245,14 @@ pub async fn record(
 
     // Start the server first: the base URL goes into the context and the env.
     let placeholder = Context::new();
-    let writer = TraceWriter::create(&cfg.output.with_extension("jsonl.tmp"), &placeholder)?;
+    // The working trace, rewritten into `output` at the end: next to the output (a crash
+    // leaves it where the user looks), or in the sandbox when the output is stdout.
+    let tmp_trace = if crate::output::is_stdout(&cfg.output) {
+        sandbox.path().join("trace.jsonl.tmp")
+    } else {
+        cfg.output.with_extension("jsonl.tmp")
+    };
+    let writer = TraceWriter::create(&tmp_trace, &placeholder)?;
     let mut server_cfg = cfg.server.clone();
     let mut ca_path = None;
     if cfg.route == Route::FirstParty {
@@ -291,10 +304,22 @@ pub async fn record(
         Target::Cli(_) => work.clone(),
         Target::Command(_) => std::env::current_dir().map_err(RecordError::Sandbox)?,
     };
+    // MCP servers named by `--mcp-config` run under agentwire's tap or behind its proxy.
+    let mcp = super::mcp::config::prepare(&args, &sandbox.path().join("mcp"), &tap_exe()).await;
+    let mcp = match mcp {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = srv.shutdown().await;
+            return Err(e.into());
+        }
+    };
+    for s in &mcp.skipped {
+        eprintln!("warning: MCP server {s}");
+    }
     let mut cmd = tokio::process::Command::new(&program);
     #[cfg(unix)]
     cmd.process_group(0);
-    cmd.args(&args)
+    cmd.args(&mcp.args)
         .env_clear()
         .envs(&env)
         .current_dir(&cwd)
@@ -329,6 +354,8 @@ pub async fn record(
     kill_group(pgid);
     let _ = child.kill().await;
     srv.shutdown().await?;
+    let mcp_dir = mcp.dir.clone();
+    mcp.stop().await;
 
     context.route = Some(cfg.route.name().into());
     context.base_url = Some(match cfg.route {
@@ -343,10 +370,9 @@ pub async fn record(
         .iter()
         .map(|(k, v)| (k.clone(), redact_env(k, v)))
         .collect();
-    let tmp_trace = cfg.output.with_extension("jsonl.tmp");
     // The trace as written (sorted, final context): the summary is computed from it,
     // not by reading the file back.
-    let trace = finalize(&tmp_trace, &cfg.output, &context)?;
+    let trace = finalize(&tmp_trace, &cfg.output, &context, &mcp_dir)?;
 
     let text = std::fs::read_to_string(&out_path).unwrap_or_default();
     let tail: Vec<&str> = text.lines().rev().take(20).collect();
@@ -372,7 +398,7 @@ pub async fn record(
             .map(|x| x.request.body.len() as u64)
             .sum(),
         output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
-        context,
+        context: trace.context.clone(),
     })
 }
 
@@ -420,26 +446,46 @@ fn write_bundle(path: &std::path::Path, ca: &std::path::Path) -> std::io::Result
     std::fs::write(path, pem)
 }
 
+/// The agentwire binary stdio MCP servers run under (`AGENTWIRE_EXE` overrides, for
+/// callers that are not the agentwire binary).
+fn tap_exe() -> PathBuf {
+    std::env::var_os("AGENTWIRE_EXE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_exe().ok())
+        .unwrap_or_else(|| "agentwire".into())
+}
+
 /// Rewrite the temporary trace with the final context in its header, sorted by exchange
-/// id (arrival order), and move it into place.
+/// id (arrival order), followed by the MCP records found in `mcp_dir` (time order), and
+/// move it into place.
 fn finalize(
     tmp: &std::path::Path,
     output: &std::path::Path,
     context: &Context,
+    mcp_dir: &std::path::Path,
 ) -> Result<Trace, TraceError> {
     let mut t = Trace::open(tmp)?;
     t.exchanges.sort_by_key(|x| x.id);
-    let mut w = TraceWriter::create(output, context)?;
+    let (mcp, problems) = super::mcp::collect(mcp_dir);
+    for (file, p) in &problems {
+        eprintln!("warning: MCP records {}: {p}", file.display());
+    }
+    t.mcp = mcp;
+    // (`record` checked at its start that `output` may be written.)
+    let mut w = TraceWriter::create_atomic(output, true, context)?;
     for x in &t.exchanges {
         w.write_exchange(x)?;
+    }
+    for m in &t.mcp {
+        w.write_record(&m.line())?;
     }
     for o in &t.others {
         w.write_record(o)?;
     }
-    drop(w);
+    w.finish()?;
     let _ = std::fs::remove_file(tmp);
     t.path = output.to_path_buf();
-    t.context = context.clone();
+    t.context = crate::trace::redact::context(context);
     Ok(t)
 }
 

@@ -7,34 +7,53 @@ use anyhow::Result;
 use agentwire::report;
 use agentwire::trace::Trace;
 
-use super::{out, progress_spinner, runtime, server_config, DEGRADED};
-use crate::cli::{LimitArgs, MatrixArgs, ReplyArgs};
+use super::{
+    check_output, npm_error, out, progress_spinner, runtime, server_config, usage, DEGRADED,
+};
+use crate::cli::{LimitArgs, MatrixArgs};
 
 pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
     use agentwire::capture::matrix::{self, EnvAxis};
-    use agentwire::capture::npm::CliSpec;
-    let specs = a
-        .cli
-        .iter()
-        .map(|s| CliSpec::parse(s))
-        .collect::<Result<Vec<_>, _>>()?;
+    use agentwire::capture::versions;
+    // each --cli item names one version, a dist-tag or a range A..B
+    let mut specs = Vec::new();
+    for s in &a.cli {
+        specs.extend(versions::resolve_range(s).map_err(npm_error)?);
+    }
     let axes = a
         .env
         .iter()
         .map(|e| EnvAxis::parse(e))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(usage)?;
     let routes: Vec<agentwire::capture::record::Route> =
         a.route.iter().map(|r| (*r).into()).collect();
     let cells = matrix::plan(&specs, &axes, &routes);
+    if a.dir.is_file() {
+        anyhow::bail!(
+            "{} is a file; -d takes a directory for the traces",
+            a.dir.display()
+        );
+    }
+    // Outputs checked before anything runs: no run's trace replaces an earlier one
+    // unless --force.
+    for c in &cells {
+        check_output(&a.dir.join(matrix::file_name(&c.label)), a.force)?;
+    }
     std::fs::create_dir_all(&a.dir)?;
     let limits = LimitArgs::default();
-    let server = server_config("127.0.0.1:0".into(), &ReplyArgs::default(), &limits)?;
+    let server = server_config("127.0.0.1:0".into(), &a.reply, &limits)?;
     let spinner = std::sync::Arc::new(progress_spinner());
     let sp = spinner.clone();
     let progress: std::sync::Arc<dyn Fn(&str) + Send + Sync> =
         std::sync::Arc::new(move |m: &str| sp.set_message(m.to_string()));
     let results = runtime()?.block_on(matrix::run(
-        &cells, &a.dir, &a.args, &server, a.parallel, progress,
+        &cells,
+        &a.dir,
+        &a.args,
+        &server,
+        usize::from(a.parallel),
+        progress,
     ));
     spinner.finish_and_clear();
     let mut traces = Vec::new();
@@ -50,6 +69,21 @@ pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
                 eprintln!("error: {}: {e:#}", cell.label);
             }
         }
+    }
+    if a.mcp {
+        let cells: Vec<_> = traces
+            .iter()
+            .map(|(l, t)| {
+                let analysis = agentwire::analyze::analyze_trace(t, Default::default());
+                agentwire::analyze::mcp::cell::cell(l, t, &analysis.mcp)
+            })
+            .collect();
+        out(&report::mcp::render_cells(&cells, a.format.into()))?;
+        return Ok(if failed {
+            ExitCode::from(DEGRADED)
+        } else {
+            ExitCode::SUCCESS
+        });
     }
     let runs: Vec<(String, &Trace)> = traces.iter().map(|(l, t)| (l.clone(), t)).collect();
     let m =

@@ -4,8 +4,13 @@
 mod analyze;
 mod ca;
 mod capture;
+mod completions;
 mod diff;
+mod export;
+mod import;
+mod man;
 mod matrix;
+mod mcp_tap;
 mod pcap;
 mod record;
 mod replay;
@@ -23,10 +28,60 @@ use agentwire::trace::Trace;
 
 use crate::cli::{Cli, Command, LimitArgs, ReplyArgs};
 
+/// Exit code when the command could not do its job (see `cli::EXIT_CODES`).
+pub const ERROR: u8 = 1;
+/// Exit code for a wrong subcommand, flag or value.
+pub const USAGE: u8 = 2;
 /// Exit code for a run that finished but met bad input (records skipped).
 pub const DEGRADED: u8 = 3;
-/// Exit code of `diff` when a `--fail-on` gate tripped.
+/// Exit code when a check failed: a `--fail-on` gate, or `replay --compare` differences.
 pub const GATE_TRIPPED: u8 = 4;
+
+/// An error in what the user typed (a flag's value, a spec): exit [`USAGE`]. Displays the
+/// wrapped error's whole chain.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
+pub struct UsageError(anyhow::Error);
+
+/// Mark an error as a usage error (exit 2).
+pub fn usage(e: impl Into<anyhow::Error>) -> anyhow::Error {
+    UsageError(e.into()).into()
+}
+
+/// A CLI spec's resolution error as the binary reports it: what the user wrote wrong
+/// (syntax, unknown CLI or dist-tag, a range where one version is wanted) is a usage error;
+/// registry and download failures are errors.
+pub fn npm_error(e: agentwire::capture::npm::NpmError) -> anyhow::Error {
+    use agentwire::capture::npm::NpmError as E;
+    match e {
+        E::BadSpec { .. }
+        | E::UnknownCli { .. }
+        | E::UnknownTag { .. }
+        | E::RangeNotAllowed { .. } => usage(e),
+        e => e.into(),
+    }
+}
+
+/// Print a failed command's error on stderr and return its exit code: 0 for a closed
+/// stdout pipe (nothing to print), [`USAGE`] for a [`UsageError`], else [`ERROR`].
+pub fn fail(e: &anyhow::Error) -> ExitCode {
+    let broken_pipe = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    });
+    if broken_pipe {
+        return ExitCode::SUCCESS;
+    }
+    // Library errors carry their cause in their message; print it once, secrets redacted
+    // and through the printable filter (messages may quote recorded text).
+    let msg = agentwire::trace::redact::redact_text(&format!("{e}"));
+    eprintln!("error: {}", agentwire::report::printable_lines(&msg));
+    if e.chain().any(|c| c.is::<UsageError>()) {
+        ExitCode::from(USAGE)
+    } else {
+        ExitCode::from(ERROR)
+    }
+}
 
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -41,6 +96,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Analyze(a) => analyze::analyze(a),
         Command::Pcap(a) => pcap::pcap(a),
         Command::Capture(a) => capture::capture(a),
+        Command::Completions(a) => completions::completions(a),
+        Command::Man(a) => man::man(a),
+        Command::McpTap(a) => mcp_tap::mcp_tap(a),
+        Command::Import(a) => import::import(a),
+        Command::Export(a) => export::export(a),
     }
 }
 
@@ -52,15 +112,108 @@ pub fn out(text: &str) -> Result<()> {
     Ok(())
 }
 
+/// True when an output path is `-`: the command's main output (a trace) goes to stdout.
+pub(crate) fn is_stdout(path: &std::path::Path) -> bool {
+    agentwire::output::is_stdout(path)
+}
+
+/// A path as messages name it: `stdout` for `-`.
+pub(crate) fn shown(path: &std::path::Path) -> String {
+    if is_stdout(path) {
+        "stdout".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Print a command's summary: on stdout, unless its main output goes to stdout (`-o -`),
+/// where the summary would corrupt it; then on stderr.
+pub(crate) fn summary(text: &str, output: &std::path::Path) -> Result<()> {
+    if is_stdout(output) {
+        eprint!("{text}");
+        Ok(())
+    } else {
+        out(text)
+    }
+}
+
+/// Print `LEVEL: MSG` on stderr, secrets redacted and through the printable filter.
+pub fn stderr_line(level: &str, msg: &str) {
+    let msg = agentwire::trace::redact::redact_text(msg);
+    eprintln!("{level}: {}", agentwire::report::printable_lines(&msg));
+}
+
+/// Print `warning: MSG` on stderr (see [`stderr_line`]).
+pub fn warn(msg: &str) {
+    stderr_line("warning", msg);
+}
+
 /// Report a trace's unreadable lines on stderr; returns the exit code they imply.
 pub fn report_problems(trace: &Trace) -> ExitCode {
+    let mut w = Warnings::new(&trace.path.display().to_string());
     for p in &trace.problems {
-        eprintln!("warning: {}: {p}", trace.path.display());
+        w.bad_line(p);
     }
-    if trace.problems.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(DEGRADED)
+    w.finish()
+}
+
+/// How many unreadable lines are listed one by one before the rest are only counted.
+pub const LISTED_PROBLEMS: usize = 3;
+
+/// Warnings about an input's unreadable lines: the first few listed, the rest counted in
+/// one closing line — never one warning per line of input.
+pub struct Warnings {
+    input: String,
+    count: usize,
+}
+
+impl Warnings {
+    /// Warnings for the input named `input`.
+    pub fn new(input: &str) -> Self {
+        Warnings {
+            input: input.to_string(),
+            count: 0,
+        }
+    }
+
+    /// One unreadable line.
+    pub fn bad_line(&mut self, p: &agentwire::trace::ReadProblem) {
+        self.count += 1;
+        if self.count <= LISTED_PROBLEMS {
+            warn(&format!("{}: {p}", self.input));
+        }
+    }
+
+    /// Files of a directory input that were skipped, in one line.
+    pub fn skipped(&self, skipped: &[(std::path::PathBuf, String)]) {
+        if let Some((_, why)) = skipped.first() {
+            // the reason names the file
+            stderr_line(
+                "note",
+                &format!(
+                    "{}: skipped {} files that are not traces agentwire reads (first: {why})",
+                    self.input,
+                    skipped.len(),
+                ),
+            );
+        }
+    }
+
+    /// Print the count of unlisted lines; the exit code they imply.
+    pub fn finish(self) -> ExitCode {
+        if self.count > LISTED_PROBLEMS {
+            warn(&format!(
+                "{}: {} unreadable lines in all ({} more not listed); they were skipped and kept nowhere else",
+                self.input,
+                self.count,
+                self.count - LISTED_PROBLEMS
+            ));
+        }
+        if self.count == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(DEGRADED)
+        }
     }
 }
 
@@ -73,10 +226,10 @@ pub(crate) fn server_config(
         Mode::Script(std::sync::Arc::new(Script::load(p)?))
     } else if let Some(p) = &reply.replay {
         let timing = Timing::parse(&reply.timing).ok_or_else(|| {
-            anyhow::anyhow!(
+            usage(anyhow::anyhow!(
                 "--timing {:?}: use recorded, none, or xN (e.g. x10)",
                 reply.timing
-            )
+            ))
         })?;
         let r = Replay::load(p, timing)?;
         if r.is_empty() {
@@ -94,8 +247,7 @@ pub(crate) fn server_config(
         mode,
         max_body: limits.max_body,
         body_timeout: std::time::Duration::from_secs(limits.body_timeout),
-        tls: None,
-        intercept: None,
+        ..ServerConfig::default()
     })
 }
 
@@ -105,21 +257,70 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
+/// Check that an output may be written (the one policy: `--force` to overwrite).
 pub(crate) fn check_output(path: &std::path::Path, force: bool) -> Result<()> {
-    if !force && std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
-        anyhow::bail!(
-            "{} already exists; pass --force to overwrite it or -o to write elsewhere",
-            path.display()
-        );
-    }
+    agentwire::output::check(path, force)?;
     Ok(())
 }
 
+/// Open the trace of a live recorder (`serve`, `capture`): written in place so a crash
+/// keeps what was recorded, mode 0600; `-` is standard output.
+pub(crate) fn live_trace(
+    path: &std::path::Path,
+    force: bool,
+    context: &agentwire::trace::Context,
+) -> Result<agentwire::trace::TraceWriter> {
+    use agentwire::trace::TraceWriter;
+    if agentwire::output::is_stdout(path) {
+        return Ok(TraceWriter::from_writer(
+            Box::new(std::io::stdout()),
+            path,
+            context,
+        )?);
+    }
+    check_output(path, force)?;
+    Ok(TraceWriter::create(path, context)?)
+}
+
+/// True when `NO_COLOR` is set to a non-empty value (no-color.org).
+fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+/// Colour on stdout: only when stdout is a terminal and `NO_COLOR` is unset or empty.
+pub(crate) fn stdout_color() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stdout()) && !no_color()
+}
+
+/// Progress bars and spinners on stderr: only when stderr is a terminal and `NO_COLOR` is
+/// unset or empty. Otherwise stderr gets plain lines only (summaries, warnings), so a log
+/// file or a pipe never sees carriage returns or escape sequences.
+pub(crate) fn stderr_live() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stderr()) && !no_color()
+}
+
+/// A spinner on stderr (hidden unless [`stderr_live`]).
 pub(crate) fn progress_spinner() -> indicatif::ProgressBar {
     let pb = indicatif::ProgressBar::new_spinner();
-    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+    if !stderr_live() {
         pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     pb.enable_steady_tick(std::time::Duration::from_millis(120));
+    pb
+}
+
+/// A byte-count progress bar on stderr for `total` bytes of input, shown only for long
+/// work (`total` ≥ 64 MiB) and when [`stderr_live`].
+pub(crate) fn progress_bytes(total: u64) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::new(total);
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} {msg}",
+        )
+        .expect("static template"),
+    );
+    if total < 64 << 20 || !stderr_live() {
+        pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
     pb
 }

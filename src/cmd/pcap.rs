@@ -5,13 +5,12 @@ use std::fs::File;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressStyle};
 
-use agentwire::capture::pcap::{self, Config, Extractor};
+use agentwire::capture::pcap::{self, Config, Extractor, PcapError};
 use agentwire::report;
 use agentwire::trace::{Context, SourceKind, TraceWriter};
 
-use super::{out, DEGRADED};
+use super::{progress_bytes, shown, summary as summary_out, DEGRADED, ERROR};
 use crate::cli::{PacketFilterArgs, PcapArgs};
 
 pub(super) fn config(f: &PacketFilterArgs, kind: SourceKind) -> Config {
@@ -38,34 +37,31 @@ pub(super) fn progress_message(ex: &Extractor) -> String {
 /// `agentwire pcap FILE...`
 pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
     let mut ex = Extractor::new(config(&a.filter, SourceKind::Pcap));
-    let mut w = TraceWriter::create(&a.output, &Context::new())?;
-    let total: u64 = a
-        .files
+    // Inputs first: every capture file must open before the output is touched.
+    let mut inputs = Vec::with_capacity(a.files.len());
+    for path in &a.files {
+        let f = File::open(path).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot read capture {}: {e} (check the path; no output was written)",
+                path.display()
+            )
+        })?;
+        inputs.push((path, f));
+    }
+    let mut w = TraceWriter::create_atomic(&a.output, a.force, &Context::new())?;
+    let total: u64 = inputs
         .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
+        .filter_map(|(_, f)| f.metadata().ok())
         .map(|m| m.len())
         .sum();
-    let pb = ProgressBar::new(total);
-    pb.set_style(
-        ProgressStyle::with_template("{bar:30} {bytes}/{total_bytes} {bytes_per_sec} {msg}")
-            .expect("static template"),
-    );
-    // Hidden for small inputs: only long work shows progress.
-    if total < 64 << 20 {
-        pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
-    let mut failed = 0;
-    for path in &a.files {
+    let pb = progress_bytes(total);
+    // Every file opened (checked above); files that turn out not to be captures make the
+    // run an error (exit 1), files read partly (truncated, corrupt) make it degraded
+    // (exit 3). Either way the other files are still read and their exchanges written.
+    let (mut unreadable, mut partial) = (0, 0);
+    for (path, file) in inputs {
         let name = path.display().to_string();
         ex.set_source(Some(name.clone()));
-        let file = match File::open(path) {
-            Ok(f) => f,
-            Err(e) => {
-                pb.suspend(|| eprintln!("error: cannot read capture {name}: {e}"));
-                failed += 1;
-                continue;
-            }
-        };
         let mut write_err = None;
         let mut n = 0u32;
         let r = pcap::read_packets(pb.wrap_read(file), &name, &mut |p| {
@@ -81,9 +77,16 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
         if let Some(e) = write_err {
             return Err(e);
         }
-        if let Err(e) = r {
-            pb.suspend(|| eprintln!("warning: {e}"));
-            failed += 1;
+        match r {
+            Ok(_) => {}
+            Err(e @ (PcapError::Open { .. } | PcapError::NotACapture { .. })) => {
+                pb.suspend(|| super::stderr_line("error", &e.to_string()));
+                unreadable += 1;
+            }
+            Err(e) => {
+                pb.suspend(|| super::warn(&e.to_string()));
+                partial += 1;
+            }
         }
         write_ready(&mut ex, &mut w)?;
     }
@@ -92,13 +95,19 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
     for x in &rest {
         w.write_exchange(x)?;
     }
-    out(&report::capture::render(&summary, a.filter.format.into()))?;
+    w.finish()?;
+    summary_out(
+        &report::capture::render(&summary, a.filter.format.into()),
+        &a.output,
+    )?;
     eprintln!(
         "wrote {} exchanges to {}",
         summary.exchanges,
-        a.output.display()
+        shown(&a.output)
     );
-    Ok(if failed > 0 {
+    Ok(if unreadable > 0 {
+        ExitCode::from(ERROR)
+    } else if partial > 0 {
         ExitCode::from(DEGRADED)
     } else {
         ExitCode::SUCCESS

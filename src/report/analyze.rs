@@ -10,11 +10,7 @@ use super::{markdown_table, Format};
 /// Render an analysis.
 pub fn render(a: &Analysis, format: Format) -> String {
     match format {
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(a).expect("analysis serializes");
-            s.push('\n');
-            s
-        }
+        Format::Json => super::json(a),
         Format::Table | Format::Markdown => text(a, format == Format::Markdown),
     }
 }
@@ -38,9 +34,22 @@ struct Section {
     rows: Vec<Vec<String>>,
 }
 
+/// The report's sections, in order.
 fn sections(a: &Analysis) -> Vec<Section> {
+    vec![
+        summary_section(a),
+        misses_section(a),
+        threads_section(a),
+        episodes_section(a),
+        requests_section(a),
+        jobs_section(a),
+        decisions_section(a),
+    ]
+}
+
+/// The summary: polls, waste, cache figures, cost, jobs by state.
+fn summary_section(a: &Analysis) -> Section {
     let s = &a.summary;
-    let mut out = Vec::new();
     let reasons: Vec<String> = a
         .usage_used
         .reasons
@@ -112,7 +121,7 @@ fn sections(a: &Analysis) -> Vec<Section> {
             format!("{}/{} ({})", g.agreed, g.compared, pct(g.rate)),
         ]);
     }
-    out.push(Section {
+    Section {
         title: format!(
             "Summary (usage: {} — {} simulated, {} recorded; ttl {}; prices {} as of {})",
             serde_json::to_value(a.usage_mode)
@@ -130,8 +139,13 @@ fn sections(a: &Analysis) -> Vec<Section> {
         ),
         header: vec!["metric", "value"],
         rows: sum,
-    });
-    out.push(Section {
+    }
+}
+
+/// Cache misses grouped by cause.
+fn misses_section(a: &Analysis) -> Section {
+    let s = &a.summary;
+    Section {
         title: "Cache misses by cause".into(),
         header: vec!["cause", "requests", "missed tokens", "extra cost"],
         rows: s
@@ -146,8 +160,12 @@ fn sections(a: &Analysis) -> Vec<Section> {
                 ]
             })
             .collect(),
-    });
-    out.push(Section {
+    }
+}
+
+/// One row per thread.
+fn threads_section(a: &Analysis) -> Section {
+    Section {
         title: "Threads".into(),
         header: vec![
             "session",
@@ -185,8 +203,12 @@ fn sections(a: &Analysis) -> Vec<Section> {
                 ]
             })
             .collect(),
-    });
-    out.push(Section {
+    }
+}
+
+/// One row per polling episode.
+fn episodes_section(a: &Analysis) -> Section {
+    Section {
         title: "Poll episodes".into(),
         header: vec![
             "thread",
@@ -226,9 +248,12 @@ fn sections(a: &Analysis) -> Vec<Section> {
                 ]
             })
             .collect(),
-    });
-    out.push(requests_section(a));
-    out.push(Section {
+    }
+}
+
+/// One row per background job.
+fn jobs_section(a: &Analysis) -> Section {
+    Section {
         title: "Background jobs".into(),
         header: vec![
             "job",
@@ -270,8 +295,12 @@ fn sections(a: &Analysis) -> Vec<Section> {
                 ]
             })
             .collect(),
-    });
-    out.push(Section {
+    }
+}
+
+/// One decision record per job.
+fn decisions_section(a: &Analysis) -> Section {
+    Section {
         title: "Decision records".into(),
         header: vec![
             "job_reference",
@@ -296,15 +325,14 @@ fn sections(a: &Analysis) -> Vec<Section> {
                 ]
             })
             .collect(),
-    });
-    out
+    }
 }
 
 fn text(a: &Analysis, md: bool) -> String {
     let mut out = String::new();
     for s in sections(a) {
         if md {
-            out.push_str(&format!("## {}\n\n", s.title));
+            out.push_str(&format!("## {}\n\n", super::printable(&s.title)));
             if s.rows.is_empty() {
                 out.push_str("(none)\n\n");
             } else {
@@ -312,18 +340,19 @@ fn text(a: &Analysis, md: bool) -> String {
                 out.push('\n');
             }
         } else {
-            out.push_str(&format!("{}\n", s.title));
+            out.push_str(&format!("{}\n", super::printable(&s.title)));
             if s.rows.is_empty() {
                 out.push_str("  (none)\n\n");
             } else {
                 let mut t = super::table(&s.header);
                 for r in &s.rows {
-                    t.add_row(r.clone());
+                    super::add_row(&mut t, r.clone());
                 }
                 out.push_str(&format!("{t}\n\n"));
             }
         }
     }
+    out.push_str(&super::mcp::analysis_text(&a.mcp, md));
     out
 }
 

@@ -32,6 +32,11 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
 use crate::analyze::Analysis;
+use crate::output::{AtomicFile, OutputError};
+use crate::trace::redact::redact_text;
+
+/// The tables written, one `NAME.parquet` file each.
+pub const TABLES: [&str; 5] = ["requests", "episodes", "jobs", "decisions", "threads"];
 
 /// Errors writing Parquet tables.
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +50,9 @@ pub enum ParquetError {
         #[source]
         source: std::io::Error,
     },
+    /// A table file exists (and `--force` was not given), or cannot be replaced.
+    #[error(transparent)]
+    Output(#[from] OutputError),
     /// The parquet writer refused the table.
     #[error("cannot write table {table}: {message}")]
     Parquet {
@@ -97,18 +105,19 @@ fn opt_f64s(name: &'static str, v: impl Iterator<Item = Option<f64>>) -> Col {
         values: Values::F64(v.collect()),
     }
 }
+/// Text columns pass the one redaction function (targets and paths come from bodies).
 fn strs(name: &'static str, v: impl Iterator<Item = String>) -> Col {
     Col {
         name,
         required: true,
-        values: Values::Str(v.map(Some).collect()),
+        values: Values::Str(v.map(|s| Some(redact_text(&s))).collect()),
     }
 }
 fn opt_strs(name: &'static str, v: impl Iterator<Item = Option<String>>) -> Col {
     Col {
         name,
         required: false,
-        values: Values::Str(v.collect()),
+        values: Values::Str(v.map(|s| s.map(|s| redact_text(&s))).collect()),
     }
 }
 
@@ -140,16 +149,35 @@ fn split<T: Clone>(v: &[Option<T>]) -> (Vec<i16>, Vec<T>) {
     (defs, vals)
 }
 
-fn write(dir: &Path, table: &str, cols: Vec<Col>) -> Result<PathBuf, ParquetError> {
+/// The file of table `table` in `dir`.
+pub fn table_path(dir: &Path, table: &str) -> PathBuf {
+    dir.join(format!("{table}.parquet"))
+}
+
+/// Check, before any work, that the tables may be written into `dir` (none exists, or
+/// `force`).
+///
+/// Errors: [`ParquetError::Output`] naming the first table file in the way.
+pub fn check_tables(dir: &Path, force: bool) -> Result<(), ParquetError> {
+    if dir.is_file() {
+        return Err(OutputError::IsDirectory {
+            path: dir.display().to_string(),
+        }
+        .into());
+    }
+    for t in TABLES {
+        crate::output::check(&table_path(dir, t), force)?;
+    }
+    Ok(())
+}
+
+fn write(dir: &Path, force: bool, table: &str, cols: Vec<Col>) -> Result<AtomicFile, ParquetError> {
     let err = |e: parquet::errors::ParquetError| ParquetError::Parquet {
         table: table.to_string(),
         message: e.to_string(),
     };
-    let path = dir.join(format!("{table}.parquet"));
-    let file = std::fs::File::create(&path).map_err(|source| ParquetError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let path = table_path(dir, table);
+    let file = AtomicFile::create(&path, force)?;
     let schema = Arc::new(parse_message_type(&schema(table, &cols)).map_err(err)?);
     let props = Arc::new(WriterProperties::builder().build());
     let mut w = SerializedFileWriter::new(file, schema, props).map_err(err)?;
@@ -187,8 +215,8 @@ fn write(dir: &Path, table: &str, cols: Vec<Col>) -> Result<PathBuf, ParquetErro
         cw.close().map_err(err)?;
     }
     rg.close().map_err(err)?;
-    w.close().map_err(err)?;
-    Ok(path)
+    let file = w.into_inner().map_err(err)?;
+    Ok(file)
 }
 
 fn name<T: serde::Serialize>(v: T) -> String {
@@ -199,172 +227,195 @@ fn name<T: serde::Serialize>(v: T) -> String {
 }
 
 /// Write every table of `a` into `dir` (created if missing); returns the files written.
+/// Each table goes to a temporary file first; all are renamed into place only once every
+/// table was written, so a failure leaves the directory as it was. Existing tables are
+/// replaced only with `force`.
 ///
 /// Errors: [`ParquetError`] naming the file or table.
-pub fn write_tables(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ParquetError> {
+pub fn write_tables(a: &Analysis, dir: &Path, force: bool) -> Result<Vec<PathBuf>, ParquetError> {
+    check_tables(dir, force)?;
     std::fs::create_dir_all(dir).map_err(|source| ParquetError::Io {
         path: dir.display().to_string(),
         source,
     })?;
+    [
+        ("requests", requests_columns(a)),
+        ("episodes", episodes_columns(a)),
+        ("jobs", jobs_columns(a)),
+        ("decisions", decisions_columns(a)),
+        ("threads", threads_columns(a)),
+    ]
+    .into_iter()
+    .map(|(table, cols)| write(dir, force, table, cols))
+    .collect::<Result<Vec<_>, _>>()?
+    .into_iter()
+    .map(|f| {
+        // every table was written: only now are they renamed into place
+        let path = f.dest().to_path_buf();
+        f.commit()?;
+        Ok(path)
+    })
+    .collect()
+}
+
+/// Columns of the `requests` table: one row per Messages request: tokens, prediction, miss cause, cost.
+fn requests_columns(a: &Analysis) -> Vec<Col> {
     let n = |v: u64| v as i64;
     let r = &a.requests;
-    let mut out = vec![write(
-        dir,
-        "requests",
-        vec![
-            i64s("trace", r.iter().map(|x| x.trace as i64)),
-            i64s("exchange", r.iter().map(|x| n(x.exchange))),
-            i64s("seq", r.iter().map(|x| x.seq as i64)),
-            strs("session", r.iter().map(|x| x.session.clone())),
-            strs("thread", r.iter().map(|x| x.thread.clone())),
-            i64s("turn", r.iter().map(|x| x.turn as i64)),
-            i64s("at_us", r.iter().map(|x| x.at.timestamp_micros())),
-            strs("model", r.iter().map(|x| x.model.clone())),
-            strs("usage", r.iter().map(|x| x.usage.clone())),
-            strs("usage_reason", r.iter().map(|x| x.usage_reason.clone())),
-            i64s("uncached", r.iter().map(|x| n(x.tokens.uncached))),
-            i64s("read", r.iter().map(|x| n(x.tokens.read))),
-            i64s("write_5m", r.iter().map(|x| n(x.tokens.write_5m))),
-            i64s("write_1h", r.iter().map(|x| n(x.tokens.write_1h))),
-            i64s("output", r.iter().map(|x| n(x.tokens.output))),
-            i64s("predicted_read", r.iter().map(|x| n(x.predicted.read))),
-            i64s(
-                "predicted_write",
-                r.iter()
-                    .map(|x| n(x.predicted.write_5m + x.predicted.write_1h)),
-            ),
-            i64s(
-                "predicted_uncached",
-                r.iter().map(|x| n(x.predicted.uncached)),
-            ),
-            opt_i64s(
-                "observed_read",
-                r.iter().map(|x| x.observed.map(|o| n(o.read))),
-            ),
-            opt_i64s(
-                "observed_write",
-                r.iter().map(|x| x.observed.map(|o| n(o.write()))),
-            ),
-            strs("status", r.iter().map(|x| x.status.clone())),
-            opt_strs(
-                "cause",
-                r.iter()
-                    .map(|x| x.cause.as_ref().map(|c| c.name().to_string())),
-            ),
-            opt_strs("cause_detail", r.iter().map(|x| x.cause_detail.clone())),
-            i64s("miss_tokens", r.iter().map(|x| n(x.miss_tokens))),
-            opt_f64s("miss_cost_usd", r.iter().map(|x| x.miss_cost_usd)),
-            opt_f64s("cost_usd", r.iter().map(|x| x.cost_usd)),
-        ],
-    )?];
+    vec![
+        i64s("trace", r.iter().map(|x| x.trace as i64)),
+        i64s("exchange", r.iter().map(|x| n(x.exchange))),
+        i64s("seq", r.iter().map(|x| x.seq as i64)),
+        strs("session", r.iter().map(|x| x.session.clone())),
+        strs("thread", r.iter().map(|x| x.thread.clone())),
+        i64s("turn", r.iter().map(|x| x.turn as i64)),
+        i64s("at_us", r.iter().map(|x| x.at.timestamp_micros())),
+        strs("model", r.iter().map(|x| x.model.clone())),
+        strs("usage", r.iter().map(|x| x.usage.clone())),
+        strs("usage_reason", r.iter().map(|x| x.usage_reason.clone())),
+        i64s("uncached", r.iter().map(|x| n(x.tokens.uncached))),
+        i64s("read", r.iter().map(|x| n(x.tokens.read))),
+        i64s("write_5m", r.iter().map(|x| n(x.tokens.write_5m))),
+        i64s("write_1h", r.iter().map(|x| n(x.tokens.write_1h))),
+        i64s("output", r.iter().map(|x| n(x.tokens.output))),
+        i64s("predicted_read", r.iter().map(|x| n(x.predicted.read))),
+        i64s(
+            "predicted_write",
+            r.iter()
+                .map(|x| n(x.predicted.write_5m + x.predicted.write_1h)),
+        ),
+        i64s(
+            "predicted_uncached",
+            r.iter().map(|x| n(x.predicted.uncached)),
+        ),
+        opt_i64s(
+            "observed_read",
+            r.iter().map(|x| x.observed.map(|o| n(o.read))),
+        ),
+        opt_i64s(
+            "observed_write",
+            r.iter().map(|x| x.observed.map(|o| n(o.write()))),
+        ),
+        strs("status", r.iter().map(|x| x.status.clone())),
+        opt_strs(
+            "cause",
+            r.iter()
+                .map(|x| x.cause.as_ref().map(|c| c.name().to_string())),
+        ),
+        opt_strs("cause_detail", r.iter().map(|x| x.cause_detail.clone())),
+        i64s("miss_tokens", r.iter().map(|x| n(x.miss_tokens))),
+        opt_f64s("miss_cost_usd", r.iter().map(|x| x.miss_cost_usd)),
+        opt_f64s("cost_usd", r.iter().map(|x| x.cost_usd)),
+    ]
+}
+
+/// Columns of the `episodes` table: one row per polling episode.
+fn episodes_columns(a: &Analysis) -> Vec<Col> {
+    let n = |v: u64| v as i64;
     let e = &a.episodes;
-    out.push(write(
-        dir,
-        "episodes",
-        vec![
-            strs("thread", e.iter().map(|x| x.thread.clone())),
-            strs("kind", e.iter().map(|x| x.kind.clone())),
-            strs("tool", e.iter().map(|x| x.tool.clone())),
-            strs("target", e.iter().map(|x| x.target.clone())),
-            opt_strs("job", e.iter().map(|x| x.job.clone())),
-            i64s("polls", e.iter().map(|x| x.polls as i64)),
-            i64s("redundant", e.iter().map(|x| x.redundant as i64)),
-            i64s("after_notified", e.iter().map(|x| x.after_notified as i64)),
-            i64s("while_pending", e.iter().map(|x| x.while_pending as i64)),
-            i64s(
-                "first_at_us",
-                e.iter().map(|x| x.first_at.timestamp_micros()),
-            ),
-            i64s("last_at_us", e.iter().map(|x| x.last_at.timestamp_micros())),
-            opt_f64s("mean_interval_s", e.iter().map(|x| x.mean_interval_s)),
-            opt_f64s("job_duration_s", e.iter().map(|x| x.job_duration_s)),
-            i64s(
-                "tokens",
-                e.iter().map(|x| n(x.tokens.input() + x.tokens.output)),
-            ),
-            f64s("cost_usd", e.iter().map(|x| x.cost_usd)),
-            i64s("wasted_tokens", e.iter().map(|x| n(x.wasted_tokens))),
-            f64s("wasted_cost_usd", e.iter().map(|x| x.wasted_cost_usd)),
-        ],
-    )?);
+    vec![
+        strs("thread", e.iter().map(|x| x.thread.clone())),
+        strs("kind", e.iter().map(|x| x.kind.clone())),
+        strs("tool", e.iter().map(|x| x.tool.clone())),
+        strs("target", e.iter().map(|x| x.target.clone())),
+        opt_strs("job", e.iter().map(|x| x.job.clone())),
+        i64s("polls", e.iter().map(|x| x.polls as i64)),
+        i64s("redundant", e.iter().map(|x| x.redundant as i64)),
+        i64s("after_notified", e.iter().map(|x| x.after_notified as i64)),
+        i64s("while_pending", e.iter().map(|x| x.while_pending as i64)),
+        i64s(
+            "first_at_us",
+            e.iter().map(|x| x.first_at.timestamp_micros()),
+        ),
+        i64s("last_at_us", e.iter().map(|x| x.last_at.timestamp_micros())),
+        opt_f64s("mean_interval_s", e.iter().map(|x| x.mean_interval_s)),
+        opt_f64s("job_duration_s", e.iter().map(|x| x.job_duration_s)),
+        i64s(
+            "tokens",
+            e.iter().map(|x| n(x.tokens.input() + x.tokens.output)),
+        ),
+        f64s("cost_usd", e.iter().map(|x| x.cost_usd)),
+        i64s("wasted_tokens", e.iter().map(|x| n(x.wasted_tokens))),
+        f64s("wasted_cost_usd", e.iter().map(|x| x.wasted_cost_usd)),
+    ]
+}
+
+/// Columns of the `jobs` table: one row per background job.
+fn jobs_columns(a: &Analysis) -> Vec<Col> {
     let j = &a.jobs;
-    out.push(write(
-        dir,
-        "jobs",
-        vec![
-            strs("job_reference", j.iter().map(|x| x.job.reference.clone())),
-            strs("kind", j.iter().map(|x| name(x.job.kind))),
-            strs("thread", j.iter().map(|x| x.job.thread_label.clone())),
-            strs("tool", j.iter().map(|x| x.job.tool.clone())),
-            strs("state", j.iter().map(|x| x.job.state.name().to_string())),
-            opt_i64s("exit_code", j.iter().map(|x| x.job.exit_code)),
-            i64s(
-                "started_at_us",
-                j.iter().map(|x| x.job.started_at.timestamp_micros()),
-            ),
-            opt_i64s(
-                "notified_at_us",
-                j.iter()
-                    .map(|x| x.job.notified_at.map(|t| t.timestamp_micros())),
-            ),
-            opt_f64s("duration_s", j.iter().map(|x| x.duration_s)),
-            i64s("polls", j.iter().map(|x| x.job.polls as i64)),
-            opt_strs("duplicate_of", j.iter().map(|x| x.job.duplicate_of.clone())),
-            opt_strs("artifact", j.iter().map(|x| x.job.artifact.clone())),
-        ],
-    )?);
+    vec![
+        strs("job_reference", j.iter().map(|x| x.job.reference.clone())),
+        strs("kind", j.iter().map(|x| name(x.job.kind))),
+        strs("thread", j.iter().map(|x| x.job.thread_label.clone())),
+        strs("tool", j.iter().map(|x| x.job.tool.clone())),
+        strs("state", j.iter().map(|x| x.job.state.name().to_string())),
+        opt_i64s("exit_code", j.iter().map(|x| x.job.exit_code)),
+        i64s(
+            "started_at_us",
+            j.iter().map(|x| x.job.started_at.timestamp_micros()),
+        ),
+        opt_i64s(
+            "notified_at_us",
+            j.iter()
+                .map(|x| x.job.notified_at.map(|t| t.timestamp_micros())),
+        ),
+        opt_f64s("duration_s", j.iter().map(|x| x.duration_s)),
+        i64s("polls", j.iter().map(|x| x.job.polls as i64)),
+        opt_strs("duplicate_of", j.iter().map(|x| x.job.duplicate_of.clone())),
+        opt_strs("artifact", j.iter().map(|x| x.job.artifact.clone())),
+    ]
+}
+
+/// Columns of the `decisions` table: one decision record per job.
+fn decisions_columns(a: &Analysis) -> Vec<Col> {
     let d = &a.decisions;
-    out.push(write(
-        dir,
-        "decisions",
-        vec![
-            strs("job_reference", d.iter().map(|x| x.job_reference.clone())),
-            strs("observed_state", d.iter().map(|x| x.observed_state.clone())),
-            opt_strs(
-                "artifact_reference",
-                d.iter().map(|x| x.artifact_reference.clone()),
-            ),
-            strs(
-                "acceptance_check",
-                d.iter().map(|x| x.acceptance_check.clone()),
-            ),
-            strs(
-                "acceptance_result",
-                d.iter().map(|x| x.acceptance_result.clone()),
-            ),
-            strs("decision", d.iter().map(|x| x.decision.clone())),
-            opt_strs(
-                "unresolved_fact",
-                d.iter().map(|x| x.unresolved_fact.clone()),
-            ),
-            opt_strs(
-                "tool_result_error",
-                d.iter().map(|x| x.tool_result_error.clone()),
-            ),
-        ],
-    )?);
+    vec![
+        strs("job_reference", d.iter().map(|x| x.job_reference.clone())),
+        strs("observed_state", d.iter().map(|x| x.observed_state.clone())),
+        opt_strs(
+            "artifact_reference",
+            d.iter().map(|x| x.artifact_reference.clone()),
+        ),
+        strs(
+            "acceptance_check",
+            d.iter().map(|x| x.acceptance_check.clone()),
+        ),
+        strs(
+            "acceptance_result",
+            d.iter().map(|x| x.acceptance_result.clone()),
+        ),
+        strs("decision", d.iter().map(|x| x.decision.clone())),
+        opt_strs(
+            "unresolved_fact",
+            d.iter().map(|x| x.unresolved_fact.clone()),
+        ),
+        opt_strs(
+            "tool_result_error",
+            d.iter().map(|x| x.tool_result_error.clone()),
+        ),
+    ]
+}
+
+/// Columns of the `threads` table: one row per thread.
+fn threads_columns(a: &Analysis) -> Vec<Col> {
+    let n = |v: u64| v as i64;
     let t = &a.threads;
-    out.push(write(
-        dir,
-        "threads",
-        vec![
-            strs("session", t.iter().map(|x| x.session.clone())),
-            strs("thread", t.iter().map(|x| x.thread.clone())),
-            i64s("requests", t.iter().map(|x| x.requests as i64)),
-            i64s("polls", t.iter().map(|x| x.polls as i64)),
-            i64s(
-                "redundant_polls",
-                t.iter().map(|x| x.redundant_polls as i64),
-            ),
-            i64s("input", t.iter().map(|x| n(x.tokens.input()))),
-            i64s("read", t.iter().map(|x| n(x.tokens.read))),
-            i64s("write", t.iter().map(|x| n(x.tokens.write()))),
-            i64s("output", t.iter().map(|x| n(x.tokens.output))),
-            f64s("cache_hit_rate", t.iter().map(|x| x.cache_hit_rate)),
-            i64s("miss_tokens", t.iter().map(|x| n(x.miss_tokens))),
-            f64s("miss_cost_usd", t.iter().map(|x| x.miss_cost_usd)),
-            f64s("cost_usd", t.iter().map(|x| x.cost_usd)),
-        ],
-    )?);
-    Ok(out)
+    vec![
+        strs("session", t.iter().map(|x| x.session.clone())),
+        strs("thread", t.iter().map(|x| x.thread.clone())),
+        i64s("requests", t.iter().map(|x| x.requests as i64)),
+        i64s("polls", t.iter().map(|x| x.polls as i64)),
+        i64s(
+            "redundant_polls",
+            t.iter().map(|x| x.redundant_polls as i64),
+        ),
+        i64s("input", t.iter().map(|x| n(x.tokens.input()))),
+        i64s("read", t.iter().map(|x| n(x.tokens.read))),
+        i64s("write", t.iter().map(|x| n(x.tokens.write()))),
+        i64s("output", t.iter().map(|x| n(x.tokens.output))),
+        f64s("cache_hit_rate", t.iter().map(|x| x.cache_hit_rate)),
+        i64s("miss_tokens", t.iter().map(|x| n(x.miss_tokens))),
+        f64s("miss_cost_usd", t.iter().map(|x| x.miss_cost_usd)),
+        f64s("cost_usd", t.iter().map(|x| x.cost_usd)),
+    ]
 }
