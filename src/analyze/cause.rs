@@ -1,6 +1,6 @@
 //! What the cache simulation says about one request: predicted figures, the missed
 //! tokens, how they were billed instead, and the cause of the miss — including how a
-//! divergence from the reference request is named ([`divergence`]).
+//! divergence from the reference request is named (`divergence`).
 
 use serde::Serialize;
 

@@ -10,8 +10,8 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 
 use crate::api::cache::{hash_of, CachePrefix};
-use crate::api::view::Canonicalizer;
-use crate::api::{read_response, BlockKind, MessagesRequest, ResponseBody, ResponseMessage, Usage};
+use crate::api::view::{response_body, Canonicalizer};
+use crate::api::{BlockKind, MessagesRequest, ResponseBody, ResponseMessage, Usage};
 use crate::trace::{Exchange, SourceKind};
 
 use super::events::{cap, parse_notifications};
@@ -133,17 +133,10 @@ impl InputStage {
         }
         let body = &x.request.body.bytes;
         let prefix = CachePrefix::of(&c.req, body, &c.betas);
-        let response = x.response.as_ref().and_then(|resp| {
-            let ct = resp
-                .headers
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-                .map(|(_, v)| v.as_str());
-            match read_response(ct, &resp.body.bytes) {
-                ResponseBody::Message(m) => Some(m),
-                _ => None,
-            }
-        });
+        let response = match response_body(x) {
+            Some(ResponseBody::Message(m)) => Some(m),
+            _ => None,
+        };
         let request = Request {
             seq,
             trace: self.trace,

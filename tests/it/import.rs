@@ -252,7 +252,7 @@ fn transcripts_of_real_claude_code_match_their_wire_traces() {
             assert_eq!(tool_calls(wx), tool_calls(ix), "{version} {id}");
         }
 
-        // the same polls and jobs; the import uses the usage the transcript recorded
+        // the same polls and jobs
         let (wa, ia) = (analyze_json(&run.wire), analyze_json(&imported_path));
         let (wp, ip) = (polls_and_jobs(&wa), polls_and_jobs(&ia));
         assert_eq!(wp, ip, "{version}");
@@ -260,14 +260,32 @@ fn transcripts_of_real_claude_code_match_their_wire_traces() {
         assert_eq!(ip.1, 2, "{version}: two of them redundant");
         assert_eq!(ip.2.len(), 1, "{version}: the background build: {:?}", ip.2);
         assert_eq!(ip.2[0].1, "completed", "{version}");
+        // The transcript's usage is what agentwire's scenario server made up (its replies
+        // carry `msg_agentwire_` ids): `--usage auto` recognises it and simulates...
         assert_eq!(
-            ia["usage_used"]["recorded"], 9,
+            ia["usage_used"]["simulated"], 9,
             "{version}: {}",
             ia["usage_used"]
         );
+        assert!(ia["usage_used"]["reasons"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .all(|r| r.contains("synthesized by agentwire")));
+        // ...and `--usage recorded` takes the transcript's figures.
+        let o = agentwire(&[
+            "analyze",
+            imported_path.to_str().unwrap(),
+            "--format",
+            "json",
+            "--usage",
+            "recorded",
+        ]);
+        let ir = json(&o.stdout);
+        assert_eq!(ir["usage_used"]["recorded"], 9, "{version}");
         let recorded = transcript_usage(&run.config.join("projects"));
         assert_eq!(
-            ia["summary"]["input_tokens"].as_u64().unwrap(),
+            ir["summary"]["input_tokens"].as_u64().unwrap(),
             recorded.values().sum::<u64>(),
             "{version}: input tokens are the transcript's"
         );

@@ -77,7 +77,7 @@ pub struct PrefixBlock {
     pub index: usize,
     /// Hash of the block's content as the cache sees it.
     pub hash: u64,
-    /// Estimated tokens: [`estimate_tokens`] of the block's bytes without `cache_control`.
+    /// Estimated tokens: [`crate::api::estimate_tokens`] of the block's bytes without `cache_control`.
     pub tokens: u64,
     /// `Some(ttl)` when the block carries `cache_control` (a cache breakpoint).
     pub breakpoint: Option<Ttl>,
@@ -254,7 +254,10 @@ mod tests {
             .chain(&p.messages_keys)
             .map(|(k, _)| *k)
             .collect();
-        for r in INVALIDATION_RULES.iter().filter(|r| r.level != Region::Tools) {
+        for r in INVALIDATION_RULES
+            .iter()
+            .filter(|r| r.level != Region::Tools)
+        {
             assert!(
                 keyed.contains(&r.id) || ["deferred_tools", "thinking_stripped"].contains(&r.id),
                 "{}",

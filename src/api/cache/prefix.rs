@@ -271,5 +271,4 @@ impl CachePrefix {
             thinking_stripped,
         }
     }
-
 }

@@ -130,4 +130,3 @@ pub fn default_effort(model: &str) -> &'static str {
         "high"
     }
 }
-

@@ -218,4 +218,3 @@ pub(super) const DEFAULTS: &[DefaultRule] = &[
         "credentials (already redacted; the fingerprint differs per token)",
     ),
 ];
-
