@@ -25,7 +25,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::trace::{Exchange, McpRecord, Record, TraceError, TraceReader};
+use crate::trace::{open_input, Exchange, McpRecord, Record, TraceError};
 
 pub use crate::api::prices::{ModelPrice, PriceTable, Tokens};
 pub use cache::TtlMode;
@@ -191,10 +191,18 @@ impl Analyzer {
                 return;
             }
             Err(e) => {
-                info.bad_bodies.push(e);
+                info.bad_bodies
+                    .push(format!("{e}; the request was skipped"));
                 return;
             }
         };
+        if ex.request.recorded.as_ref().is_some_and(|u| u.clamped) {
+            info.bad_bodies.push(format!(
+                "exchange #{}: a usage figure above {} tokens was clamped to that bound",
+                x.id,
+                crate::api::MAX_TOKENS
+            ));
+        }
         info.messages_requests += 1;
         let min = self.cfg.prices.min_cacheable(&ex.request.model);
         let pred = self.sim.observe(&ex.request, min);
@@ -281,7 +289,7 @@ pub fn analyze_files(paths: &[&Path], cfg: AnalyzeConfig) -> Result<Analysis, An
     let mut a = Analyzer::new(cfg);
     for p in paths {
         a.begin_trace(&p.display().to_string());
-        for rec in TraceReader::open(p)? {
+        for rec in open_input(p, &Default::default())? {
             match rec? {
                 Record::Exchange(x) => a.push(&x),
                 Record::Mcp(m) => a.push_mcp(*m),

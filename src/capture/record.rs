@@ -221,7 +221,14 @@ pub async fn record(
     }
 
     // Start the server first: the base URL goes into the context and the env.
-    let (srv, ca_path) = start_server(&cfg).await?;
+    // The working trace, rewritten into `output` at the end: next to the output (a crash
+    // leaves it where the user looks), or in the sandbox when the output is stdout.
+    let tmp_trace = if crate::output::is_stdout(&cfg.output) {
+        sandbox.path().join("trace.jsonl.tmp")
+    } else {
+        cfg.output.with_extension("jsonl.tmp")
+    };
+    let (srv, ca_path) = start_server(&cfg, &tmp_trace).await?;
     let base_url = srv.base_url();
 
     let env = run_env(
@@ -294,22 +301,22 @@ pub async fn record(
         .iter()
         .map(|(k, v)| (k.clone(), redact_env(k, v)))
         .collect();
-    let tmp_trace = cfg.output.with_extension("jsonl.tmp");
     // The trace as written (sorted, final context): the summary is computed from it,
     // not by reading the file back.
     let trace = finalize(&tmp_trace, &cfg.output, &context, &mcp_dir)?;
 
-    Ok(outcome(&trace, &out_path, exit_code, timed_out, context))
+    Ok(outcome(&trace, &out_path, exit_code, timed_out))
 }
 
-/// Start the recording server, writing to a temporary trace next to the output; for the
+/// Start the recording server, writing to the working trace `tmp_trace`; for the
 /// first-party route it intercepts TLS for the API host with agentwire's CA. Returns the
 /// server and the CA certificate the client must trust (first-party route only).
 async fn start_server(
     cfg: &RecordConfig,
+    tmp_trace: &std::path::Path,
 ) -> Result<(server::RunningServer, Option<PathBuf>), RecordError> {
     let placeholder = Context::new();
-    let writer = TraceWriter::create(&cfg.output.with_extension("jsonl.tmp"), &placeholder)?;
+    let writer = TraceWriter::create(tmp_trace, &placeholder)?;
     let mut server_cfg = cfg.server.clone();
     let mut ca_path = None;
     if cfg.route == Route::FirstParty {
@@ -424,7 +431,6 @@ fn outcome(
     out_path: &std::path::Path,
     exit_code: Option<i32>,
     timed_out: bool,
-    context: Context,
 ) -> RecordOutcome {
     let text = std::fs::read_to_string(out_path).unwrap_or_default();
     let tail: Vec<&str> = text.lines().rev().take(20).collect();
@@ -450,7 +456,7 @@ fn outcome(
             .map(|x| x.request.body.len() as u64)
             .sum(),
         output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
-        context,
+        context: trace.context.clone(),
     }
 }
 
@@ -523,7 +529,8 @@ fn finalize(
         eprintln!("warning: MCP records {}: {p}", file.display());
     }
     t.mcp = mcp;
-    let mut w = TraceWriter::create(output, context)?;
+    // (`record` checked at its start that `output` may be written.)
+    let mut w = TraceWriter::create_atomic(output, true, context)?;
     for x in &t.exchanges {
         w.write_exchange(x)?;
     }
@@ -533,10 +540,10 @@ fn finalize(
     for o in &t.others {
         w.write_record(o)?;
     }
-    drop(w);
+    w.finish()?;
     let _ = std::fs::remove_file(tmp);
     t.path = output.to_path_buf();
-    t.context = context.clone();
+    t.context = crate::trace::redact::context(context);
     Ok(t)
 }
 
