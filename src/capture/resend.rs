@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::Semaphore;
 
-use crate::api::{read_response, ResponseBody};
+use crate::api::{decode_body, read_response, response_body, ResponseBody};
 use crate::trace::redact::is_marker;
-use crate::trace::{Exchange, Trace};
+use crate::trace::{origin_form, Body, Exchange, Trace};
 
 /// Errors of the replay client.
 #[derive(Debug, thiserror::Error)]
@@ -91,7 +91,7 @@ pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<Summary, Resend
         // unparseable
         .filter(|x| {
             !x.request.body.truncated
-                && x.request.target.starts_with('/')
+                && origin_form(&x.request.target).starts_with('/')
                 && !x.request.method.eq_ignore_ascii_case("CONNECT")
         })
         .cloned()
@@ -99,7 +99,10 @@ pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<Summary, Resend
     if exchanges.is_empty() {
         return Err(ResendError::Empty);
     }
+    // No redirect is followed: a 3xx would carry the user's credentials (and, on 307/308,
+    // the recorded prompt) to another host or port. It is reported as the status it is.
     let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| ResendError::BadUrl {
             url: cfg.to.clone(),
@@ -172,11 +175,10 @@ async fn send_one(
     compare: bool,
 ) -> Outcome {
     let mut url = base.clone();
-    let (path, query) = x
-        .request
-        .target
+    let target = origin_form(&x.request.target);
+    let (path, query) = target
         .split_once('?')
-        .map_or((x.request.target.as_str(), None), |(p, q)| (p, Some(q)));
+        .map_or((target, None), |(p, q)| (p, Some(q)));
     url.set_path(&format!("{}{path}", base.path().trim_end_matches('/')));
     url.set_query(query);
     let method =
@@ -199,7 +201,13 @@ async fn send_one(
             .get("content-type")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let body = r.bytes().await?;
+        let headers: Vec<(String, String)> = r
+            .headers()
+            .iter()
+            .filter_map(|(k, v)| Some((k.to_string(), v.to_str().ok()?.to_string())))
+            .collect();
+        let wire = Body::new(r.bytes().await?.to_vec());
+        let body = decode_body(&headers, &wire).bytes.into_owned();
         Ok::<_, reqwest::Error>((status, ct, body))
     }
     .await;
@@ -220,7 +228,7 @@ async fn send_one(
             id: x.id,
             status: None,
             latency_ms,
-            error: Some(super::error_chain(&e)),
+            error: Some(crate::trace::redact::redact_text(&super::error_chain(&e))),
             differences: Vec::new(),
         },
     }
@@ -240,15 +248,13 @@ pub fn compare_response(x: &Exchange, status: u16, ct: Option<&str>, body: &[u8]
     if old.status != status {
         d.push(format!("status {} -> {status}", old.status));
     }
+    let old_body = response_body(old).bytes;
     let old_ct = old
         .headers
         .iter()
         .find(|(k, _)| k == "content-type")
         .map(|(_, v)| v.as_str());
-    match (
-        read_response(old_ct, &old.body.bytes),
-        read_response(ct, body),
-    ) {
+    match (read_response(old_ct, &old_body), read_response(ct, body)) {
         (ResponseBody::Message(a), ResponseBody::Message(b)) => {
             if a.stop_reason != b.stop_reason {
                 d.push(format!(
@@ -291,7 +297,7 @@ pub fn compare_response(x: &Exchange, status: u16, ct: Option<&str>, body: &[u8]
             d.push(format!("error {error_type} -> message"))
         }
         _ => {
-            if old.body.bytes != body {
+            if *old_body != *body {
                 d.push("body differs".into());
             }
         }

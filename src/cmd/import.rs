@@ -8,11 +8,13 @@ use anyhow::Result;
 
 use agentwire::trace::{open_input, Context, InputOptions, Record, TraceWriter};
 
-use super::{check_output, out, Warnings};
+use super::{check_output, Warnings};
 use crate::cli::ImportArgs;
 
 pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
-    check_output(&a.output, a.force)?;
+    if !super::is_stdout(&a.output) {
+        check_output(&a.output, a.force)?; // before reading anything
+    }
     let bar = indicatif::ProgressBar::new(0);
     if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -90,18 +92,23 @@ pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
         }
     }
     bar.finish_and_clear();
-    drop(writer);
+    if let Some(w) = writer {
+        w.finish()?;
+    }
     let by_format: Vec<String> = formats.iter().map(|(f, n)| format!("{n} {f}")).collect();
     let skipped = if skipped > 0 {
         format!("; {skipped} files skipped")
     } else {
         String::new()
     };
-    out(&format!(
-        "imported {count} exchanges ({}){skipped} -> {}\n",
-        by_format.join(", "),
-        a.output.display()
-    ))?;
+    super::summary(
+        &format!(
+            "imported {count} exchanges ({}){skipped} -> {}\n",
+            by_format.join(", "),
+            super::shown(&a.output)
+        ),
+        &a.output,
+    )?;
     Ok(code)
 }
 
@@ -118,5 +125,5 @@ fn create(a: &ImportArgs, mut context: Context) -> Result<TraceWriter> {
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    Ok(TraceWriter::create(&a.output, &context)?)
+    Ok(TraceWriter::create_atomic(&a.output, a.force, &context)?)
 }

@@ -9,7 +9,7 @@ use super::Format;
 /// Render an extraction summary.
 pub fn render(s: &Summary, format: Format) -> String {
     if format == Format::Json {
-        return serde_json::to_string_pretty(s).unwrap_or_default() + "\n";
+        return super::json(s);
     }
     let mut rows: Vec<(String, String)> = vec![
         ("packets".into(), s.packets.to_string()),
@@ -33,7 +33,12 @@ pub fn render(s: &Summary, format: Format) -> String {
     opt("retransmitted bytes", s.retransmitted_bytes);
     opt("conflicting retransmitted bytes", s.conflicting_bytes);
     opt("out-of-order segments", s.out_of_order_segments);
-    opt("responses without request", s.orphan_responses);
+    opt(
+        "responses without captured request (kept)",
+        s.orphan_responses,
+    );
+    opt("responses lost in capture gaps", s.lost_responses);
+    opt("packets without timestamp", s.untimed_packets);
     opt("unparsed http bytes", s.skipped_http_bytes);
     opt("bytes after protocol switch", s.tunneled_bytes);
     opt("non-http flows", s.non_http_connections);
@@ -58,7 +63,7 @@ pub fn render(s: &Summary, format: Format) -> String {
         _ => {
             let mut t = super::table(&["what", "count"]);
             for (a, b) in &rows {
-                t.add_row(vec![a.clone(), b.clone()]);
+                super::add_row(&mut t, vec![a.clone(), b.clone()]);
             }
             super::table_text(&t)
         }
@@ -66,14 +71,16 @@ pub fn render(s: &Summary, format: Format) -> String {
     if !s.tls.is_empty() {
         out.push_str("\nTLS connections (encrypted; not decoded):\n");
         for t in &s.tls {
-            out.push_str(&format!(
-                "  {} -> {}  {}  sni={}  {} bytes\n",
+            let line = format!(
+                "  {} -> {}  {}  sni={}  {} bytes",
                 t.client,
                 t.server,
                 t.version,
                 t.sni.as_deref().unwrap_or("-"),
                 t.bytes
-            ));
+            );
+            out.push_str(&super::printable(&line));
+            out.push('\n');
         }
     }
     out

@@ -53,12 +53,12 @@ impl Exchange {
             .map(|e| (e - self.started_at).num_microseconds().unwrap_or(i64::MAX))
     }
 
-    /// Path without the query string (`/v1/messages` for `/v1/messages?beta=true`).
+    /// Path without the query string (`/v1/messages` for `/v1/messages?beta=true`); an
+    /// absolute-form target (`http://host:port/v1/messages`, as sent to a proxy) gives its
+    /// path too, so such requests count like any other.
     pub fn path(&self) -> &str {
-        self.request
-            .target
-            .split_once('?')
-            .map_or(self.request.target.as_str(), |(p, _)| p)
+        let t = origin_form(&self.request.target);
+        t.split_once('?').map_or(t, |(p, _)| p)
     }
 
     /// True for a `POST /v1/messages` (any query string).
@@ -67,12 +67,37 @@ impl Exchange {
     }
 }
 
+/// The origin form (`/path?query`) of a request target: absolute-form targets
+/// (`http://host/path`) lose their scheme and authority (RFC 9112 §3.2.2).
+pub fn origin_form(target: &str) -> &str {
+    let lower = target.get(..8).unwrap_or(target).to_ascii_lowercase();
+    let rest = if lower.starts_with("http://") {
+        &target[7..]
+    } else if lower.starts_with("https://") {
+        &target[8..]
+    } else {
+        return target;
+    };
+    match rest.find(['/', '?']) {
+        Some(i) if rest[i..].starts_with('/') => &rest[i..],
+        Some(i) => &rest[i..],
+        None => "/",
+    }
+}
+
 /// The request half of an exchange.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+///
+/// A request that was not captured (a packet capture that began after it was sent, or a
+/// capture gap that swallowed it, while its response was captured) has every field empty
+/// ([`HttpRequest::not_captured`]) and is written as `"request": {"captured": false}`: no
+/// request field is invented.
+#[derive(Clone, Debug, Deserialize)]
 pub struct HttpRequest {
-    /// Method, e.g. `POST`.
+    /// Method, e.g. `POST` (empty: not captured).
+    #[serde(default)]
     pub method: String,
     /// Request target as sent: path and query (`/v1/messages?beta=true`).
+    #[serde(default)]
     pub target: String,
     /// Protocol version, e.g. `HTTP/1.1`.
     #[serde(default)]
@@ -83,6 +108,42 @@ pub struct HttpRequest {
     /// The body, byte-exact.
     #[serde(default)]
     pub body: Body,
+}
+
+impl HttpRequest {
+    /// The request of an exchange whose request was not captured: every field empty.
+    pub fn not_captured() -> Self {
+        HttpRequest {
+            method: String::new(),
+            target: String::new(),
+            version: String::new(),
+            headers: Headers::new(),
+            body: Body::default(),
+        }
+    }
+
+    /// False when the request was not captured (see [`HttpRequest::not_captured`]); a
+    /// captured request always has a method.
+    pub fn captured(&self) -> bool {
+        !self.method.is_empty()
+    }
+}
+
+impl Serialize for HttpRequest {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = ser.serialize_map(None)?;
+        if !self.captured() {
+            m.serialize_entry("captured", &false)?;
+            return m.end();
+        }
+        m.serialize_entry("method", &self.method)?;
+        m.serialize_entry("target", &self.target)?;
+        m.serialize_entry("version", &self.version)?;
+        m.serialize_entry("headers", &self.headers)?;
+        m.serialize_entry("body", &self.body)?;
+        m.end()
+    }
 }
 
 /// The response half of an exchange.

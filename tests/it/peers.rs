@@ -100,12 +100,9 @@ pub fn wait_for_port(port: u16) {
     panic!("nothing listens on 127.0.0.1:{port} after 30 s");
 }
 
-/// Stop `agentwire serve` cleanly (SIGINT), so its trace is complete.
+/// Stop a peer cleanly (SIGINT), so it writes what it holds (mitmdump its HAR, `agentwire
+/// serve` the end of its trace).
 pub fn stop(mut r: Running) {
-    #[cfg(unix)]
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe {
-        libc::kill(r.0.id() as i32, libc::SIGINT);
-    }
+    crate::common::signal(r.0.id(), libc::SIGINT);
     let _ = r.0.wait();
 }
