@@ -25,7 +25,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::trace::{Exchange, McpRecord, Record, TraceError, TraceReader};
+use crate::trace::{open_input, Exchange, McpRecord, Record, TraceError};
 
 pub use crate::api::prices::{ModelPrice, PriceTable, Tokens};
 pub use cache::TtlMode;
@@ -289,7 +289,7 @@ pub fn analyze_files(paths: &[&Path], cfg: AnalyzeConfig) -> Result<Analysis, An
     let mut a = Analyzer::new(cfg);
     for p in paths {
         a.begin_trace(&p.display().to_string());
-        for rec in TraceReader::open(p)? {
+        for rec in open_input(p, &Default::default())? {
             match rec? {
                 Record::Exchange(x) => a.push(&x),
                 Record::Mcp(m) => a.push_mcp(*m),

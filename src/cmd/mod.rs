@@ -6,6 +6,8 @@ mod ca;
 mod capture;
 mod completions;
 mod diff;
+mod export;
+mod import;
 mod man;
 mod matrix;
 mod mcp_tap;
@@ -97,6 +99,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Completions(a) => completions::completions(a),
         Command::Man(a) => man::man(a),
         Command::McpTap(a) => mcp_tap::mcp_tap(a),
+        Command::Import(a) => import::import(a),
+        Command::Export(a) => export::export(a),
     }
 }
 
@@ -146,13 +150,70 @@ pub fn warn(msg: &str) {
 
 /// Report a trace's unreadable lines on stderr; returns the exit code they imply.
 pub fn report_problems(trace: &Trace) -> ExitCode {
+    let mut w = Warnings::new(&trace.path.display().to_string());
     for p in &trace.problems {
-        warn(&format!("{}: {p}", trace.path.display()));
+        w.bad_line(p);
     }
-    if trace.problems.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(DEGRADED)
+    w.finish()
+}
+
+/// How many unreadable lines are listed one by one before the rest are only counted.
+pub const LISTED_PROBLEMS: usize = 3;
+
+/// Warnings about an input's unreadable lines: the first few listed, the rest counted in
+/// one closing line — never one warning per line of input.
+pub struct Warnings {
+    input: String,
+    count: usize,
+}
+
+impl Warnings {
+    /// Warnings for the input named `input`.
+    pub fn new(input: &str) -> Self {
+        Warnings {
+            input: input.to_string(),
+            count: 0,
+        }
+    }
+
+    /// One unreadable line.
+    pub fn bad_line(&mut self, p: &agentwire::trace::ReadProblem) {
+        self.count += 1;
+        if self.count <= LISTED_PROBLEMS {
+            warn(&format!("{}: {p}", self.input));
+        }
+    }
+
+    /// Files of a directory input that were skipped, in one line.
+    pub fn skipped(&self, skipped: &[(std::path::PathBuf, String)]) {
+        if let Some((_, why)) = skipped.first() {
+            // the reason names the file
+            stderr_line(
+                "note",
+                &format!(
+                    "{}: skipped {} files that are not traces agentwire reads (first: {why})",
+                    self.input,
+                    skipped.len(),
+                ),
+            );
+        }
+    }
+
+    /// Print the count of unlisted lines; the exit code they imply.
+    pub fn finish(self) -> ExitCode {
+        if self.count > LISTED_PROBLEMS {
+            warn(&format!(
+                "{}: {} unreadable lines in all ({} more not listed); they were skipped and kept nowhere else",
+                self.input,
+                self.count,
+                self.count - LISTED_PROBLEMS
+            ));
+        }
+        if self.count == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(DEGRADED)
+        }
     }
 }
 
