@@ -12,6 +12,14 @@ use super::Body;
 /// (see [`super::redact`]). On disk: `[["name","value"],...]`.
 pub type Headers = Vec<(String, String)>;
 
+/// The value of the first header named `name` (ASCII case-insensitive).
+pub fn header_value<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
 /// One HTTP exchange.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Exchange {
