@@ -16,6 +16,7 @@ mod intercept;
 mod matrix;
 mod mcp_http;
 mod mcp_live;
+mod mcp_report;
 mod mcp_tap;
 mod pcap;
 mod pipes;
