@@ -324,7 +324,7 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
             "ms",
             "interval ms",
             "tasks/get fast/late",
-            "notes",
+            "notifications",
             "model polls/redundant",
             "backgrounded",
             "result via",
