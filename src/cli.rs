@@ -139,8 +139,15 @@ pub struct McpTapArgs {
     /// Trace file for the records (default `mcp-NAME.jsonl`); it is replaced.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Directory the server runs in (default: the current one).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Record a Streamable HTTP server instead: serve a recording proxy for URL on
+    /// 127.0.0.1 (its URL is the first stdout line) until interrupted.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["command", "cwd"])]
+    pub http: Option<String>,
     /// The server command and its arguments.
-    #[arg(last = true, required = true)]
+    #[arg(last = true, required_unless_present = "http")]
     pub command: Vec<String>,
 }
 

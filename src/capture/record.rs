@@ -235,7 +235,9 @@ pub async fn record(
         Target::Command(_) => std::env::current_dir().map_err(RecordError::Sandbox)?,
     };
     // MCP servers named by `--mcp-config` run under agentwire's tap or behind its proxy.
-    let mcp = super::mcp::config::prepare(&args, &sandbox.path().join("mcp"), &tap_exe()).await;
+    let here = std::env::current_dir().map_err(RecordError::Sandbox)?;
+    let mcp_dir = sandbox.path().join("mcp");
+    let mcp = super::mcp::config::prepare(&args, &mcp_dir, &tap_exe(), &here).await;
     let mcp = match mcp {
         Ok(m) => m,
         Err(e) => {
@@ -398,7 +400,7 @@ fn kill_group(pgid: Option<u32>) {
 }
 
 /// Resolves on SIGINT or SIGTERM.
-async fn interrupted() {
+pub async fn interrupted() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
