@@ -126,6 +126,8 @@ pub struct RecordOutcome {
     pub tools: Option<usize>,
     /// Sum of request body sizes, in bytes.
     pub body_bytes: u64,
+    /// MCP records (messages and server events) merged into the trace.
+    pub mcp_records: usize,
     /// Last lines of the CLI's stderr and stdout (for failures).
     pub output_tail: String,
     /// The recording context written to the trace.
@@ -149,11 +151,16 @@ impl RecordOutcome {
             (None, _) => "killed".to_string(),
         };
         format!(
-            "{who}: {exit}; {} exchanges ({} /v1/messages), {} tools, {} request body bytes -> {}",
+            "{who}: {exit}; {} exchanges ({} /v1/messages), {} tools, {} request body bytes{} -> {}",
             self.exchanges,
             self.messages,
             self.tools.map_or("-".into(), |t| t.to_string()),
             self.body_bytes,
+            if self.mcp_records > 0 {
+                format!(", {} MCP records", self.mcp_records)
+            } else {
+                String::new()
+            },
             output.display()
         )
     }
@@ -380,6 +387,7 @@ fn outcome(
             .iter()
             .map(|x| x.request.body.len() as u64)
             .sum(),
+        mcp_records: trace.mcp.len(),
         output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
         context,
     }

@@ -43,6 +43,14 @@ fn show_row(r: &McpRecord) -> McpShowRow {
     let m = r.message.as_ref();
     let (kind, what) = match (r.direction, m) {
         (McpDirection::Event, _) => ("event", r.event.clone().unwrap_or_default()),
+        // A bodiless HTTP request (GET stream, DELETE session) or answer (202).
+        (McpDirection::ToServer, None) if r.size == 0 => (
+            "request",
+            r.http
+                .as_ref()
+                .map(|h| h.method.clone())
+                .unwrap_or_default(),
+        ),
         (_, None) if r.size == 0 => ("status", String::new()),
         (_, None) => ("raw", String::new()),
         (_, Some(serde_json::Value::Array(a))) => ("batch", format!("{} messages", a.len())),
