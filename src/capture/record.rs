@@ -1,9 +1,11 @@
 //! `record`: run a CLI under the fake server in a clean environment and write its trace.
 //!
-//! The run gets an empty HOME and config dir, a fake API key, `ANTHROPIC_BASE_URL` pointing
-//! at an in-process server, telemetry and non-essential traffic off, the caller's
-//! environment additions, and a timeout. The trace header records the context (CLI,
-//! version, platform, route, env that was set, base URL, agentwire version).
+//! The run gets a clean but realistic environment ([`clean_env`]: a fresh HOME with the
+//! usual folders and config dir, `SHELL`, `TERM`, `LANG`, `TZ`, `USER`, `PATH`), a fake
+//! API key, `ANTHROPIC_BASE_URL` (or the first-party proxy variables) pointing at an
+//! in-process server, telemetry and non-essential traffic off, the caller's `--env`
+//! changes, and a timeout. The trace header records the context (CLI, version, platform,
+//! route, every variable that was set, base URL, agentwire version).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -12,8 +14,7 @@ use std::time::Duration;
 
 use super::npm::{self, CliSpec, NpmError};
 use super::server::{self, ServerConfig, ServerError};
-use crate::api::thread::ThreadTracker;
-use crate::api::MessagesRequest;
+use crate::api::view::Canonicalizer;
 use crate::trace::redact::redact_env;
 use crate::trace::{Context, Trace, TraceError, TraceWriter};
 
@@ -102,6 +103,43 @@ pub struct RecordConfig {
     pub route: Route,
 }
 
+/// Folders a user's home usually has; the recorded CLI finds them in its fresh HOME.
+pub const HOME_FOLDERS: &[&str] = &[
+    ".config",
+    ".cache",
+    ".local/share",
+    ".local/bin",
+    "Desktop",
+    "Documents",
+    "Downloads",
+];
+
+/// The ordinary variables every recorded run gets, before the route's and the caller's:
+/// a shell (`SHELL`, the CLIs describe it in their prompts), a terminal type, a UTF-8
+/// locale, UTC, a user name, the fresh `HOME` and the caller's `PATH` (so the CLI finds
+/// its tools). Fixed values, so two recordings of one version agree; `--env K=V` or
+/// `K=unset` changes any of them.
+pub fn clean_env(home: &std::path::Path) -> BTreeMap<String, String> {
+    let shell = ["/bin/bash", "/usr/bin/bash", "/bin/sh"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .unwrap_or("/bin/sh");
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+    [
+        ("HOME", home.to_string_lossy().into_owned()),
+        ("SHELL", shell.to_string()),
+        ("TERM", "xterm-256color".to_string()),
+        ("LANG", "C.UTF-8".to_string()),
+        ("TZ", "UTC".to_string()),
+        ("USER", "user".to_string()),
+        ("LOGNAME", "user".to_string()),
+        ("PATH", path),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
 /// Parse `K=V` (with `K=unset` meaning remove K).
 pub fn parse_env(kv: &str) -> Result<(String, Option<String>), RecordError> {
     let (k, v) = kv
@@ -185,56 +223,29 @@ pub async fn record(
     for d in [&home, &config, &work] {
         std::fs::create_dir_all(d).map_err(RecordError::Sandbox)?;
     }
+    for f in HOME_FOLDERS {
+        std::fs::create_dir_all(home.join(f)).map_err(RecordError::Sandbox)?;
+    }
 
     // Start the server first: the base URL goes into the context and the env.
-    let placeholder = Context::new();
-    let writer = TraceWriter::create(&cfg.output.with_extension("jsonl.tmp"), &placeholder)?;
-    let mut server_cfg = cfg.server.clone();
-    let mut ca_path = None;
-    if cfg.route == Route::FirstParty {
-        let ca = super::ca::CertificateAuthority::load_or_create(&super::ca::default_dir())?;
-        ca_path = ca.cert_path();
-        server_cfg.intercept = Some(std::sync::Arc::new(
-            super::server::intercept::InterceptConfig {
-                hosts: vec![FIRST_PARTY_HOST.into()],
-                ca: std::sync::Arc::new(ca),
-                tunnel_others: false,
-            },
-        ));
-    }
-    let srv = server::start(server_cfg, writer).await?;
+    // The working trace, rewritten into `output` at the end: next to the output (a crash
+    // leaves it where the user looks), or in the sandbox when the output is stdout.
+    let tmp_trace = if crate::output::is_stdout(&cfg.output) {
+        sandbox.path().join("trace.jsonl.tmp")
+    } else {
+        cfg.output.with_extension("jsonl.tmp")
+    };
+    let (srv, ca_path) = start_server(&cfg, &tmp_trace).await?;
     let base_url = srv.base_url();
 
-    let mut env: BTreeMap<String, String> = BTreeMap::new();
-    let set = |env: &mut BTreeMap<String, String>, k: &str, v: &str| {
-        env.insert(k.to_string(), v.to_string());
-    };
-    set(&mut env, "HOME", &home.to_string_lossy());
-    set(&mut env, "CLAUDE_CONFIG_DIR", &config.to_string_lossy());
-    set(&mut env, "ANTHROPIC_API_KEY", FAKE_API_KEY);
-    match (cfg.route, &ca_path) {
-        (Route::FirstParty, Some(ca)) => {
-            set(&mut env, "HTTPS_PROXY", &base_url);
-            set(&mut env, "https_proxy", &base_url);
-            set(&mut env, "NODE_EXTRA_CA_CERTS", &ca.to_string_lossy());
-            let bundle = sandbox.path().join("ca-bundle.pem");
-            write_bundle(&bundle, ca).map_err(RecordError::Sandbox)?;
-            set(&mut env, "SSL_CERT_FILE", &bundle.to_string_lossy());
-        }
-        _ => set(&mut env, "ANTHROPIC_BASE_URL", &base_url),
-    }
-    set(&mut env, "DISABLE_TELEMETRY", "1");
-    set(&mut env, "DISABLE_ERROR_REPORTING", "1");
-    set(&mut env, "DISABLE_AUTOUPDATER", "1");
-    set(&mut env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-    for (k, v) in &cfg.env {
-        match v {
-            Some(v) => set(&mut env, k, v),
-            None => {
-                env.remove(k);
-            }
-        }
-    }
+    let env = run_env(
+        &cfg,
+        &home,
+        &config,
+        sandbox.path(),
+        &base_url,
+        ca_path.as_deref(),
+    )?;
     // A fetched CLI runs in an empty directory (so no project files steer it); any other
     // command runs where agentwire was started, so its relative paths work.
     let cwd = match &cfg.target {
@@ -261,13 +272,9 @@ pub async fn record(
     cmd.args(&mcp.args)
         .env_clear()
         .envs(&env)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .current_dir(&cwd)
         .stdin(Stdio::null())
         .kill_on_drop(true);
-    if let Some(lang) = std::env::var_os("LANG") {
-        cmd.env("LANG", lang);
-    }
     let out_path = sandbox.path().join("output.txt");
     let out_file = std::fs::File::create(&out_path).map_err(RecordError::Sandbox)?;
     let err_file = out_file.try_clone().map_err(RecordError::Sandbox)?;
@@ -282,17 +289,7 @@ pub async fn record(
         }
     };
     let pgid = child.id();
-    let (exit_code, timed_out) = tokio::select! {
-        r = tokio::time::timeout(cfg.timeout, child.wait()) => match r {
-            Ok(Ok(status)) => (status.code(), false),
-            Ok(Err(_)) => (None, false),
-            Err(_) => (None, true),
-        },
-        _ = interrupted() => {
-            eprintln!("agentwire: interrupted; stopping the recorded command and saving the trace");
-            (None, false)
-        }
-    };
+    let (exit_code, timed_out) = wait_for(&mut child, cfg.timeout).await;
     // The command and everything it started (background jobs) end with the recording.
     kill_group(pgid);
     let _ = child.kill().await;
@@ -313,12 +310,36 @@ pub async fn record(
         .iter()
         .map(|(k, v)| (k.clone(), redact_env(k, v)))
         .collect();
-    let tmp_trace = cfg.output.with_extension("jsonl.tmp");
     // The trace as written (sorted, final context): the summary is computed from it,
     // not by reading the file back.
     let trace = finalize(&tmp_trace, &cfg.output, &context, &mcp_dir)?;
 
-    Ok(outcome(&trace, &out_path, exit_code, timed_out, context))
+    Ok(outcome(&trace, &out_path, exit_code, timed_out))
+}
+
+/// Start the recording server, writing to a temporary trace next to the output; for the
+/// first-party route it intercepts TLS for the API host with agentwire's CA. Returns the
+/// server and the CA certificate the client must trust (first-party route only).
+async fn start_server(
+    cfg: &RecordConfig,
+    tmp_trace: &std::path::Path,
+) -> Result<(server::RunningServer, Option<PathBuf>), RecordError> {
+    let placeholder = Context::new();
+    let writer = TraceWriter::create(tmp_trace, &placeholder)?;
+    let mut server_cfg = cfg.server.clone();
+    let mut ca_path = None;
+    if cfg.route == Route::FirstParty {
+        let ca = super::ca::CertificateAuthority::load_or_create(&super::ca::default_dir())?;
+        ca_path = ca.cert_path();
+        server_cfg.intercept = Some(std::sync::Arc::new(
+            super::server::intercept::InterceptConfig {
+                hosts: vec![FIRST_PARTY_HOST.into()],
+                ca: std::sync::Arc::new(ca),
+                tunnel_others: false,
+            },
+        ));
+    }
+    Ok((server::start(server_cfg, writer).await?, ca_path))
 }
 
 /// The program to run, its arguments and the recording context naming it: a fetched CLI
@@ -353,6 +374,65 @@ fn program_and_context(
     })
 }
 
+/// The recorded run's whole environment: [`clean_env`], the sandbox's config dir, the fake
+/// key, the route's variables (base URL, or proxy and CA for the first-party route),
+/// telemetry off, then the caller's `--env` changes.
+fn run_env(
+    cfg: &RecordConfig,
+    home: &std::path::Path,
+    config: &std::path::Path,
+    sandbox: &std::path::Path,
+    base_url: &str,
+    ca_path: Option<&std::path::Path>,
+) -> Result<BTreeMap<String, String>, RecordError> {
+    let mut env = clean_env(home);
+    let set = |env: &mut BTreeMap<String, String>, k: &str, v: &str| {
+        env.insert(k.to_string(), v.to_string());
+    };
+    set(&mut env, "CLAUDE_CONFIG_DIR", &config.to_string_lossy());
+    set(&mut env, "ANTHROPIC_API_KEY", FAKE_API_KEY);
+    match (cfg.route, ca_path) {
+        (Route::FirstParty, Some(ca)) => {
+            set(&mut env, "HTTPS_PROXY", base_url);
+            set(&mut env, "https_proxy", base_url);
+            set(&mut env, "NODE_EXTRA_CA_CERTS", &ca.to_string_lossy());
+            let bundle = sandbox.join("ca-bundle.pem");
+            write_bundle(&bundle, ca).map_err(RecordError::Sandbox)?;
+            set(&mut env, "SSL_CERT_FILE", &bundle.to_string_lossy());
+        }
+        _ => set(&mut env, "ANTHROPIC_BASE_URL", base_url),
+    }
+    set(&mut env, "DISABLE_TELEMETRY", "1");
+    set(&mut env, "DISABLE_ERROR_REPORTING", "1");
+    set(&mut env, "DISABLE_AUTOUPDATER", "1");
+    set(&mut env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    for (k, v) in &cfg.env {
+        match v {
+            Some(v) => set(&mut env, k, v),
+            None => {
+                env.remove(k);
+            }
+        }
+    }
+    Ok(env)
+}
+
+/// Wait for the recorded command until it exits, `timeout` passes (`timed_out`), or
+/// agentwire is interrupted; returns (exit code, timed out).
+async fn wait_for(child: &mut tokio::process::Child, timeout: Duration) -> (Option<i32>, bool) {
+    tokio::select! {
+        r = tokio::time::timeout(timeout, child.wait()) => match r {
+            Ok(Ok(status)) => (status.code(), false),
+            Ok(Err(_)) => (None, false),
+            Err(_) => (None, true),
+        },
+        _ = interrupted() => {
+            eprintln!("agentwire: interrupted; stopping the recorded command and saving the trace");
+            (None, false)
+        }
+    }
+}
+
 /// The outcome of a run: the command's exit, the last lines it printed (from `out_path`),
 /// and counts from the trace as written.
 fn outcome(
@@ -360,20 +440,17 @@ fn outcome(
     out_path: &std::path::Path,
     exit_code: Option<i32>,
     timed_out: bool,
-    context: Context,
 ) -> RecordOutcome {
     let text = std::fs::read_to_string(out_path).unwrap_or_default();
     let tail: Vec<&str> = text.lines().rev().take(20).collect();
-    let mut threads = ThreadTracker::new();
+    let mut canon = Canonicalizer::new();
     let mut tools = None;
     let mut messages = 0;
-    for x in trace.exchanges.iter().filter(|x| x.is_messages()) {
-        messages += 1;
-        if let Ok(r) = MessagesRequest::parse(&x.request.body.bytes) {
-            let t = threads.assign(&r);
-            if tools.is_none() && threads.label(t) == "main" {
-                tools = Some(r.tools.len());
-            }
+    for x in &trace.exchanges {
+        let v = canon.view(x);
+        messages += usize::from(x.is_messages());
+        if let Some(c) = v.request.filter(|_| v.place.thread_label == "main") {
+            tools.get_or_insert(c.req.tools.len());
         }
     }
     RecordOutcome {
@@ -389,7 +466,7 @@ fn outcome(
             .sum(),
         mcp_records: trace.mcp.len(),
         output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
-        context,
+        context: trace.context.clone(),
     }
 }
 
@@ -462,7 +539,8 @@ fn finalize(
         eprintln!("warning: MCP records {}: {p}", file.display());
     }
     t.mcp = mcp;
-    let mut w = TraceWriter::create(output, context)?;
+    // (`record` checked at its start that `output` may be written.)
+    let mut w = TraceWriter::create_atomic(output, true, context)?;
     for x in &t.exchanges {
         w.write_exchange(x)?;
     }
@@ -472,10 +550,10 @@ fn finalize(
     for o in &t.others {
         w.write_record(o)?;
     }
-    drop(w);
+    w.finish()?;
     let _ = std::fs::remove_file(tmp);
     t.path = output.to_path_buf();
-    t.context = context.clone();
+    t.context = crate::trace::redact::context(context);
     Ok(t)
 }
 

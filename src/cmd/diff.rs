@@ -13,7 +13,8 @@ use super::{
 use crate::cli::{DiffArgs, LimitArgs, ReplyArgs, RouteArg};
 
 pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
-    use agentwire::diff::{self, Gate, Mode, Normalizer};
+    use agentwire::api::normalize::Normalizer;
+    use agentwire::diff::{self, Gate, Mode};
     let gates = a
         .fail_on
         .iter()
@@ -44,7 +45,7 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
         stdout_color(),
     ))?;
     for p in &report.problems {
-        eprintln!("warning: {p}");
+        super::warn(p);
     }
     // Tripped gates also go to stderr, so a CI log shows them when stdout is a file.
     for g in report.gates.iter().filter(|g| g.tripped) {
@@ -69,6 +70,9 @@ struct RecordResolver {
     env: Vec<(String, Option<String>)>,
     dir: std::path::PathBuf,
     route: RouteArg,
+    /// The traces are kept (--record-dir): existing ones need --force.
+    keep: bool,
+    force: bool,
     _temp: Option<tempfile::TempDir>,
 }
 
@@ -95,6 +99,8 @@ impl RecordResolver {
             env,
             dir,
             route: a.route,
+            keep: temp.is_none(),
+            force: a.force,
             _temp: temp,
         })
     }
@@ -112,6 +118,9 @@ impl RecordResolver {
             })
             .collect();
         let output = self.dir.join(format!("{name}.jsonl"));
+        if self.keep {
+            super::check_output(&output, self.force)?;
+        }
         let limits = LimitArgs::default();
         let cfg = RecordConfig {
             target: Target::Cli(spec),

@@ -6,6 +6,8 @@ mod ca;
 mod capture;
 mod completions;
 mod diff;
+mod export;
+mod import;
 mod man;
 mod matrix;
 mod mcp_tap;
@@ -70,8 +72,10 @@ pub fn fail(e: &anyhow::Error) -> ExitCode {
     if broken_pipe {
         return ExitCode::SUCCESS;
     }
-    // Library errors carry their cause in their message; print it once.
-    eprintln!("error: {e}");
+    // Library errors carry their cause in their message; print it once, secrets redacted
+    // and through the printable filter (messages may quote recorded text).
+    let msg = agentwire::trace::redact::redact_text(&format!("{e}"));
+    eprintln!("error: {}", agentwire::report::printable_lines(&msg));
     if e.chain().any(|c| c.is::<UsageError>()) {
         ExitCode::from(USAGE)
     } else {
@@ -92,9 +96,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Analyze(a) => analyze::analyze(a),
         Command::Pcap(a) => pcap::pcap(a),
         Command::Capture(a) => capture::capture(a),
-        Command::McpTap(a) => mcp_tap::mcp_tap(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man(a) => man::man(a),
+        Command::McpTap(a) => mcp_tap::mcp_tap(a),
+        Command::Import(a) => import::import(a),
+        Command::Export(a) => export::export(a),
     }
 }
 
@@ -108,7 +114,7 @@ pub fn out(text: &str) -> Result<()> {
 
 /// True when an output path is `-`: the command's main output (a trace) goes to stdout.
 pub(crate) fn is_stdout(path: &std::path::Path) -> bool {
-    path.as_os_str() == "-"
+    agentwire::output::is_stdout(path)
 }
 
 /// A path as messages name it: `stdout` for `-`.
@@ -131,15 +137,83 @@ pub(crate) fn summary(text: &str, output: &std::path::Path) -> Result<()> {
     }
 }
 
+/// Print `LEVEL: MSG` on stderr, secrets redacted and through the printable filter.
+pub fn stderr_line(level: &str, msg: &str) {
+    let msg = agentwire::trace::redact::redact_text(msg);
+    eprintln!("{level}: {}", agentwire::report::printable_lines(&msg));
+}
+
+/// Print `warning: MSG` on stderr (see [`stderr_line`]).
+pub fn warn(msg: &str) {
+    stderr_line("warning", msg);
+}
+
 /// Report a trace's unreadable lines on stderr; returns the exit code they imply.
 pub fn report_problems(trace: &Trace) -> ExitCode {
+    let mut w = Warnings::new(&trace.path.display().to_string());
     for p in &trace.problems {
-        eprintln!("warning: {}: {p}", trace.path.display());
+        w.bad_line(p);
     }
-    if trace.problems.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(DEGRADED)
+    w.finish()
+}
+
+/// How many unreadable lines are listed one by one before the rest are only counted.
+pub const LISTED_PROBLEMS: usize = 3;
+
+/// Warnings about an input's unreadable lines: the first few listed, the rest counted in
+/// one closing line — never one warning per line of input.
+pub struct Warnings {
+    input: String,
+    count: usize,
+}
+
+impl Warnings {
+    /// Warnings for the input named `input`.
+    pub fn new(input: &str) -> Self {
+        Warnings {
+            input: input.to_string(),
+            count: 0,
+        }
+    }
+
+    /// One unreadable line.
+    pub fn bad_line(&mut self, p: &agentwire::trace::ReadProblem) {
+        self.count += 1;
+        if self.count <= LISTED_PROBLEMS {
+            warn(&format!("{}: {p}", self.input));
+        }
+    }
+
+    /// Files of a directory input that were skipped, in one line.
+    pub fn skipped(&self, skipped: &[(std::path::PathBuf, String)]) {
+        if let Some((_, why)) = skipped.first() {
+            // the reason names the file
+            stderr_line(
+                "note",
+                &format!(
+                    "{}: skipped {} files that are not traces agentwire reads (first: {why})",
+                    self.input,
+                    skipped.len(),
+                ),
+            );
+        }
+    }
+
+    /// Print the count of unlisted lines; the exit code they imply.
+    pub fn finish(self) -> ExitCode {
+        if self.count > LISTED_PROBLEMS {
+            warn(&format!(
+                "{}: {} unreadable lines in all ({} more not listed); they were skipped and kept nowhere else",
+                self.input,
+                self.count,
+                self.count - LISTED_PROBLEMS
+            ));
+        }
+        if self.count == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(DEGRADED)
+        }
     }
 }
 
@@ -173,8 +247,7 @@ pub(crate) fn server_config(
         mode,
         max_body: limits.max_body,
         body_timeout: std::time::Duration::from_secs(limits.body_timeout),
-        tls: None,
-        intercept: None,
+        ..ServerConfig::default()
     })
 }
 
@@ -184,14 +257,29 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
+/// Check that an output may be written (the one policy: `--force` to overwrite).
 pub(crate) fn check_output(path: &std::path::Path, force: bool) -> Result<()> {
-    if !force && std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
-        anyhow::bail!(
-            "{} already exists; pass --force to overwrite it or -o to write elsewhere",
-            path.display()
-        );
-    }
+    agentwire::output::check(path, force)?;
     Ok(())
+}
+
+/// Open the trace of a live recorder (`serve`, `capture`): written in place so a crash
+/// keeps what was recorded, mode 0600; `-` is standard output.
+pub(crate) fn live_trace(
+    path: &std::path::Path,
+    force: bool,
+    context: &agentwire::trace::Context,
+) -> Result<agentwire::trace::TraceWriter> {
+    use agentwire::trace::TraceWriter;
+    if agentwire::output::is_stdout(path) {
+        return Ok(TraceWriter::from_writer(
+            Box::new(std::io::stdout()),
+            path,
+            context,
+        )?);
+    }
+    check_output(path, force)?;
+    Ok(TraceWriter::create(path, context)?)
 }
 
 /// True when `NO_COLOR` is set to a non-empty value (no-color.org).

@@ -1,32 +1,36 @@
-//! `agentwire show`: one line per exchange of a trace.
+//! `agentwire show`: one line per exchange of a trace (or of any input agentwire imports).
 
 use std::process::ExitCode;
 
 use anyhow::Result;
 
 use agentwire::report;
+use agentwire::trace::{open_input, InputOptions, Record};
 
-use super::{out, DEGRADED};
+use super::{out, Warnings};
 use crate::cli::ShowArgs;
 
 pub(super) fn show(a: ShowArgs) -> Result<ExitCode> {
-    use agentwire::trace::{Record, TraceReader};
     // Stream: keep one small row per exchange, never the exchanges themselves.
     let mut builder = report::show::RowBuilder::default();
     let mut rows = Vec::new();
     let mut mcp = Vec::new();
-    let mut problems = 0;
-    for rec in TraceReader::open(&a.trace)? {
+    let mut warnings = Warnings::new(&a.trace.display().to_string());
+    let opts = InputOptions {
+        since: a.since,
+        progress: None,
+    };
+    let mut input = open_input(&a.trace, &opts)?;
+    for rec in &mut input {
         match rec? {
             Record::Exchange(x) if !a.mcp => rows.push(builder.row(&x)),
             Record::Mcp(m) => mcp.push(report::mcp::show_rows(std::slice::from_ref(&m))),
-            Record::Bad(p) => {
-                problems += 1;
-                eprintln!("warning: {}: {p}", a.trace.display());
-            }
-            Record::Header { .. } | Record::Exchange(_) | Record::Other(_) => {}
+            Record::Bad(p) => warnings.bad_line(&p),
+            Record::Header { .. } => builder.new_context(),
+            Record::Exchange(_) | Record::Other(_) => {}
         }
     }
+    warnings.skipped(input.skipped());
     let mcp: Vec<_> = mcp.into_iter().flatten().collect();
     if a.mcp {
         out(&report::mcp::render_show(&mcp, a.format.into(), false))?;
@@ -43,9 +47,5 @@ pub(super) fn show(a: ShowArgs) -> Result<ExitCode> {
             out(&report::mcp::render_show(&mcp, a.format.into(), true))?;
         }
     }
-    Ok(if problems == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(DEGRADED)
-    })
+    Ok(warnings.finish())
 }

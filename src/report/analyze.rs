@@ -10,11 +10,7 @@ use super::{markdown_table, Format};
 /// Render an analysis.
 pub fn render(a: &Analysis, format: Format) -> String {
     match format {
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(a).expect("analysis serializes");
-            s.push('\n');
-            s
-        }
+        Format::Json => super::json(a),
         Format::Table | Format::Markdown => text(a, format == Format::Markdown),
     }
 }
@@ -54,8 +50,15 @@ fn sections(a: &Analysis) -> Vec<Section> {
 /// The summary: polls, waste, cache figures, cost, jobs by state.
 fn summary_section(a: &Analysis) -> Section {
     let s = &a.summary;
+    let reasons: Vec<String> = a
+        .usage_used
+        .reasons
+        .iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect();
     let mut sum = vec![
         vec!["requests".into(), s.requests.to_string()],
+        vec!["sessions".into(), s.sessions.to_string()],
         vec!["threads".into(), s.threads.to_string()],
         vec!["polls".into(), s.polls.to_string()],
         vec!["redundant polls".into(), s.redundant_polls.to_string()],
@@ -91,7 +94,14 @@ fn summary_section(a: &Analysis) -> Section {
             format!("{} / {}", s.cache_miss_tokens, usd(s.cache_miss_cost_usd)),
         ],
         vec!["total cost".into(), usd(s.total_cost_usd)],
+        vec!["usage figures from".into(), reasons.join("; ")],
     ];
+    if !s.unpriced_models.is_empty() {
+        sum.push(vec![
+            "unpriced models (cost left out)".into(),
+            s.unpriced_models.join(", "),
+        ]);
+    }
     let jobs: Vec<String> = s
         .jobs_by_state
         .iter()
@@ -158,6 +168,7 @@ fn threads_section(a: &Analysis) -> Section {
     Section {
         title: "Threads".into(),
         header: vec![
+            "session",
             "thread",
             "requests",
             "polls",
@@ -176,6 +187,7 @@ fn threads_section(a: &Analysis) -> Section {
             .iter()
             .map(|t| {
                 vec![
+                    t.session.clone(),
                     t.thread.clone(),
                     t.requests.to_string(),
                     t.polls.to_string(),
@@ -320,7 +332,7 @@ fn text(a: &Analysis, md: bool) -> String {
     let mut out = String::new();
     for s in sections(a) {
         if md {
-            out.push_str(&format!("## {}\n\n", s.title));
+            out.push_str(&format!("## {}\n\n", super::printable(&s.title)));
             if s.rows.is_empty() {
                 out.push_str("(none)\n\n");
             } else {
@@ -328,13 +340,13 @@ fn text(a: &Analysis, md: bool) -> String {
                 out.push('\n');
             }
         } else {
-            out.push_str(&format!("{}\n", s.title));
+            out.push_str(&format!("{}\n", super::printable(&s.title)));
             if s.rows.is_empty() {
                 out.push_str("  (none)\n\n");
             } else {
                 let mut t = super::table(&s.header);
                 for r in &s.rows {
-                    t.add_row(r.clone());
+                    super::add_row(&mut t, r.clone());
                 }
                 out.push_str(&format!("{t}\n\n"));
             }
@@ -349,6 +361,7 @@ fn requests_section(a: &Analysis) -> Section {
     let compare = a.summary.agreement.is_some();
     let mut header = vec![
         "#",
+        "session",
         "thread",
         "time",
         "usage",
@@ -371,6 +384,7 @@ fn requests_section(a: &Analysis) -> Section {
         .map(|r| {
             let mut row = vec![
                 r.seq.to_string(),
+                r.session.clone(),
                 r.thread.clone(),
                 r.at.format("%H:%M:%S%.3f").to_string(),
                 r.usage.clone(),
@@ -385,7 +399,7 @@ fn requests_section(a: &Analysis) -> Section {
                     .filter(|d| !d.is_empty())
                     .unwrap_or_else(|| "-".into()),
                 r.miss_tokens.to_string(),
-                usd(r.cost_usd),
+                r.cost_usd.map_or_else(|| "unpriced".to_string(), usd),
             ];
             if compare {
                 row.push(r.predicted.read.to_string());

@@ -1,9 +1,10 @@
 //! `agentwire diff` report: terminal text (optionally coloured), Markdown, or JSON (shape:
 //! `schemas/diff.schema.json`).
 
+use crate::api::tools::Mechanism;
 use crate::diff::request::{RequestDiff, SizeRow, SystemBlock};
 use crate::diff::select::DiffReport;
-use crate::diff::tools::{Mechanism, ToolEntry, ToolState, ToolStatus, ToolsDiff};
+use crate::diff::tools::{ToolEntry, ToolState, ToolStatus, ToolsDiff};
 
 use super::Format;
 
@@ -16,7 +17,7 @@ const MAX_VALUE: usize = 72;
 /// decides: a TTY and `NO_COLOR` unset).
 pub fn render(report: &DiffReport, format: Format, color: bool) -> String {
     if format == Format::Json {
-        return serde_json::to_string_pretty(report).expect("report serializes") + "\n";
+        return super::json(report);
     }
     let mut w = Writer {
         md: format == Format::Markdown,
@@ -67,7 +68,8 @@ pub fn render(report: &DiffReport, format: Format, color: bool) -> String {
 fn side_name(d: &RequestDiff, a: bool) -> String {
     let s = if a { &d.a } else { &d.b };
     let thread = s.thread.as_deref().unwrap_or("?");
-    format!("{} ({thread}, turn {})", s.label, s.turn)
+    let session = s.session.as_deref().unwrap_or("?");
+    format!("{} ({session}/{thread}, turn {})", s.label, s.turn)
 }
 
 fn delta(n: i64) -> String {
@@ -149,8 +151,9 @@ fn mechanisms(m: &[Mechanism]) -> String {
 fn state(s: ToolState) -> &'static str {
     match s {
         ToolState::Absent => "-",
-        ToolState::Defined => "defined",
-        ToolState::DeferLoading => "defer_loading",
+        ToolState::Loaded => "loaded",
+        ToolState::DeferredDefinition => "deferred definition",
+        ToolState::Placeholder => "placeholder",
         ToolState::Announced => "announced",
     }
 }
@@ -163,8 +166,8 @@ fn status(s: ToolStatus) -> &'static str {
         ToolStatus::Undeferred => "brought back",
         ToolStatus::Announced => "announced",
         ToolStatus::Unannounced => "no longer announced",
-        ToolStatus::Loaded => "loaded by ToolSearch",
-        ToolStatus::Unloaded => "unloaded",
+        ToolStatus::Fetched => "fetched by ToolSearch",
+        ToolStatus::Unfetched => "unfetched",
         ToolStatus::Changed => "changed",
         ToolStatus::Same => "same",
     }
@@ -199,11 +202,11 @@ fn tool_groups(t: &ToolsDiff) -> [(&Vec<String>, &'static str, &'static str); 9]
         (&t.announced, "newly announced", "newly announced"),
         (&t.unannounced, "no longer announced", "no longer announced"),
         (
-            &t.loaded,
-            "loaded by ToolSearch",
-            "loaded by ToolSearch (definition sent, defer_loading)",
+            &t.fetched,
+            "fetched by ToolSearch",
+            "fetched by ToolSearch (now a deferred definition)",
         ),
-        (&t.unloaded, "unloaded", "unloaded (announced only)"),
+        (&t.unfetched, "unfetched", "unfetched (announced only)"),
         (&t.changed, "changed", "changed"),
     ]
 }
@@ -363,6 +366,13 @@ fn headers(w: &mut Writer, d: &RequestDiff) {
             v.join(", ")
         }
     };
+    if !(h.a_known && h.b_known) {
+        let side = if h.a_known { "B" } else { "A" };
+        w.bullet(&format!(
+            "headers of {side} were not recorded (a bare request body): betas and headers unknown, not compared"
+        ));
+        return;
+    }
     w.bullet(&format!("anthropic-beta added: {}", list(&h.betas_added)));
     w.bullet(&format!(
         "anthropic-beta removed: {}",

@@ -7,7 +7,7 @@ use super::Format;
 /// Render the version × settings matrix.
 pub fn render_matrix(m: &crate::diff::matrix::Matrix, format: Format) -> String {
     if format == Format::Json {
-        return serde_json::to_string_pretty(m).expect("matrix serializes") + "\n";
+        return super::json(m);
     }
     let mut w = Writer {
         md: format == Format::Markdown,
@@ -19,6 +19,7 @@ pub fn render_matrix(m: &crate::diff::matrix::Matrix, format: Format) -> String 
         "tools",
         "deferred",
         "announced",
+        "placeholder",
         "tool bytes",
         "system bytes",
         "body bytes",
@@ -34,6 +35,7 @@ pub fn render_matrix(m: &crate::diff::matrix::Matrix, format: Format) -> String 
                 r.tools.to_string(),
                 r.deferred_tools.to_string(),
                 r.announced_tools.to_string(),
+                r.placeholder_tools.to_string(),
                 r.tool_bytes.to_string(),
                 r.system_bytes.to_string(),
                 r.body_bytes.to_string(),

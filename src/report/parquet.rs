@@ -5,11 +5,11 @@
 //! USD, tokens and counts are INT64, text is UTF8; optional columns may be null.
 //!
 //! Schema (column: type):
-//! - `requests.parquet`: trace, exchange, seq int64; thread str; turn, at_us int64; model, usage
-//!   str; uncached, read, write_5m, write_1h, output int64 (figures used);
+//! - `requests.parquet`: trace, exchange, seq int64; session, thread str; turn, at_us int64;
+//!   model, usage, usage_reason str; uncached, read, write_5m, write_1h, output int64 (figures used);
 //!   predicted_read, predicted_write, predicted_uncached int64; observed_read,
 //!   observed_write int64 (null when not recorded); status str; cause, cause_detail str
-//!   (null); miss_tokens int64; miss_cost_usd, cost_usd double.
+//!   (null); miss_tokens int64; miss_cost_usd, cost_usd double (null: unpriced model).
 //! - `episodes.parquet`: thread, kind, tool, target str; job str (null); polls, redundant,
 //!   after_notified, while_pending int64; first_at_us, last_at_us int64; mean_interval_s,
 //!   job_duration_s double (null); tokens int64; cost_usd double; wasted_tokens int64;
@@ -20,7 +20,7 @@
 //! - `decisions.parquet`: job_reference, observed_state str; artifact_reference str (null);
 //!   acceptance_check, acceptance_result, decision str; unresolved_fact,
 //!   tool_result_error str (null).
-//! - `threads.parquet`: thread str; requests, polls, redundant_polls, input, read, write,
+//! - `threads.parquet`: session, thread str; requests, polls, redundant_polls, input, read, write,
 //!   output int64; cache_hit_rate double; miss_tokens int64; miss_cost_usd, cost_usd double.
 
 use std::path::{Path, PathBuf};
@@ -32,6 +32,11 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
 use crate::analyze::Analysis;
+use crate::output::{AtomicFile, OutputError};
+use crate::trace::redact::redact_text;
+
+/// The tables written, one `NAME.parquet` file each.
+pub const TABLES: [&str; 5] = ["requests", "episodes", "jobs", "decisions", "threads"];
 
 /// Errors writing Parquet tables.
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +50,9 @@ pub enum ParquetError {
         #[source]
         source: std::io::Error,
     },
+    /// A table file exists (and `--force` was not given), or cannot be replaced.
+    #[error(transparent)]
+    Output(#[from] OutputError),
     /// The parquet writer refused the table.
     #[error("cannot write table {table}: {message}")]
     Parquet {
@@ -97,18 +105,19 @@ fn opt_f64s(name: &'static str, v: impl Iterator<Item = Option<f64>>) -> Col {
         values: Values::F64(v.collect()),
     }
 }
+/// Text columns pass the one redaction function (targets and paths come from bodies).
 fn strs(name: &'static str, v: impl Iterator<Item = String>) -> Col {
     Col {
         name,
         required: true,
-        values: Values::Str(v.map(Some).collect()),
+        values: Values::Str(v.map(|s| Some(redact_text(&s))).collect()),
     }
 }
 fn opt_strs(name: &'static str, v: impl Iterator<Item = Option<String>>) -> Col {
     Col {
         name,
         required: false,
-        values: Values::Str(v.collect()),
+        values: Values::Str(v.map(|s| s.map(|s| redact_text(&s))).collect()),
     }
 }
 
@@ -140,16 +149,35 @@ fn split<T: Clone>(v: &[Option<T>]) -> (Vec<i16>, Vec<T>) {
     (defs, vals)
 }
 
-fn write(dir: &Path, table: &str, cols: Vec<Col>) -> Result<PathBuf, ParquetError> {
+/// The file of table `table` in `dir`.
+pub fn table_path(dir: &Path, table: &str) -> PathBuf {
+    dir.join(format!("{table}.parquet"))
+}
+
+/// Check, before any work, that the tables may be written into `dir` (none exists, or
+/// `force`).
+///
+/// Errors: [`ParquetError::Output`] naming the first table file in the way.
+pub fn check_tables(dir: &Path, force: bool) -> Result<(), ParquetError> {
+    if dir.is_file() {
+        return Err(OutputError::IsDirectory {
+            path: dir.display().to_string(),
+        }
+        .into());
+    }
+    for t in TABLES {
+        crate::output::check(&table_path(dir, t), force)?;
+    }
+    Ok(())
+}
+
+fn write(dir: &Path, force: bool, table: &str, cols: Vec<Col>) -> Result<AtomicFile, ParquetError> {
     let err = |e: parquet::errors::ParquetError| ParquetError::Parquet {
         table: table.to_string(),
         message: e.to_string(),
     };
-    let path = dir.join(format!("{table}.parquet"));
-    let file = std::fs::File::create(&path).map_err(|source| ParquetError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let path = table_path(dir, table);
+    let file = AtomicFile::create(&path, force)?;
     let schema = Arc::new(parse_message_type(&schema(table, &cols)).map_err(err)?);
     let props = Arc::new(WriterProperties::builder().build());
     let mut w = SerializedFileWriter::new(file, schema, props).map_err(err)?;
@@ -187,8 +215,8 @@ fn write(dir: &Path, table: &str, cols: Vec<Col>) -> Result<PathBuf, ParquetErro
         cw.close().map_err(err)?;
     }
     rg.close().map_err(err)?;
-    w.close().map_err(err)?;
-    Ok(path)
+    let file = w.into_inner().map_err(err)?;
+    Ok(file)
 }
 
 fn name<T: serde::Serialize>(v: T) -> String {
@@ -199,9 +227,13 @@ fn name<T: serde::Serialize>(v: T) -> String {
 }
 
 /// Write every table of `a` into `dir` (created if missing); returns the files written.
+/// Each table goes to a temporary file first; all are renamed into place only once every
+/// table was written, so a failure leaves the directory as it was. Existing tables are
+/// replaced only with `force`.
 ///
 /// Errors: [`ParquetError`] naming the file or table.
-pub fn write_tables(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ParquetError> {
+pub fn write_tables(a: &Analysis, dir: &Path, force: bool) -> Result<Vec<PathBuf>, ParquetError> {
+    check_tables(dir, force)?;
     std::fs::create_dir_all(dir).map_err(|source| ParquetError::Io {
         path: dir.display().to_string(),
         source,
@@ -214,7 +246,15 @@ pub fn write_tables(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ParquetErr
         ("threads", threads_columns(a)),
     ]
     .into_iter()
-    .map(|(table, cols)| write(dir, table, cols))
+    .map(|(table, cols)| write(dir, force, table, cols))
+    .collect::<Result<Vec<_>, _>>()?
+    .into_iter()
+    .map(|f| {
+        // every table was written: only now are they renamed into place
+        let path = f.dest().to_path_buf();
+        f.commit()?;
+        Ok(path)
+    })
     .collect()
 }
 
@@ -226,11 +266,13 @@ fn requests_columns(a: &Analysis) -> Vec<Col> {
         i64s("trace", r.iter().map(|x| x.trace as i64)),
         i64s("exchange", r.iter().map(|x| n(x.exchange))),
         i64s("seq", r.iter().map(|x| x.seq as i64)),
+        strs("session", r.iter().map(|x| x.session.clone())),
         strs("thread", r.iter().map(|x| x.thread.clone())),
         i64s("turn", r.iter().map(|x| x.turn as i64)),
         i64s("at_us", r.iter().map(|x| x.at.timestamp_micros())),
         strs("model", r.iter().map(|x| x.model.clone())),
         strs("usage", r.iter().map(|x| x.usage.clone())),
+        strs("usage_reason", r.iter().map(|x| x.usage_reason.clone())),
         i64s("uncached", r.iter().map(|x| n(x.tokens.uncached))),
         i64s("read", r.iter().map(|x| n(x.tokens.read))),
         i64s("write_5m", r.iter().map(|x| n(x.tokens.write_5m))),
@@ -262,8 +304,8 @@ fn requests_columns(a: &Analysis) -> Vec<Col> {
         ),
         opt_strs("cause_detail", r.iter().map(|x| x.cause_detail.clone())),
         i64s("miss_tokens", r.iter().map(|x| n(x.miss_tokens))),
-        f64s("miss_cost_usd", r.iter().map(|x| x.miss_cost_usd)),
-        f64s("cost_usd", r.iter().map(|x| x.cost_usd)),
+        opt_f64s("miss_cost_usd", r.iter().map(|x| x.miss_cost_usd)),
+        opt_f64s("cost_usd", r.iter().map(|x| x.cost_usd)),
     ]
 }
 
@@ -359,6 +401,7 @@ fn threads_columns(a: &Analysis) -> Vec<Col> {
     let n = |v: u64| v as i64;
     let t = &a.threads;
     vec![
+        strs("session", t.iter().map(|x| x.session.clone())),
         strs("thread", t.iter().map(|x| x.thread.clone())),
         i64s("requests", t.iter().map(|x| x.requests as i64)),
         i64s("polls", t.iter().map(|x| x.polls as i64)),

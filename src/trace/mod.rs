@@ -6,9 +6,16 @@
 //! it; a line with `"type":"exchange"` is one [`Exchange`]; a line with `"type":"mcp"` is
 //! one MCP message or server event ([`mcp::McpRecord`]). Other `type`s are kept as
 //! [`Record::Other`] so newer files stay readable. See `docs/trace-format.md`.
+//!
+//! Every reading command opens its inputs with [`open_input`] (or [`Trace::open`], which
+//! uses it): files, directories and `-`, with other tools' formats ([`import`]) recognised
+//! from their content.
 
 mod body;
 mod exchange;
+pub mod export;
+pub mod import;
+pub mod input;
 pub mod mcp;
 mod reader;
 pub mod redact;
@@ -16,8 +23,10 @@ mod writer;
 
 pub use body::Body;
 pub use exchange::{
-    Context, Exchange, ExchangeError, Headers, HttpRequest, HttpResponse, Source, SourceKind,
+    header_value, origin_form, Context, Exchange, ExchangeError, Headers, HttpRequest,
+    HttpResponse, Source, SourceKind,
 };
+pub use input::{open_input, InputOptions, TraceInput};
 pub use mcp::McpRecord;
 pub use reader::{ReadProblem, Record, Trace, TraceReader};
 pub use writer::TraceWriter;
@@ -50,8 +59,13 @@ pub enum TraceError {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
     #[error("trace {path} has format version {found}, newer than this agentwire reads ({FORMAT_VERSION}); upgrade agentwire")]
     Version { path: String, found: u32 },
+    /// An input that is not a trace agentwire reads, or an import that failed.
+    #[error(transparent)]
+    Import(#[from] import::ImportError),
     #[error(
         "{path}: exchange #{index} not found (the trace has {count} exchanges, numbered from 0)"
     )]

@@ -294,12 +294,14 @@ pub struct Trace {
 }
 
 impl Trace {
-    /// Read a whole trace file.
+    /// Read a whole trace input: a file, a directory or `-`, in any format
+    /// [`super::open_input`] reads (imports included).
     ///
-    /// Errors: the file cannot be opened or read, or it was written by a newer format.
-    /// Unparseable lines are not errors: they land in [`Trace::problems`].
+    /// Errors: the input cannot be opened or read, is not a format agentwire reads, or was
+    /// written by a newer format. Unparseable lines are not errors: they land in
+    /// [`Trace::problems`].
     pub fn open(path: &Path) -> Result<Trace, TraceError> {
-        Self::from_records(path, TraceReader::open(path)?)
+        Self::from_records(path, super::open_input(path, &Default::default())?)
     }
 
     /// Read a whole trace from any reader.

@@ -185,7 +185,7 @@ fn cli_reads_a_price_file() {
     let trace = write_trace(dir.path());
     let prices = dir.path().join("p.json");
     // Everything costs $1 per token-million of input, nothing else.
-    std::fs::write(&prices, r#"{"source":"test","date":"2026-01-01","fallback":"x","models":[{"model":"x","matches":["claude"],"input":1.0,"output":0.0,"write_5m":0.0,"write_1h":0.0,"read":0.0,"min_cacheable":1000000}]}"#).unwrap();
+    std::fs::write(&prices, r#"{"source":"test","date":"2026-01-01","models":[{"model":"x","ids":["claude-sonnet-4-5"],"input":1.0,"output":0.0,"write_5m":0.0,"write_1h":0.0,"read":0.0,"min_cacheable":1000000}]}"#).unwrap();
     let out = Command::new(bin())
         .args([
             "analyze",
@@ -289,12 +289,75 @@ fn several_traces_share_the_cache_and_keep_threads_apart() {
         .iter()
         .map(|t| t["thread"].as_str().unwrap())
         .collect();
-    assert_eq!(threads, ["t1/main", "t2/main"]);
+    // Each input is its own recording context, hence its own session.
+    assert_eq!(threads, ["s1/main", "s2/main"]);
+    assert_eq!(v["summary"]["sessions"], 2);
     // The second trace repeats the first at the same times: with a one-hour TTL its first
-    // request reads what the first trace cached, so it is no cold start.
+    // request reads what the first session cached (entries are keyed by content); it has
+    // no reference in its own session, so no miss can be blamed on the other session.
     let r7 = &v["requests"][7];
-    assert_eq!(r7["thread"], "t2/main");
-    assert_ne!(r7["status"], "cold");
+    assert_eq!(
+        (r7["session"].as_str(), r7["thread"].as_str()),
+        (Some("s2"), Some("s2/main"))
+    );
+    assert_eq!(r7["predicted"]["reference"], Value::Null);
+    assert_eq!(
+        (r7["status"].as_str(), &r7["cause"]),
+        (Some("hit"), &Value::Null)
+    );
     assert!(r7["tokens"]["read"].as_u64().unwrap() > 0);
     assert_eq!(v["summary"]["polls"], 8);
+}
+
+/// Reported by a user: an unknown model was priced silently with another model's row
+/// (any `claude-opus-…` as Opus 4.5). Unknown models are unpriced: cost null, a warning
+/// naming the model and `--prices`, and every priced row says where its price comes from.
+#[test]
+fn an_unknown_model_is_unpriced_with_a_warning_not_priced_as_a_relative() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.jsonl");
+    let mut b = TraceBuilder::default();
+    let mut c = crate::hand_trace::Conv::new("claude-opus-9-1");
+    c.user(vec![crate::hand_trace::text(100, 'u')]);
+    b.send_text(&c, 0.0);
+    let known = crate::hand_trace::Conv {
+        model: "claude-sonnet-4-5-20250929".into(),
+        ..c.clone()
+    };
+    b.send_text(&known, 1.0);
+    let mut w =
+        agentwire::trace::TraceWriter::create(&p, &agentwire::trace::Context::new()).unwrap();
+    for x in &b.exchanges {
+        w.write_exchange(x).unwrap();
+    }
+    drop(w);
+    let out = Command::new(bin())
+        .args(["analyze", "--format", "json", "--usage", "simulated"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["requests"][0]["cost_usd"], Value::Null);
+    assert_eq!(v["requests"][0]["miss_cost_usd"], Value::Null);
+    assert!(v["requests"][1]["cost_usd"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["summary"]["unpriced_models"], json!(["claude-opus-9-1"]));
+    // The total is the priced request's cost only.
+    assert_eq!(
+        v["summary"]["total_cost_usd"].as_f64(),
+        v["requests"][1]["cost_usd"].as_f64()
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("claude-opus-9-1") && err.contains("--prices"),
+        "{err}"
+    );
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 1);
+    let t = agentwire::api::prices::PriceTable::builtin();
+    let row = t.lookup("claude-sonnet-4-5-20250929").unwrap();
+    assert!(row.source.as_deref().unwrap().contains("pricing"));
+    assert_eq!(
+        row.checked.as_deref(),
+        Some(v["prices"]["date"].as_str().unwrap())
+    );
 }

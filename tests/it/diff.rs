@@ -5,9 +5,11 @@
 use std::path::Path;
 use std::process::Command;
 
+use agentwire::api::normalize::Normalizer;
+use agentwire::api::tools::Mechanism;
 use agentwire::diff::text::SegOp;
-use agentwire::diff::tools::{Mechanism, ToolState};
-use agentwire::diff::{self, Mode, Normalizer, RequestDiff};
+use agentwire::diff::tools::ToolState;
+use agentwire::diff::{self, matrix, Mode, RequestDiff};
 
 use crate::common::bin;
 use crate::tshark;
@@ -67,12 +69,19 @@ fn hello_2_1_303_vs_2_1_304() {
         (63707, 44164),
         "Content-Length per tshark"
     );
+    // Claude Code's words: ten deferred tools announced for ToolSearch, and one
+    // placeholder definition that is not a tool.
+    let b = |m: &str| d.size(m).unwrap().b;
     assert_eq!(
-        (
-            d.size("deferred_tools").unwrap().b,
-            d.size("announced_tools").unwrap().b
-        ),
-        (1, 10)
+        [
+            "deferred_tools",
+            "announced_tools",
+            "deferred_definitions",
+            "placeholder_tools",
+            "loaded_tools"
+        ]
+        .map(b),
+        [10, 10, 0, 1, 11]
     );
 
     let t = &d.tools;
@@ -83,7 +92,7 @@ fn hello_2_1_303_vs_2_1_304() {
         let e = t.entries.iter().find(|e| e.name == name).unwrap();
         assert_eq!(
             (e.a, e.b),
-            (ToolState::Defined, ToolState::Announced),
+            (ToolState::Loaded, ToolState::Announced),
             "{name}"
         );
         assert_eq!(e.delta, -(e.a_bytes as i64));
@@ -183,8 +192,8 @@ fn within_a_trace_shows_tools_loaded_by_tool_search() {
     assert_eq!(r.comparisons.len(), 2);
     let step = &r.comparisons[0];
     assert_eq!((step.a.turn, step.b.turn), (0, 1));
-    // Loaded tools come back as definitions that keep `defer_loading: true`.
-    assert_eq!(step.tools.loaded, ["CronCreate", "CronList"]);
+    // Fetched tools come back as definitions that keep `defer_loading: true`.
+    assert_eq!(step.tools.fetched, ["CronCreate", "CronList"]);
     assert!(step.tools.undeferred.is_empty());
     assert_eq!(step.size("tools").unwrap().delta, 2);
     assert!(step.tools.added.is_empty());
@@ -380,9 +389,94 @@ fn bad_inputs_are_named_with_a_fix() {
     assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["comparisons"][0]["tools"]["identical"], true);
+    let body_bytes = v["comparisons"][0]["sizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "body_bytes")
+        .unwrap();
+    assert_eq!(body_bytes["delta"], 0, "body_bytes equal");
+}
+
+/// Reported by a user: diffing against a bare request body (no headers) reported every
+/// beta "removed" and tripped `--fail-on beta-removed`. Absent information is unknown.
+#[test]
+fn a_bare_body_has_unknown_betas_never_removed_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = tshark::trace(dir.path(), "cc2.1.304-hello.pcap");
+    let x = &tshark::exchanges(&crate::common::shared_capture(
+        "claude-code/cc2.1.304-hello.pcap",
+    ))[0];
+    assert!(
+        x.request
+            .headers
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case("anthropic-beta") && v.contains(',')),
+        "the recorded request sends several betas"
+    );
+    let body = dir.path().join("body.json");
+    std::fs::write(&body, &x.request.body.bytes).unwrap();
+    for (a, b) in [(t.as_path(), body.as_path()), (body.as_path(), t.as_path())] {
+        let o = Command::new(bin())
+            .arg("diff")
+            .arg(a)
+            .arg(b)
+            .args([
+                "--format",
+                "json",
+                "--fail-on",
+                "beta-removed,beta-added,headers-changed",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let h = &v["comparisons"][0]["headers"];
+        assert_eq!(h["betas_removed"], serde_json::json!([]));
+        assert_eq!(h["betas_added"], serde_json::json!([]));
+        assert!(h["a_betas"].is_null() || h["b_betas"].is_null());
+        assert_eq!(v["comparisons"][0]["identical"], true);
+    }
+}
+
+/// Reported by a user: the report said `deferred_tools 1 → 1` while Claude Code lists
+/// ten deferred tools: the one `defer_loading` definition is a placeholder. Deferred is
+/// Claude Code's word (announced for ToolSearch or sent with `defer_loading`), and the
+/// placeholder and the announced list are named separately, in diff and matrix alike.
+#[test]
+fn deferred_tools_counts_what_claude_code_announces_not_the_placeholder() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = tshark::trace(dir.path(), "cc2.1.304-toolsearch-load.pcap");
+    let r = diff::diff_within(
+        &diff::resolve(t.to_str().unwrap(), &[]).unwrap(),
+        &Normalizer::defaults(),
+    );
+    let step = &r.comparisons[0];
+    let row = |m: &str| {
+        let s = step.size(m).unwrap();
+        (s.a, s.b)
+    };
+    // Ten tools announced before and after ToolSearch fetched CronCreate and CronList;
+    // the fetched two are now deferred definitions; the placeholder stays one.
+    assert_eq!(row("deferred_tools"), (10, 10));
+    assert_eq!(row("announced_tools"), (10, 10));
+    assert_eq!(row("deferred_definitions"), (0, 2));
+    assert_eq!(row("placeholder_tools"), (1, 1));
+    assert_eq!(row("loaded_tools"), (11, 11));
+    let trace = agentwire::trace::Trace::open(&t).unwrap();
+    let m = matrix::build(&[("304".to_string(), &trace)], &Normalizer::defaults());
     assert_eq!(
-        v["comparisons"][0]["sizes"][5]["delta"], 0,
-        "body_bytes equal"
+        (
+            m.rows[0].deferred_tools,
+            m.rows[0].announced_tools,
+            m.rows[0].placeholder_tools
+        ),
+        (10, 10, 1)
     );
 }
 
@@ -411,14 +505,13 @@ fn unreadable_request_is_a_problem_not_an_abort() {
     assert!(err.contains("#1: request body skipped"), "{err}");
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(
-        text.contains("#0 (main, turn 0) →") && text.contains("#2 (main, turn 2)"),
+        text.contains("#0 (s1/main, turn 0) →") && text.contains("#2 (s1/main, turn 2)"),
         "{text}"
     );
 }
 
 #[test]
 fn matrix_groups_runs_with_identical_tool_definitions() {
-    use agentwire::diff::matrix;
     use agentwire::trace::Trace;
     let dir = tempfile::tempdir().unwrap();
     let runs = [
@@ -526,8 +619,13 @@ fn cli_specs_are_recorded_and_diffed() {
         let bv: serde_json::Value = serde_json::from_slice(body).unwrap();
         assert_eq!(&serde_json::to_vec(&bv).unwrap(), body);
         let len = serde_json::to_vec(&bv["tools"]).unwrap().len();
-        assert_eq!(c["sizes"][3]["metric"], "tool_bytes");
-        assert_eq!(c["sizes"][3][side], len, "{side}");
+        let row = c["sizes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["metric"] == "tool_bytes")
+            .unwrap();
+        assert_eq!(row[side], len, "{side}");
     }
     // With ENABLE_TOOL_SEARCH=true for both, 2.1.303 sends 2.1.304's tool list.
     let o = Command::new(bin())

@@ -57,6 +57,7 @@ fn model_call(
         id: id.into(),
         name: name.into(),
         input,
+        session: 0,
         thread: 0,
         issued_by: 0,
         issued_at: at(issued),

@@ -22,6 +22,7 @@ use bytes::Bytes;
 
 use super::draft::{Draft, RecordingStream};
 use super::handler::error_response;
+use crate::api::normalize::{Hits, Normalizer};
 use crate::api::{BlockKind, MessagesRequest};
 use crate::trace::Headers;
 use crate::trace::{Exchange, Trace, TraceError};
@@ -38,7 +39,7 @@ pub enum Timing {
 }
 
 impl Timing {
-    /// Parse `recorded`, `none` or `xN`.
+    /// Parse `recorded`, `none` or `xN` (N finite, from 0.001 to 1,000,000).
     pub fn parse(s: &str) -> Option<Timing> {
         match s {
             "recorded" => Some(Timing::Recorded),
@@ -46,19 +47,55 @@ impl Timing {
             _ => s
                 .strip_prefix('x')
                 .and_then(|n| n.parse::<f64>().ok())
-                .filter(|f| *f > 0.0)
+                .filter(|f| f.is_finite() && (0.001..=1e6).contains(f))
                 .map(Timing::Speed),
         }
     }
 
-    /// The delay to wait for a recorded offset (µs).
+    /// The delay to wait for a recorded offset (µs), at most [`MAX_DELAY`].
     pub fn scale(&self, us: u64) -> Duration {
-        match self {
+        let d = match self {
             Timing::Recorded => Duration::from_micros(us),
             Timing::None => Duration::ZERO,
-            Timing::Speed(f) => Duration::from_micros((us as f64 / f) as u64),
-        }
+            Timing::Speed(f) => {
+                Duration::try_from_secs_f64(us as f64 / 1e6 / f).unwrap_or(MAX_DELAY)
+            }
+        };
+        d.min(MAX_DELAY)
     }
+}
+
+/// Longest wait before a replayed piece: 1 hour (a recorded offset beyond it, or beyond
+/// the recorded exchange's own duration, is clamped: numbers read from a trace are not
+/// trusted to be sane).
+pub const MAX_DELAY: Duration = Duration::from_secs(3600);
+
+/// Cut a recorded body at its recorded piece boundaries: `(delay, start..end)` per piece,
+/// with offsets clamped to the exchange's recorded duration (`limit_us`) and lengths to the
+/// body; whatever the recorded pieces do not cover is sent last, at once.
+pub fn pieces(
+    body_len: usize,
+    chunks: &[(u64, u64)],
+    limit_us: Option<u64>,
+    timing: Timing,
+) -> Vec<(Duration, std::ops::Range<usize>)> {
+    let mut out = Vec::with_capacity(chunks.len() + 1);
+    let mut at = 0usize;
+    let mut last = Duration::ZERO;
+    for (offset_us, len) in chunks {
+        let offset = limit_us.map_or(*offset_us, |l| (*offset_us).min(l));
+        let end = at
+            .saturating_add(usize::try_from(*len).unwrap_or(usize::MAX))
+            .min(body_len);
+        // Offsets only move forward.
+        last = last.max(timing.scale(offset));
+        out.push((last, at..end));
+        at = end;
+    }
+    if at < body_len || out.is_empty() {
+        out.push((last, at..body_len));
+    }
+    out
 }
 
 /// One recorded Messages request and its response, indexed for matching.
@@ -91,50 +128,10 @@ pub struct Match {
     pub differences: Vec<String>,
 }
 
-/// Normalization of volatile text before comparisons: the diff's rules (ids, dates,
-/// working directories, token budgets, ...) plus two that matter when a new run replays
-/// an old one: temporary paths and background-task ids.
-pub struct Normalizer {
-    rules: crate::diff::Normalizer,
-}
-
-impl Default for Normalizer {
-    fn default() -> Self {
-        use crate::diff::normalize::RuleSpec;
-        let rule = |name: &str, pattern: &str, replace: &str, description: &str| RuleSpec {
-            name: name.into(),
-            description: description.into(),
-            header: None,
-            pattern: pattern.into(),
-            replace: replace.into(),
-        };
-        let mut specs = crate::diff::Normalizer::defaults().specs();
-        specs.push(rule(
-            "tmp-path",
-            r"/tmp/[^\s\x22']*",
-            "<tmp-path>",
-            "paths under /tmp (sandboxes, task output files)",
-        ));
-        specs.push(rule(
-            "task-id",
-            r"\bID: [a-z0-9]{6,}",
-            "ID: <task-id>",
-            "background task ids",
-        ));
-        Normalizer {
-            rules: crate::diff::Normalizer::from_specs(&specs, "replay rules")
-                .expect("replay rules compile"),
-        }
-    }
-}
-
-impl Normalizer {
-    /// Apply every rule.
-    pub fn apply(&self, s: &str) -> String {
-        self.rules
-            .text(s, &mut crate::diff::Hits::new())
-            .into_owned()
-    }
+/// The one normalization of volatile text ([`crate::api::normalize`]): ids, dates,
+/// working directories, temporary paths, task ids, token budgets, ...
+fn norm(n: &Normalizer, s: &str) -> String {
+    n.text(s, &mut Hits::new()).into_owned()
 }
 
 impl std::fmt::Debug for Replay {
@@ -155,7 +152,7 @@ impl Replay {
 
     /// Index a trace already in memory.
     pub fn from_trace(trace: Trace, timing: Timing) -> Replay {
-        let normalizer = Normalizer::default();
+        let normalizer = Normalizer::defaults();
         let mut entries = Vec::new();
         for x in trace.exchanges {
             if !x.is_messages() || x.response.as_ref().is_none_or(|r| r.status != 200) {
@@ -165,7 +162,7 @@ impl Replay {
                 continue;
             };
             entries.push(Entry {
-                thread_key: normalizer.apply(&req.first_user_text()),
+                thread_key: norm(&normalizer, &req.first_user_text()),
                 has_tools: !req.tools.is_empty(),
                 turn: req.turn(),
                 assistant_fp: assistant_fingerprint(&req, &normalizer),
@@ -192,7 +189,7 @@ impl Replay {
 
     /// Find the recorded exchange that answers `req`.
     pub fn find(&self, req: &MessagesRequest) -> Option<(&Exchange, Match)> {
-        let key = self.normalizer.apply(&req.first_user_text());
+        let key = norm(&self.normalizer, &req.first_user_text());
         let has_tools = !req.tools.is_empty();
         let turn = req.turn();
         let fp = assistant_fingerprint(req, &self.normalizer);
@@ -257,9 +254,9 @@ fn assistant_fingerprint(req: &MessagesRequest, n: &Normalizer) -> Vec<String> {
     for m in req.messages.iter().filter(|m| m.role == "assistant") {
         for b in &m.content {
             match &b.kind {
-                BlockKind::Text { text } => out.push(format!("text:{}", n.apply(text.trim()))),
+                BlockKind::Text { text } => out.push(format!("text:{}", norm(n, text.trim()))),
                 BlockKind::ToolUse { name, input, .. } => {
-                    out.push(format!("tool_use:{name}:{}", n.apply(&input.to_string())))
+                    out.push(format!("tool_use:{name}:{}", norm(n, &input.to_string())))
                 }
                 _ => out.push(b.block_type().to_string()),
             }
@@ -295,6 +292,11 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
         "replay".into(),
         serde_json::to_value(&m).unwrap_or_default(),
     );
+    draft.notes.insert(
+        "synthesized".into(),
+        serde_json::json!({"by": "agentwire replay",
+            "usage": format!("recorded for exchange {} of the replayed trace", m.recorded_id)}),
+    );
     let Some(resp) = recorded.response.clone() else {
         return error_response(
             draft,
@@ -323,23 +325,12 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
         builder = builder.header(k, v);
     }
     // Cut the recorded body at its recorded piece boundaries.
-    let body = resp.body.bytes;
-    let mut pieces = Vec::new();
-    let mut at = 0usize;
-    for (offset_us, len) in &resp.chunks {
-        let end = (at + *len as usize).min(body.len());
-        pieces.push((
-            replay.timing.scale(*offset_us),
-            Bytes::copy_from_slice(&body[at..end]),
-        ));
-        at = end;
-    }
-    if at < body.len() || pieces.is_empty() {
-        pieces.push((
-            std::time::Duration::ZERO,
-            Bytes::copy_from_slice(&body[at..]),
-        ));
-    }
+    let body = Bytes::from(resp.body.bytes);
+    let limit_us = recorded.duration_us().and_then(|d| u64::try_from(d).ok());
+    let pieces: Vec<(Duration, Bytes)> = pieces(body.len(), &resp.chunks, limit_us, replay.timing)
+        .into_iter()
+        .map(|(d, r)| (d, body.slice(r)))
+        .collect();
     let start = tokio::time::Instant::from_std(draft.clock);
     let source = futures_util::stream::unfold(pieces.into_iter(), move |mut it| async move {
         let (delay, b) = it.next()?;
@@ -365,14 +356,14 @@ mod tests {
     }
 
     #[test]
-    fn normalizer_hides_volatile_values() {
-        let n = Normalizer::default();
+    fn matching_uses_the_one_normalizer() {
+        let n = Normalizer::defaults();
         assert_eq!(
-            n.apply("ID: bj69g8yir. Output is being written to: /tmp/claude-0/x/ff545e2f-b8fe-4a79-a3d8-73994fb948fc/tasks/bj69g8yir.output"),
+            norm(&n, "ID: bj69g8yir. Output is being written to: /tmp/claude-0/x/ff545e2f-b8fe-4a79-a3d8-73994fb948fc/tasks/bj69g8yir.output"),
             "ID: <task-id>. Output is being written to: <tmp-path>"
         );
         assert_eq!(
-            n.apply("<total_tokens>14988946 tokens left</total_tokens>"),
+            norm(&n, "<total_tokens>14988946 tokens left</total_tokens>"),
             "<total_tokens><n> tokens left</total_tokens>"
         );
     }
