@@ -93,6 +93,7 @@ pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
     }
     bar.finish_and_clear();
     if let Some(w) = writer {
+        // the trace appears whole, or not at all
         w.finish()?;
     }
     let by_format: Vec<String> = formats.iter().map(|(f, n)| format!("{n} {f}")).collect();
