@@ -11,7 +11,9 @@ use chrono::{DateTime, Utc};
 
 use crate::api::cache::{hash_of, CachePrefix};
 use crate::api::view::Canonicalizer;
-use crate::api::{read_response, BlockKind, MessagesRequest, ResponseBody, ResponseMessage, Usage};
+use crate::api::{
+    read_response, response_body, BlockKind, MessagesRequest, ResponseBody, ResponseMessage, Usage,
+};
 use crate::trace::{Exchange, SourceKind};
 
 use super::events::{cap, parse_notifications};
@@ -67,6 +69,22 @@ pub fn synthesized(x: &Exchange, m: Option<&ResponseMessage>) -> Option<String> 
     m.and_then(|m| m.id.as_deref())
         .filter(|id| id.starts_with("msg_agentwire_"))
         .map(|_| "synthesized by agentwire (message id)".to_string())
+}
+
+/// The model and recorded token figures of an exchange's response, if it is a Messages
+/// response with usage (read through the one decoder).
+pub fn recorded_tokens(x: &Exchange) -> Option<(String, crate::api::prices::Tokens)> {
+    let resp = x.response.as_ref()?;
+    let ct = resp
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        .map(|(_, v)| v.as_str());
+    let ResponseBody::Message(m) = read_response(ct, &response_body(resp).bytes) else {
+        return None;
+    };
+    let tokens = super::result::tokens_of(&m.usage)?;
+    Some((m.model.clone().unwrap_or_default(), tokens))
 }
 
 /// Everything the input stage extracted from one exchange.
@@ -131,7 +149,7 @@ impl InputStage {
         if thread == self.threads.len() {
             self.threads.push((session, view.place.thread_label));
         }
-        let body = &x.request.body.bytes;
+        let body = c.body(x);
         let prefix = CachePrefix::of(&c.req, body, &c.betas);
         let response = x.response.as_ref().and_then(|resp| {
             let ct = resp
@@ -139,7 +157,7 @@ impl InputStage {
                 .iter()
                 .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
                 .map(|(_, v)| v.as_str());
-            match read_response(ct, &resp.body.bytes) {
+            match read_response(ct, &response_body(resp).bytes) {
                 ResponseBody::Message(m) => Some(m),
                 _ => None,
             }
