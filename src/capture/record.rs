@@ -164,6 +164,8 @@ pub struct RecordOutcome {
     pub tools: Option<usize>,
     /// Sum of request body sizes, in bytes.
     pub body_bytes: u64,
+    /// MCP records (messages and server events) merged into the trace.
+    pub mcp_records: usize,
     /// Last lines of the CLI's stderr and stdout (for failures).
     pub output_tail: String,
     /// The recording context written to the trace.
@@ -187,11 +189,16 @@ impl RecordOutcome {
             (None, _) => "killed".to_string(),
         };
         format!(
-            "{who}: {exit}; {} exchanges ({} /v1/messages), {} tools, {} request body bytes -> {}",
+            "{who}: {exit}; {} exchanges ({} /v1/messages), {} tools, {} request body bytes{} -> {}",
             self.exchanges,
             self.messages,
             self.tools.map_or("-".into(), |t| t.to_string()),
             self.body_bytes,
+            if self.mcp_records > 0 {
+                format!(", {} MCP records", self.mcp_records)
+            } else {
+                String::new()
+            },
             output.display()
         )
     }
@@ -246,7 +253,9 @@ pub async fn record(
         Target::Command(_) => std::env::current_dir().map_err(RecordError::Sandbox)?,
     };
     // MCP servers named by `--mcp-config` run under agentwire's tap or behind its proxy.
-    let mcp = super::mcp::config::prepare(&args, &sandbox.path().join("mcp"), &tap_exe()).await;
+    let here = std::env::current_dir().map_err(RecordError::Sandbox)?;
+    let mcp_dir = sandbox.path().join("mcp");
+    let mcp = super::mcp::config::prepare(&args, &mcp_dir, &tap_exe(), &here).await;
     let mcp = match mcp {
         Ok(m) => m,
         Err(e) => {
@@ -455,6 +464,7 @@ fn outcome(
             .iter()
             .map(|x| x.request.body.len() as u64)
             .sum(),
+        mcp_records: trace.mcp.len(),
         output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
         context: trace.context.clone(),
     }
@@ -475,7 +485,7 @@ fn kill_group(pgid: Option<u32>) {
 }
 
 /// Resolves on SIGINT or SIGTERM.
-async fn interrupted() {
+pub async fn interrupted() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

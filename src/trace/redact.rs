@@ -380,7 +380,9 @@ fn json_dirty(v: &serde_json::Value) -> bool {
     }
 }
 
-fn redact_json(v: &mut serde_json::Value) {
+/// Redact every string of a JSON value in place ([`redact_text`]); string values under
+/// secret names ([`is_secret_name`]) become markers. Used for notes and MCP messages.
+pub fn redact_json(v: &mut serde_json::Value) {
     match v {
         serde_json::Value::String(s) => *s = redact_text(s),
         serde_json::Value::Array(a) => a.iter_mut().for_each(redact_json),

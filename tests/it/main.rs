@@ -25,6 +25,7 @@ mod limits;
 mod matrix;
 mod mcp_http;
 mod mcp_live;
+mod mcp_report;
 mod mcp_tap;
 mod numbers;
 mod outputs;
