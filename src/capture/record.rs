@@ -317,7 +317,7 @@ pub async fn record(
     Ok(outcome(&trace, &out_path, exit_code, timed_out))
 }
 
-/// Start the recording server, writing to a temporary trace next to the output; for the
+/// Start the recording server, writing to the working trace `tmp_trace`; for the
 /// first-party route it intercepts TLS for the API host with agentwire's CA. Returns the
 /// server and the CA certificate the client must trust (first-party route only).
 async fn start_server(

@@ -9,6 +9,7 @@ mod common;
 mod common_tshark;
 mod completions;
 mod connect;
+mod decode;
 mod diff;
 mod diff_snapshots;
 mod exit_codes;
