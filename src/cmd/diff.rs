@@ -29,8 +29,8 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
         (None, true) => Normalizer::none(),
         (None, false) => Normalizer::defaults(),
     };
-    let recorder = RecordResolver::new(&a)?;
-    let resolvers: [&dyn diff::InputResolver; 1] = [&recorder];
+    let recorder = RecordResolver::new(&a.env, a.record_dir.as_deref(), a.route)?;
+    let resolvers: [&dyn diff::InputResolver; 2] = [&recorder, &super::PcapResolver];
     let mut report = match (&a.within, &a.a, &a.b) {
         (Some(t), _, _) => diff::diff_within(&diff::resolve(t, &resolvers)?, &norm),
         (None, Some(x), Some(y)) => {
@@ -56,7 +56,7 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
 
 /// Resolves `NAME@VERSION` diff inputs by recording that CLI (default args `-p hello`)
 /// under the stub server into a trace.
-struct RecordResolver {
+pub(super) struct RecordResolver {
     env: Vec<(String, Option<String>)>,
     dir: std::path::PathBuf,
     route: RouteArg,
@@ -64,17 +64,20 @@ struct RecordResolver {
 }
 
 impl RecordResolver {
-    fn new(a: &DiffArgs) -> Result<Self> {
+    pub(super) fn new(
+        env: &[String],
+        record_dir: Option<&std::path::Path>,
+        route: RouteArg,
+    ) -> Result<Self> {
         use agentwire::capture::record::parse_env;
-        let env = a
-            .env
+        let env = env
             .iter()
             .map(|kv| parse_env(kv))
             .collect::<Result<Vec<_>, _>>()?;
-        let (dir, temp) = match &a.record_dir {
+        let (dir, temp) = match record_dir {
             Some(d) => {
                 std::fs::create_dir_all(d)?;
-                (d.clone(), None)
+                (d.to_path_buf(), None)
             }
             None => {
                 let t = tempfile::tempdir()?;
@@ -84,7 +87,7 @@ impl RecordResolver {
         Ok(RecordResolver {
             env,
             dir,
-            route: a.route,
+            route,
             _temp: temp,
         })
     }

@@ -3,12 +3,16 @@
 
 mod analyze;
 mod ca;
+mod cache;
 mod capture;
 mod diff;
+mod history;
 mod matrix;
 mod pcap;
+mod prompt;
 mod record;
 mod replay;
+mod report;
 mod serve;
 mod show;
 
@@ -41,6 +45,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Analyze(a) => analyze::analyze(a),
         Command::Pcap(a) => pcap::pcap(a),
         Command::Capture(a) => capture::capture(a),
+        Command::Report(c) => report::report(c),
+        Command::Prompt(a) => prompt::prompt(a),
+        Command::History(a) => history::history(a),
+        Command::Cache(c) => cache::cache(c),
     }
 }
 
@@ -122,4 +130,128 @@ pub(crate) fn progress_spinner() -> indicatif::ProgressBar {
     }
     pb.enable_steady_tick(std::time::Duration::from_millis(120));
     pb
+}
+
+/// True when the file starts like a packet capture (pcap in either byte order and
+/// resolution, pcapng, or gzip with `pcap` in its name).
+pub(crate) fn is_pcap(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 4];
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    if f.read_exact(&mut head).is_err() {
+        return false;
+    }
+    matches!(
+        head,
+        [0xd4, 0xc3, 0xb2, 0xa1]
+            | [0xa1, 0xb2, 0xc3, 0xd4]
+            | [0x4d, 0x3c, 0xb2, 0xa1]
+            | [0xa1, 0xb2, 0x3c, 0x4d]
+            | [0x0a, 0x0d, 0x0d, 0x0a]
+    ) || (head[..2] == [0x1f, 0x8b] && path.to_string_lossy().contains("pcap"))
+}
+
+/// The exchanges of a packet capture as an in-memory trace (nothing written).
+pub(crate) fn pcap_trace(path: &std::path::Path) -> Result<Trace> {
+    use agentwire::capture::pcap::{self as p, Config, Extractor};
+    let mut ex = Extractor::new(Config::default());
+    let name = path.display().to_string();
+    ex.set_source(Some(name.clone()));
+    let mut exchanges = Vec::new();
+    let file = std::fs::File::open(path)
+        .map_err(|e| anyhow::anyhow!("cannot read capture {name}: {e}"))?;
+    p::read_packets(file, &name, &mut |pk| ex.packet(pk))?;
+    exchanges.extend(ex.take());
+    let (rest, _) = ex.finish();
+    exchanges.extend(rest);
+    exchanges.sort_by_key(|x| x.id);
+    Ok(Trace {
+        path: path.to_path_buf(),
+        context: Default::default(),
+        exchanges,
+        others: Vec::new(),
+        problems: Vec::new(),
+    })
+}
+
+/// Resolves pcap and pcapng files (and `FILE#N` of them) given where a trace is expected.
+pub(crate) struct PcapResolver;
+
+impl agentwire::diff::InputResolver for PcapResolver {
+    fn resolve(
+        &self,
+        input: &str,
+    ) -> Option<Result<agentwire::diff::Resolved, agentwire::diff::DiffError>> {
+        let (path, exchange) = match input.rsplit_once('#') {
+            Some((p, n)) if !std::path::Path::new(input).exists() => (p, n.parse().ok()),
+            _ => (input, None),
+        };
+        let p = std::path::Path::new(path);
+        if !p.is_file() || !is_pcap(p) {
+            return None;
+        }
+        let err = |message: String| agentwire::diff::DiffError::Input {
+            input: input.to_string(),
+            message,
+        };
+        Some(
+            pcap_trace(p)
+                .map_err(|e| err(format!("{e:#}")))
+                .and_then(|trace| {
+                    if let Some(id) = exchange {
+                        trace.exchange(id)?;
+                    }
+                    Ok(agentwire::diff::Resolved {
+                        input: input.to_string(),
+                        trace,
+                        exchange,
+                    })
+                }),
+        )
+    }
+}
+
+/// Open a trace file or a packet capture.
+pub(crate) fn open_trace(path: &std::path::Path) -> Result<Trace> {
+    if is_pcap(path) {
+        pcap_trace(path)
+    } else {
+        Ok(Trace::open(path)?)
+    }
+}
+
+/// The format of a shareable report: `--format`, else the output's extension, else
+/// Markdown.
+pub(crate) fn doc_format(o: &crate::cli::DocOutputArgs) -> Result<agentwire::report::DocFormat> {
+    use agentwire::report::DocFormat;
+    if let Some(f) = o.format {
+        return Ok(f.into());
+    }
+    match &o.output {
+        None => Ok(DocFormat::Markdown),
+        Some(p) => DocFormat::from_path(p).ok_or_else(|| {
+            anyhow::anyhow!(
+                "{}: cannot tell the format from the extension; name it .html, .md or .json, or pass --format",
+                p.display()
+            )
+        }),
+    }
+}
+
+/// Write a shareable report to `-o FILE` (refusing to overwrite without `--force`) or
+/// stdout.
+pub(crate) fn write_doc(o: &crate::cli::DocOutputArgs, text: &str) -> Result<()> {
+    match &o.output {
+        None => out(text),
+        Some(p) if p.as_os_str() == "-" => out(text),
+        Some(p) => {
+            check_output(p, o.force)?;
+            std::fs::write(p, text)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+            eprintln!("wrote {} ({} bytes)", p.display(), text.len());
+            Ok(())
+        }
+    }
 }

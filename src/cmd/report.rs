@@ -1,0 +1,99 @@
+//! `agentwire report diff|analyze`: resolve the inputs (traces, pcap files, CLI specs
+//! recorded on the fly), compute the diff or the analysis, and write the shareable
+//! report (HTML, Markdown or JSON).
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use agentwire::report::{self, meta::InputMeta};
+
+use super::diff::RecordResolver;
+use super::{doc_format, open_trace, write_doc, PcapResolver, DEGRADED};
+use crate::cli::{ReportAnalyzeArgs, ReportCommand, ReportDiffArgs};
+
+pub(super) fn report(c: ReportCommand) -> Result<ExitCode> {
+    match c {
+        ReportCommand::Diff(a) => diff(a),
+        ReportCommand::Analyze(a) => analyze(a),
+    }
+}
+
+fn diff(a: ReportDiffArgs) -> Result<ExitCode> {
+    use agentwire::diff::{self, Mode, Normalizer};
+    let format = doc_format(&a.out)?;
+    let norm = match (&a.rules, a.no_normalize) {
+        (Some(p), _) => Normalizer::from_file(p)?,
+        (None, true) => Normalizer::none(),
+        (None, false) => Normalizer::defaults(),
+    };
+    let recorder = RecordResolver::new(&a.env, a.record_dir.as_deref(), a.route)?;
+    let resolvers: [&dyn diff::InputResolver; 2] = [&recorder, &PcapResolver];
+    let ra = diff::resolve(&a.a, &resolvers)?;
+    let rb = diff::resolve(&a.b, &resolvers)?;
+    let mode = if a.all { Mode::All } else { Mode::First };
+    let d = diff::diff_inputs(&ra, &rb, mode, &norm)?;
+    let opts = report::diff_page::Options {
+        max_line: a.out.max_line,
+    };
+    let text = report::diff_page::render(
+        &d,
+        InputMeta::of(&ra.input, &ra.trace),
+        InputMeta::of(&rb.input, &rb.trace),
+        format,
+        &opts,
+    );
+    write_doc(&a.out, &text)?;
+    for p in &d.problems {
+        eprintln!("warning: {p}");
+    }
+    Ok(if d.problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(DEGRADED)
+    })
+}
+
+fn analyze(a: ReportAnalyzeArgs) -> Result<ExitCode> {
+    use agentwire::analyze::{AnalyzeConfig, Analyzer, PriceTable};
+    let format = doc_format(&a.out)?;
+    let prices = match &a.prices {
+        Some(p) => PriceTable::from_file(p)?,
+        None => PriceTable::builtin(),
+    };
+    let cfg = AnalyzeConfig {
+        ttl: a.ttl.into(),
+        usage: a.usage.into(),
+        prices,
+    };
+    let mut an = Analyzer::new(cfg);
+    let mut metas = Vec::new();
+    let mut code = ExitCode::SUCCESS;
+    for p in &a.traces {
+        let trace = open_trace(p)?;
+        let name = p.display().to_string();
+        an.begin_trace(&name);
+        for x in &trace.exchanges {
+            an.push(x);
+        }
+        for problem in &trace.problems {
+            eprintln!("warning: {name}: {problem}");
+            an.bad_line();
+            code = ExitCode::from(DEGRADED);
+        }
+        metas.push(InputMeta::of(&name, &trace));
+    }
+    let result = an.finish();
+    for i in &result.inputs {
+        for b in &i.bad_bodies {
+            eprintln!("warning: {}: {b}; the request was skipped", i.path);
+            code = ExitCode::from(DEGRADED);
+        }
+    }
+    let opts = report::audit_page::Options {
+        max_rows: None,
+    };
+    let text = report::audit_page::render(&result, metas, format, &opts);
+    write_doc(&a.out, &text)?;
+    Ok(code)
+}

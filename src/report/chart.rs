@@ -1,0 +1,560 @@
+//! Charts of the HTML reports, drawn by `plotters` into inline SVG strings: per-tool
+//! definition bytes (version diff), the per-request token timeline, lanes over time
+//! (poll episodes per target, background jobs per session), horizontal bars (cost by
+//! cause) and lines across versions (history).
+//!
+//! Every label comes from a trace and goes through plotters' SVG backend, which escapes
+//! text and attribute values (`<`, `>`, `&`, quotes); the result is placed in the page as
+//! markup. Sizes are pixels; a chart that cannot be drawn returns the error as text, which
+//! the page shows instead of the chart.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Colours: A / loaded / uncached, B, deferred, cache write, cache read, marks.
+const GREY: RGBColor = RGBColor(150, 150, 150);
+const BLUE: RGBColor = RGBColor(52, 101, 164);
+const ORANGE: RGBColor = RGBColor(230, 126, 34);
+const PURPLE: RGBColor = RGBColor(142, 68, 173);
+const GREEN: RGBColor = RGBColor(39, 174, 96);
+const RED: RGBColor = RGBColor(192, 57, 43);
+/// One colour per series or category, in order.
+const PALETTE: [RGBColor; 8] = [
+    BLUE,
+    ORANGE,
+    GREEN,
+    RED,
+    PURPLE,
+    RGBColor(22, 160, 133),
+    RGBColor(127, 140, 141),
+    RGBColor(211, 84, 0),
+];
+
+/// Width of every chart, pixels.
+pub const WIDTH: u32 = 960;
+/// Above this many requests the timeline sums neighbours into one bar each.
+pub const TIMELINE_BARS: usize = 600;
+
+const FONT: &str = "sans-serif";
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+fn err<E: std::fmt::Display>(e: E) -> String {
+    format!("chart not drawn: {e}")
+}
+
+/// Colour of the `i`-th category.
+pub fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// How a tool is sent in B (colour of its bar).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolForm {
+    /// Definition sent and loaded.
+    Loaded,
+    /// Definition sent with `defer_loading: true`.
+    DeferLoading,
+    /// Only announced by name for ToolSearch (no definition bytes).
+    Announced,
+    /// Not sent.
+    Absent,
+}
+
+/// One tool in the version-diff bar chart.
+#[derive(Clone, Debug)]
+pub struct ToolBar {
+    /// Tool name.
+    pub name: String,
+    /// Definition bytes in A.
+    pub a: u64,
+    /// Definition bytes in B.
+    pub b: u64,
+    /// How B sends it.
+    pub b_form: ToolForm,
+}
+
+fn draw<F>(width: u32, height: u32, f: F) -> Result<String, String>
+where
+    F: FnOnce(&Area) -> Result<(), String>,
+{
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        f(&root)?;
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// Per-tool definition bytes, A above B, B coloured by how it is sent (loaded, deferred,
+/// announced only). Largest tools first, as given.
+pub fn tool_bytes(tools: &[ToolBar], a_name: &str, b_name: &str) -> Result<String, String> {
+    // Segment 0 is at the bottom: reverse so the first (largest) tool is on top.
+    let tools: Vec<&ToolBar> = tools.iter().rev().collect();
+    let n = tools.len().max(1);
+    let row = 22u32;
+    let height = 70 + row * n as u32 + 30;
+    let max = tools.iter().map(|t| t.a.max(t.b)).max().unwrap_or(1).max(1) as f64 * 1.08;
+    let labels: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+    draw(WIDTH, height, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption("Tool definition bytes, A vs B", (FONT, 18))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(190)
+            .build_cartesian_2d(0f64..max, (0..n as i32).into_segmented())
+            .map_err(err)?;
+        let fmt = |v: &SegmentValue<i32>| match v {
+            SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(n)
+            .y_label_formatter(&fmt)
+            .x_desc("bytes")
+            .label_style((FONT, 12))
+            .draw()
+            .map_err(err)?;
+        let half = (row / 2).saturating_sub(2);
+        let bar = |x: f64, i: usize, top: bool, c: RGBColor| {
+            let mut r = Rectangle::new(
+                [
+                    (0.0, SegmentValue::Exact(i as i32)),
+                    (x, SegmentValue::Exact(i as i32 + 1)),
+                ],
+                c.filled(),
+            );
+            if top {
+                r.set_margin(2, half + 2, 0, 0);
+            } else {
+                r.set_margin(half + 2, 2, 0, 0);
+            }
+            r
+        };
+        chart
+            .draw_series(
+                tools
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| bar(t.a as f64, i, true, GREY)),
+            )
+            .map_err(err)?
+            .label(format!("A: {a_name}"))
+            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], GREY.filled()));
+        for (form, c, label) in [
+            (ToolForm::Loaded, BLUE, "B: loaded (definition sent)"),
+            (ToolForm::DeferLoading, PURPLE, "B: defer_loading (deferred)"),
+        ] {
+            chart
+                .draw_series(
+                    tools
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, t)| t.b_form == form)
+                        .map(|(i, t)| bar(t.b as f64, i, false, c)),
+                )
+                .map_err(err)?
+                .label(format!("{label} — {b_name}"))
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
+        }
+        chart
+            .draw_series(
+                tools
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| t.b_form == ToolForm::Announced)
+                    .map(|(i, _)| {
+                        Text::new(
+                            "B: announced for ToolSearch (0 bytes)",
+                            (max * 0.005, SegmentValue::CenterOf(i as i32)),
+                            (FONT, 11).into_font().color(&ORANGE),
+                        )
+                    }),
+            )
+            .map_err(err)?;
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .label_font((FONT, 12))
+            .draw()
+            .map_err(err)
+    })
+}
+
+/// One request in the token timeline.
+#[derive(Clone, Debug, Default)]
+pub struct RequestBar {
+    /// Uncached input tokens.
+    pub uncached: u64,
+    /// Cache-write tokens.
+    pub write: u64,
+    /// Cache-read tokens.
+    pub read: u64,
+    /// Miss cause, if the request missed the cache (colours a mark above the bar).
+    pub miss: Option<String>,
+    /// A gap longer than the TTL before this request, as a label (`gap 330 s > TTL 300 s`).
+    pub gap: Option<String>,
+}
+
+/// Stacked uncached / cache-write / cache-read tokens per request; misses marked by a
+/// coloured dot per cause (`causes` gives the colour order), TTL gaps by a dashed line.
+/// More than [`TIMELINE_BARS`] requests are summed in equal groups (marks kept).
+pub fn request_timeline(reqs: &[RequestBar], causes: &[String]) -> Result<String, String> {
+    let group = reqs.len().div_ceil(TIMELINE_BARS).max(1);
+    let bars: Vec<RequestBar> = reqs
+        .chunks(group)
+        .map(|c| RequestBar {
+            uncached: c.iter().map(|r| r.uncached).sum(),
+            write: c.iter().map(|r| r.write).sum(),
+            read: c.iter().map(|r| r.read).sum(),
+            miss: c.iter().find_map(|r| r.miss.clone()),
+            gap: c.iter().find_map(|r| r.gap.clone()),
+        })
+        .collect();
+    let n = bars.len().max(1);
+    let max = bars
+        .iter()
+        .map(|b| b.uncached + b.write + b.read)
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64
+        * 1.15;
+    let x_desc = if group > 1 {
+        format!("request (bars sum {group} requests each)")
+    } else {
+        "request".to_string()
+    };
+    draw(WIDTH, 380, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(
+                "Input tokens per request: uncached, cache write, cache read",
+                (FONT, 18),
+            )
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0f64..n as f64, 0f64..max)
+            .map_err(err)?;
+        let gfmt = |v: &f64| format!("{}", (*v as usize) * group);
+        let yfmt = |v: &f64| format!("{v:.0}");
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .light_line_style(WHITE)
+            .y_label_formatter(&yfmt)
+            .x_labels(n.min(20))
+            .x_label_formatter(&gfmt)
+            .x_desc(x_desc.as_str())
+            .y_desc("tokens")
+            .label_style((FONT, 12))
+            .draw()
+            .map_err(err)?;
+        let w = if n > 200 { 0.0 } else { 0.12 };
+        let stack = |lo: fn(&RequestBar) -> u64, hi: fn(&RequestBar) -> u64, c: RGBColor| {
+            bars.iter().enumerate().map(move |(i, b)| {
+                Rectangle::new(
+                    [
+                        (i as f64 + w, lo(b) as f64),
+                        (i as f64 + 1.0 - w, hi(b) as f64),
+                    ],
+                    c.filled(),
+                )
+            })
+        };
+        let layers: [(fn(&RequestBar) -> u64, fn(&RequestBar) -> u64, RGBColor, &str); 3] = [
+            (|_| 0, |b| b.uncached, GREY, "uncached input"),
+            (|b| b.uncached, |b| b.uncached + b.write, ORANGE, "cache write"),
+            (
+                |b| b.uncached + b.write,
+                |b| b.uncached + b.write + b.read,
+                GREEN,
+                "cache read",
+            ),
+        ];
+        for (lo, hi, c, label) in layers {
+            chart
+                .draw_series(stack(lo, hi, c))
+                .map_err(err)?
+                .label(label)
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
+        }
+        for (k, cause) in causes.iter().enumerate() {
+            let c = color(k + 3);
+            chart
+                .draw_series(
+                    bars.iter()
+                        .enumerate()
+                        .filter(|(_, b)| b.miss.as_deref() == Some(cause.as_str()))
+                        .map(|(i, b)| {
+                            let top = (b.uncached + b.write + b.read) as f64;
+                            Circle::new((i as f64 + 0.5, top + max * 0.04), 5, c.filled())
+                        }),
+                )
+                .map_err(err)?
+                .label(format!("miss: {cause}"))
+                .legend(move |(x, y)| Circle::new((x + 6, y), 5, c.filled()));
+        }
+        for (i, b) in bars.iter().enumerate() {
+            if let Some(g) = &b.gap {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        [(i as f64, 0.0), (i as f64, max * 0.92)],
+                        6,
+                        4,
+                        RED.stroke_width(2),
+                    ))
+                    .map_err(err)?;
+                let style = (FONT, 12).into_font().color(&RED);
+                let style = if i * 2 > n {
+                    style.pos(Pos::new(HPos::Right, VPos::Center))
+                } else {
+                    style
+                };
+                let x = if i * 2 > n { i as f64 - 0.1 } else { i as f64 + 0.1 };
+                chart
+                    .draw_series(std::iter::once(Text::new(g.clone(), (x, max * 0.97), style)))
+                    .map_err(err)?;
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .label_font((FONT, 12))
+            .draw()
+            .map_err(err)
+    })
+}
+
+/// One bar of a lane chart (a poll episode, a background job).
+#[derive(Clone, Debug)]
+pub struct LaneBar {
+    /// Lane label (a target, a session/thread).
+    pub lane: String,
+    /// Start, seconds from the first request.
+    pub start_s: f64,
+    /// End, seconds from the first request.
+    pub end_s: f64,
+    /// Text next to the bar.
+    pub label: String,
+    /// Category (colour and legend): a state, a kind.
+    pub category: String,
+}
+
+/// Bars on lanes over time (Gantt-like): one lane per distinct [`LaneBar::lane`].
+pub fn lanes(title: &str, bars: &[LaneBar]) -> Result<String, String> {
+    let mut lanes: Vec<&str> = Vec::new();
+    let mut cats: Vec<&str> = Vec::new();
+    for b in bars {
+        if !lanes.contains(&b.lane.as_str()) {
+            lanes.push(&b.lane);
+        }
+        if !cats.contains(&b.category.as_str()) {
+            cats.push(&b.category);
+        }
+    }
+    let n = lanes.len().max(1);
+    let row = 30u32;
+    let end = bars.iter().map(|b| b.end_s).fold(1.0f64, f64::max) * 1.6;
+    let height = 80 + row * n as u32 + 30;
+    draw(WIDTH, height, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, (FONT, 18))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(240)
+            .build_cartesian_2d(0f64..end, (0..n as i32).into_segmented())
+            .map_err(err)?;
+        let fmt = |v: &SegmentValue<i32>| match v {
+            SegmentValue::CenterOf(i) => lanes
+                .get(*i as usize)
+                .map(|s| s.chars().take(40).collect())
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(n)
+            .y_label_formatter(&fmt)
+            .x_desc("seconds from the first request")
+            .label_style((FONT, 12))
+            .draw()
+            .map_err(err)?;
+        for (k, cat) in cats.iter().enumerate() {
+            let c = color(k);
+            let _ = cat;
+            chart
+                .draw_series(bars.iter().filter(|b| b.category == *cat).map(|b| {
+                    let i = lanes.iter().position(|l| *l == b.lane).unwrap_or(0) as i32;
+                    let w = (b.end_s - b.start_s).max(end * 0.004);
+                    let mut r = Rectangle::new(
+                        [
+                            (b.start_s, SegmentValue::Exact(i)),
+                            (b.start_s + w, SegmentValue::Exact(i + 1)),
+                        ],
+                        c.filled(),
+                    );
+                    r.set_margin(6, 6, 0, 0);
+                    r
+                }))
+                .map_err(err)?;
+        }
+        chart
+            .draw_series(bars.iter().map(|b| {
+                let i = lanes.iter().position(|l| *l == b.lane).unwrap_or(0) as i32;
+                Text::new(
+                    format!("{}: {}", b.category, b.label),
+                    (b.end_s + end * 0.01, SegmentValue::CenterOf(i)),
+                    (FONT, 12).into_font(),
+                )
+            }))
+            .map_err(err)?;
+        Ok(())
+    })
+}
+
+/// Horizontal bars, one per `(label, value)`, with `unit` on the axis.
+pub fn hbars(title: &str, items: &[(String, f64)], unit: &str) -> Result<String, String> {
+    let n = items.len().max(1);
+    let row = 28u32;
+    let max = items.iter().map(|i| i.1).fold(0.0f64, f64::max).max(1e-9) * 1.15;
+    let height = 70 + row * n as u32 + 30;
+    let labels: Vec<String> = items.iter().map(|i| i.0.clone()).collect();
+    draw(WIDTH, height, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, (FONT, 18))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(190)
+            .build_cartesian_2d(0f64..max, (0..n as i32).into_segmented())
+            .map_err(err)?;
+        let fmt = |v: &SegmentValue<i32>| match v {
+            SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(n)
+            .y_label_formatter(&fmt)
+            .x_desc(unit)
+            .label_style((FONT, 12))
+            .draw()
+            .map_err(err)?;
+        chart
+            .draw_series(items.iter().enumerate().map(|(i, (_, v))| {
+                let mut r = Rectangle::new(
+                    [
+                        (0.0, SegmentValue::Exact(i as i32)),
+                        (*v, SegmentValue::Exact(i as i32 + 1)),
+                    ],
+                    color(i).filled(),
+                );
+                r.set_margin(5, 5, 0, 0);
+                r
+            }))
+            .map_err(err)?;
+        Ok(())
+    })
+}
+
+/// Lines across versions: `x` labels (versions) and named series of values.
+pub fn lines(title: &str, x: &[String], series: &[(String, Vec<u64>)]) -> Result<String, String> {
+    let n = x.len().max(1);
+    let max = series
+        .iter()
+        .flat_map(|s| s.1.iter().copied())
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64
+        * 1.15;
+    draw(WIDTH, 340, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, (FONT, 18))
+            .margin(10)
+            .x_label_area_size(35)
+            .y_label_area_size(70)
+            .build_cartesian_2d((0..n as i32).into_segmented(), 0f64..max)
+            .map_err(err)?;
+        let fmt = |v: &SegmentValue<i32>| match v {
+            SegmentValue::CenterOf(i) => x.get(*i as usize).cloned().unwrap_or_default(),
+            _ => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .x_labels(n)
+            .x_label_formatter(&fmt)
+            .x_desc("version")
+            .label_style((FONT, 12))
+            .draw()
+            .map_err(err)?;
+        for (k, (name, vals)) in series.iter().enumerate() {
+            let c = color(k);
+            let pts: Vec<(SegmentValue<i32>, f64)> = vals
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (SegmentValue::CenterOf(i as i32), *v as f64))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+                .map_err(err)?
+                .label(name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(2)));
+            chart
+                .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))
+                .map_err(err)?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .label_font((FONT, 12))
+            .draw()
+            .map_err(err)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_from_traces_are_escaped_in_the_svg() {
+        let tools = [ToolBar {
+            name: "<script>alert(1)</script>".into(),
+            a: 10,
+            b: 0,
+            b_form: ToolForm::Announced,
+        }];
+        let svg = tool_bytes(&tools, "a\"onload=\"x", "b").unwrap();
+        assert!(!svg.contains("<script>"));
+        assert!(svg.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(!svg.contains("a\"onload"));
+    }
+
+    #[test]
+    fn long_timelines_are_grouped() {
+        let reqs: Vec<RequestBar> = (0..1300)
+            .map(|i| RequestBar {
+                uncached: 1,
+                read: 10,
+                miss: (i == 700).then(|| "ttl_expired".to_string()),
+                ..RequestBar::default()
+            })
+            .collect();
+        let svg = request_timeline(&reqs, &["ttl_expired".into()]).unwrap();
+        assert!(svg.contains("bars sum 3 requests each"));
+        // One miss mark (a circle) for the one missed request, plus its legend swatch.
+        assert_eq!(svg.matches("<circle").count(), 2);
+    }
+}

@@ -1,0 +1,157 @@
+//! HTML reports made from the shared Claude Code captures, loaded in a real headless
+//! Chromium: the rendered DOM shows the key figures (computed here independently, from
+//! tshark's reading of the same captures and from the scenarios), the page does nothing
+//! on its own (no console message, no dialog, no network request), and a screenshot is
+//! saved (its path printed; `AGENTWIRE_UPDATE_SCREENSHOTS=1` refreshes the README's).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use agentwire::api::MessagesRequest;
+
+use crate::common::{bin, shared_capture};
+use crate::common_chromium::{save_screenshot, Browser};
+use crate::common_tshark::exchanges_from_pcap;
+
+fn capture(name: &str) -> PathBuf {
+    shared_capture(&format!("claude-code/{name}"))
+}
+
+/// Run agentwire with `args`; panics with its stderr when it fails.
+fn agentwire(args: &[&str]) {
+    let out = Command::new(bin()).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "agentwire {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Tool names of the first Messages request tshark finds in a capture.
+fn tool_names(pcap: &Path) -> BTreeSet<String> {
+    let xs = exchanges_from_pcap(pcap);
+    let x = xs.iter().find(|x| x.is_messages()).unwrap();
+    let r = MessagesRequest::parse(&x.request.body.bytes).unwrap();
+    r.tools.iter().map(|t| t.name.clone()).collect()
+}
+
+fn strings(v: &serde_json::Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn diff_report_in_chromium_shows_20_to_12_tools_and_names_the_ten_deferred() {
+    let (a, b) = (capture("cc2.1.303-hello.pcap"), capture("cc2.1.304-hello.pcap"));
+    // Independently: the tool names tshark's bodies carry. 2.1.303 defines 20; 2.1.304
+    // defines 12, two of them new (ToolSearch, its placeholder): the other ten moved.
+    let (ta, tb) = (tool_names(&a), tool_names(&b));
+    assert_eq!((ta.len(), tb.len()), (20, 12));
+    let moved: BTreeSet<String> = ta.difference(&tb).cloned().collect();
+    assert_eq!(moved.len(), 10);
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("diff.html");
+    agentwire(&[
+        "report",
+        "diff",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let mut br = Browser::launch(1200, 1500);
+    let url = br.open(&out);
+    let title = br.eval("document.getElementById('title').textContent");
+    assert_eq!(
+        title.as_str().unwrap(),
+        "claude-code 2.1.303 → 2.1.304 (base-url route (inferred from the Host header), default settings)"
+    );
+    let row = br.eval(
+        "Array.from(document.querySelectorAll('#figures tbody tr')).map(r => Array.from(r.cells).map(c => c.textContent)).find(c => c[0] == 'tool definitions')",
+    );
+    assert_eq!(strings(&row)[..3], ["tool definitions", "20", "12"]);
+    let named = br.eval(
+        "Array.from(document.querySelectorAll('li[data-status=\"moved behind ToolSearch\"] code.tool')).map(c => c.textContent)",
+    );
+    let named: BTreeSet<String> = strings(&named).into_iter().collect();
+    assert_eq!(named, moved);
+    // The summary says it in words, and the chart drew a bar label per tool.
+    let words = br.eval("document.querySelector('.words').textContent");
+    assert!(words
+        .as_str()
+        .unwrap()
+        .contains("sends 12 tool definitions where claude-code 2.1.303 sends 20"));
+    let svg_labels = br.eval(
+        "Array.from(document.querySelectorAll('.chart svg text')).map(t => t.textContent.trim())",
+    );
+    for t in &moved {
+        assert!(strings(&svg_labels).contains(t), "{t} not in the chart");
+    }
+    let m = br.misdeeds(&url);
+    assert!(m.none(), "{m:#?}");
+    save_screenshot("report-diff", &br.screenshot());
+}
+
+#[test]
+fn audit_report_in_chromium_shows_19_redundant_polls_and_the_330_s_ttl_miss() {
+    let (polls, ttl) = (
+        capture("cc2.1.303-mcp-status-polling.pcap"),
+        capture("cc2.1.304-cache-ttl-gap.pcap"),
+    );
+    // Independently: the gap between the second and third Messages requests of the TTL
+    // capture, from tshark's frame times.
+    let xs = exchanges_from_pcap(&ttl);
+    let starts: Vec<_> = xs
+        .iter()
+        .filter(|x| x.is_messages())
+        .map(|x| x.started_at)
+        .collect();
+    let gap = (starts[2] - starts[1]).num_microseconds().unwrap() as f64 / 1e6;
+    assert!(gap > 300.0, "the scenario sleeps 330 s: {gap}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("audit.html");
+    agentwire(&[
+        "report",
+        "analyze",
+        "--usage",
+        "simulated",
+        polls.to_str().unwrap(),
+        ttl.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let mut br = Browser::launch(1200, 1500);
+    let url = br.open(&out);
+    let figure = br.eval(
+        "Array.from(document.querySelectorAll('#figures .figure')).map(f => [f.querySelector('.label').textContent, f.querySelector('.value').textContent])",
+    );
+    let figure: Vec<Vec<String>> = figure
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(strings)
+        .collect();
+    // The scenario: 21 get_status polls, the first 20 answered `running`: 19 repeats.
+    assert!(figure.contains(&vec!["polls".to_string(), "21".to_string()]));
+    assert!(figure.contains(&vec!["redundant polls".to_string(), "19".to_string()]));
+    let miss = br.eval(
+        "Array.from(document.querySelectorAll('#requests tbody tr')).map(r => Array.from(r.cells).map(c => c.textContent)).filter(c => c[9] == 'ttl_expired')",
+    );
+    let miss: Vec<Vec<String>> = miss.as_array().unwrap().iter().map(strings).collect();
+    assert_eq!(miss.len(), 1, "{miss:?}");
+    assert_eq!(miss[0][8], "miss");
+    assert_eq!(miss[0][10], format!("gap {gap:.1} s > 300 s"));
+    let marked = br.eval(
+        "Array.from(document.querySelectorAll('#chart-timeline svg text')).map(t => t.textContent.trim()).filter(t => t.startsWith('TTL gap'))",
+    );
+    assert_eq!(strings(&marked), [format!("TTL gap: gap {gap:.1} s > 300 s")]);
+    let m = br.misdeeds(&url);
+    assert!(m.none(), "{m:#?}");
+    save_screenshot("report-audit", &br.screenshot());
+}
