@@ -472,7 +472,9 @@ pub fn render(a: &Analysis, inputs: Vec<InputMeta>, format: DocFormat, o: &Optio
         terms.extend(t.headers.iter().cloned());
     }
     terms.extend(a.summary.misses_by_cause.iter().map(|c| c.cause.clone()));
-    terms.extend(["TTL", "cache read", "cache write", "uncached", "sessions"].map(String::from));
+    terms.extend(
+        ["figure", "value", "TTL", "cache read", "cache write", "uncached"].map(String::from),
+    );
     let glossary = glossary::for_terms(terms.iter().map(String::as_str));
     if format == DocFormat::Json {
         let doc = JsonDoc {

@@ -35,7 +35,7 @@ fn sample() -> Vec<Exchange> {
     ])
 }
 
-fn analysis() -> Analysis {
+pub fn analysis() -> Analysis {
     analyze_exchanges(
         &sample(),
         AnalyzeConfig {

@@ -17,6 +17,8 @@ mod proxy;
 mod record;
 mod replay;
 mod report_html;
+mod report_injection;
+mod report_md;
 mod server;
 mod show;
 mod tshark;

@@ -1,0 +1,192 @@
+//! The shareable Markdown and JSON reports: snapshots on hand-made inputs (no capture
+//! text), and checks on the real captures' reports through a CommonMark renderer
+//! (`pulldown-cmark`): no line cut short with "…", every label explained in the glossary,
+//! and no raw HTML from recorded text.
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+
+use agentwire::report::meta::InputMeta;
+use agentwire::report::{audit_page, diff_page, DocFormat};
+
+use crate::common::{bin, shared_capture};
+
+fn settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.add_filter(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z", "[timestamp]");
+    s.add_filter(r"agentwire \d+\.\d+\.\d+", "agentwire [version]");
+    s.add_filter(r#""agentwire_version": "[^"]*""#, r#""agentwire_version": "[version]""#);
+    s
+}
+
+fn diff_doc(format: DocFormat) -> String {
+    let r = crate::diff_snapshots::report();
+    let a = crate::diff_snapshots::resolved("a.jsonl", "{}", "", "");
+    let metas = |input: &str, version: &str| {
+        let mut m = InputMeta::of(input, &a.trace);
+        m.client = Some("test-cli".into());
+        m.version = Some(version.into());
+        m.route = Some("base-url".into());
+        m.settings = vec!["ENABLE_TOOL_SEARCH=true".into()];
+        m
+    };
+    diff_page::render(
+        &r,
+        metas("a.jsonl", "1.0.0"),
+        metas("b.jsonl", "1.1.0"),
+        format,
+        &diff_page::Options::default(),
+    )
+}
+
+fn audit_doc(format: DocFormat) -> String {
+    let a = crate::analyze_report::analysis();
+    let t = crate::diff_snapshots::resolved("session.jsonl", "{}", "", "");
+    audit_page::render(
+        &a,
+        vec![InputMeta::of("session.jsonl", &t.trace)],
+        format,
+        &audit_page::Options::default(),
+    )
+}
+
+#[test]
+fn shared_diff_markdown_snapshot() {
+    let md = diff_doc(DocFormat::Markdown);
+    check_markdown(&md);
+    settings().bind(|| insta::assert_snapshot!("share_diff_markdown", md));
+}
+
+#[test]
+fn shared_diff_json_snapshot() {
+    let json = diff_doc(DocFormat::Json);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["report"], "diff");
+    assert_eq!(v["meta"]["title"], "test-cli 1.0.0 → 1.1.0 (base-url route, ENABLE_TOOL_SEARCH=true)");
+    settings().bind(|| insta::assert_snapshot!("share_diff_json", json));
+}
+
+#[test]
+fn shared_audit_markdown_snapshot() {
+    let md = audit_doc(DocFormat::Markdown);
+    check_markdown(&md);
+    settings().bind(|| insta::assert_snapshot!("share_audit_markdown", md));
+}
+
+#[test]
+fn shared_audit_json_snapshot() {
+    let json = audit_doc(DocFormat::Json);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["report"], "audit");
+    assert_eq!(v["analysis"]["summary"]["redundant_polls"], 1);
+    settings().bind(|| insta::assert_snapshot!("share_audit_json", json));
+}
+
+/// The Markdown report of the real 2.1.303 → 2.1.304 captures: the 35 lines the old
+/// report cut short are whole, every label is explained, per-block diffs use `-`/`+`.
+#[test]
+fn markdown_of_real_captures_has_whole_lines_and_explained_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let cap = |n: &str| shared_capture(&format!("claude-code/{n}")).display().to_string();
+    let run = |args: &[&str]| {
+        let out = Command::new(bin()).args(args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let md = run(&["report", "diff", &cap("cc2.1.303-hello.pcap"), &cap("cc2.1.304-hello.pcap")]);
+    check_markdown(&md);
+    assert!(md.starts_with("# claude-code 2.1.303 → 2.1.304 (base-url route"));
+    assert!(md.contains("### System block 0: changed"));
+    assert!(!md.contains("[-") && !md.contains("{+"));
+    let audit = dir.path().join("audit.md");
+    run(&[
+        "report", "analyze", "--usage", "simulated",
+        &cap("cc2.1.303-mcp-status-polling.pcap"), &cap("cc2.1.304-cache-ttl-gap.pcap"),
+        "-o", audit.to_str().unwrap(),
+    ]);
+    check_markdown(&std::fs::read_to_string(&audit).unwrap());
+    // Recorded markup stays text in Markdown too.
+    let (a, b) = crate::report_injection::hostile_pair(dir.path());
+    check_markdown(&run(&["report", "diff", &a, &b]));
+    check_markdown(&run(&["report", "analyze", &a, &b]));
+}
+
+/// Parse `md` as CommonMark (GFM tables) and check: no raw HTML, no text line ending in
+/// "…", and every table header and figure name listed in the glossary.
+fn check_markdown(md: &str) {
+    let mut opts = Options::empty();
+    opts.insert(Options::ENABLE_TABLES);
+    let mut labels: BTreeSet<String> = BTreeSet::new();
+    let mut glossary: BTreeSet<String> = BTreeSet::new();
+    let (mut in_head, mut cell, mut col, mut heading, mut in_strong, mut item_start) =
+        (false, String::new(), 0usize, String::new(), false, false);
+    let mut header_first = String::new();
+    let mut in_heading = false;
+    let mut block = String::new();
+    let mut strong = String::new();
+    for ev in Parser::new_ext(md, opts) {
+        match ev {
+            Event::Html(h) | Event::InlineHtml(h) => panic!("raw HTML in the report: {h}"),
+            Event::Start(Tag::Heading { .. }) => {
+                in_heading = true;
+                heading.clear();
+            }
+            Event::End(TagEnd::Heading(_)) => in_heading = false,
+            Event::Start(Tag::TableHead) => {
+                in_head = true;
+                col = 0;
+            }
+            Event::End(TagEnd::TableHead) => in_head = false,
+            Event::Start(Tag::TableRow) => col = 0,
+            Event::Start(Tag::TableCell) => cell.clear(),
+            Event::End(TagEnd::TableCell) => {
+                if in_head {
+                    labels.insert(cell.clone());
+                    if col == 0 {
+                        header_first = cell.clone();
+                    }
+                } else if col == 0 && header_first == "figure" {
+                    labels.insert(cell.clone());
+                }
+                col += 1;
+            }
+            Event::Start(Tag::Item) => item_start = true,
+            Event::Start(Tag::Strong) => {
+                in_strong = true;
+                strong.clear();
+            }
+            Event::End(TagEnd::Strong) => {
+                in_strong = false;
+                if item_start && heading == "Glossary" {
+                    glossary.insert(strong.clone());
+                }
+                item_start = false;
+            }
+            Event::Text(t) | Event::Code(t) => {
+                if in_heading {
+                    heading.push_str(&t);
+                }
+                cell.push_str(&t);
+                block.push_str(&t);
+                if in_strong {
+                    strong.push_str(&t);
+                } else {
+                    item_start = false;
+                }
+            }
+            Event::SoftBreak | Event::HardBreak => block.push('\n'),
+            Event::End(TagEnd::Paragraph | TagEnd::CodeBlock | TagEnd::TableCell) => {
+                for line in block.lines() {
+                    assert!(!line.trim_end().ends_with('…'), "line cut short: {line}");
+                }
+                block.clear();
+            }
+            _ => {}
+        }
+    }
+    assert!(!glossary.is_empty(), "no glossary");
+    let missing: Vec<&String> = labels.iter().filter(|l| !glossary.contains(*l)).collect();
+    assert!(missing.is_empty(), "labels without a glossary entry: {missing:?}");
+}
