@@ -13,6 +13,7 @@ pub mod matrix;
 pub mod meta;
 pub mod page;
 pub mod parquet;
+pub mod prompt;
 pub mod replay;
 pub mod show;
 pub mod table;

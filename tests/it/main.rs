@@ -13,6 +13,7 @@ mod hand_trace;
 mod intercept;
 mod matrix;
 mod pcap;
+mod prompt;
 mod proxy;
 mod record;
 mod replay;

@@ -1,0 +1,111 @@
+//! Prompt export (`agentwire prompt`): the full system prompt blocks and tool definitions
+//! of one Messages request, as Markdown (what people publish by hand to track prompt
+//! history) or JSON. Nothing is shortened; recorded text sits in code fences long enough
+//! that it cannot close them.
+
+use serde::Serialize;
+
+use super::meta::{InputMeta, Meta};
+use super::{page, DocFormat};
+use crate::api::MessagesRequest;
+use crate::diff::tools::announced_tools;
+
+/// One system block.
+#[derive(Clone, Debug, Serialize)]
+pub struct SystemBlock {
+    /// Index from 0.
+    pub index: usize,
+    /// Size as sent, bytes.
+    pub bytes: usize,
+    /// `cache_control` (compact JSON), if the block is a cache breakpoint.
+    pub cache_control: Option<String>,
+    /// The block's text, whole.
+    pub text: String,
+}
+
+/// One tool definition.
+#[derive(Clone, Debug, Serialize)]
+pub struct ToolDef {
+    /// Name.
+    pub name: String,
+    /// Size of the definition as sent, bytes.
+    pub bytes: usize,
+    /// `type` of a server tool.
+    pub r#type: Option<String>,
+    /// `defer_loading: true`.
+    pub defer_loading: bool,
+    /// Description, whole.
+    pub description: Option<String>,
+    /// `input_schema`, pretty-printed JSON.
+    pub input_schema: Option<String>,
+}
+
+/// The prompt of one request.
+#[derive(Clone, Debug, Serialize)]
+pub struct Prompt {
+    /// Head: title and input.
+    pub meta: Meta,
+    /// Exchange id in its trace.
+    pub exchange: u64,
+    /// `model`, if sent.
+    pub model: Option<String>,
+    /// System blocks in order.
+    pub system: Vec<SystemBlock>,
+    /// Tool definitions in order.
+    pub tools: Vec<ToolDef>,
+    /// Tools announced by name for ToolSearch (not defined), in order.
+    pub announced: Vec<String>,
+}
+
+/// The prompt of request `req` (parsed from `body`), exchange `exchange` of `input`.
+pub fn prompt(req: &MessagesRequest, body: &[u8], exchange: u64, input: InputMeta) -> Prompt {
+    let system = req.system.as_ref().map_or_else(Vec::new, |s| {
+        s.blocks
+            .iter()
+            .enumerate()
+            .map(|(i, b)| SystemBlock {
+                index: i,
+                bytes: b.span.len(),
+                cache_control: b.cache_control.as_ref().map(|c| c.to_string()),
+                text: b.text().unwrap_or_default().to_string(),
+            })
+            .collect()
+    });
+    let defined: Vec<&str> = req.tools.iter().map(|t| t.name.as_str()).collect();
+    let _ = body;
+    let title = format!("Prompt of {} — {}", input.name(), input.setup());
+    Prompt {
+        meta: Meta::new(title, vec![input]),
+        exchange,
+        model: req.model.clone(),
+        system,
+        tools: req
+            .tools
+            .iter()
+            .map(|t| ToolDef {
+                name: t.name.clone(),
+                bytes: t.span.len(),
+                r#type: t.tool_type.clone(),
+                defer_loading: t.defer_loading,
+                description: t.description.clone(),
+                input_schema: t
+                    .input_schema
+                    .as_ref()
+                    .map(|s| serde_json::to_string_pretty(s).expect("JSON value")),
+            })
+            .collect(),
+        announced: announced_tools(req)
+            .into_iter()
+            .filter(|n| !defined.contains(&n.as_str()))
+            .collect(),
+    }
+}
+
+/// Render a prompt as Markdown or JSON (HTML is not offered: the Markdown renders on any
+/// forge).
+pub fn render(p: &Prompt, format: DocFormat) -> String {
+    match format {
+        DocFormat::Json => serde_json::to_string_pretty(p).expect("prompt serializes") + "\n",
+        DocFormat::Markdown | DocFormat::Html => page::render("prompt.md", p),
+    }
+}
