@@ -6,6 +6,7 @@ pub mod matrix;
 pub mod npm;
 pub mod pcap;
 pub mod record;
+pub mod recordings;
 pub mod resend;
 pub mod server;
 

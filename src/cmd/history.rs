@@ -1,6 +1,159 @@
-//! `agentwire history` (work in progress).
+//! `agentwire history`: expand a version range, record the versions not in the
+//! recording cache (in parallel), and write the history report with its pairwise diffs.
+
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
 use anyhow::Result;
-pub(super) fn history<T>(_a: T) -> Result<ExitCode> {
-    anyhow::bail!("not yet")
+
+use agentwire::capture::npm::{self, CliSpec};
+use agentwire::capture::record::{parse_env, Route};
+use agentwire::capture::{matrix, recordings};
+use agentwire::report::history_page::{self, Step};
+use agentwire::report::{diff_page, meta::InputMeta, DocFormat};
+use agentwire::trace::Trace;
+
+use super::{doc_format, open_trace, progress_spinner, runtime, server_config, write_doc, DEGRADED};
+use crate::cli::{HistoryArgs, LimitArgs, ReplyArgs};
+
+pub(super) fn history(a: HistoryArgs) -> Result<ExitCode> {
+    let format = doc_format(&a.out)?;
+    let files = a.inputs.iter().all(|i| Path::new(i).is_file());
+    let (title, inputs) = if files {
+        let traces = a
+            .inputs
+            .iter()
+            .map(|i| Ok((i.clone(), open_trace(Path::new(i))?, "file".to_string())))
+            .collect::<Result<Vec<_>>>()?;
+        (format!("History of {} traces", traces.len()), traces)
+    } else {
+        let [spec] = a.inputs.as_slice() else {
+            anyhow::bail!("give one version list such as claude-code@2.1.303..2.1.332, or trace files");
+        };
+        versions(spec, &a)?
+    };
+    let steps: Vec<Step> = inputs
+        .iter()
+        .map(|(input, trace, recorded)| {
+            let m = InputMeta::of(input, trace);
+            Step {
+                label: m.version.clone().filter(|_| !files).unwrap_or_else(|| m.name()),
+                input: input.clone(),
+                trace,
+                recorded: recorded.clone(),
+            }
+        })
+        .collect();
+    let mut h = history_page::build(&steps);
+    // Pairwise diffs next to the output, in its format (not for JSON or stdout).
+    if let (Some(out), false) = (&a.out.output, format == DocFormat::Json) {
+        let dir = a.diff_dir.clone().unwrap_or_else(|| {
+            let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            out.with_file_name(format!("{stem}-diffs"))
+        });
+        std::fs::create_dir_all(&dir)?;
+        let ext = if format == DocFormat::Html { "html" } else { "md" };
+        for k in 0..h.steps.len() {
+            let name = history_page::step_file(&h, k, ext);
+            let (report, ma, mb) = &h.steps[k];
+            let text = diff_page::render(report, ma.clone(), mb.clone(), format, &diff_page::Options::default());
+            std::fs::write(dir.join(&name), text)?;
+            let rel = relative(out, &dir.join(&name));
+            h.rows[k + 1].diff = Some(rel);
+        }
+    }
+    let metas = inputs.iter().map(|(i, t, _)| InputMeta::of(i, t)).collect();
+    let text = history_page::render(&h, &title, metas, format);
+    write_doc(&a.out, &text)?;
+    for p in &h.problems {
+        eprintln!("warning: {p}");
+    }
+    Ok(if h.problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(DEGRADED)
+    })
+}
+
+/// `target` relative to the directory of `from` (both under the same directory here).
+fn relative(from: &Path, target: &Path) -> String {
+    let base = from.parent().unwrap_or(Path::new(""));
+    target
+        .strip_prefix(base)
+        .unwrap_or(target)
+        .to_string_lossy()
+        .into_owned()
+}
+
+type Inputs = Vec<(String, Trace, String)>;
+
+/// Expand `spec`, record what the cache lacks, and open every version's recording.
+fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
+    let name = spec.split('@').next().unwrap_or_default();
+    let published = if spec.contains("..") {
+        npm::published_versions(name)?
+    } else {
+        Vec::new()
+    };
+    let (name, versions) = npm::expand_versions(spec, &published, a.step)?;
+    let specs = versions
+        .iter()
+        .map(|v| CliSpec::parse(&format!("{name}@{v}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let env = a.env.iter().map(|kv| parse_env(kv)).collect::<Result<Vec<_>, _>>()?;
+    let route: Route = a.route.into();
+    let paths: Vec<PathBuf> = specs
+        .iter()
+        .map(|s| recordings::recording_path(s, route, &env, &a.args))
+        .collect();
+    let missing: Vec<usize> = (0..specs.len()).filter(|&i| !paths[i].is_file()).collect();
+    if !missing.is_empty() {
+        let cells: Vec<matrix::Cell> = missing
+            .iter()
+            .map(|&i| matrix::Cell {
+                label: format!("{}@{}", specs[i].name, specs[i].version),
+                spec: specs[i].clone(),
+                env: env.clone(),
+                route,
+            })
+            .collect();
+        let tmp = tempfile::tempdir()?;
+        let server = server_config("127.0.0.1:0".into(), &ReplyArgs::default(), &LimitArgs::default())?;
+        let spinner = std::sync::Arc::new(progress_spinner());
+        let sp = spinner.clone();
+        let progress: std::sync::Arc<dyn Fn(&str) + Send + Sync> =
+            std::sync::Arc::new(move |m: &str| sp.set_message(m.to_string()));
+        let results = runtime()?.block_on(matrix::run(&cells, tmp.path(), &a.args, &server, a.parallel, progress));
+        spinner.finish_and_clear();
+        for ((cell, &i), (path, r)) in cells.iter().zip(&missing).zip(results) {
+            let o = r.map_err(|e| anyhow::anyhow!("{}: recording failed: {e:#}", cell.label))?;
+            eprintln!("{}", o.summary(&paths[i]));
+            if o.messages == 0 {
+                anyhow::bail!("{}: the CLI sent no /v1/messages request; last output lines:\n{}", cell.label, o.output_tail);
+            }
+            std::fs::create_dir_all(paths[i].parent().expect("cache path has a parent"))?;
+            std::fs::copy(&path, &paths[i])?;
+        }
+    }
+    let title = format!(
+        "History of {name} {}",
+        versions.join(", ")
+    );
+    let inputs = specs
+        .iter()
+        .zip(&paths)
+        .enumerate()
+        .map(|(i, (s, p))| {
+            let recorded = if missing.contains(&i) { "new" } else { "cache" };
+            Ok((format!("{}@{}", s.name, s.version), Trace::open(p)?, recorded.to_string()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    eprintln!(
+        "history: {} versions, {} recorded now, {} from the cache ({})",
+        specs.len(),
+        missing.len(),
+        specs.len() - missing.len(),
+        npm::cache_root().join("recordings").display()
+    );
+    Ok((title, inputs))
 }

@@ -240,7 +240,7 @@ fn names(v: &[String]) -> String {
 }
 
 /// The summary of one comparison in plain words.
-fn summary(d: &RequestDiff, a: &str, b: &str) -> Vec<String> {
+pub(crate) fn summary(d: &RequestDiff, a: &str, b: &str) -> Vec<String> {
     let mut out = Vec::new();
     let size = |m: &str| d.size(m).map_or((0, 0, 0), |r| (r.a, r.b, r.delta));
     let (ta, tb, _) = size("tools");

@@ -9,6 +9,7 @@ pub mod chart;
 pub mod diff;
 pub mod diff_page;
 pub mod glossary;
+pub mod history_page;
 pub mod matrix;
 pub mod meta;
 pub mod page;

@@ -10,6 +10,7 @@ mod common_tshark;
 mod diff;
 mod diff_snapshots;
 mod hand_trace;
+mod history;
 mod intercept;
 mod matrix;
 mod pcap;
