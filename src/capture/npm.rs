@@ -308,7 +308,10 @@ pub fn expand_versions(
     step: usize,
 ) -> Result<(String, Vec<String>), NpmError> {
     let bad = || NpmError::BadSpec { spec: spec.into() };
-    let (name, list) = spec.split_once('@').filter(|(n, _)| !n.is_empty()).ok_or_else(bad)?;
+    let (name, list) = spec
+        .split_once('@')
+        .filter(|(n, _)| !n.is_empty())
+        .ok_or_else(bad)?;
     if step == 0 {
         return Err(bad());
     }
@@ -383,7 +386,12 @@ mod tests {
         assert_eq!(v, ["2.1.303", "2.1.304", "2.1.305", "2.1.306", "2.1.308"]);
         let (_, v) = expand_versions("claude-code@2.1.303..2.1.308", &published, 2).unwrap();
         assert_eq!(v, ["2.1.303", "2.1.305", "2.1.308"]);
-        let (_, v) = expand_versions("claude-code@2.1.303,2.1.304..2.1.305,2.1.340", &published, 1).unwrap();
+        let (_, v) = expand_versions(
+            "claude-code@2.1.303,2.1.304..2.1.305,2.1.340",
+            &published,
+            1,
+        )
+        .unwrap();
         assert_eq!(v, ["2.1.303", "2.1.304", "2.1.305", "2.1.340"]);
         assert!(expand_versions("claude-code@2.1.303..2.1.307", &published, 1).is_err());
         assert!(expand_versions("claude-code@../x", &published, 1).is_err());

@@ -35,7 +35,12 @@ pub(super) fn cache(c: CacheCommand) -> Result<ExitCode> {
             let all = recordings::list();
             let total: u64 = all.iter().map(|e| e.bytes).sum();
             out(&table(&all))?;
-            out(&format!("{} entries, {} in {}\n", all.len(), mib(total), root.display()))?;
+            out(&format!(
+                "{} entries, {} in {}\n",
+                all.len(),
+                mib(total),
+                root.display()
+            ))?;
         }
         CacheCommand::Prune(p) => {
             let kind = if p.cli {

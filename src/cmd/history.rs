@@ -13,7 +13,9 @@ use agentwire::report::history_page::{self, Step};
 use agentwire::report::{diff_page, meta::InputMeta, DocFormat};
 use agentwire::trace::Trace;
 
-use super::{doc_format, open_trace, progress_spinner, runtime, server_config, write_doc, DEGRADED};
+use super::{
+    doc_format, open_trace, progress_spinner, runtime, server_config, write_doc, DEGRADED,
+};
 use crate::cli::{HistoryArgs, LimitArgs, ReplyArgs};
 
 pub(super) fn history(a: HistoryArgs) -> Result<ExitCode> {
@@ -28,7 +30,9 @@ pub(super) fn history(a: HistoryArgs) -> Result<ExitCode> {
         (format!("History of {} traces", traces.len()), traces)
     } else {
         let [spec] = a.inputs.as_slice() else {
-            anyhow::bail!("give one version list such as claude-code@2.1.303..2.1.332, or trace files");
+            anyhow::bail!(
+                "give one version list such as claude-code@2.1.303..2.1.332, or trace files"
+            );
         };
         versions(spec, &a)?
     };
@@ -37,7 +41,11 @@ pub(super) fn history(a: HistoryArgs) -> Result<ExitCode> {
         .map(|(input, trace, recorded)| {
             let m = InputMeta::of(input, trace);
             Step {
-                label: m.version.clone().filter(|_| !files).unwrap_or_else(|| m.name()),
+                label: m
+                    .version
+                    .clone()
+                    .filter(|_| !files)
+                    .unwrap_or_else(|| m.name()),
                 input: input.clone(),
                 trace,
                 recorded: recorded.clone(),
@@ -48,15 +56,28 @@ pub(super) fn history(a: HistoryArgs) -> Result<ExitCode> {
     // Pairwise diffs next to the output, in its format (not for JSON or stdout).
     if let (Some(out), false) = (&a.out.output, format == DocFormat::Json) {
         let dir = a.diff_dir.clone().unwrap_or_else(|| {
-            let stem = out.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let stem = out
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
             out.with_file_name(format!("{stem}-diffs"))
         });
         std::fs::create_dir_all(&dir)?;
-        let ext = if format == DocFormat::Html { "html" } else { "md" };
+        let ext = if format == DocFormat::Html {
+            "html"
+        } else {
+            "md"
+        };
         for k in 0..h.steps.len() {
             let name = history_page::step_file(&h, k, ext);
             let (report, ma, mb) = &h.steps[k];
-            let text = diff_page::render(report, ma.clone(), mb.clone(), format, &diff_page::Options::default());
+            let text = diff_page::render(
+                report,
+                ma.clone(),
+                mb.clone(),
+                format,
+                &diff_page::Options::default(),
+            );
             std::fs::write(dir.join(&name), text)?;
             let rel = relative(out, &dir.join(&name));
             h.rows[k + 1].diff = Some(rel);
@@ -100,7 +121,11 @@ fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
         .iter()
         .map(|v| CliSpec::parse(&format!("{name}@{v}")))
         .collect::<Result<Vec<_>, _>>()?;
-    let env = a.env.iter().map(|kv| parse_env(kv)).collect::<Result<Vec<_>, _>>()?;
+    let env = a
+        .env
+        .iter()
+        .map(|kv| parse_env(kv))
+        .collect::<Result<Vec<_>, _>>()?;
     let route: Route = a.route.into();
     let paths: Vec<PathBuf> = specs
         .iter()
@@ -118,34 +143,50 @@ fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
             })
             .collect();
         let tmp = tempfile::tempdir()?;
-        let server = server_config("127.0.0.1:0".into(), &ReplyArgs::default(), &LimitArgs::default())?;
+        let server = server_config(
+            "127.0.0.1:0".into(),
+            &ReplyArgs::default(),
+            &LimitArgs::default(),
+        )?;
         let spinner = std::sync::Arc::new(progress_spinner());
         let sp = spinner.clone();
         let progress: std::sync::Arc<dyn Fn(&str) + Send + Sync> =
             std::sync::Arc::new(move |m: &str| sp.set_message(m.to_string()));
-        let results = runtime()?.block_on(matrix::run(&cells, tmp.path(), &a.args, &server, a.parallel, progress));
+        let results = runtime()?.block_on(matrix::run(
+            &cells,
+            tmp.path(),
+            &a.args,
+            &server,
+            a.parallel,
+            progress,
+        ));
         spinner.finish_and_clear();
         for ((cell, &i), (path, r)) in cells.iter().zip(&missing).zip(results) {
             let o = r.map_err(|e| anyhow::anyhow!("{}: recording failed: {e:#}", cell.label))?;
             eprintln!("{}", o.summary(&paths[i]));
             if o.messages == 0 {
-                anyhow::bail!("{}: the CLI sent no /v1/messages request; last output lines:\n{}", cell.label, o.output_tail);
+                anyhow::bail!(
+                    "{}: the CLI sent no /v1/messages request; last output lines:\n{}",
+                    cell.label,
+                    o.output_tail
+                );
             }
             std::fs::create_dir_all(paths[i].parent().expect("cache path has a parent"))?;
             std::fs::copy(&path, &paths[i])?;
         }
     }
-    let title = format!(
-        "History of {name} {}",
-        versions.join(", ")
-    );
+    let title = format!("History of {name} {}", versions.join(", "));
     let inputs = specs
         .iter()
         .zip(&paths)
         .enumerate()
         .map(|(i, (s, p))| {
             let recorded = if missing.contains(&i) { "new" } else { "cache" };
-            Ok((format!("{}@{}", s.name, s.version), Trace::open(p)?, recorded.to_string()))
+            Ok((
+                format!("{}@{}", s.name, s.version),
+                Trace::open(p)?,
+                recorded.to_string(),
+            ))
         })
         .collect::<Result<Vec<_>>>()?;
     eprintln!(

@@ -34,7 +34,8 @@ pub(super) fn prompt(a: PromptArgs) -> Result<ExitCode> {
         anyhow::bail!(
             "{}: no readable POST /v1/messages request{}; list them with `agentwire show`",
             a.input,
-            r.exchange.map_or(String::new(), |n| format!(" with id {n}"))
+            r.exchange
+                .map_or(String::new(), |n| format!(" with id {n}"))
         );
     };
     let p = report::prompt::prompt(

@@ -90,9 +90,7 @@ fn analyze(a: ReportAnalyzeArgs) -> Result<ExitCode> {
             code = ExitCode::from(DEGRADED);
         }
     }
-    let opts = report::audit_page::Options {
-        max_rows: None,
-    };
+    let opts = report::audit_page::Options { max_rows: None };
     let text = report::audit_page::render(&result, metas, format, &opts);
     write_doc(&a.out, &text)?;
     Ok(code)

@@ -245,8 +245,8 @@ fn charts(a: &Analysis) -> Charts {
     if a.summary.wasted_cost_usd > 0.0 {
         cost.push(("redundant polls".into(), a.summary.wasted_cost_usd));
     }
-    let cost = (!cost.is_empty())
-        .then(|| page::svg(chart::hbars("Cost by cause (USD)", &cost, "USD")));
+    let cost =
+        (!cost.is_empty()).then(|| page::svg(chart::hbars("Cost by cause (USD)", &cost, "USD")));
     let last = a.requests.iter().map(|r| r.at).max();
     let jobs = t0.filter(|_| !a.jobs.is_empty()).map(|t0| {
         let lanes: Vec<LaneBar> = a
@@ -258,12 +258,20 @@ fn charts(a: &Analysis) -> Charts {
                     lane: j.job.thread_label.clone(),
                     start_s: secs(t0, j.job.started_at),
                     end_s: secs(t0, end),
-                    label: format!("{} ({}, {})", j.job.reference, j.job.tool, j.job.state.name()),
+                    label: format!(
+                        "{} ({}, {})",
+                        j.job.reference,
+                        j.job.tool,
+                        j.job.state.name()
+                    ),
                     category: j.job.state.name().to_string(),
                 }
             })
             .collect();
-        page::svg(chart::lanes("Background jobs per session and thread", &lanes))
+        page::svg(chart::lanes(
+            "Background jobs per session and thread",
+            &lanes,
+        ))
     });
     Charts {
         timeline: page::svg(chart::request_timeline(&bars, &causes)),
@@ -296,8 +304,18 @@ fn tables(a: &Analysis, o: &Options, html: bool) -> Vec<Table> {
         "threads",
         "Threads",
         &[
-            "thread", "requests", "polls", "redundant", "input", "read", "write", "output",
-            "hit rate", "miss tokens", "miss cost", "cost",
+            "thread",
+            "requests",
+            "polls",
+            "redundant",
+            "input",
+            "read",
+            "write",
+            "output",
+            "hit rate",
+            "miss tokens",
+            "miss cost",
+            "cost",
         ],
     );
     for r in &a.threads {
@@ -324,8 +342,20 @@ fn tables(a: &Analysis, o: &Options, html: bool) -> Vec<Table> {
         "episodes",
         "Poll episodes",
         &[
-            "thread", "kind", "tool", "target", "job", "polls", "redundant", "after notif.",
-            "pending", "interval s", "job s", "tokens", "cost", "wasted $",
+            "thread",
+            "kind",
+            "tool",
+            "target",
+            "job",
+            "polls",
+            "redundant",
+            "after notif.",
+            "pending",
+            "interval s",
+            "job s",
+            "tokens",
+            "cost",
+            "wasted $",
         ],
     );
     for e in &a.episodes {
@@ -354,8 +384,19 @@ fn tables(a: &Analysis, o: &Options, html: bool) -> Vec<Table> {
         "requests",
         "Requests",
         &[
-            "#", "thread", "time", "usage", "uncached", "read", "write", "output", "status",
-            "cause", "detail", "miss tokens", "cost",
+            "#",
+            "thread",
+            "time",
+            "usage",
+            "uncached",
+            "read",
+            "write",
+            "output",
+            "status",
+            "cause",
+            "detail",
+            "miss tokens",
+            "cost",
         ],
     );
     t.paged = true;
@@ -394,8 +435,18 @@ fn tables(a: &Analysis, o: &Options, html: bool) -> Vec<Table> {
         "jobs",
         "Background jobs",
         &[
-            "job", "kind", "thread", "tool", "state", "exit", "started", "notified",
-            "duration s", "polls", "duplicate of", "artifact",
+            "job",
+            "kind",
+            "thread",
+            "tool",
+            "state",
+            "exit",
+            "started",
+            "notified",
+            "duration s",
+            "polls",
+            "duplicate of",
+            "artifact",
         ],
     );
     for j in &a.jobs {
@@ -428,7 +479,14 @@ fn tables(a: &Analysis, o: &Options, html: bool) -> Vec<Table> {
     let mut t = Table::new(
         "decisions",
         "Decision records",
-        &["job", "thread", "state", "acceptance", "decision", "unresolved"],
+        &[
+            "job",
+            "thread",
+            "state",
+            "acceptance",
+            "decision",
+            "unresolved",
+        ],
     );
     for d in &a.decisions {
         let thread = a.jobs.iter().find(|j| j.job.reference == d.job_reference);
@@ -473,7 +531,15 @@ pub fn render(a: &Analysis, inputs: Vec<InputMeta>, format: DocFormat, o: &Optio
     }
     terms.extend(a.summary.misses_by_cause.iter().map(|c| c.cause.clone()));
     terms.extend(
-        ["figure", "value", "TTL", "cache read", "cache write", "uncached"].map(String::from),
+        [
+            "figure",
+            "value",
+            "TTL",
+            "cache read",
+            "cache write",
+            "uncached",
+        ]
+        .map(String::from),
     );
     let glossary = glossary::for_terms(terms.iter().map(String::as_str));
     if format == DocFormat::Json {

@@ -40,6 +40,14 @@ const FONT: &str = "sans-serif";
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
+/// One stacked layer of the timeline: lower and upper bound of a bar, colour, legend.
+type Layer = (
+    fn(&RequestBar) -> u64,
+    fn(&RequestBar) -> u64,
+    RGBColor,
+    &'static str,
+);
+
 fn err<E: std::fmt::Display>(e: E) -> String {
     format!("chart not drawn: {e}")
 }
@@ -105,7 +113,7 @@ pub fn tool_bytes(tools: &[ToolBar], a_name: &str, b_name: &str) -> Result<Strin
             .margin(10)
             .x_label_area_size(30)
             .y_label_area_size(190)
-            .build_cartesian_2d(0f64..max, (0..n as i32).into_segmented())
+            .build_cartesian_2d(0f64..max, (0..(n as i32 - 1).max(1)).into_segmented())
             .map_err(err)?;
         let fmt = |v: &SegmentValue<i32>| match v {
             SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
@@ -148,7 +156,11 @@ pub fn tool_bytes(tools: &[ToolBar], a_name: &str, b_name: &str) -> Result<Strin
             .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], GREY.filled()));
         for (form, c, label) in [
             (ToolForm::Loaded, BLUE, "B: loaded (definition sent)"),
-            (ToolForm::DeferLoading, PURPLE, "B: defer_loading (deferred)"),
+            (
+                ToolForm::DeferLoading,
+                PURPLE,
+                "B: defer_loading (deferred)",
+            ),
         ] {
             chart
                 .draw_series(
@@ -268,9 +280,14 @@ pub fn request_timeline(reqs: &[RequestBar], causes: &[String]) -> Result<String
                 )
             })
         };
-        let layers: [(fn(&RequestBar) -> u64, fn(&RequestBar) -> u64, RGBColor, &str); 3] = [
+        let layers: [Layer; 3] = [
             (|_| 0, |b| b.uncached, GREY, "uncached input"),
-            (|b| b.uncached, |b| b.uncached + b.write, ORANGE, "cache write"),
+            (
+                |b| b.uncached,
+                |b| b.uncached + b.write,
+                ORANGE,
+                "cache write",
+            ),
             (
                 |b| b.uncached + b.write,
                 |b| b.uncached + b.write + b.read,
@@ -317,9 +334,17 @@ pub fn request_timeline(reqs: &[RequestBar], causes: &[String]) -> Result<String
                 } else {
                     style
                 };
-                let x = if i * 2 > n { i as f64 - 0.1 } else { i as f64 + 0.1 };
+                let x = if i * 2 > n {
+                    i as f64 - 0.1
+                } else {
+                    i as f64 + 0.1
+                };
                 chart
-                    .draw_series(std::iter::once(Text::new(g.clone(), (x, max * 0.97), style)))
+                    .draw_series(std::iter::once(Text::new(
+                        g.clone(),
+                        (x, max * 0.97),
+                        style,
+                    )))
                     .map_err(err)?;
             }
         }
@@ -371,7 +396,7 @@ pub fn lanes(title: &str, bars: &[LaneBar]) -> Result<String, String> {
             .margin(10)
             .x_label_area_size(35)
             .y_label_area_size(240)
-            .build_cartesian_2d(0f64..end, (0..n as i32).into_segmented())
+            .build_cartesian_2d(0f64..end, (0..(n as i32 - 1).max(1)).into_segmented())
             .map_err(err)?;
         let fmt = |v: &SegmentValue<i32>| match v {
             SegmentValue::CenterOf(i) => lanes
@@ -435,7 +460,7 @@ pub fn hbars(title: &str, items: &[(String, f64)], unit: &str) -> Result<String,
             .margin(10)
             .x_label_area_size(35)
             .y_label_area_size(190)
-            .build_cartesian_2d(0f64..max, (0..n as i32).into_segmented())
+            .build_cartesian_2d(0f64..max, (0..(n as i32 - 1).max(1)).into_segmented())
             .map_err(err)?;
         let fmt = |v: &SegmentValue<i32>| match v {
             SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
@@ -483,14 +508,17 @@ pub fn lines(title: &str, x: &[String], series: &[(String, Vec<u64>)]) -> Result
             .margin(10)
             .x_label_area_size(35)
             .y_label_area_size(70)
-            .build_cartesian_2d((0..n as i32).into_segmented(), 0f64..max)
+            .build_cartesian_2d((0..(n as i32 - 1).max(1)).into_segmented(), 0f64..max)
             .map_err(err)?;
         let fmt = |v: &SegmentValue<i32>| match v {
             SegmentValue::CenterOf(i) => x.get(*i as usize).cloned().unwrap_or_default(),
             _ => String::new(),
         };
+        let yfmt = |v: &f64| format!("{v:.0}");
         chart
             .configure_mesh()
+            .light_line_style(WHITE)
+            .y_label_formatter(&yfmt)
             .x_labels(n)
             .x_label_formatter(&fmt)
             .x_desc("version")
@@ -508,7 +536,9 @@ pub fn lines(title: &str, x: &[String], series: &[(String, Vec<u64>)]) -> Result
                 .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
                 .map_err(err)?
                 .label(name.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(2)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(2))
+                });
             chart
                 .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))
                 .map_err(err)?;

@@ -228,11 +228,19 @@ fn pct(r: &SizeRow) -> String {
 fn signed_tokens(bytes: i64) -> String {
     let t = estimate_tokens(bytes.unsigned_abs() as usize) as i64;
     let t = if bytes < 0 { -t } else { t };
-    format!("≈{}{} tokens", if t >= 0 { "+" } else { "" }, page::thousands(t))
+    format!(
+        "≈{}{} tokens",
+        if t >= 0 { "+" } else { "" },
+        page::thousands(t)
+    )
 }
 
 fn signed_bytes(n: i64) -> String {
-    format!("{}{} bytes", if n >= 0 { "+" } else { "" }, page::thousands(n))
+    format!(
+        "{}{} bytes",
+        if n >= 0 { "+" } else { "" },
+        page::thousands(n)
+    )
 }
 
 fn names(v: &[String]) -> String {
@@ -299,7 +307,11 @@ pub(crate) fn summary(d: &RequestDiff, a: &str, b: &str) -> Vec<String> {
             page::thousands(ba as i64),
             page::thousands(bb as i64),
             signed_bytes(bd),
-            if ba == 0 { 0.0 } else { bd as f64 / ba as f64 * 100.0 },
+            if ba == 0 {
+                0.0
+            } else {
+                bd as f64 / ba as f64 * 100.0
+            },
             signed_tokens(bd)
         ));
     }
@@ -619,9 +631,30 @@ pub fn title(a: &InputMeta, b: &InputMeta) -> String {
 /// Labels of the report, for the glossary.
 fn labels(c: &[Comparison]) -> Vec<String> {
     let mut v: Vec<String> = [
-        "figure", "A", "B", "delta", "%", "tool", "status", "A state", "B state", "A bytes",
-        "B bytes", "block", "cache_control", "header", "key", "rule", "property", "change",
-        "type", "enum", "default", "description", "anthropic-beta", "same",
+        "figure",
+        "A",
+        "B",
+        "delta",
+        "%",
+        "tool",
+        "status",
+        "A state",
+        "B state",
+        "A bytes",
+        "B bytes",
+        "block",
+        "cache_control",
+        "header",
+        "key",
+        "rule",
+        "property",
+        "change",
+        "type",
+        "enum",
+        "default",
+        "description",
+        "anthropic-beta",
+        "same",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -642,7 +675,13 @@ fn labels(c: &[Comparison]) -> Vec<String> {
 }
 
 /// Render a diff report for sharing. `a` and `b` describe the two inputs.
-pub fn render(report: &DiffReport, a: InputMeta, b: InputMeta, format: DocFormat, o: &Options) -> String {
+pub fn render(
+    report: &DiffReport,
+    a: InputMeta,
+    b: InputMeta,
+    format: DocFormat,
+    o: &Options,
+) -> String {
     let (a_name, b_name) = (a.name(), b.name());
     let meta = Meta::new(title(&a, &b), vec![a, b]);
     let summary = report
@@ -682,8 +721,5 @@ pub fn render(report: &DiffReport, a: InputMeta, b: InputMeta, format: DocFormat
             .collect(),
         glossary,
     };
-    page::render(
-        if html { "diff.html" } else { "diff.md" },
-        page,
-    )
+    page::render(if html { "diff.html" } else { "diff.md" }, page)
 }

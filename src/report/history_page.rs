@@ -103,7 +103,10 @@ pub fn build(steps: &[Step]) -> History {
         let (s, cur) = &picked[k];
         let (ps, prev) = if k == 0 { &picked[k] } else { &picked[k - 1] };
         let d = diff_parsed(&side(ps, prev), &prev.req, &side(s, cur), &cur.req, &norm);
-        let (ma, mb) = (InputMeta::of(&ps.input, ps.trace), InputMeta::of(&s.input, s.trace));
+        let (ma, mb) = (
+            InputMeta::of(&ps.input, ps.trace),
+            InputMeta::of(&s.input, s.trace),
+        );
         let changes = if k == 0 {
             Vec::new()
         } else {

@@ -131,7 +131,12 @@ impl Browser {
             false,
         );
         b.session = att["sessionId"].as_str().unwrap().to_string();
-        for m in ["Page.enable", "Runtime.enable", "Network.enable", "Log.enable"] {
+        for m in [
+            "Page.enable",
+            "Runtime.enable",
+            "Network.enable",
+            "Log.enable",
+        ] {
             b.call(m, json!({}), true);
         }
         b.call(
@@ -185,7 +190,10 @@ impl Browser {
             .iter()
             .any(|e| e["method"] == "Page.loadEventFired")
         {
-            assert!(start.elapsed() < Duration::from_secs(60), "{url} did not load");
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "{url} did not load"
+            );
             let v = self.read();
             self.events.push(v);
         }

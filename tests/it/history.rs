@@ -35,7 +35,11 @@ fn run(root: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     out
 }
 
@@ -68,22 +72,49 @@ fn history_of_four_published_versions_matches_record_and_reuses_the_cache() {
     let rows = doc["rows"].as_array().unwrap();
     let table: Vec<(String, u64)> = rows
         .iter()
-        .map(|r| (r["version"].as_str().unwrap().to_string(), r["tools"].as_u64().unwrap()))
+        .map(|r| {
+            (
+                r["version"].as_str().unwrap().to_string(),
+                r["tools"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(table, recorded);
     assert!(rows.iter().all(|r| r["recorded"] == "new"));
-    assert!(stderr.contains("4 recorded now, 0 from the cache"), "{stderr}");
+    assert!(
+        stderr.contains("4 recorded now, 0 from the cache"),
+        "{stderr}"
+    );
 
     // Second run: everything from the cache, same figures.
     let out2 = dir.path().join("h2.json");
-    let second = run(root.path(), &["history", spec.as_str(), "-o", out2.to_str().unwrap(), "--force"]);
+    let second = run(
+        root.path(),
+        &[
+            "history",
+            spec.as_str(),
+            "-o",
+            out2.to_str().unwrap(),
+            "--force",
+        ],
+    );
     let stderr = String::from_utf8_lossy(&second.stderr);
     assert!(recorded_tools(&stderr).is_empty(), "{stderr}");
-    assert!(stderr.contains("0 recorded now, 4 from the cache"), "{stderr}");
+    assert!(
+        stderr.contains("0 recorded now, 4 from the cache"),
+        "{stderr}"
+    );
     let doc2: Value = serde_json::from_slice(&std::fs::read(&out2).unwrap()).unwrap();
     for (a, b) in rows.iter().zip(doc2["rows"].as_array().unwrap()) {
         assert_eq!(b["recorded"], "cache");
-        for k in ["version", "tools", "announced", "defer_loading", "tool_bytes", "system_bytes"] {
+        for k in [
+            "version",
+            "tools",
+            "announced",
+            "defer_loading",
+            "tool_bytes",
+            "system_bytes",
+        ] {
             assert_eq!(a[k], b[k], "{k}");
         }
     }
@@ -91,9 +122,17 @@ fn history_of_four_published_versions_matches_record_and_reuses_the_cache() {
     // The cache: four recordings listed; pruning recordings keeping the newest two
     // removes 2.1.303's and 2.1.304's, and leaves the CLIs.
     let list = String::from_utf8(run(root.path(), &["cache", "list"]).stdout).unwrap();
-    assert_eq!(list.lines().filter(|l| l.starts_with("recording")).count(), 4, "{list}");
+    assert_eq!(
+        list.lines().filter(|l| l.starts_with("recording")).count(),
+        4,
+        "{list}"
+    );
     let pruned = String::from_utf8(
-        run(root.path(), &["cache", "prune", "--recordings", "--keep", "2"]).stdout,
+        run(
+            root.path(),
+            &["cache", "prune", "--recordings", "--keep", "2"],
+        )
+        .stdout,
     )
     .unwrap();
     assert!(pruned.contains("removed 2 entries"), "{pruned}");
@@ -105,6 +144,9 @@ fn history_of_four_published_versions_matches_record_and_reuses_the_cache() {
         .collect();
     assert_eq!(left, ["2.1.318", "2.1.332"]);
     for v in VERSIONS {
-        assert!(root.path().join("cli/claude-code").join(v).exists(), "{v} CLI kept");
+        assert!(
+            root.path().join("cli/claude-code").join(v).exists(),
+            "{v} CLI kept"
+        );
     }
 }

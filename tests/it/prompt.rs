@@ -20,14 +20,21 @@ fn prompt_export_holds_every_system_block_and_tool_definition_whole() {
         .args(["prompt", pcap.to_str().unwrap(), "--format", "json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let p: Value = serde_json::from_slice(&out.stdout).unwrap();
     let sys = body["system"].as_array().unwrap();
     let got = p["system"].as_array().unwrap();
     assert_eq!(got.len(), sys.len());
     for (g, s) in got.iter().zip(sys) {
         assert_eq!(g["text"], s["text"]);
-        assert_eq!(g["cache_control"].is_null(), s.get("cache_control").is_none());
+        assert_eq!(
+            g["cache_control"].is_null(),
+            s.get("cache_control").is_none()
+        );
     }
     let tools = body["tools"].as_array().unwrap();
     let got = p["tools"].as_array().unwrap();
@@ -37,7 +44,12 @@ fn prompt_export_holds_every_system_block_and_tool_definition_whole() {
         assert_eq!(g["description"], t["description"]);
         let schema: Value = serde_json::from_str(g["input_schema"].as_str().unwrap()).unwrap();
         assert_eq!(schema, t["input_schema"]);
-        assert_eq!(g["defer_loading"], t.get("defer_loading").cloned().unwrap_or(Value::Bool(false)));
+        assert_eq!(
+            g["defer_loading"],
+            t.get("defer_loading")
+                .cloned()
+                .unwrap_or(Value::Bool(false))
+        );
     }
     assert_eq!(p["announced"].as_array().unwrap().len(), 10);
 

@@ -46,7 +46,10 @@ fn strings(v: &serde_json::Value) -> Vec<String> {
 
 #[test]
 fn diff_report_in_chromium_shows_20_to_12_tools_and_names_the_ten_deferred() {
-    let (a, b) = (capture("cc2.1.303-hello.pcap"), capture("cc2.1.304-hello.pcap"));
+    let (a, b) = (
+        capture("cc2.1.303-hello.pcap"),
+        capture("cc2.1.304-hello.pcap"),
+    );
     // Independently: the tool names tshark's bodies carry. 2.1.303 defines 20; 2.1.304
     // defines 12, two of them new (ToolSearch, its placeholder): the other ten moved.
     let (ta, tb) = (tool_names(&a), tool_names(&b));
@@ -131,12 +134,7 @@ fn audit_report_in_chromium_shows_19_redundant_polls_and_the_330_s_ttl_miss() {
     let figure = br.eval(
         "Array.from(document.querySelectorAll('#figures .figure')).map(f => [f.querySelector('.label').textContent, f.querySelector('.value').textContent])",
     );
-    let figure: Vec<Vec<String>> = figure
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(strings)
-        .collect();
+    let figure: Vec<Vec<String>> = figure.as_array().unwrap().iter().map(strings).collect();
     // The scenario: 21 get_status polls, the first 20 answered `running`: 19 repeats.
     assert!(figure.contains(&vec!["polls".to_string(), "21".to_string()]));
     assert!(figure.contains(&vec!["redundant polls".to_string(), "19".to_string()]));
@@ -150,8 +148,55 @@ fn audit_report_in_chromium_shows_19_redundant_polls_and_the_330_s_ttl_miss() {
     let marked = br.eval(
         "Array.from(document.querySelectorAll('#chart-timeline svg text')).map(t => t.textContent.trim()).filter(t => t.startsWith('TTL gap'))",
     );
-    assert_eq!(strings(&marked), [format!("TTL gap: gap {gap:.1} s > 300 s")]);
+    assert_eq!(
+        strings(&marked),
+        [format!("TTL gap: gap {gap:.1} s > 300 s")]
+    );
     let m = br.misdeeds(&url);
     assert!(m.none(), "{m:#?}");
     save_screenshot("report-audit", &br.screenshot());
+}
+
+#[test]
+fn history_report_in_chromium_tabulates_tool_counts_per_capture() {
+    // 2.1.303 defaults (20 tools), 2.1.303 with ENABLE_TOOL_SEARCH=true (12), 2.1.304
+    // defaults (12), 2.1.304 with ENABLE_TOOL_SEARCH=false (20): counts from tshark.
+    let caps: Vec<PathBuf> = [
+        "cc2.1.303-hello.pcap",
+        "cc2.1.303-hello-toolsearch-on.pcap",
+        "cc2.1.304-hello.pcap",
+        "cc2.1.304-hello-toolsearch-off.pcap",
+    ]
+    .iter()
+    .map(|c| capture(c))
+    .collect();
+    let want: Vec<String> = caps
+        .iter()
+        .map(|c| tool_names(c).len().to_string())
+        .collect();
+    assert_eq!(want, ["20", "12", "12", "20"]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("history.html");
+    let mut args = vec!["history"];
+    args.extend(caps.iter().map(|c| c.to_str().unwrap()));
+    args.extend(["-o", out.to_str().unwrap()]);
+    agentwire(&args);
+    let mut br = Browser::launch(1200, 1100);
+    let url = br.open(&out);
+    let tools = br.eval(
+        "Array.from(document.querySelectorAll('#history tbody tr')).map(r => r.cells[1].textContent)",
+    );
+    assert_eq!(strings(&tools), want);
+    // Each step links to its pairwise diff, written next to the report.
+    let links = br.eval(
+        "Array.from(document.querySelectorAll('#changes a')).map(a => a.getAttribute('href'))",
+    );
+    let links = strings(&links);
+    assert_eq!(links.len(), 3);
+    for l in &links {
+        assert!(dir.path().join(l).is_file(), "{l}");
+    }
+    let m = br.misdeeds(&url);
+    assert!(m.none(), "{m:#?}");
+    save_screenshot("report-history", &br.screenshot());
 }

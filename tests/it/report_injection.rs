@@ -53,7 +53,10 @@ fn hostile_trace(path: &Path, version: &str, extra_desc: &str) {
         b.send_text(&conv, 1.0 + i as f64);
     }
     for x in &mut b.exchanges {
-        x.request.headers.push(("user-agent".into(), format!("claude-cli/{version} {}", PAYLOADS[0])));
+        x.request.headers.push((
+            "user-agent".into(),
+            format!("claude-cli/{version} {}", PAYLOADS[0]),
+        ));
         x.request
             .headers
             .push(("anthropic-beta".into(), PAYLOADS[2].replace(',', " ")));
@@ -61,7 +64,8 @@ fn hostile_trace(path: &Path, version: &str, extra_desc: &str) {
     let mut ctx = Context::new();
     ctx.cli = Some(PAYLOADS[1].into());
     ctx.cli_version = Some(format!("{version}{}", PAYLOADS[3]));
-    ctx.env.insert("ENABLE_TOOL_SEARCH".into(), PAYLOADS[4].into());
+    ctx.env
+        .insert("ENABLE_TOOL_SEARCH".into(), PAYLOADS[4].into());
     let mut w = TraceWriter::create(path, &ctx).unwrap();
     for x in &b.exchanges {
         w.write_exchange(x).unwrap();
@@ -103,7 +107,12 @@ fn injected_markup_in_a_trace_never_runs_in_the_html_reports() {
         br.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
         let m = br.misdeeds(&url);
         assert!(m.none(), "{}: {m:#?}", page.display());
-        assert_eq!(br.eval("document.scripts.length"), json!(1), "{}", page.display());
+        assert_eq!(
+            br.eval("document.scripts.length"),
+            json!(1),
+            "{}",
+            page.display()
+        );
         let handlers = br.eval(
             "Array.from(document.querySelectorAll('*')).flatMap(e => Array.from(e.attributes).filter(a => a.name.startsWith('on')).map(a => e.tagName + ' ' + a.name))",
         );

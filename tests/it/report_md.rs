@@ -15,9 +15,15 @@ use crate::common::{bin, shared_capture};
 
 fn settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
-    s.add_filter(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z", "[timestamp]");
+    s.add_filter(
+        r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z",
+        "[timestamp]",
+    );
     s.add_filter(r"agentwire \d+\.\d+\.\d+", "agentwire [version]");
-    s.add_filter(r#""agentwire_version": "[^"]*""#, r#""agentwire_version": "[version]""#);
+    s.add_filter(
+        r#""agentwire_version": "[^"]*""#,
+        r#""agentwire_version": "[version]""#,
+    );
     s
 }
 
@@ -64,7 +70,10 @@ fn shared_diff_json_snapshot() {
     let json = diff_doc(DocFormat::Json);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["report"], "diff");
-    assert_eq!(v["meta"]["title"], "test-cli 1.0.0 → 1.1.0 (base-url route, ENABLE_TOOL_SEARCH=true)");
+    assert_eq!(
+        v["meta"]["title"],
+        "test-cli 1.0.0 → 1.1.0 (base-url route, ENABLE_TOOL_SEARCH=true)"
+    );
     settings().bind(|| insta::assert_snapshot!("share_diff_json", json));
 }
 
@@ -89,22 +98,40 @@ fn shared_audit_json_snapshot() {
 #[test]
 fn markdown_of_real_captures_has_whole_lines_and_explained_labels() {
     let dir = tempfile::tempdir().unwrap();
-    let cap = |n: &str| shared_capture(&format!("claude-code/{n}")).display().to_string();
+    let cap = |n: &str| {
+        shared_capture(&format!("claude-code/{n}"))
+            .display()
+            .to_string()
+    };
     let run = |args: &[&str]| {
         let out = Command::new(bin()).args(args).output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stdout).unwrap()
     };
-    let md = run(&["report", "diff", &cap("cc2.1.303-hello.pcap"), &cap("cc2.1.304-hello.pcap")]);
+    let md = run(&[
+        "report",
+        "diff",
+        &cap("cc2.1.303-hello.pcap"),
+        &cap("cc2.1.304-hello.pcap"),
+    ]);
     check_markdown(&md);
     assert!(md.starts_with("# claude-code 2.1.303 → 2.1.304 (base-url route"));
     assert!(md.contains("### System block 0: changed"));
     assert!(!md.contains("[-") && !md.contains("{+"));
     let audit = dir.path().join("audit.md");
     run(&[
-        "report", "analyze", "--usage", "simulated",
-        &cap("cc2.1.303-mcp-status-polling.pcap"), &cap("cc2.1.304-cache-ttl-gap.pcap"),
-        "-o", audit.to_str().unwrap(),
+        "report",
+        "analyze",
+        "--usage",
+        "simulated",
+        &cap("cc2.1.303-mcp-status-polling.pcap"),
+        &cap("cc2.1.304-cache-ttl-gap.pcap"),
+        "-o",
+        audit.to_str().unwrap(),
     ]);
     check_markdown(&std::fs::read_to_string(&audit).unwrap());
     // Recorded markup stays text in Markdown too.
@@ -142,6 +169,8 @@ fn check_markdown(md: &str) {
             Event::Start(Tag::TableRow) => col = 0,
             Event::Start(Tag::TableCell) => cell.clear(),
             Event::End(TagEnd::TableCell) => {
+                assert!(!block.trim_end().ends_with('…'), "cell cut short: {block}");
+                block.clear();
                 if in_head {
                     labels.insert(cell.clone());
                     if col == 0 {
@@ -177,7 +206,7 @@ fn check_markdown(md: &str) {
                 }
             }
             Event::SoftBreak | Event::HardBreak => block.push('\n'),
-            Event::End(TagEnd::Paragraph | TagEnd::CodeBlock | TagEnd::TableCell) => {
+            Event::End(TagEnd::Paragraph | TagEnd::CodeBlock) => {
                 for line in block.lines() {
                     assert!(!line.trim_end().ends_with('…'), "line cut short: {line}");
                 }
@@ -188,5 +217,8 @@ fn check_markdown(md: &str) {
     }
     assert!(!glossary.is_empty(), "no glossary");
     let missing: Vec<&String> = labels.iter().filter(|l| !glossary.contains(*l)).collect();
-    assert!(missing.is_empty(), "labels without a glossary entry: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "labels without a glossary entry: {missing:?}"
+    );
 }
