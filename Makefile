@@ -1,12 +1,18 @@
 # agentwire — make targets. `make` lists them.
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := libpcap-dev tshark chromium
+APT_PACKAGES := libpcap-dev tshark man-db chromium
 BIN := target/debug/agentwire
+# `make install`: where to (PREFIX, DESTDIR for packagers), cargo flags (FEATURES, e.g.
+# --no-default-features for a build without libpcap), or an already built binary (FROM).
+PREFIX ?= /usr/local
+DESTDIR ?=
+FEATURES ?=
+FROM ?=
 
 .DEFAULT_GOAL := help
 
-.PHONY: help deps build demo test lint doc bench clean-demo
+.PHONY: help deps build demo test lint doc bench clean-demo install uninstall
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -24,21 +30,45 @@ deps: ## install what is missing: system packages (apt-get) and checks for cargo
 build: deps ## build agentwire (debug)
 	cargo build --locked
 
-demo: build ## record a sample agent session under the fake server, show and analyze it
-	@mkdir -p target/demo
-	@echo "== agentwire record: a small agent (captures/clients/mini_agent.py) driven by captures/scenarios/sample-agent.json"
-	$(BIN) record --force --route base-url --script captures/scenarios/sample-agent.json -o target/demo/session.jsonl -- python3 captures/clients/mini_agent.py "build the project"
-	@echo "== agentwire show target/demo/session.jsonl"
-	$(BIN) show target/demo/session.jsonl
-	@echo "== agentwire analyze target/demo/session.jsonl (polling, prompt cache, background jobs)"
-	$(BIN) analyze target/demo/session.jsonl
+# `make demo`: two published Claude Code versions (DEMO_A, DEMO_B; their binaries are cached
+# by agentwire under ~/.cache/agentwire, their traces in target/demo, so a second run records
+# nothing) and a session with a background job.
+DEMO := target/demo
+DEMO_A ?= 2.1.303
+DEMO_B ?= 2.1.304
 
-test: deps ## run the test suite (unit, integration with real servers, CLIs and captures)
+demo: build $(DEMO)/cc$(DEMO_A).jsonl $(DEMO)/cc$(DEMO_B).jsonl $(DEMO)/bg-session.jsonl ## the jobs people come for: diff two published Claude Code versions, audit a session for polling waste and cache misses
+	@echo "== 1. What changed between Claude Code $(DEMO_A) and $(DEMO_B)? (the first request of each, sent to a gateway URL)"
+	$(BIN) diff $(DEMO)/cc$(DEMO_A).jsonl $(DEMO)/cc$(DEMO_B).jsonl
+	@echo "== 2. Audit a session in which Claude Code $(DEMO_B) runs a background build and polls its output: polling waste, cache misses, the job"
+	$(BIN) analyze $(DEMO)/bg-session.jsonl
+	@# == 3. The HTML report: when `agentwire report` exists (issue 11), write it here from
+	@#    the two steps' traces and print its path, as the last line of the demo.
+	@echo "== traces kept in $(DEMO)/ (make clean-demo removes them; try: $(BIN) show $(DEMO)/bg-session.jsonl)"
+
+# One published version saying hello (`-p hello`) under the fake server, by base URL.
+$(DEMO)/cc%.jsonl: | build
+	@mkdir -p $(DEMO)
+	@echo "== recording Claude Code $* (downloads it from npm the first time)"
+	$(BIN) record --cli claude-code@$* --route base-url --force -o $@.part
+	@mv $@.part $@
+
+# Claude Code driven by a scenario through a background Bash build, three polls of its
+# output file and the task notification.
+$(DEMO)/bg-session.jsonl: | build
+	@mkdir -p $(DEMO)
+	@echo "== recording a Claude Code $(DEMO_B) session with a background job (captures/scenarios/bg-build.json)"
+	$(BIN) record --cli claude-code@$(DEMO_B) --route base-url --force --script captures/scenarios/bg-build.json -o $@.part -- -p "run the build" --allowedTools Bash
+	@mv $@.part $@
+
+test: deps ## run the test suite (unit, integration with real servers, CLIs and captures), then diff/analyze on a build without libpcap
 	cargo test --locked
+	cargo test --locked --no-default-features --test it -- diff analyze features exit_codes
 
 lint: ## rustfmt, clippy and rustdoc, warnings as errors (what CI checks besides tests)
 	cargo fmt --check
 	cargo clippy --locked --all-targets -- -D warnings
+	cargo clippy --locked --all-targets --no-default-features -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps
 
 doc: ## build the API docs
@@ -47,6 +77,28 @@ doc: ## build the API docs
 bench: deps ## run the benchmarks (installs claude-tap and mitmproxy from PyPI into target/bench-venv for the comparisons)
 	@[ -x target/bench-venv/bin/claude-tap ] && [ -x target/bench-venv/bin/mitmdump ] || { echo "bench: installing the peer tools claude-tap and mitmproxy (PyPI) into target/bench-venv"; python3 -m venv target/bench-venv && target/bench-venv/bin/pip install -q claude-tap mitmproxy; }
 	cargo bench
+
+install: ## install agentwire, its man pages and bash/zsh/fish/powershell completions under PREFIX (default /usr/local)
+	@set -e; from="$(FROM)"; \
+	if [ -z "$$from" ]; then cargo build --release --locked $(FEATURES); from=target/release/agentwire; fi; \
+	root="$(DESTDIR)$(PREFIX)"; \
+	install -Dm755 "$$from" "$$root/bin/agentwire"; \
+	mkdir -p "$$root/share/man/man1"; \
+	"$$from" man --dir "$$root/share/man/man1"; \
+	install -d "$$root/share/bash-completion/completions" "$$root/share/zsh/site-functions" \
+	  "$$root/share/fish/vendor_completions.d" "$$root/share/powershell/Modules/agentwire"; \
+	"$$from" completions bash > "$$root/share/bash-completion/completions/agentwire"; \
+	"$$from" completions zsh > "$$root/share/zsh/site-functions/_agentwire"; \
+	"$$from" completions fish > "$$root/share/fish/vendor_completions.d/agentwire.fish"; \
+	"$$from" completions powershell > "$$root/share/powershell/Modules/agentwire/agentwire.ps1"; \
+	echo "installed $$root/bin/agentwire, man pages in $$root/share/man/man1, completions for bash, zsh, fish and powershell under $$root/share"
+
+uninstall: ## remove what `make install` put under PREFIX
+	rm -f "$(DESTDIR)$(PREFIX)/bin/agentwire" "$(DESTDIR)$(PREFIX)"/share/man/man1/agentwire*.1 \
+	  "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/agentwire" \
+	  "$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_agentwire" \
+	  "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/agentwire.fish"
+	rm -rf "$(DESTDIR)$(PREFIX)/share/powershell/Modules/agentwire"
 
 clean-demo: ## remove the demo output
 	rm -rf target/demo

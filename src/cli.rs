@@ -1,10 +1,93 @@
 //! Command-line definitions (clap) and their conversion into the library's plain config
-//! structs. The library never sees clap.
+//! structs; the exit-code table of `--help`; shell completions and man pages generated from
+//! the same definitions. The library never sees clap.
 
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+
+/// The exit-code table: (code, name, meaning). The `--help` footer of every command and
+/// the README's table are this one list (a test compares them).
+pub const EXIT_CODES: [(u8, &str, &str); 5] = [
+    (0, "ok", "the command did its job"),
+    (
+        1,
+        "error",
+        "an input is missing or unreadable, or a run failed (`error: …` on stderr)",
+    ),
+    (
+        2,
+        "usage",
+        "a wrong subcommand, flag or value; nothing was done",
+    ),
+    (
+        3,
+        "degraded",
+        "finished, but some input records or files were bad and skipped (listed on stderr)",
+    ),
+    (
+        4,
+        "gate tripped",
+        "a `--fail-on` gate (diff, analyze) tripped, or `replay --compare` found differences",
+    ),
+];
+
+/// The `--help` footer listing [`EXIT_CODES`].
+fn exit_code_footer() -> String {
+    let mut s = String::from("Exit codes:\n");
+    for (code, name, meaning) in EXIT_CODES {
+        s.push_str(&format!("  {code}  {name}: {meaning}\n"));
+    }
+    s.push_str("A closed stdout pipe (`| head`) exits 0.");
+    s
+}
+
+/// The full command definition: the derive's, with the exit-code footer on every command.
+pub fn command() -> clap::Command {
+    let footer = exit_code_footer();
+    Cli::command()
+        .after_help(footer.clone())
+        .mut_subcommands(|c| {
+            let help = match c.get_after_help() {
+                Some(own) => format!("{own}\n\n{footer}"),
+                None => footer.clone(),
+            };
+            c.after_help(help)
+        })
+}
+
+/// Parse the process's arguments; usage errors print clap's message and exit 2.
+pub fn parse() -> Cli {
+    let matches = command().get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// Write the completion script for `shell` to `out`.
+pub fn write_completions(shell: clap_complete::Shell, out: &mut dyn std::io::Write) {
+    clap_complete::generate(shell, &mut command(), "agentwire", out);
+}
+
+/// Write `agentwire.1` and one page per subcommand (`agentwire-diff.1`, …) into `dir`;
+/// returns the paths written.
+pub fn write_man_pages(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let cmd = command();
+    clap_mangen::generate_to(cmd.clone(), dir)?;
+    let mut written = vec![dir.join("agentwire.1")];
+    written.extend(
+        cmd.get_subcommands()
+            .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+            .map(|c| dir.join(format!("agentwire-{}.1", c.get_name()))),
+    );
+    Ok(written)
+}
+
+/// Write the top-level man page (`agentwire.1`) to `out`.
+pub fn write_man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    // as `clap_mangen::generate_to` does for the files: no page for `help`
+    clap_mangen::Man::new(command().disable_help_subcommand(true)).render(out)
+}
 
 /// Record what AI agent CLIs send to the Anthropic Messages API, and explain it.
 #[derive(Parser, Debug)]
@@ -50,6 +133,27 @@ pub enum Command {
     /// List or prune agentwire's caches (downloaded CLIs, recordings).
     #[command(subcommand)]
     Cache(CacheCommand),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(CompletionsArgs),
+    /// Print the man page, or write all of them (one per subcommand) with --dir.
+    Man(ManArgs),
+}
+
+/// `agentwire completions`.
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// Shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `agentwire man`.
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write `agentwire.1` and `agentwire-COMMAND.1` for every subcommand into DIR
+    /// instead of printing `agentwire.1`.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// Format of a shareable report.
@@ -381,8 +485,9 @@ pub struct LimitArgs {
 /// `agentwire record`.
 #[derive(Args, Debug)]
 pub struct RecordArgs {
-    /// CLI to run, as NAME@VERSION (`claude-code@2.1.304`). Without it, run the command
-    /// given after `--`.
+    /// CLI to run, as NAME@VERSION (`claude-code@2.1.304`) or NAME@TAG with an npm
+    /// dist-tag (`claude-code@latest`, resolved through the registry; the trace context
+    /// keeps the version and the tag). Without it, run the command given after `--`.
     #[arg(long)]
     pub cli: Option<String>,
     /// Environment for the CLI, `K=V` (repeatable). `K=unset` removes K.
@@ -422,7 +527,8 @@ pub struct ShowArgs {
 /// `agentwire matrix`.
 #[derive(Args, Debug)]
 pub struct MatrixArgs {
-    /// CLI versions, comma-separated: `claude-code@2.1.303,claude-code@2.1.304`.
+    /// CLI versions, comma-separated: `claude-code@2.1.303,claude-code@latest`; a range
+    /// `claude-code@2.1.300..2.1.304` adds every version published between its ends.
     #[arg(long, value_delimiter = ',', required = true)]
     pub cli: Vec<String>,
     /// An environment dimension `K=V1,V2,...` (repeatable); `unset` removes K.
@@ -449,10 +555,9 @@ pub struct MatrixArgs {
 #[derive(Args, Debug)]
 #[command(
     after_help = "Inputs: a trace file, FILE#N (exchange N as `agentwire show` numbers it), \
-a JSON file holding one request body, or a CLI spec NAME@VERSION (claude-code@2.1.304), \
-recorded on the fly with `-p hello` under the fake server (see --env, --record-dir).\n\
-Exit codes: 0 compared, 1 error, 3 compared but some input was unreadable, \
-4 a --fail-on gate tripped."
+a JSON file holding one request body, or a CLI spec NAME@VERSION or NAME@TAG \
+(claude-code@2.1.304, claude-code@latest), \
+recorded on the fly with `-p hello` under the fake server (see --env, --record-dir)."
 )]
 pub struct DiffArgs {
     /// Input A (old). With --within: the one trace.

@@ -9,6 +9,7 @@ pub mod record;
 pub mod recordings;
 pub mod resend;
 pub mod server;
+pub mod versions;
 
 /// An error and its causes on one line, `outer: cause: root cause` (for messages that
 /// travel in traces and reports, where there is no error chain to walk later).

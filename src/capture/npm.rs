@@ -14,8 +14,23 @@ use sha2::{Digest, Sha512};
 /// Errors fetching a CLI.
 #[derive(Debug, thiserror::Error)]
 pub enum NpmError {
-    #[error("{spec:?} is not a CLI spec; use NAME@VERSION with an exact version, e.g. claude-code@2.1.304")]
+    #[error("{spec:?} is not a CLI spec; use NAME@VERSION (claude-code@2.1.304), NAME@TAG (claude-code@latest) or, where a command takes several versions, NAME@A..B (claude-code@2.1.300..2.1.304)")]
     BadSpec { spec: String },
+    #[error("{package} has no dist-tag {tag:?} on the npm registry; its tags: {known}")]
+    UnknownTag {
+        package: String,
+        tag: String,
+        known: String,
+    },
+    #[error("{spec:?}: no version of {package} published from {from} to {to}; list them with `npm view {package} versions`")]
+    EmptyRange {
+        spec: String,
+        package: String,
+        from: String,
+        to: String,
+    },
+    #[error("{spec:?} is a range, but this command takes one version; give NAME@VERSION or NAME@TAG (ranges work with `matrix --cli`)")]
+    RangeNotAllowed { spec: String },
     #[error("unknown CLI {name:?}; known: claude-code (or run any command with `agentwire record -- COMMAND`)")]
     UnknownCli { name: String },
     #[error("no native claude-code package for platform {platform}")]
@@ -54,6 +69,8 @@ pub struct CliSpec {
     pub package: String,
     /// Executable inside the package, e.g. `claude`.
     pub binary: String,
+    /// The npm dist-tag `version` was resolved from (`latest`), when the spec named one.
+    pub tag: Option<String>,
 }
 
 /// This machine's platform in npm's naming (`linux-x64`, `darwin-arm64`, ...).
@@ -77,7 +94,7 @@ pub fn platform() -> String {
 }
 
 /// An exact semver version (`2.1.304`, `1.0.0-beta.2`): nothing that could name a path.
-fn is_version(v: &str) -> bool {
+pub(crate) fn is_version(v: &str) -> bool {
     let (core, pre) = v.split_once('-').map_or((v, None), |(c, p)| (c, Some(p)));
     let parts: Vec<&str> = core.split('.').collect();
     parts.len() == 3
@@ -92,12 +109,25 @@ fn is_version(v: &str) -> bool {
 }
 
 impl CliSpec {
-    /// Parse `NAME@VERSION` for this platform.
+    /// Parse `NAME@VERSION` (an exact version) for this platform. Dist-tags and ranges:
+    /// [`super::versions::CliRequest`].
     pub fn parse(spec: &str) -> Result<CliSpec, NpmError> {
         let (name, version) = spec
             .rsplit_once('@')
             .filter(|(n, v)| !n.is_empty() && is_version(v))
             .ok_or_else(|| NpmError::BadSpec { spec: spec.into() })?;
+        CliSpec::new(name, version)
+    }
+
+    /// The spec of CLI `name` (`claude-code`, or its alias `claude`) at exact `version`, for
+    /// this platform. Errors: [`NpmError::UnknownCli`], [`NpmError::Platform`],
+    /// [`NpmError::BadSpec`] for a version that is not exact semver.
+    pub fn new(name: &str, version: &str) -> Result<CliSpec, NpmError> {
+        if !is_version(version) {
+            return Err(NpmError::BadSpec {
+                spec: format!("{name}@{version}"),
+            });
+        }
         let platform = platform();
         match name {
             "claude-code" | "claude" => {
@@ -125,6 +155,7 @@ impl CliSpec {
                     }
                     .into(),
                     platform,
+                    tag: None,
                 })
             }
             _ => Err(NpmError::UnknownCli { name: name.into() }),
@@ -148,7 +179,7 @@ pub fn cache_root() -> PathBuf {
         .join("agentwire")
 }
 
-fn npm(args: &[&str]) -> Result<String, NpmError> {
+pub(crate) fn npm(args: &[&str]) -> Result<String, NpmError> {
     let out = Command::new("npm")
         .args(args)
         .output()

@@ -134,7 +134,10 @@ impl RecordOutcome {
     /// The one-line summary `record` prints.
     pub fn summary(&self, output: &std::path::Path) -> String {
         let who = match (&self.context.cli, &self.context.cli_version) {
-            (Some(c), Some(v)) => format!("{c}@{v}"),
+            (Some(c), Some(v)) => match &self.context.cli_tag {
+                Some(t) => format!("{c}@{t} ({v})"),
+                None => format!("{c}@{v}"),
+            },
             (Some(c), None) => c.clone(),
             _ => "command".into(),
         };
@@ -160,29 +163,7 @@ pub async fn record(
     cfg: RecordConfig,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<RecordOutcome, RecordError> {
-    let (program, args, mut context) = match &cfg.target {
-        Target::Cli(spec) => {
-            let bin = tokio::task::block_in_place(|| npm::ensure(spec, progress))?;
-            let args = if cfg.args.is_empty() {
-                vec!["-p".to_string(), "hello".to_string()]
-            } else {
-                cfg.args.clone()
-            };
-            let mut c = Context::new();
-            c.cli = Some(spec.name.clone());
-            c.cli_version = Some(spec.version.clone());
-            c.platform = Some(spec.platform.clone());
-            (bin.to_string_lossy().into_owned(), args, c)
-        }
-        Target::Command(cmd) => {
-            let (p, rest) = cmd.split_first().ok_or(RecordError::NothingToRun)?;
-            let mut c = Context::new();
-            c.cli = std::path::Path::new(p)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned());
-            (p.clone(), rest.to_vec(), c)
-        }
-    };
+    let (program, args, mut context) = program_and_context(&cfg, progress)?;
     let sandbox = tempfile::Builder::new()
         .prefix("agentwire-record-")
         .tempdir()
@@ -312,7 +293,51 @@ pub async fn record(
     // not by reading the file back.
     let trace = finalize(&tmp_trace, &cfg.output, &context)?;
 
-    let text = std::fs::read_to_string(&out_path).unwrap_or_default();
+    Ok(outcome(&trace, &out_path, exit_code, timed_out, context))
+}
+
+/// The program to run, its arguments and the recording context naming it: a fetched CLI
+/// (downloaded first if it is not cached; default arguments `-p hello`) or a command.
+fn program_and_context(
+    cfg: &RecordConfig,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<(String, Vec<String>, Context), RecordError> {
+    Ok(match &cfg.target {
+        Target::Cli(spec) => {
+            let bin = tokio::task::block_in_place(|| npm::ensure(spec, progress))?;
+            let args = if cfg.args.is_empty() {
+                vec!["-p".to_string(), "hello".to_string()]
+            } else {
+                cfg.args.clone()
+            };
+            let mut c = Context::new();
+            c.cli = Some(spec.name.clone());
+            c.cli_version = Some(spec.version.clone());
+            c.cli_tag = spec.tag.clone();
+            c.platform = Some(spec.platform.clone());
+            (bin.to_string_lossy().into_owned(), args, c)
+        }
+        Target::Command(cmd) => {
+            let (p, rest) = cmd.split_first().ok_or(RecordError::NothingToRun)?;
+            let mut c = Context::new();
+            c.cli = std::path::Path::new(p)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+            (p.clone(), rest.to_vec(), c)
+        }
+    })
+}
+
+/// The outcome of a run: the command's exit, the last lines it printed (from `out_path`),
+/// and counts from the trace as written.
+fn outcome(
+    trace: &Trace,
+    out_path: &std::path::Path,
+    exit_code: Option<i32>,
+    timed_out: bool,
+    context: Context,
+) -> RecordOutcome {
+    let text = std::fs::read_to_string(out_path).unwrap_or_default();
     let tail: Vec<&str> = text.lines().rev().take(20).collect();
     let mut threads = ThreadTracker::new();
     let mut tools = None;
@@ -326,7 +351,7 @@ pub async fn record(
             }
         }
     }
-    Ok(RecordOutcome {
+    RecordOutcome {
         exit_code,
         timed_out,
         exchanges: trace.exchanges.len(),
@@ -339,7 +364,7 @@ pub async fn record(
             .sum(),
         output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
         context,
-    })
+    }
 }
 
 /// Kill a process group (the recorded command and its children).

@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use agentwire::report;
 
-use super::{out, DEGRADED, GATE_TRIPPED};
+use super::{out, usage, DEGRADED, GATE_TRIPPED};
 use crate::cli::AnalyzeArgs;
 
 pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
@@ -15,7 +15,8 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         .fail_on
         .iter()
         .map(|e| FailOn::parse(e))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(usage)?;
     let prices = match &a.prices {
         Some(p) => PriceTable::from_file(p)?,
         None => PriceTable::builtin(),

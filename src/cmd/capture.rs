@@ -1,20 +1,27 @@
 //! `agentwire capture`: run the packet extractor on a live interface until a signal or
-//! `--duration`, write the trace, print the summary.
+//! `--duration`, write the trace, print the summary. Needs the `libpcap` cargo feature
+//! (on by default); without it the command says how to get a build that has it.
 
 use std::process::ExitCode;
+#[cfg(feature = "libpcap")]
 use std::sync::atomic::{AtomicBool, Ordering};
+#[cfg(feature = "libpcap")]
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use indicatif::ProgressBar;
 
+#[cfg(feature = "libpcap")]
 use agentwire::capture::pcap::{self, Extractor, LiveConfig};
+#[cfg(feature = "libpcap")]
 use agentwire::report;
+#[cfg(feature = "libpcap")]
 use agentwire::trace::{Context, SourceKind, TraceWriter};
 
+#[cfg(feature = "libpcap")]
 use super::pcap::{config, progress_message, write_ready};
-use super::{out, DEGRADED};
+#[cfg(feature = "libpcap")]
+use super::{progress_spinner, shown, summary as summary_out, DEGRADED};
 use crate::cli::CaptureArgs;
 
 /// Parse `30`, `30s`, `5m`, `1h`, `1.5s`.
@@ -33,9 +40,28 @@ fn parse_duration(s: &str) -> Result<Duration> {
     Ok(Duration::from_secs_f64(v * mult))
 }
 
-/// `agentwire capture --iface IFACE`
+/// `agentwire capture` in a build without libpcap.
+#[cfg(not(feature = "libpcap"))]
 pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
-    let duration = a.duration.as_deref().map(parse_duration).transpose()?;
+    a.duration
+        .as_deref()
+        .map(parse_duration)
+        .transpose()
+        .map_err(super::usage)?;
+    anyhow::bail!(
+        "this agentwire was built without live capture (cargo feature `libpcap`); install a build with it (`cargo install --path .` with default features, libpcap-dev installed), or capture with `tcpdump -w FILE` and run `agentwire pcap FILE`"
+    )
+}
+
+/// `agentwire capture --iface IFACE`
+#[cfg(feature = "libpcap")]
+pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
+    let duration = a
+        .duration
+        .as_deref()
+        .map(parse_duration)
+        .transpose()
+        .map_err(super::usage)?;
     let mut ex = Extractor::new(config(&a.packet_filter, SourceKind::Live));
     let mut w = TraceWriter::create(&a.output, &Context::new())?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -52,8 +78,7 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
             }
         });
     }
-    let pb = ProgressBar::new_spinner();
-    pb.enable_steady_tick(Duration::from_millis(200));
+    let pb = progress_spinner();
     let cfg = LiveConfig {
         iface: a.iface.clone(),
         filter: a.filter.clone(),
@@ -88,14 +113,14 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
     for x in &rest {
         w.write_exchange(x)?;
     }
-    out(&report::capture::render(
-        &summary,
-        a.packet_filter.format.into(),
-    ))?;
+    summary_out(
+        &report::capture::render(&summary, a.packet_filter.format.into()),
+        &a.output,
+    )?;
     eprintln!(
         "wrote {} exchanges to {}",
         summary.exchanges,
-        a.output.display()
+        shown(&a.output)
     );
     Ok(if dropped + if_dropped > 0 {
         ExitCode::from(DEGRADED)

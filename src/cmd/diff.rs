@@ -7,14 +7,10 @@ use anyhow::Result;
 use agentwire::report;
 use agentwire::trace::Trace;
 
-use super::{out, progress_spinner, runtime, server_config, DEGRADED, GATE_TRIPPED};
+use super::{
+    out, progress_spinner, runtime, server_config, stdout_color, usage, DEGRADED, GATE_TRIPPED,
+};
 use crate::cli::{DiffArgs, LimitArgs, ReplyArgs, RouteArg};
-
-/// True when stdout is a terminal and `NO_COLOR` is unset or empty (no-color.org).
-fn use_color() -> bool {
-    use std::io::IsTerminal;
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
 
 pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
     use agentwire::diff::{self, Gate, Mode, Normalizer};
@@ -23,7 +19,8 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
         .iter()
         .filter(|e| !e.trim().is_empty())
         .map(|e| Gate::parse(e))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(usage)?;
     let norm = match (&a.rules, a.no_normalize) {
         (Some(p), _) => Normalizer::from_file(p)?,
         (None, true) => Normalizer::none(),
@@ -41,9 +38,21 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
         _ => anyhow::bail!("give two inputs A B, or --within TRACE"),
     };
     report.apply_gates(&gates);
-    out(&report::diff::render(&report, a.format.into(), use_color()))?;
+    out(&report::diff::render(
+        &report,
+        a.format.into(),
+        stdout_color(),
+    ))?;
     for p in &report.problems {
         eprintln!("warning: {p}");
+    }
+    // Tripped gates also go to stderr, so a CI log shows them when stdout is a file.
+    for g in report.gates.iter().filter(|g| g.tripped) {
+        eprintln!(
+            "gate tripped: --fail-on {}: {}",
+            g.expr,
+            g.details.join("; ")
+        );
     }
     Ok(if report.tripped() {
         ExitCode::from(GATE_TRIPPED)
@@ -73,7 +82,8 @@ impl RecordResolver {
         let env = env
             .iter()
             .map(|kv| parse_env(kv))
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(usage)?;
         let (dir, temp) = match record_dir {
             Some(d) => {
                 std::fs::create_dir_all(d)?;
@@ -139,9 +149,13 @@ impl agentwire::diff::InputResolver for RecordResolver {
         if std::path::Path::new(input).exists() || input.contains('/') || input.contains('#') {
             return None;
         }
-        let spec = agentwire::capture::npm::CliSpec::parse(input).ok()?;
+        // Anything shaped NAME@… is a CLI spec: a version or a dist-tag, resolved here.
+        let request = agentwire::capture::versions::CliRequest::parse(input).ok()?;
         Some(
-            self.record(input, spec)
+            request
+                .resolve_one()
+                .map_err(anyhow::Error::from)
+                .and_then(|spec| self.record(input, spec))
                 .map(|trace| agentwire::diff::Resolved {
                     input: input.to_string(),
                     trace,

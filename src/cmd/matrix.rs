@@ -7,22 +7,23 @@ use anyhow::Result;
 use agentwire::report;
 use agentwire::trace::Trace;
 
-use super::{out, progress_spinner, runtime, server_config, DEGRADED};
+use super::{npm_error, out, progress_spinner, runtime, server_config, usage, DEGRADED};
 use crate::cli::{LimitArgs, MatrixArgs, ReplyArgs};
 
 pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
     use agentwire::capture::matrix::{self, EnvAxis};
-    use agentwire::capture::npm::CliSpec;
-    let specs = a
-        .cli
-        .iter()
-        .map(|s| CliSpec::parse(s))
-        .collect::<Result<Vec<_>, _>>()?;
+    use agentwire::capture::versions;
+    // each --cli item names one version, a dist-tag or a range A..B
+    let mut specs = Vec::new();
+    for s in &a.cli {
+        specs.extend(versions::resolve_range(s).map_err(npm_error)?);
+    }
     let axes = a
         .env
         .iter()
         .map(|e| EnvAxis::parse(e))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(usage)?;
     let routes: Vec<agentwire::capture::record::Route> =
         a.route.iter().map(|r| (*r).into()).collect();
     let cells = matrix::plan(&specs, &axes, &routes);

@@ -5,8 +5,10 @@ mod analyze;
 mod ca;
 mod cache;
 mod capture;
+mod completions;
 mod diff;
 mod history;
+mod man;
 mod matrix;
 mod pcap;
 mod prompt;
@@ -27,10 +29,58 @@ use agentwire::trace::Trace;
 
 use crate::cli::{Cli, Command, LimitArgs, ReplyArgs};
 
+/// Exit code when the command could not do its job (see `cli::EXIT_CODES`).
+pub const ERROR: u8 = 1;
+/// Exit code for a wrong subcommand, flag or value.
+pub const USAGE: u8 = 2;
 /// Exit code for a run that finished but met bad input (records skipped).
 pub const DEGRADED: u8 = 3;
-/// Exit code of `diff` when a `--fail-on` gate tripped.
+/// Exit code when a check failed: a `--fail-on` gate, or `replay --compare` differences.
 pub const GATE_TRIPPED: u8 = 4;
+
+/// An error in what the user typed (a flag's value, a spec): exit [`USAGE`]. Displays the
+/// wrapped error's whole chain.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
+pub struct UsageError(anyhow::Error);
+
+/// Mark an error as a usage error (exit 2).
+pub fn usage(e: impl Into<anyhow::Error>) -> anyhow::Error {
+    UsageError(e.into()).into()
+}
+
+/// A CLI spec's resolution error as the binary reports it: what the user wrote wrong
+/// (syntax, unknown CLI or dist-tag, a range where one version is wanted) is a usage error;
+/// registry and download failures are errors.
+pub fn npm_error(e: agentwire::capture::npm::NpmError) -> anyhow::Error {
+    use agentwire::capture::npm::NpmError as E;
+    match e {
+        E::BadSpec { .. }
+        | E::UnknownCli { .. }
+        | E::UnknownTag { .. }
+        | E::RangeNotAllowed { .. } => usage(e),
+        e => e.into(),
+    }
+}
+
+/// Print a failed command's error on stderr and return its exit code: 0 for a closed
+/// stdout pipe (nothing to print), [`USAGE`] for a [`UsageError`], else [`ERROR`].
+pub fn fail(e: &anyhow::Error) -> ExitCode {
+    let broken_pipe = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    });
+    if broken_pipe {
+        return ExitCode::SUCCESS;
+    }
+    // Library errors carry their cause in their message; print it once.
+    eprintln!("error: {e}");
+    if e.chain().any(|c| c.is::<UsageError>()) {
+        ExitCode::from(USAGE)
+    } else {
+        ExitCode::from(ERROR)
+    }
+}
 
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -49,6 +99,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Prompt(a) => prompt::prompt(a),
         Command::History(a) => history::history(a),
         Command::Cache(c) => cache::cache(c),
+        Command::Completions(a) => completions::completions(a),
+        Command::Man(a) => man::man(a),
     }
 }
 
@@ -58,6 +110,31 @@ pub fn out(text: &str) -> Result<()> {
     o.write_all(text.as_bytes())?;
     o.flush()?;
     Ok(())
+}
+
+/// True when an output path is `-`: the command's main output (a trace) goes to stdout.
+pub(crate) fn is_stdout(path: &std::path::Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// A path as messages name it: `stdout` for `-`.
+pub(crate) fn shown(path: &std::path::Path) -> String {
+    if is_stdout(path) {
+        "stdout".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Print a command's summary: on stdout, unless its main output goes to stdout (`-o -`),
+/// where the summary would corrupt it; then on stderr.
+pub(crate) fn summary(text: &str, output: &std::path::Path) -> Result<()> {
+    if is_stdout(output) {
+        eprint!("{text}");
+        Ok(())
+    } else {
+        out(text)
+    }
 }
 
 /// Report a trace's unreadable lines on stderr; returns the exit code they imply.
@@ -81,10 +158,10 @@ pub(crate) fn server_config(
         Mode::Script(std::sync::Arc::new(Script::load(p)?))
     } else if let Some(p) = &reply.replay {
         let timing = Timing::parse(&reply.timing).ok_or_else(|| {
-            anyhow::anyhow!(
+            usage(anyhow::anyhow!(
                 "--timing {:?}: use recorded, none, or xN (e.g. x10)",
                 reply.timing
-            )
+            ))
         })?;
         let r = Replay::load(p, timing)?;
         if r.is_empty() {
@@ -123,12 +200,46 @@ pub(crate) fn check_output(path: &std::path::Path, force: bool) -> Result<()> {
     Ok(())
 }
 
+/// True when `NO_COLOR` is set to a non-empty value (no-color.org).
+fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+/// Colour on stdout: only when stdout is a terminal and `NO_COLOR` is unset or empty.
+pub(crate) fn stdout_color() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stdout()) && !no_color()
+}
+
+/// Progress bars and spinners on stderr: only when stderr is a terminal and `NO_COLOR` is
+/// unset or empty. Otherwise stderr gets plain lines only (summaries, warnings), so a log
+/// file or a pipe never sees carriage returns or escape sequences.
+pub(crate) fn stderr_live() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stderr()) && !no_color()
+}
+
+/// A spinner on stderr (hidden unless [`stderr_live`]).
 pub(crate) fn progress_spinner() -> indicatif::ProgressBar {
     let pb = indicatif::ProgressBar::new_spinner();
-    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+    if !stderr_live() {
         pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     pb.enable_steady_tick(std::time::Duration::from_millis(120));
+    pb
+}
+
+/// A byte-count progress bar on stderr for `total` bytes of input, shown only for long
+/// work (`total` ≥ 64 MiB) and when [`stderr_live`].
+pub(crate) fn progress_bytes(total: u64) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::new(total);
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} {msg}",
+        )
+        .expect("static template"),
+    );
+    if total < 64 << 20 || !stderr_live() {
+        pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
     pb
 }
 

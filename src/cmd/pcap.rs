@@ -5,13 +5,12 @@ use std::fs::File;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressStyle};
 
-use agentwire::capture::pcap::{self, Config, Extractor};
+use agentwire::capture::pcap::{self, Config, Extractor, PcapError};
 use agentwire::report;
 use agentwire::trace::{Context, SourceKind, TraceWriter};
 
-use super::{out, DEGRADED};
+use super::{progress_bytes, shown, summary as summary_out, DEGRADED, ERROR};
 use crate::cli::{PacketFilterArgs, PcapArgs};
 
 pub(super) fn config(f: &PacketFilterArgs, kind: SourceKind) -> Config {
@@ -45,16 +44,11 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
         .filter_map(|p| std::fs::metadata(p).ok())
         .map(|m| m.len())
         .sum();
-    let pb = ProgressBar::new(total);
-    pb.set_style(
-        ProgressStyle::with_template("{bar:30} {bytes}/{total_bytes} {bytes_per_sec} {msg}")
-            .expect("static template"),
-    );
-    // Hidden for small inputs: only long work shows progress.
-    if total < 64 << 20 {
-        pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
-    let mut failed = 0;
+    let pb = progress_bytes(total);
+    // Files that could not be read at all make the run an error (exit 1); files read
+    // partly (truncated, corrupt) make it degraded (exit 3). Either way the other files
+    // are still read and their exchanges written.
+    let (mut unreadable, mut partial) = (0, 0);
     for path in &a.files {
         let name = path.display().to_string();
         ex.set_source(Some(name.clone()));
@@ -62,7 +56,7 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
             Ok(f) => f,
             Err(e) => {
                 pb.suspend(|| eprintln!("error: cannot read capture {name}: {e}"));
-                failed += 1;
+                unreadable += 1;
                 continue;
             }
         };
@@ -81,9 +75,16 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
         if let Some(e) = write_err {
             return Err(e);
         }
-        if let Err(e) = r {
-            pb.suspend(|| eprintln!("warning: {e}"));
-            failed += 1;
+        match r {
+            Ok(_) => {}
+            Err(e @ (PcapError::Open { .. } | PcapError::NotACapture { .. })) => {
+                pb.suspend(|| eprintln!("error: {e}"));
+                unreadable += 1;
+            }
+            Err(e) => {
+                pb.suspend(|| eprintln!("warning: {e}"));
+                partial += 1;
+            }
         }
         write_ready(&mut ex, &mut w)?;
     }
@@ -92,13 +93,18 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
     for x in &rest {
         w.write_exchange(x)?;
     }
-    out(&report::capture::render(&summary, a.filter.format.into()))?;
+    summary_out(
+        &report::capture::render(&summary, a.filter.format.into()),
+        &a.output,
+    )?;
     eprintln!(
         "wrote {} exchanges to {}",
         summary.exchanges,
-        a.output.display()
+        shown(&a.output)
     );
-    Ok(if failed > 0 {
+    Ok(if unreadable > 0 {
+        ExitCode::from(ERROR)
+    } else if partial > 0 {
         ExitCode::from(DEGRADED)
     } else {
         ExitCode::SUCCESS

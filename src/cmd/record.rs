@@ -4,23 +4,30 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::{check_output, out, progress_spinner, runtime, server_config};
+use super::{check_output, npm_error, progress_spinner, runtime, server_config, summary, usage};
 use crate::cli::{LimitArgs, RecordArgs};
 
 pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
     check_output(&a.output, a.force)?;
-    use agentwire::capture::npm::CliSpec;
     use agentwire::capture::record::{self, parse_env, RecordConfig, Target};
+    use agentwire::capture::versions;
     let target = match &a.cli {
-        Some(spec) => Target::Cli(CliSpec::parse(spec)?),
-        None if a.args.is_empty() => anyhow::bail!(record::RecordError::NothingToRun),
+        Some(spec) => {
+            let s = versions::resolve(spec).map_err(npm_error)?;
+            if let Some(tag) = &s.tag {
+                eprintln!("agentwire: {spec} is {} (npm dist-tag {tag})", s.version);
+            }
+            Target::Cli(s)
+        }
+        None if a.args.is_empty() => return Err(usage(record::RecordError::NothingToRun)),
         None => Target::Command(a.args.clone()),
     };
     let env = a
         .env
         .iter()
         .map(|kv| parse_env(kv))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(usage)?;
     let limits = LimitArgs::default();
     let cfg = RecordConfig {
         args: if a.cli.is_some() {
@@ -40,7 +47,7 @@ pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
     let report = |msg: &str| spinner.set_message(msg.to_string());
     let outcome = runtime()?.block_on(record::record(cfg, &report))?;
     spinner.finish_and_clear();
-    out(&format!("{}\n", outcome.summary(&a.output)))?;
+    summary(&format!("{}\n", outcome.summary(&a.output)), &a.output)?;
     if outcome.timed_out || outcome.exit_code != Some(0) {
         let tail = if outcome.output_tail.trim().is_empty() {
             "(it printed nothing)".to_string()

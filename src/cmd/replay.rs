@@ -7,7 +7,7 @@ use anyhow::Result;
 use agentwire::report;
 use agentwire::trace::Trace;
 
-use super::{out, report_problems, runtime};
+use super::{out, report_problems, runtime, usage, GATE_TRIPPED};
 use crate::cli::ReplayArgs;
 
 pub(super) fn replay(a: ReplayArgs) -> Result<ExitCode> {
@@ -19,7 +19,7 @@ pub(super) fn replay(a: ReplayArgs) -> Result<ExitCode> {
         .map(|h| {
             h.split_once(':')
                 .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                .ok_or_else(|| anyhow::anyhow!("--header {h:?}: use \"Name: value\""))
+                .ok_or_else(|| usage(anyhow::anyhow!("--header {h:?}: use \"Name: value\"")))
         })
         .collect::<Result<Vec<_>>>()?;
     let cfg = ResendConfig {
@@ -32,8 +32,12 @@ pub(super) fn replay(a: ReplayArgs) -> Result<ExitCode> {
     let summary = runtime()?.block_on(resend(&trace, &cfg))?;
     out(&report::replay::render(&summary, a.format.into()))?;
     let code = report_problems(&trace);
-    if summary.statuses.keys().any(|k| k == "error") || summary.differing.unwrap_or(0) > 0 {
-        return Ok(ExitCode::from(1));
+    if summary.statuses.keys().any(|k| k == "error") {
+        eprintln!("error: some requests got no response (transport errors; see the table)");
+        return Ok(ExitCode::from(super::ERROR));
+    }
+    if summary.differing.unwrap_or(0) > 0 {
+        return Ok(ExitCode::from(GATE_TRIPPED));
     }
     Ok(code)
 }

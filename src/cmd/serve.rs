@@ -7,7 +7,7 @@ use anyhow::Result;
 use agentwire::capture::server::{self, Mode};
 use agentwire::trace::{Context, TraceWriter};
 
-use super::{check_output, out, runtime, server_config};
+use super::{check_output, runtime, server_config, shown, summary};
 use crate::cli::ServeArgs;
 
 pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
@@ -50,7 +50,7 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
         check_output(&a.output, a.force)?;
         let writer = TraceWriter::create(&a.output, &context)?;
         let srv = server::start_on(listener, config, writer).await?;
-        out(&format!("{}\n", srv.base_url()))?;
+        summary(&format!("{}\n", srv.base_url()), &a.output)?;
         if intercepting {
             eprintln!(
                 "agentwire: CONNECT proxy on {} intercepting TLS for {}: use HTTPS_PROXY={} and trust {} (NODE_EXTRA_CA_CERTS); recording to {} (Ctrl-C to stop)",
@@ -58,20 +58,20 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
                 a.intercept.as_deref().unwrap_or_default(),
                 srv.base_url(),
                 agentwire::capture::ca::default_dir().join("ca.pem").display(),
-                a.output.display()
+                shown(&a.output)
             );
         } else {
             eprintln!(
                 "agentwire: serving the Messages API on {}; recording to {} (Ctrl-C to stop)",
                 srv.base_url(),
-                a.output.display()
+                shown(&a.output)
             );
         }
         wait_for_signal().await;
         let n = srv.shutdown().await?;
         eprintln!(
             "agentwire: recorded {n} exchanges to {}",
-            a.output.display()
+            shown(&a.output)
         );
         Ok(ExitCode::SUCCESS)
     })

@@ -38,9 +38,22 @@ struct Section {
     rows: Vec<Vec<String>>,
 }
 
+/// The report's sections, in order.
 fn sections(a: &Analysis) -> Vec<Section> {
+    vec![
+        summary_section(a),
+        misses_section(a),
+        threads_section(a),
+        episodes_section(a),
+        requests_section(a),
+        jobs_section(a),
+        decisions_section(a),
+    ]
+}
+
+/// The summary: polls, waste, cache figures, cost, jobs by state.
+fn summary_section(a: &Analysis) -> Section {
     let s = &a.summary;
-    let mut out = Vec::new();
     let mut sum = vec![
         vec!["requests".into(), s.requests.to_string()],
         vec!["threads".into(), s.threads.to_string()],
@@ -98,7 +111,7 @@ fn sections(a: &Analysis) -> Vec<Section> {
             format!("{}/{} ({})", g.agreed, g.compared, pct(g.rate)),
         ]);
     }
-    out.push(Section {
+    Section {
         title: format!(
             "Summary (usage: {} — {} simulated, {} recorded; ttl {}; prices {} as of {})",
             serde_json::to_value(a.usage_mode)
@@ -116,8 +129,13 @@ fn sections(a: &Analysis) -> Vec<Section> {
         ),
         header: vec!["metric", "value"],
         rows: sum,
-    });
-    out.push(Section {
+    }
+}
+
+/// Cache misses grouped by cause.
+fn misses_section(a: &Analysis) -> Section {
+    let s = &a.summary;
+    Section {
         title: "Cache misses by cause".into(),
         header: vec!["cause", "requests", "missed tokens", "extra cost"],
         rows: s
@@ -132,8 +150,12 @@ fn sections(a: &Analysis) -> Vec<Section> {
                 ]
             })
             .collect(),
-    });
-    out.push(Section {
+    }
+}
+
+/// One row per thread.
+fn threads_section(a: &Analysis) -> Section {
+    Section {
         title: "Threads".into(),
         header: vec![
             "thread",
@@ -169,8 +191,12 @@ fn sections(a: &Analysis) -> Vec<Section> {
                 ]
             })
             .collect(),
-    });
-    out.push(Section {
+    }
+}
+
+/// One row per polling episode.
+fn episodes_section(a: &Analysis) -> Section {
+    Section {
         title: "Poll episodes".into(),
         header: vec![
             "thread",
@@ -210,9 +236,12 @@ fn sections(a: &Analysis) -> Vec<Section> {
                 ]
             })
             .collect(),
-    });
-    out.push(requests_section(a));
-    out.push(Section {
+    }
+}
+
+/// One row per background job.
+fn jobs_section(a: &Analysis) -> Section {
+    Section {
         title: "Background jobs".into(),
         header: vec![
             "job",
@@ -254,8 +283,12 @@ fn sections(a: &Analysis) -> Vec<Section> {
                 ]
             })
             .collect(),
-    });
-    out.push(Section {
+    }
+}
+
+/// One decision record per job.
+fn decisions_section(a: &Analysis) -> Section {
+    Section {
         title: "Decision records".into(),
         header: vec![
             "job_reference",
@@ -280,8 +313,7 @@ fn sections(a: &Analysis) -> Vec<Section> {
                 ]
             })
             .collect(),
-    });
-    out
+    }
 }
 
 fn text(a: &Analysis, md: bool) -> String {

@@ -3,7 +3,7 @@
 
 use crate::diff::request::{RequestDiff, SizeRow, SystemBlock};
 use crate::diff::select::DiffReport;
-use crate::diff::tools::{Mechanism, ToolState, ToolStatus};
+use crate::diff::tools::{Mechanism, ToolEntry, ToolState, ToolStatus, ToolsDiff};
 
 use super::Format;
 
@@ -173,24 +173,52 @@ fn status(s: ToolStatus) -> &'static str {
 fn tools(w: &mut Writer, d: &RequestDiff) {
     let t = &d.tools;
     w.heading(1, "Tools");
+    tools_overview(w, t);
+    tools_table(w, t);
+    for e in t.entries.iter().filter(|e| e.status == ToolStatus::Changed) {
+        tool_changes(w, e);
+    }
+}
+
+/// Every kind of tool change: the names, the short label for the headline and the long one
+/// for the list.
+fn tool_groups(t: &ToolsDiff) -> [(&Vec<String>, &'static str, &'static str); 9] {
+    [
+        (&t.added, "added", "added"),
+        (&t.removed, "removed", "removed"),
+        (
+            &t.deferred,
+            "moved behind ToolSearch",
+            "moved behind ToolSearch",
+        ),
+        (
+            &t.undeferred,
+            "brought back from deferred",
+            "brought back from deferred",
+        ),
+        (&t.announced, "newly announced", "newly announced"),
+        (&t.unannounced, "no longer announced", "no longer announced"),
+        (
+            &t.loaded,
+            "loaded by ToolSearch",
+            "loaded by ToolSearch (definition sent, defer_loading)",
+        ),
+        (&t.unloaded, "unloaded", "unloaded (announced only)"),
+        (&t.changed, "changed", "changed"),
+    ]
+}
+
+/// The headline (counts per kind of change), the ToolSearch mechanisms, and the names per
+/// kind of change.
+fn tools_overview(w: &mut Writer, t: &ToolsDiff) {
     if t.identical {
         w.line("tool definitions identical");
     } else {
-        let parts: Vec<String> = [
-            (t.added.len(), "added"),
-            (t.removed.len(), "removed"),
-            (t.deferred.len(), "moved behind ToolSearch"),
-            (t.undeferred.len(), "brought back from deferred"),
-            (t.announced.len(), "newly announced"),
-            (t.unannounced.len(), "no longer announced"),
-            (t.loaded.len(), "loaded by ToolSearch"),
-            (t.unloaded.len(), "unloaded"),
-            (t.changed.len(), "changed"),
-        ]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, s)| format!("{n} {s}"))
-        .collect();
+        let parts: Vec<String> = tool_groups(t)
+            .iter()
+            .filter(|(names, _, _)| !names.is_empty())
+            .map(|(names, short, _)| format!("{} {short}", names.len()))
+            .collect();
         let summary = if parts.is_empty() {
             "order or formatting only".to_string()
         } else {
@@ -203,24 +231,15 @@ fn tools(w: &mut Writer, d: &RequestDiff) {
         mechanisms(&t.a_mechanisms),
         mechanisms(&t.b_mechanisms)
     ));
-    for (names, label) in [
-        (&t.added, "added"),
-        (&t.removed, "removed"),
-        (&t.deferred, "moved behind ToolSearch"),
-        (&t.undeferred, "brought back from deferred"),
-        (&t.announced, "newly announced"),
-        (&t.unannounced, "no longer announced"),
-        (
-            &t.loaded,
-            "loaded by ToolSearch (definition sent, defer_loading)",
-        ),
-        (&t.unloaded, "unloaded (announced only)"),
-        (&t.changed, "changed"),
-    ] {
+    for (names, _, label) in tool_groups(t) {
         if !names.is_empty() {
             w.bullet(&format!("{label} ({}): {}", names.len(), names.join(", ")));
         }
     }
+}
+
+/// One row per tool whose status or size changed, then how many did not.
+fn tools_table(w: &mut Writer, t: &ToolsDiff) {
     let moved: Vec<_> = t
         .entries
         .iter()
@@ -251,32 +270,34 @@ fn tools(w: &mut Writer, d: &RequestDiff) {
         let indent = if w.md { "" } else { "  " };
         w.line(&format!("{indent}{same} tools unchanged"));
     }
-    for e in t.entries.iter().filter(|e| e.status == ToolStatus::Changed) {
-        w.heading(2, &format!("Tool {}", e.name));
-        for o in &e.other {
-            w.bullet(&format!("member changed: {o}"));
-        }
-        for c in &e.schema {
-            let path = if c.path.is_empty() {
-                "(schema)"
-            } else {
-                &c.path
-            };
-            let vals = match (&c.a, &c.b) {
-                (Some(a), Some(b)) => format!(": {} → {}", clip(a, MAX_VALUE), clip(b, MAX_VALUE)),
-                (None, Some(b)) => format!(": {}", clip(b, MAX_VALUE)),
-                (Some(a), None) => format!(": was {}", clip(a, MAX_VALUE)),
-                (None, None) => String::new(),
-            };
-            w.bullet(&format!("schema {path} {}{vals}", c.change));
-        }
-        if let Some(desc) = &e.description {
-            w.line(&format!(
-                "  description: {} → {} bytes, {} chars deleted, {} inserted",
-                desc.a_bytes, desc.b_bytes, desc.deleted_chars, desc.inserted_chars
-            ));
-            w.diff(desc);
-        }
+}
+
+/// What changed inside one tool: other members, the schema by property, the description.
+fn tool_changes(w: &mut Writer, e: &ToolEntry) {
+    w.heading(2, &format!("Tool {}", e.name));
+    for o in &e.other {
+        w.bullet(&format!("member changed: {o}"));
+    }
+    for c in &e.schema {
+        let path = if c.path.is_empty() {
+            "(schema)"
+        } else {
+            &c.path
+        };
+        let vals = match (&c.a, &c.b) {
+            (Some(a), Some(b)) => format!(": {} → {}", clip(a, MAX_VALUE), clip(b, MAX_VALUE)),
+            (None, Some(b)) => format!(": {}", clip(b, MAX_VALUE)),
+            (Some(a), None) => format!(": was {}", clip(a, MAX_VALUE)),
+            (None, None) => String::new(),
+        };
+        w.bullet(&format!("schema {path} {}{vals}", c.change));
+    }
+    if let Some(desc) = &e.description {
+        w.line(&format!(
+            "  description: {} → {} bytes, {} chars deleted, {} inserted",
+            desc.a_bytes, desc.b_bytes, desc.deleted_chars, desc.inserted_chars
+        ));
+        w.diff(desc);
     }
 }
 

@@ -206,162 +206,173 @@ pub fn write_tables(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ParquetErr
         path: dir.display().to_string(),
         source,
     })?;
+    [
+        ("requests", requests_columns(a)),
+        ("episodes", episodes_columns(a)),
+        ("jobs", jobs_columns(a)),
+        ("decisions", decisions_columns(a)),
+        ("threads", threads_columns(a)),
+    ]
+    .into_iter()
+    .map(|(table, cols)| write(dir, table, cols))
+    .collect()
+}
+
+/// Columns of the `requests` table: one row per Messages request: tokens, prediction, miss cause, cost.
+fn requests_columns(a: &Analysis) -> Vec<Col> {
     let n = |v: u64| v as i64;
     let r = &a.requests;
-    let mut out = vec![write(
-        dir,
-        "requests",
-        vec![
-            i64s("trace", r.iter().map(|x| x.trace as i64)),
-            i64s("exchange", r.iter().map(|x| n(x.exchange))),
-            i64s("seq", r.iter().map(|x| x.seq as i64)),
-            strs("thread", r.iter().map(|x| x.thread.clone())),
-            i64s("turn", r.iter().map(|x| x.turn as i64)),
-            i64s("at_us", r.iter().map(|x| x.at.timestamp_micros())),
-            strs("model", r.iter().map(|x| x.model.clone())),
-            strs("usage", r.iter().map(|x| x.usage.clone())),
-            i64s("uncached", r.iter().map(|x| n(x.tokens.uncached))),
-            i64s("read", r.iter().map(|x| n(x.tokens.read))),
-            i64s("write_5m", r.iter().map(|x| n(x.tokens.write_5m))),
-            i64s("write_1h", r.iter().map(|x| n(x.tokens.write_1h))),
-            i64s("output", r.iter().map(|x| n(x.tokens.output))),
-            i64s("predicted_read", r.iter().map(|x| n(x.predicted.read))),
-            i64s(
-                "predicted_write",
-                r.iter()
-                    .map(|x| n(x.predicted.write_5m + x.predicted.write_1h)),
-            ),
-            i64s(
-                "predicted_uncached",
-                r.iter().map(|x| n(x.predicted.uncached)),
-            ),
-            opt_i64s(
-                "observed_read",
-                r.iter().map(|x| x.observed.map(|o| n(o.read))),
-            ),
-            opt_i64s(
-                "observed_write",
-                r.iter().map(|x| x.observed.map(|o| n(o.write()))),
-            ),
-            strs("status", r.iter().map(|x| x.status.clone())),
-            opt_strs(
-                "cause",
-                r.iter()
-                    .map(|x| x.cause.as_ref().map(|c| c.name().to_string())),
-            ),
-            opt_strs("cause_detail", r.iter().map(|x| x.cause_detail.clone())),
-            i64s("miss_tokens", r.iter().map(|x| n(x.miss_tokens))),
-            f64s("miss_cost_usd", r.iter().map(|x| x.miss_cost_usd)),
-            f64s("cost_usd", r.iter().map(|x| x.cost_usd)),
-        ],
-    )?];
+    vec![
+        i64s("trace", r.iter().map(|x| x.trace as i64)),
+        i64s("exchange", r.iter().map(|x| n(x.exchange))),
+        i64s("seq", r.iter().map(|x| x.seq as i64)),
+        strs("thread", r.iter().map(|x| x.thread.clone())),
+        i64s("turn", r.iter().map(|x| x.turn as i64)),
+        i64s("at_us", r.iter().map(|x| x.at.timestamp_micros())),
+        strs("model", r.iter().map(|x| x.model.clone())),
+        strs("usage", r.iter().map(|x| x.usage.clone())),
+        i64s("uncached", r.iter().map(|x| n(x.tokens.uncached))),
+        i64s("read", r.iter().map(|x| n(x.tokens.read))),
+        i64s("write_5m", r.iter().map(|x| n(x.tokens.write_5m))),
+        i64s("write_1h", r.iter().map(|x| n(x.tokens.write_1h))),
+        i64s("output", r.iter().map(|x| n(x.tokens.output))),
+        i64s("predicted_read", r.iter().map(|x| n(x.predicted.read))),
+        i64s(
+            "predicted_write",
+            r.iter()
+                .map(|x| n(x.predicted.write_5m + x.predicted.write_1h)),
+        ),
+        i64s(
+            "predicted_uncached",
+            r.iter().map(|x| n(x.predicted.uncached)),
+        ),
+        opt_i64s(
+            "observed_read",
+            r.iter().map(|x| x.observed.map(|o| n(o.read))),
+        ),
+        opt_i64s(
+            "observed_write",
+            r.iter().map(|x| x.observed.map(|o| n(o.write()))),
+        ),
+        strs("status", r.iter().map(|x| x.status.clone())),
+        opt_strs(
+            "cause",
+            r.iter()
+                .map(|x| x.cause.as_ref().map(|c| c.name().to_string())),
+        ),
+        opt_strs("cause_detail", r.iter().map(|x| x.cause_detail.clone())),
+        i64s("miss_tokens", r.iter().map(|x| n(x.miss_tokens))),
+        f64s("miss_cost_usd", r.iter().map(|x| x.miss_cost_usd)),
+        f64s("cost_usd", r.iter().map(|x| x.cost_usd)),
+    ]
+}
+
+/// Columns of the `episodes` table: one row per polling episode.
+fn episodes_columns(a: &Analysis) -> Vec<Col> {
+    let n = |v: u64| v as i64;
     let e = &a.episodes;
-    out.push(write(
-        dir,
-        "episodes",
-        vec![
-            strs("thread", e.iter().map(|x| x.thread.clone())),
-            strs("kind", e.iter().map(|x| x.kind.clone())),
-            strs("tool", e.iter().map(|x| x.tool.clone())),
-            strs("target", e.iter().map(|x| x.target.clone())),
-            opt_strs("job", e.iter().map(|x| x.job.clone())),
-            i64s("polls", e.iter().map(|x| x.polls as i64)),
-            i64s("redundant", e.iter().map(|x| x.redundant as i64)),
-            i64s("after_notified", e.iter().map(|x| x.after_notified as i64)),
-            i64s("while_pending", e.iter().map(|x| x.while_pending as i64)),
-            i64s(
-                "first_at_us",
-                e.iter().map(|x| x.first_at.timestamp_micros()),
-            ),
-            i64s("last_at_us", e.iter().map(|x| x.last_at.timestamp_micros())),
-            opt_f64s("mean_interval_s", e.iter().map(|x| x.mean_interval_s)),
-            opt_f64s("job_duration_s", e.iter().map(|x| x.job_duration_s)),
-            i64s(
-                "tokens",
-                e.iter().map(|x| n(x.tokens.input() + x.tokens.output)),
-            ),
-            f64s("cost_usd", e.iter().map(|x| x.cost_usd)),
-            i64s("wasted_tokens", e.iter().map(|x| n(x.wasted_tokens))),
-            f64s("wasted_cost_usd", e.iter().map(|x| x.wasted_cost_usd)),
-        ],
-    )?);
+    vec![
+        strs("thread", e.iter().map(|x| x.thread.clone())),
+        strs("kind", e.iter().map(|x| x.kind.clone())),
+        strs("tool", e.iter().map(|x| x.tool.clone())),
+        strs("target", e.iter().map(|x| x.target.clone())),
+        opt_strs("job", e.iter().map(|x| x.job.clone())),
+        i64s("polls", e.iter().map(|x| x.polls as i64)),
+        i64s("redundant", e.iter().map(|x| x.redundant as i64)),
+        i64s("after_notified", e.iter().map(|x| x.after_notified as i64)),
+        i64s("while_pending", e.iter().map(|x| x.while_pending as i64)),
+        i64s(
+            "first_at_us",
+            e.iter().map(|x| x.first_at.timestamp_micros()),
+        ),
+        i64s("last_at_us", e.iter().map(|x| x.last_at.timestamp_micros())),
+        opt_f64s("mean_interval_s", e.iter().map(|x| x.mean_interval_s)),
+        opt_f64s("job_duration_s", e.iter().map(|x| x.job_duration_s)),
+        i64s(
+            "tokens",
+            e.iter().map(|x| n(x.tokens.input() + x.tokens.output)),
+        ),
+        f64s("cost_usd", e.iter().map(|x| x.cost_usd)),
+        i64s("wasted_tokens", e.iter().map(|x| n(x.wasted_tokens))),
+        f64s("wasted_cost_usd", e.iter().map(|x| x.wasted_cost_usd)),
+    ]
+}
+
+/// Columns of the `jobs` table: one row per background job.
+fn jobs_columns(a: &Analysis) -> Vec<Col> {
     let j = &a.jobs;
-    out.push(write(
-        dir,
-        "jobs",
-        vec![
-            strs("job_reference", j.iter().map(|x| x.job.reference.clone())),
-            strs("kind", j.iter().map(|x| name(x.job.kind))),
-            strs("thread", j.iter().map(|x| x.job.thread_label.clone())),
-            strs("tool", j.iter().map(|x| x.job.tool.clone())),
-            strs("state", j.iter().map(|x| x.job.state.name().to_string())),
-            opt_i64s("exit_code", j.iter().map(|x| x.job.exit_code)),
-            i64s(
-                "started_at_us",
-                j.iter().map(|x| x.job.started_at.timestamp_micros()),
-            ),
-            opt_i64s(
-                "notified_at_us",
-                j.iter()
-                    .map(|x| x.job.notified_at.map(|t| t.timestamp_micros())),
-            ),
-            opt_f64s("duration_s", j.iter().map(|x| x.duration_s)),
-            i64s("polls", j.iter().map(|x| x.job.polls as i64)),
-            opt_strs("duplicate_of", j.iter().map(|x| x.job.duplicate_of.clone())),
-            opt_strs("artifact", j.iter().map(|x| x.job.artifact.clone())),
-        ],
-    )?);
+    vec![
+        strs("job_reference", j.iter().map(|x| x.job.reference.clone())),
+        strs("kind", j.iter().map(|x| name(x.job.kind))),
+        strs("thread", j.iter().map(|x| x.job.thread_label.clone())),
+        strs("tool", j.iter().map(|x| x.job.tool.clone())),
+        strs("state", j.iter().map(|x| x.job.state.name().to_string())),
+        opt_i64s("exit_code", j.iter().map(|x| x.job.exit_code)),
+        i64s(
+            "started_at_us",
+            j.iter().map(|x| x.job.started_at.timestamp_micros()),
+        ),
+        opt_i64s(
+            "notified_at_us",
+            j.iter()
+                .map(|x| x.job.notified_at.map(|t| t.timestamp_micros())),
+        ),
+        opt_f64s("duration_s", j.iter().map(|x| x.duration_s)),
+        i64s("polls", j.iter().map(|x| x.job.polls as i64)),
+        opt_strs("duplicate_of", j.iter().map(|x| x.job.duplicate_of.clone())),
+        opt_strs("artifact", j.iter().map(|x| x.job.artifact.clone())),
+    ]
+}
+
+/// Columns of the `decisions` table: one decision record per job.
+fn decisions_columns(a: &Analysis) -> Vec<Col> {
     let d = &a.decisions;
-    out.push(write(
-        dir,
-        "decisions",
-        vec![
-            strs("job_reference", d.iter().map(|x| x.job_reference.clone())),
-            strs("observed_state", d.iter().map(|x| x.observed_state.clone())),
-            opt_strs(
-                "artifact_reference",
-                d.iter().map(|x| x.artifact_reference.clone()),
-            ),
-            strs(
-                "acceptance_check",
-                d.iter().map(|x| x.acceptance_check.clone()),
-            ),
-            strs(
-                "acceptance_result",
-                d.iter().map(|x| x.acceptance_result.clone()),
-            ),
-            strs("decision", d.iter().map(|x| x.decision.clone())),
-            opt_strs(
-                "unresolved_fact",
-                d.iter().map(|x| x.unresolved_fact.clone()),
-            ),
-            opt_strs(
-                "tool_result_error",
-                d.iter().map(|x| x.tool_result_error.clone()),
-            ),
-        ],
-    )?);
+    vec![
+        strs("job_reference", d.iter().map(|x| x.job_reference.clone())),
+        strs("observed_state", d.iter().map(|x| x.observed_state.clone())),
+        opt_strs(
+            "artifact_reference",
+            d.iter().map(|x| x.artifact_reference.clone()),
+        ),
+        strs(
+            "acceptance_check",
+            d.iter().map(|x| x.acceptance_check.clone()),
+        ),
+        strs(
+            "acceptance_result",
+            d.iter().map(|x| x.acceptance_result.clone()),
+        ),
+        strs("decision", d.iter().map(|x| x.decision.clone())),
+        opt_strs(
+            "unresolved_fact",
+            d.iter().map(|x| x.unresolved_fact.clone()),
+        ),
+        opt_strs(
+            "tool_result_error",
+            d.iter().map(|x| x.tool_result_error.clone()),
+        ),
+    ]
+}
+
+/// Columns of the `threads` table: one row per thread.
+fn threads_columns(a: &Analysis) -> Vec<Col> {
+    let n = |v: u64| v as i64;
     let t = &a.threads;
-    out.push(write(
-        dir,
-        "threads",
-        vec![
-            strs("thread", t.iter().map(|x| x.thread.clone())),
-            i64s("requests", t.iter().map(|x| x.requests as i64)),
-            i64s("polls", t.iter().map(|x| x.polls as i64)),
-            i64s(
-                "redundant_polls",
-                t.iter().map(|x| x.redundant_polls as i64),
-            ),
-            i64s("input", t.iter().map(|x| n(x.tokens.input()))),
-            i64s("read", t.iter().map(|x| n(x.tokens.read))),
-            i64s("write", t.iter().map(|x| n(x.tokens.write()))),
-            i64s("output", t.iter().map(|x| n(x.tokens.output))),
-            f64s("cache_hit_rate", t.iter().map(|x| x.cache_hit_rate)),
-            i64s("miss_tokens", t.iter().map(|x| n(x.miss_tokens))),
-            f64s("miss_cost_usd", t.iter().map(|x| x.miss_cost_usd)),
-            f64s("cost_usd", t.iter().map(|x| x.cost_usd)),
-        ],
-    )?);
-    Ok(out)
+    vec![
+        strs("thread", t.iter().map(|x| x.thread.clone())),
+        i64s("requests", t.iter().map(|x| x.requests as i64)),
+        i64s("polls", t.iter().map(|x| x.polls as i64)),
+        i64s(
+            "redundant_polls",
+            t.iter().map(|x| x.redundant_polls as i64),
+        ),
+        i64s("input", t.iter().map(|x| n(x.tokens.input()))),
+        i64s("read", t.iter().map(|x| n(x.tokens.read))),
+        i64s("write", t.iter().map(|x| n(x.tokens.write()))),
+        i64s("output", t.iter().map(|x| n(x.tokens.output))),
+        f64s("cache_hit_rate", t.iter().map(|x| x.cache_hit_rate)),
+        i64s("miss_tokens", t.iter().map(|x| n(x.miss_tokens))),
+        f64s("miss_cost_usd", t.iter().map(|x| x.miss_cost_usd)),
+        f64s("cost_usd", t.iter().map(|x| x.cost_usd)),
+    ]
 }

@@ -182,6 +182,10 @@ pub struct Context {
     /// Client version, e.g. `2.1.304`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cli_version: Option<String>,
+    /// The npm dist-tag the version was resolved from when the run asked for one (`latest`);
+    /// `cli_version` is the version the tag named at recording time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cli_tag: Option<String>,
     /// Platform of the client binary, e.g. `linux-x64`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform: Option<String>,

@@ -175,7 +175,7 @@ fn cli_json_fail_on_and_parquet() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("redundant-polls is 1"));
     assert_eq!(gate("redundant-polls>1").status.code(), Some(0));
     let o = gate("bogus>1");
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2), "a bad gate is a usage error");
     assert!(String::from_utf8_lossy(&o.stderr).contains("unknown metric"));
 }
 

@@ -246,7 +246,7 @@ fn fail_on_gates_set_exit_code_4() {
         .args(["--fail-on", "tools-vanished"])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2), "a bad gate is a usage error");
     assert!(String::from_utf8_lossy(&o.stderr).contains("tools-vanished"));
 }
 

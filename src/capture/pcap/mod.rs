@@ -15,7 +15,7 @@
 //! - [`decode`]: content encodings; [`tls`]: TLS detection (ClientHello version and SNI);
 //! - [`driver`]: the [`Extractor`] that ties them together over any packet iterator
 //!   (with `conn`: one connection's state, and `summary`: the run's counts);
-//! - [`live`]: live capture through libpcap.
+//! - `live`: live capture through libpcap (cargo feature `libpcap`, on by default).
 
 mod conn;
 pub mod decode;
@@ -25,6 +25,7 @@ mod head;
 pub mod http;
 pub mod ip;
 pub mod link;
+#[cfg(feature = "libpcap")]
 pub mod live;
 pub mod message;
 mod summary;
@@ -33,6 +34,7 @@ pub mod tls;
 
 pub use driver::{Config, Extractor};
 pub use file::{read_file, read_packets, FileInfo};
+#[cfg(feature = "libpcap")]
 pub use live::{open as open_live, LiveCapture, LiveConfig};
 pub use summary::{Summary, TlsConnection};
 

@@ -4,6 +4,7 @@
 
 mod build;
 mod flows;
+#[cfg(feature = "libpcap")]
 mod live;
 mod prop;
 mod public;

@@ -1,0 +1,485 @@
+//! The exit-code table (`agentwire --help` footer, README "Exit codes"): one row per command
+//! and situation, each run through the binary. The expected code follows from the
+//! situation alone (0 ok, 1 error, 2 usage, 3 degraded input, 4 gate tripped); the stderr
+//! fragment checks the message names the bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use agentwire::capture::server::ServerConfig;
+
+use crate::common::*;
+
+/// Inputs for the rows, made in a temp dir from the shipped sample and the shared captures.
+struct Fixtures {
+    dir: tempfile::TempDir,
+    good: PathBuf,
+    truncated: PathBuf,
+    missing: PathBuf,
+    text: PathBuf,
+    pcap: PathBuf,
+    cut_pcap: PathBuf,
+    bad_prices: PathBuf,
+    existing: PathBuf,
+}
+
+impl Fixtures {
+    fn new() -> Fixtures {
+        let dir = tempfile::tempdir().unwrap();
+        let good = repo().join("captures/sample-session.jsonl");
+        // The sample with its last line cut in half, as a crash mid-write leaves it.
+        let bytes = std::fs::read(&good).unwrap();
+        let last_start = bytes[..bytes.len() - 1]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .unwrap()
+            + 1;
+        let cut = last_start + (bytes.len() - last_start) / 2;
+        let truncated = dir.path().join("truncated.jsonl");
+        std::fs::write(&truncated, &bytes[..cut]).unwrap();
+        let text = dir.path().join("notes.txt");
+        std::fs::write(&text, "not a capture\n").unwrap();
+        let pcap = shared_capture("claude-code/cc2.1.304-hello.pcap");
+        // A capture cut 100 bytes into its last packet record.
+        let pb = std::fs::read(&pcap).unwrap();
+        let cut_pcap = dir.path().join("cut.pcap");
+        std::fs::write(&cut_pcap, &pb[..pb.len() - 100]).unwrap();
+        let bad_prices = dir.path().join("prices.json");
+        std::fs::write(&bad_prices, "{").unwrap();
+        let existing = dir.path().join("existing.jsonl");
+        std::fs::copy(&good, &existing).unwrap();
+        Fixtures {
+            missing: dir.path().join("missing.jsonl"),
+            dir,
+            good,
+            truncated,
+            text,
+            pcap,
+            cut_pcap,
+            bad_prices,
+            existing,
+        }
+    }
+
+    fn out(&self, name: &str) -> String {
+        self.dir.path().join(name).display().to_string()
+    }
+}
+
+fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// One row: a name, the argv after `agentwire`, the expected exit code, and a fragment the
+/// stderr must contain (empty: anything).
+type Row = (&'static str, Vec<String>, i32, String);
+
+fn rows(f: &Fixtures, stub_url: &str) -> Vec<Row> {
+    let (good, trunc, missing) = (s(&f.good), s(&f.truncated), s(&f.missing));
+    let v = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    vec![
+        // the program as a whole
+        ("help", v(&["--help"]), 0, String::new()),
+        ("version", v(&["--version"]), 0, String::new()),
+        ("no subcommand", v(&[]), 2, "Usage".into()),
+        (
+            "unknown subcommand",
+            v(&["frobnicate"]),
+            2,
+            "frobnicate".into(),
+        ),
+        // show
+        ("show ok", v(&["show", &good]), 0, String::new()),
+        (
+            "show missing trace",
+            v(&["show", &missing]),
+            1,
+            "missing.jsonl".into(),
+        ),
+        (
+            "show truncated trace",
+            v(&["show", &trunc]),
+            3,
+            "truncated.jsonl".into(),
+        ),
+        (
+            "show bad format",
+            v(&["show", "--format", "xml", &good]),
+            2,
+            "xml".into(),
+        ),
+        // diff
+        (
+            "diff identical",
+            v(&["diff", &good, &good]),
+            0,
+            String::new(),
+        ),
+        (
+            "diff missing input",
+            v(&["diff", &good, &missing]),
+            1,
+            "missing.jsonl".into(),
+        ),
+        (
+            "diff truncated input",
+            v(&["diff", &good, &trunc]),
+            3,
+            "truncated.jsonl".into(),
+        ),
+        (
+            "diff unknown gate",
+            v(&["diff", &good, &good, "--fail-on", "tools-vanished"]),
+            2,
+            "tools-vanished".into(),
+        ),
+        (
+            // exchange 0 is the title side call (no tools), 1 the main turn (2 tools)
+            "diff gate tripped",
+            v(&[
+                "diff",
+                &format!("{good}#0"),
+                &format!("{good}#1"),
+                "--fail-on",
+                "tools-added",
+            ]),
+            4,
+            "tools-added".into(),
+        ),
+        // analyze
+        ("analyze ok", v(&["analyze", &good]), 0, String::new()),
+        (
+            "analyze missing trace",
+            v(&["analyze", &missing]),
+            1,
+            "missing.jsonl".into(),
+        ),
+        (
+            "analyze truncated trace",
+            v(&["analyze", &trunc]),
+            3,
+            "truncated.jsonl".into(),
+        ),
+        (
+            "analyze unknown metric",
+            v(&["analyze", &good, "--fail-on", "bogus>1"]),
+            2,
+            "bogus".into(),
+        ),
+        (
+            // seven requests cost more than nothing
+            "analyze gate tripped",
+            v(&[
+                "analyze",
+                &good,
+                "--usage",
+                "simulated",
+                "--fail-on",
+                "total-cost>0",
+            ]),
+            4,
+            "total-cost".into(),
+        ),
+        (
+            "analyze unreadable price file",
+            v(&["analyze", &good, "--prices", &s(&f.bad_prices)]),
+            1,
+            "prices.json".into(),
+        ),
+        // pcap
+        (
+            "pcap ok",
+            v(&["pcap", &s(&f.pcap), "-o", &f.out("p1.jsonl")]),
+            0,
+            String::new(),
+        ),
+        (
+            "pcap missing capture",
+            v(&[
+                "pcap",
+                &s(&f.dir.path().join("nope.pcap")),
+                "-o",
+                &f.out("p2.jsonl"),
+            ]),
+            1,
+            "nope.pcap".into(),
+        ),
+        (
+            "pcap not a capture",
+            v(&["pcap", &s(&f.text), "-o", &f.out("p3.jsonl")]),
+            1,
+            "notes.txt".into(),
+        ),
+        (
+            "pcap missing among good captures",
+            v(&[
+                "pcap",
+                &s(&f.pcap),
+                &s(&f.dir.path().join("nope.pcap")),
+                "-o",
+                &f.out("p4.jsonl"),
+            ]),
+            1,
+            "nope.pcap".into(),
+        ),
+        (
+            "pcap truncated capture",
+            v(&["pcap", &s(&f.cut_pcap), "-o", &f.out("p5.jsonl")]),
+            3,
+            "cut.pcap".into(),
+        ),
+        (
+            "pcap bad port",
+            v(&["pcap", &s(&f.pcap), "--port", "http"]),
+            2,
+            "http".into(),
+        ),
+        // capture (live)
+        (
+            "capture bad duration",
+            v(&["capture", "--iface", "lo", "--duration", "soon"]),
+            2,
+            "soon".into(),
+        ),
+        (
+            "capture on no such interface",
+            v(&[
+                "capture",
+                "--iface",
+                "nosuchif0",
+                "--duration",
+                "1",
+                "-o",
+                &f.out("c.jsonl"),
+            ]),
+            1,
+            if cfg!(feature = "libpcap") {
+                "nosuchif0"
+            } else {
+                "libpcap"
+            }
+            .into(),
+        ),
+        // record
+        (
+            "record nothing to run",
+            v(&["record", "-o", &f.out("r1.jsonl")]),
+            2,
+            "command".into(),
+        ),
+        (
+            "record unknown CLI",
+            v(&["record", "--cli", "vim@9.0.1", "-o", &f.out("r2.jsonl")]),
+            2,
+            "vim".into(),
+        ),
+        (
+            "record bad --env",
+            v(&[
+                "record",
+                "--env",
+                "NOEQUALS",
+                "-o",
+                &f.out("r3.jsonl"),
+                "--",
+                "true",
+            ]),
+            2,
+            "NOEQUALS".into(),
+        ),
+        (
+            "record command fails",
+            v(&[
+                "record",
+                "--route",
+                "base-url",
+                "-o",
+                &f.out("r4.jsonl"),
+                "--",
+                "false",
+            ]),
+            1,
+            "did not finish cleanly".into(),
+        ),
+        (
+            "record command succeeds",
+            v(&[
+                "record",
+                "--route",
+                "base-url",
+                "-o",
+                &f.out("r5.jsonl"),
+                "--",
+                "true",
+            ]),
+            0,
+            String::new(),
+        ),
+        (
+            "record existing output",
+            v(&[
+                "record",
+                "--route",
+                "base-url",
+                "-o",
+                &s(&f.existing),
+                "--",
+                "true",
+            ]),
+            1,
+            "--force".into(),
+        ),
+        // matrix
+        (
+            "matrix unknown CLI",
+            v(&["matrix", "--cli", "vim@9.0.1"]),
+            2,
+            "vim".into(),
+        ),
+        // replay
+        (
+            "replay missing trace",
+            v(&["replay", &missing, "--to", stub_url]),
+            1,
+            "missing.jsonl".into(),
+        ),
+        (
+            "replay bad header",
+            v(&["replay", &good, "--to", stub_url, "--header", "nocolon"]),
+            2,
+            "nocolon".into(),
+        ),
+        (
+            // the sample was answered by a scenario; the stub answers other text
+            "replay --compare finds differences",
+            v(&["replay", &good, "--to", stub_url, "--compare"]),
+            4,
+            String::new(),
+        ),
+        (
+            "replay identical statuses",
+            v(&["replay", &good, "--to", stub_url]),
+            0,
+            String::new(),
+        ),
+        // serve
+        (
+            "serve bad replay timing",
+            v(&[
+                "serve",
+                "--replay",
+                &good,
+                "--timing",
+                "fast",
+                "-o",
+                &f.out("s.jsonl"),
+            ]),
+            2,
+            "fast".into(),
+        ),
+        // completions and man pages
+        (
+            "completions bash",
+            v(&["completions", "bash"]),
+            0,
+            String::new(),
+        ),
+        (
+            "completions unknown shell",
+            v(&["completions", "tcsh"]),
+            2,
+            "tcsh".into(),
+        ),
+        ("man page", v(&["man"]), 0, String::new()),
+        (
+            "man pages into a dir",
+            v(&["man", "--dir", &f.out("man")]),
+            0,
+            "man pages".into(),
+        ),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_command_follows_the_exit_code_table() {
+    let f = Fixtures::new();
+    let stub = TestServer::start(ServerConfig::default()).await;
+    let url = stub.server.base_url().trim_end_matches('/').to_string();
+    let data = tempfile::tempdir().unwrap();
+    let table = rows(&f, &url);
+    let data_dir = data.path().to_path_buf();
+    let failures = tokio::task::spawn_blocking(move || {
+        let mut failures = Vec::new();
+        for (name, args, want, fragment) in &table {
+            let o = Command::new(bin())
+                .args(args)
+                .env("AGENTWIRE_DATA_DIR", &data_dir)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            if o.status.code() != Some(*want) || !err.contains(fragment.as_str()) {
+                failures.push(format!(
+                    "{name}: `agentwire {}` exited {:?}, want {want} with {fragment:?} on stderr; stderr: {err}",
+                    args.join(" "),
+                    o.status.code()
+                ));
+            }
+        }
+        failures
+    })
+    .await
+    .unwrap();
+    stub.finish().await;
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_closed_stdout_pipe_exits_0() {
+    // `agentwire completions bash | head -c 10`: the pipe closes long before the script ends.
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "set -o pipefail; '{}' completions bash | head -c 10 >/dev/null",
+            bin().display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The table in `--help` and the README's table list the same codes with the same names.
+#[test]
+fn help_footer_and_readme_agree_on_the_table() {
+    let o = Command::new(bin()).arg("--help").output().unwrap();
+    let help = String::from_utf8(o.stdout).unwrap();
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let footer: Vec<(String, String)> = help
+        .lines()
+        .skip_while(|l| *l != "Exit codes:")
+        .skip(1)
+        .filter_map(|l| {
+            let (code, rest) = l.trim().split_once("  ")?;
+            Some((code.to_string(), rest.split(':').next()?.to_string()))
+        })
+        .collect();
+    assert_eq!(footer.len(), 5, "{help}");
+    for (code, name) in &footer {
+        let row = format!("| {code} | {name} |");
+        assert!(
+            readme.contains(&row),
+            "README lacks the row starting {row:?}"
+        );
+    }
+    // every subcommand's --help carries the footer too
+    let o = Command::new(bin())
+        .args(["pcap", "--help"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("4  gate tripped"));
+}
