@@ -1,7 +1,7 @@
 # agentwire — make targets. `make` lists them.
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := libpcap-dev tshark man-db chromium
+APT_PACKAGES := libpcap-dev tshark man-db fish zsh chromium
 BIN := target/debug/agentwire
 # `make install`: where to (PREFIX, DESTDIR for packagers), cargo flags (FEATURES, e.g.
 # --no-default-features for a build without libpcap), or an already built binary (FROM).

@@ -5,7 +5,8 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
 
-use agentwire::diff::{diff_requests, Normalizer, RequestSide};
+use agentwire::api::normalize::Normalizer;
+use agentwire::diff::{diff_requests, RequestSide};
 
 /// A request body of about 1 MB; `variant` 1 changes a few tools, one system line and
 /// adds messages, as a new CLI version would.
@@ -74,6 +75,7 @@ fn bench(c: &mut Criterion) {
     let side = |label: &str, body: &'static [u8]| RequestSide {
         label: label.into(),
         exchange: Some(0),
+        session: Some("s1".into()),
         thread: Some("main".into()),
         headers: Box::leak(headers.clone().into_boxed_slice()),
         body,

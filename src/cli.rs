@@ -137,6 +137,13 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the man page, or write all of them (one per subcommand) with --dir.
     Man(ManArgs),
+    /// Run a stdio MCP server, relaying its stdin/stdout byte for byte and recording
+    /// every JSON-RPC message (what `record` puts in front of each stdio server).
+    McpTap(McpTapArgs),
+    /// Read Claude Code transcripts, HAR, claude-tap and claude-trace files into a trace.
+    Import(ImportArgs),
+    /// Write a trace in another format (HAR 1.2) for the tools people use to look at HTTP.
+    Export(ExportArgs),
 }
 
 /// `agentwire completions`.
@@ -329,6 +336,71 @@ pub struct CachePruneArgs {
     pub dry_run: bool,
 }
 
+/// `agentwire mcp-tap`.
+#[derive(Args, Debug)]
+pub struct McpTapArgs {
+    /// Server name written in every record (the `mcpServers` key).
+    #[arg(long, default_value = "mcp")]
+    pub name: String,
+    /// Trace file for the records (default `mcp-NAME.jsonl`); it is replaced.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// The server command and its arguments.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
+}
+
+/// `agentwire import`.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// Files or directories (e.g. ~/.claude/projects; every session under it), or `-` for
+    /// standard input. Formats are recognised from the content: Claude Code transcripts,
+    /// HAR 1.2, claude-tap exports, claude-trace logs, agentwire traces.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Trace file to write (JSON Lines).
+    #[arg(short, long, default_value = "trace.jsonl")]
+    pub output: PathBuf,
+    /// Overwrite the output if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Keep only exchanges that started on or after this date (`2026-01-31` or an RFC 3339
+    /// time, UTC).
+    #[arg(long, value_name = "DATE", value_parser = parse_since)]
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// `agentwire export`.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Write HTTP Archive 1.2 (the only export format so far).
+    #[arg(long, required = true)]
+    pub har: bool,
+    /// Trace to export (any input `show` reads).
+    pub input: PathBuf,
+    /// Output file; `-` is standard output.
+    #[arg(short, long, default_value = "-")]
+    pub output: PathBuf,
+    /// Overwrite the output if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Scheme and host for URLs of exchanges without a `host` header.
+    #[arg(long, default_value = "http://localhost")]
+    pub base_url: String,
+}
+
+/// `--since DATE`: `YYYY-MM-DD` (midnight UTC) or an RFC 3339 time.
+pub fn parse_since(s: &str) -> Result<chrono::DateTime<chrono::Utc>, String> {
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
+        return Ok(t.with_timezone(&chrono::Utc));
+    }
+    chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc())
+        .ok_or_else(|| format!("{s:?} is not a date; write 2026-01-31 or 2026-01-31T12:00:00Z"))
+}
+
 /// `agentwire ca`.
 #[derive(Args, Debug)]
 pub struct CaArgs {
@@ -517,11 +589,17 @@ pub struct RecordArgs {
 /// `agentwire show`.
 #[derive(Args, Debug)]
 pub struct ShowArgs {
-    /// Trace file.
+    /// Trace file, directory or `-`; other tools' formats are imported on the fly.
     pub trace: PathBuf,
+    /// Only exchanges that started on or after this date (`2026-01-31` or RFC 3339).
+    #[arg(long, value_name = "DATE", value_parser = parse_since)]
+    pub since: Option<chrono::DateTime<chrono::Utc>>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
+    /// List the MCP messages (`mcp` records) instead of the exchanges.
+    #[arg(long)]
+    pub mcp: bool,
 }
 
 /// `agentwire matrix`.
@@ -546,7 +624,15 @@ pub struct MatrixArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
-    /// Arguments for every CLI run (default `-p hello`).
+    /// Tabulate the MCP layer instead of tool definitions: protocol, task support,
+    /// tasks, backgrounding, polls on both layers, notifications, wall time.
+    #[arg(long)]
+    pub mcp: bool,
+    /// How the fake server answers (a scenario drives every run the same way).
+    #[command(flatten)]
+    pub reply: ReplyArgs,
+    /// Arguments for every CLI run (default `-p hello`); `--mcp-config FILE` servers are
+    /// recorded too.
     #[arg(last = true)]
     pub args: Vec<String>,
 }

@@ -1,34 +1,34 @@
 //! Prompt-cache simulation: predicts, for every request, cache-read, cache-write and
 //! uncached tokens, and names the cause of every miss.
 //!
-//! The model (source: Anthropic, "Prompt caching",
-//! <https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching>):
-//! - The prefix is tools → system → messages; each tool definition, system block and
-//!   message content block is one block. A block with `cache_control` is a breakpoint; at
-//!   most 4 count (top-level `cache_control` puts one on the last block).
-//! - An entry is the hash of the whole prefix up to and including a breakpoint block; it is
-//!   written at every breakpoint whose prefix has at least the model's minimum cacheable
-//!   length. The model id seeds the hash (another model never shares entries); the
-//!   parameters that invalidate the message cache (`thinking`, `tool_choice`, betas) are
-//!   mixed in where the messages start, so tools and system stay cached when they change.
+//! What the prefix is and which settings invalidate which level are the api layer's rules
+//! ([`crate::api::cache`]); this module runs them over time (source: Anthropic, "Prompt
+//! caching", <https://platform.claude.com/docs/en/build-with-claude/prompt-caching>):
+//! - A block with `cache_control` is a breakpoint; at most 4 count (top-level
+//!   `cache_control` puts one on the last block). An entry is the hash of the whole
+//!   prefix up to and including a breakpoint; it is written at every breakpoint whose
+//!   prefix reaches the model's minimum cacheable length.
 //! - A lookup at each breakpoint checks that block and the 20 blocks before it for a live
 //!   entry; the longest hit is read. Tokens from the hit to the last breakpoint are
 //!   written; the rest is uncached input.
 //! - An entry lives `ttl` (5 minutes, or 1 hour for `"ttl":"1h"`) after its last use; a
-//!   hit refreshes it. Entries are keyed by content only, so threads with the same prefix
-//!   share them.
+//!   hit refreshes it. Entries are keyed by content only, so threads and sessions with the
+//!   same prefix share them.
 //!
 //! A *miss* is a request that read fewer tokens than its reference (the previous request
-//! of its thread; for a thread's first request, the earlier request of any thread that
-//! shares the longest prefix) had in the cache. Its cause is found by comparing with the
-//! reference: where the prefixes diverge, or, when they do not, why the entry was gone.
+//! of its thread; for a thread's first request, the earlier request of the same session
+//! that shares the longest prefix) had in the cache. A session's first request has no
+//! reference: it is a cold start, whatever other sessions cached. The cause of a miss is
+//! found by comparing with the reference: where the prefixes diverge, or, when they do
+//! not, why the entry was gone.
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
 use super::cause::{BilledAs, CachePrediction, MissCause};
-use super::input::{Region, Request, Ttl};
+use super::input::Request;
+use crate::api::cache::{CachePrefix, Chain, Region, Ttl};
 
 /// Blocks before a breakpoint that a lookup also checks.
 pub const LOOKBACK_BLOCKS: usize = 20;
@@ -54,18 +54,50 @@ struct Entry {
     ttl: i64,
 }
 
+/// What the simulation remembers of a thread's latest request.
 struct Prev {
     seq: usize,
-    model: String,
-    params: Vec<(String, String)>,
+    session: usize,
+    /// The prefix without its blocks (keys, tools, system texts).
+    prefix: CachePrefix,
     chain: Vec<u64>,
     regions: Vec<(Region, usize)>,
-    tools: Vec<(String, u64)>,
-    system: Vec<String>,
     /// Blocks of the prefix in the cache after this request (0: none).
     cached_blocks: usize,
     /// Entry positions (block index) this request wrote or read.
     entry_positions: Vec<usize>,
+}
+
+/// The breakpoints of one request.
+struct Breakpoints {
+    /// `(block, ttl)`, at most [`MAX_BREAKPOINTS`].
+    all: Vec<(usize, Ttl)>,
+    /// Those whose prefix reaches the minimum cacheable length.
+    cacheable: Vec<(usize, Ttl)>,
+}
+
+impl Breakpoints {
+    /// Blocks up to the last cacheable breakpoint (0: none).
+    fn last_cacheable(&self) -> usize {
+        self.cacheable.last().map_or(0, |&(b, _)| b + 1)
+    }
+    /// Blocks up to the last breakpoint.
+    fn last(&self) -> usize {
+        self.all.last().map_or(0, |b| b.0 + 1)
+    }
+}
+
+/// What a lookup found: the longest live hit, and (for diagnosis) the longest entry,
+/// live or not, with its last use.
+struct Lookup {
+    hit: Option<usize>,
+    any: Option<(usize, i64)>,
+}
+
+impl Lookup {
+    fn read_blocks(&self) -> usize {
+        self.hit.map_or(0, |p| p + 1)
+    }
 }
 
 /// The simulator: feed requests in time order.
@@ -75,8 +107,16 @@ pub struct CacheSim {
     prev: HashMap<usize, Prev>,
 }
 
-fn mix(a: u64, b: u64) -> u64 {
-    super::input::hash_of(&[&a.to_le_bytes(), &b.to_le_bytes()])
+fn tok(chain: &Chain, upto: usize) -> u64 {
+    if upto == 0 {
+        0
+    } else {
+        chain.tokens[upto - 1]
+    }
+}
+
+fn common_prefix(a: &[u64], b: &[u64]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
 impl CacheSim {
@@ -100,103 +140,19 @@ impl CacheSim {
     /// Simulate one request; `min_cacheable` is its model's minimum (tokens).
     pub fn observe(&mut self, r: &Request, min_cacheable: u64) -> CachePrediction {
         let now = r.at.timestamp_micros();
-        let n = r.blocks.len();
-        // Cumulative hashes and tokens.
-        let params_key = super::input::hash_of(&[format!("{:?}", r.params).as_bytes()]);
-        let mut chain = Vec::with_capacity(n);
-        let mut cum = Vec::with_capacity(n);
-        let mut h = super::input::hash_of(&[r.model.as_bytes()]);
-        let (mut t, mut first_message) = (0u64, None);
-        for (i, b) in r.blocks.iter().enumerate() {
-            if b.region == Region::Messages && first_message.is_none() {
-                first_message = Some(i);
-                h = mix(h, params_key);
-            }
-            h = mix(h, b.hash);
-            t += b.tokens;
-            chain.push(h);
-            cum.push(t);
-        }
-        let tok = |upto: usize| if upto == 0 { 0 } else { cum[upto - 1] };
-        // Breakpoints: (position, ttl), at most 4.
-        let mut bps: Vec<(usize, Ttl)> = r
-            .blocks
-            .iter()
-            .enumerate()
-            .filter_map(|(i, b)| b.breakpoint.map(|t| (i, self.ttl(t))))
-            .take(MAX_BREAKPOINTS)
-            .collect();
-        if let (Some(t), true) = (r.auto_breakpoint, n > 0) {
-            if bps.len() < MAX_BREAKPOINTS && bps.last().is_none_or(|&(p, _)| p != n - 1) {
-                bps.push((n - 1, self.ttl(t)));
-            }
-        }
-        let cacheable: Vec<(usize, Ttl)> = bps
-            .iter()
-            .copied()
-            .filter(|&(p, _)| cum[p] >= min_cacheable)
-            .collect();
-        // Lookup: live hits and (for diagnosis) any entry, live or not.
-        let (mut hit, mut any): (Option<usize>, Option<(usize, i64)>) = (None, None);
-        for &(b, _) in &bps {
-            for p in (b.saturating_sub(LOOKBACK_BLOCKS)..=b).rev() {
-                if let Some(e) = self.entries.get(&chain[p]) {
-                    if any.is_none_or(|(q, _)| p > q) {
-                        any = Some((p, e.last_used));
-                    }
-                    if now - e.last_used <= e.ttl {
-                        hit = hit.max(Some(p));
-                        break;
-                    }
-                }
-            }
-        }
-        let read_blocks = hit.map_or(0, |p| p + 1);
-        let read = tok(read_blocks);
-        // Writes: each cacheable breakpoint past the hit writes the tokens since the
-        // previous written point, at its TTL.
-        let (mut w5, mut w1, mut from) = (0u64, 0u64, read);
-        for &(b, ttl) in &cacheable {
-            if b + 1 > read_blocks {
-                let seg = cum[b].saturating_sub(from);
-                match ttl {
-                    Ttl::M5 => w5 += seg,
-                    Ttl::H1 => w1 += seg,
-                }
-                from = from.max(cum[b]);
-            }
-        }
-        let uncached = r.total_tokens.saturating_sub(read + w5 + w1);
-        // Update the cache.
-        if let Some(p) = hit {
-            if let Some(e) = self.entries.get_mut(&chain[p]) {
-                e.last_used = now;
-            }
-        }
-        for &(b, ttl) in &cacheable {
-            self.entries.insert(
-                chain[b],
-                Entry {
-                    last_used: now,
-                    ttl: ttl.micros(),
-                },
-            );
-        }
-        let last_cacheable = cacheable.last().map(|&(b, _)| b + 1).unwrap_or(0);
-        let cached_blocks = read_blocks.max(last_cacheable);
-        let mut entry_positions: Vec<usize> = cacheable.iter().map(|&(b, _)| b).collect();
-        entry_positions.extend(hit);
-        entry_positions.sort_unstable();
-
-        // Diagnosis against the reference.
-        let reference = self.reference(r.thread, &chain);
+        let chain = r.prefix.chain();
+        let bps = self.breakpoints(&r.prefix, &chain, min_cacheable);
+        let lookup = self.lookup(&chain, &bps, now);
+        let (w5, w1) = writes(&chain, &bps, lookup.read_blocks());
+        self.update(&chain, &bps, lookup.hit, now);
+        let read = tok(&chain, lookup.read_blocks());
         let mut pred = CachePrediction {
             read,
             write_5m: w5,
             write_1h: w1,
-            uncached,
-            breakpoints: bps.len(),
-            reference: reference.map(|p| p.seq),
+            uncached: r.prompt_tokens.saturating_sub(read + w5 + w1),
+            breakpoints: bps.all.len(),
+            reference: None,
             miss_tokens: 0,
             billed_as: if w1 > 0 && w5 == 0 {
                 BilledAs::Write1h
@@ -205,208 +161,346 @@ impl CacheSim {
             },
             cause: None,
         };
-        let common = reference.map_or(0, |p| {
-            p.chain
-                .iter()
-                .zip(&chain)
-                .take_while(|(a, b)| a == b)
-                .count()
-        });
-        match reference {
-            None => {
-                if w5 + w1 > 0 {
-                    pred.cause = Some(MissCause::ColdStart);
-                    pred.miss_tokens = w5 + w1;
-                }
-            }
-            Some(p) => {
-                let same_thread = self.prev.get(&r.thread).is_some_and(|q| q.seq == p.seq);
-                // Blocks the reference had cached that this request could have read.
-                let expected_blocks = if same_thread {
-                    p.cached_blocks
-                } else {
-                    p.entry_positions
-                        .iter()
-                        .rev()
-                        .find(|&&q| q < common)
-                        .map_or(0, |&q| q + 1)
-                };
-                // In this request's own token counts (where the prefixes diverged, the
-                // blocks at the same positions stand in for the reference's).
-                let expected = tok(expected_blocks.min(n));
-                let cap = if cacheable.is_empty() {
-                    r.total_tokens
-                } else {
-                    tok(last_cacheable)
-                };
-                let missed = expected.min(cap).saturating_sub(read);
-                if missed > 0 {
-                    pred.miss_tokens = missed;
-                    pred.cause = Some(if common < expected_blocks {
-                        divergence(r, p, common, first_message)
-                    } else if bps.is_empty() {
-                        MissCause::NoBreakpoint
-                    } else if cacheable.is_empty() {
-                        MissCause::BelowMinimum {
-                            tokens: tok(bps.last().map_or(0, |b| b.0 + 1)),
-                            minimum: min_cacheable,
-                        }
-                    } else if let Some((q, last)) = any.filter(|&(q, _)| Some(q) > hit) {
-                        MissCause::TtlExpired {
-                            gap_s: (now - last) as f64 / 1e6,
-                            ttl_s: (self.entry_ttl(&chain, q) / 1_000_000) as u64,
-                        }
-                    } else if let Some(nb) =
-                        bps.iter().map(|b| b.0).find(|&b| b + 1 >= expected_blocks)
-                    {
-                        MissCause::LookbackExceeded {
-                            blocks: nb + 1 - expected_blocks,
-                        }
-                    } else {
-                        MissCause::Unexplained
-                    });
-                } else if read == 0 && w5 + w1 > 0 && expected == 0 {
-                    // Nothing of this prefix was cached before (a new thread with its own
-                    // prefix, or a conversation that just reached the minimum).
-                    pred.cause = Some(MissCause::ColdStart);
-                    pred.miss_tokens = w5 + w1;
-                } else if read == 0 && w5 + w1 == 0 && common > 0 {
-                    // Nothing cacheable although a prefix repeats.
-                    let repeated = tok(common);
-                    if bps.is_empty() && repeated >= min_cacheable {
-                        pred.cause = Some(MissCause::NoBreakpoint);
-                        pred.miss_tokens = repeated;
-                    } else if !bps.is_empty() && cacheable.is_empty() {
-                        pred.cause = Some(MissCause::BelowMinimum {
-                            tokens: tok(bps.last().map_or(0, |b| b.0 + 1)),
-                            minimum: min_cacheable,
-                        });
-                        pred.miss_tokens = repeated.min(tok(bps.last().map_or(0, |b| b.0 + 1)));
-                    }
-                }
-            }
-        }
+        self.diagnose(r, &chain, &bps, &lookup, min_cacheable, &mut pred);
         if matches!(
             pred.cause,
             Some(MissCause::NoBreakpoint | MissCause::BelowMinimum { .. })
         ) {
             pred.billed_as = BilledAs::Input;
         }
-        self.prev.insert(
-            r.thread,
-            Prev {
-                seq: r.seq,
-                model: r.model.clone(),
-                params: r.params.clone(),
-                chain,
-                regions: r.blocks.iter().map(|b| (b.region, b.index)).collect(),
-                tools: r.tools.clone(),
-                system: r.system.clone(),
-                cached_blocks,
-                entry_positions,
-            },
-        );
+        self.remember(r, chain, &bps, lookup.hit);
         pred
     }
 
-    fn entry_ttl(&self, chain: &[u64], p: usize) -> i64 {
+    /// Breakpoints (at most 4, the automatic one last) and the cacheable ones.
+    fn breakpoints(&self, p: &CachePrefix, chain: &Chain, min_cacheable: u64) -> Breakpoints {
+        let n = p.blocks.len();
+        let mut all: Vec<(usize, Ttl)> = p
+            .blocks
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| b.breakpoint.map(|t| (i, self.ttl(t))))
+            .take(MAX_BREAKPOINTS)
+            .collect();
+        if let (Some(t), true) = (p.auto_breakpoint, n > 0) {
+            if all.len() < MAX_BREAKPOINTS && all.last().is_none_or(|&(b, _)| b != n - 1) {
+                all.push((n - 1, self.ttl(t)));
+            }
+        }
+        let cacheable = all
+            .iter()
+            .copied()
+            .filter(|&(b, _)| chain.tokens[b] >= min_cacheable)
+            .collect();
+        Breakpoints { all, cacheable }
+    }
+
+    /// For each breakpoint, the block itself and the 20 before it, latest first.
+    fn lookup(&self, chain: &Chain, bps: &Breakpoints, now: i64) -> Lookup {
+        let mut l = Lookup {
+            hit: None,
+            any: None,
+        };
+        for &(b, _) in &bps.all {
+            for p in (b.saturating_sub(LOOKBACK_BLOCKS)..=b).rev() {
+                if let Some(e) = self.entries.get(&chain.hashes[p]) {
+                    if l.any.is_none_or(|(q, _)| p > q) {
+                        l.any = Some((p, e.last_used));
+                    }
+                    if now - e.last_used <= e.ttl {
+                        l.hit = l.hit.max(Some(p));
+                        break;
+                    }
+                }
+            }
+        }
+        l
+    }
+
+    /// Refresh the entry read and write an entry at every cacheable breakpoint.
+    fn update(&mut self, chain: &Chain, bps: &Breakpoints, hit: Option<usize>, now: i64) {
+        if let Some(e) = hit.and_then(|p| self.entries.get_mut(&chain.hashes[p])) {
+            e.last_used = now;
+        }
+        for &(b, ttl) in &bps.cacheable {
+            self.entries.insert(
+                chain.hashes[b],
+                Entry {
+                    last_used: now,
+                    ttl: ttl.micros(),
+                },
+            );
+        }
+    }
+
+    fn entry_ttl(&self, chain: &Chain, p: usize) -> i64 {
         self.entries
-            .get(&chain[p])
+            .get(&chain.hashes[p])
             .map_or(Ttl::M5.micros(), |e| e.ttl)
     }
 
-    /// The previous request of the thread, else the latest request of another thread that
-    /// shares the longest prefix with `chain`.
-    fn reference(&self, thread: usize, chain: &[u64]) -> Option<&Prev> {
+    /// The previous request of the thread, else the latest request of another thread of
+    /// the same session that shares the longest prefix with `chain`.
+    fn reference(&self, session: usize, thread: usize, chain: &[u64]) -> Option<&Prev> {
         if let Some(p) = self.prev.get(&thread) {
             return Some(p);
         }
         self.prev
             .values()
-            .map(|p| {
-                (
-                    p,
-                    p.chain
-                        .iter()
-                        .zip(chain)
-                        .take_while(|(a, b)| a == b)
-                        .count(),
-                )
-            })
+            .filter(|p| p.session == session)
+            .map(|p| (p, common_prefix(&p.chain, chain)))
             .filter(|&(_, c)| c > 0)
             .max_by_key(|&(p, c)| (c, p.seq))
             .map(|(p, _)| p)
     }
+
+    /// Compare with the reference: set the reference, missed tokens and cause.
+    fn diagnose(
+        &self,
+        r: &Request,
+        chain: &Chain,
+        bps: &Breakpoints,
+        lookup: &Lookup,
+        min_cacheable: u64,
+        pred: &mut CachePrediction,
+    ) {
+        let written = pred.write_5m + pred.write_1h;
+        let Some(p) = self.reference(r.session, r.thread, &chain.hashes) else {
+            if written > 0 {
+                pred.cause = Some(MissCause::ColdStart);
+                pred.miss_tokens = written;
+            }
+            return;
+        };
+        pred.reference = Some(p.seq);
+        let common = common_prefix(&p.chain, &chain.hashes);
+        let same_thread = self.prev.get(&r.thread).is_some_and(|q| q.seq == p.seq);
+        // Blocks the reference had cached that this request could have read.
+        let expected_blocks = if same_thread {
+            p.cached_blocks
+        } else {
+            p.entry_positions
+                .iter()
+                .rev()
+                .find(|&&q| q < common)
+                .map_or(0, |&q| q + 1)
+        };
+        // In this request's own token counts (where the prefixes diverged, the blocks at
+        // the same positions stand in for the reference's).
+        let expected = tok(chain, expected_blocks.min(chain.hashes.len()));
+        let cap = if bps.cacheable.is_empty() {
+            r.prompt_tokens
+        } else {
+            tok(chain, bps.last_cacheable())
+        };
+        let missed = expected.min(cap).saturating_sub(pred.read);
+        if missed > 0 {
+            pred.miss_tokens = missed;
+            pred.cause = Some(if common < expected_blocks {
+                divergence(r, p, chain, common)
+            } else {
+                self.lost_entry(chain, bps, lookup, expected_blocks, r, min_cacheable)
+            });
+        } else if pred.read == 0 && written > 0 && expected == 0 {
+            // Nothing of this prefix was cached before (a new thread with its own
+            // prefix, or a conversation that just reached the minimum).
+            pred.cause = Some(MissCause::ColdStart);
+            pred.miss_tokens = written;
+        } else if pred.read == 0 && written == 0 && common > 0 {
+            self.nothing_cacheable(chain, bps, common, min_cacheable, pred);
+        }
+    }
+
+    /// The prefix is the reference's, yet the entry was not read: why.
+    fn lost_entry(
+        &self,
+        chain: &Chain,
+        bps: &Breakpoints,
+        lookup: &Lookup,
+        expected_blocks: usize,
+        r: &Request,
+        min_cacheable: u64,
+    ) -> MissCause {
+        let now = r.at.timestamp_micros();
+        if bps.all.is_empty() {
+            MissCause::NoBreakpoint
+        } else if bps.cacheable.is_empty() {
+            MissCause::BelowMinimum {
+                tokens: tok(chain, bps.last()),
+                minimum: min_cacheable,
+            }
+        } else if let Some((q, last)) = lookup.any.filter(|&(q, _)| Some(q) > lookup.hit) {
+            MissCause::TtlExpired {
+                gap_s: (now - last) as f64 / 1e6,
+                ttl_s: (self.entry_ttl(chain, q) / 1_000_000) as u64,
+            }
+        } else if let Some(nb) = bps
+            .all
+            .iter()
+            .map(|b| b.0)
+            .find(|&b| b + 1 >= expected_blocks)
+        {
+            MissCause::LookbackExceeded {
+                blocks: nb + 1 - expected_blocks,
+            }
+        } else {
+            MissCause::Unexplained
+        }
+    }
+
+    /// Nothing is cacheable although a prefix repeats: no breakpoint, or too short.
+    fn nothing_cacheable(
+        &self,
+        chain: &Chain,
+        bps: &Breakpoints,
+        common: usize,
+        min_cacheable: u64,
+        pred: &mut CachePrediction,
+    ) {
+        let repeated = tok(chain, common);
+        if bps.all.is_empty() && repeated >= min_cacheable {
+            pred.cause = Some(MissCause::NoBreakpoint);
+            pred.miss_tokens = repeated;
+        } else if !bps.all.is_empty() && bps.cacheable.is_empty() {
+            pred.cause = Some(MissCause::BelowMinimum {
+                tokens: tok(chain, bps.last()),
+                minimum: min_cacheable,
+            });
+            pred.miss_tokens = repeated.min(tok(chain, bps.last()));
+        }
+    }
+
+    /// Keep what the next request of the thread is compared with.
+    fn remember(&mut self, r: &Request, chain: Chain, bps: &Breakpoints, hit: Option<usize>) {
+        let read_blocks = hit.map_or(0, |p| p + 1);
+        let mut entry_positions: Vec<usize> = bps.cacheable.iter().map(|&(b, _)| b).collect();
+        entry_positions.extend(hit);
+        entry_positions.sort_unstable();
+        let prefix = CachePrefix {
+            blocks: Vec::new(),
+            ..r.prefix.clone()
+        };
+        self.prev.insert(
+            r.thread,
+            Prev {
+                seq: r.seq,
+                session: r.session,
+                prefix,
+                chain: chain.hashes,
+                regions: r
+                    .prefix
+                    .blocks
+                    .iter()
+                    .map(|b| (b.region, b.index))
+                    .collect(),
+                cached_blocks: read_blocks.max(bps.last_cacheable()),
+                entry_positions,
+            },
+        );
+    }
 }
 
-fn divergence(r: &Request, p: &Prev, common: usize, first_message: Option<usize>) -> MissCause {
-    if r.model != p.model {
-        return MissCause::ModelChanged {
-            from: p.model.clone(),
-            to: r.model.clone(),
-        };
-    }
-    let region = r.blocks.get(common).map(|b| (b.region, b.index));
-    let prev_region = p.regions.get(common).copied();
-    let in_tools = matches!(region, Some((Region::Tools, _)))
-        || matches!(prev_region, Some((Region::Tools, _)));
-    if in_tools {
-        let names = |t: &[(String, u64)]| t.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
-        let (now, before) = (names(&r.tools), names(&p.tools));
-        let added: Vec<String> = now
-            .iter()
-            .filter(|n| !before.contains(n))
-            .cloned()
-            .collect();
-        let removed: Vec<String> = before
-            .iter()
-            .filter(|n| !now.contains(n))
-            .cloned()
-            .collect();
-        let mut changed: Vec<String> = r
-            .tools
-            .iter()
-            .filter(|(n, h)| p.tools.iter().any(|(pn, ph)| pn == n && ph != h))
-            .map(|(n, _)| n.clone())
-            .collect();
-        if added.is_empty() && removed.is_empty() && changed.is_empty() {
-            changed.push("(order)".to_string());
+/// Cache-read and cache-write tokens: each cacheable breakpoint past the hit writes the
+/// tokens since the previous written point, at its TTL. Returns `(5m, 1h)` writes.
+fn writes(chain: &Chain, bps: &Breakpoints, read_blocks: usize) -> (u64, u64) {
+    let (mut w5, mut w1, mut from) = (0u64, 0u64, tok(chain, read_blocks));
+    for &(b, ttl) in &bps.cacheable {
+        if b + 1 > read_blocks {
+            let seg = chain.tokens[b].saturating_sub(from);
+            match ttl {
+                Ttl::M5 => w5 += seg,
+                Ttl::H1 => w1 += seg,
+            }
+            from = from.max(chain.tokens[b]);
         }
-        return MissCause::ToolsChanged {
-            added,
-            removed,
-            changed,
+    }
+    (w5, w1)
+}
+
+/// Why the prefix diverged from the reference's at block `common`.
+fn divergence(r: &Request, p: &Prev, chain: &Chain, common: usize) -> MissCause {
+    let (now, before) = (&r.prefix, &p.prefix);
+    if now.model != before.model {
+        return MissCause::ModelChanged {
+            from: before.model.clone(),
+            to: now.model.clone(),
         };
     }
-    let in_system = matches!(region, Some((Region::System, _)))
-        || matches!(prev_region, Some((Region::System, _)));
-    if in_system {
+    let region = now.blocks.get(common).map(|b| (b.region, b.index));
+    let prev_region = p.regions.get(common).copied();
+    let in_region = |want: Region| {
+        matches!(region, Some((g, _)) if g == want)
+            || matches!(prev_region, Some((g, _)) if g == want)
+    };
+    if in_region(Region::Tools) {
+        return tools_changed(&now.tools, &before.tools);
+    }
+    if Some(common) == chain.system_start {
+        let changed = now.changed_keys(before, Region::System);
+        if !changed.is_empty() {
+            return params(changed);
+        }
+    }
+    if in_region(Region::System) {
         let block = match (region, prev_region) {
             (Some((Region::System, i)), _) | (_, Some((Region::System, i))) => i,
             _ => 0,
         };
-        let a = p.system.get(block).map_or("", String::as_str).as_bytes();
-        let b = r.system.get(block).map_or("", String::as_str).as_bytes();
+        let a = before
+            .system
+            .get(block)
+            .map_or("", String::as_str)
+            .as_bytes();
+        let b = now.system.get(block).map_or("", String::as_str).as_bytes();
         let offset = a.iter().zip(b).take_while(|(x, y)| x == y).count();
         return MissCause::SystemChanged { block, offset };
     }
-    if first_message == Some(common) && r.params != p.params {
-        let mut names: Vec<String> = Vec::new();
-        for (k, v) in r.params.iter().chain(&p.params) {
-            let other = if r.params.contains(&(k.clone(), v.clone())) {
-                &p.params
-            } else {
-                &r.params
-            };
-            if !other.iter().any(|(k2, v2)| k2 == k && v2 == v) && !names.contains(k) {
-                names.push(k.clone());
-            }
+    if Some(common) == chain.messages_start {
+        let changed = now.changed_keys(before, Region::Messages);
+        if !changed.is_empty() {
+            return params(changed);
         }
-        return MissCause::ParamsChanged { params: names };
     }
     let message = match (region, prev_region) {
         (Some((Region::Messages, i)), _) | (_, Some((Region::Messages, i))) => i,
         _ => 0,
     };
+    if now.thinking_stripped && !before.thinking_stripped {
+        return MissCause::ThinkingStripped { message };
+    }
     MissCause::HistoryRewritten { message }
+}
+
+fn params(changed: Vec<&'static str>) -> MissCause {
+    MissCause::ParamsChanged {
+        params: changed.into_iter().map(str::to_string).collect(),
+    }
+}
+
+/// Loaded tools added, removed or changed between two prefixes.
+fn tools_changed(now: &[(String, u64)], before: &[(String, u64)]) -> MissCause {
+    let has = |t: &[(String, u64)], n: &str| t.iter().any(|(x, _)| x == n);
+    let added: Vec<String> = now
+        .iter()
+        .filter(|(n, _)| !has(before, n))
+        .map(|(n, _)| n.clone())
+        .collect();
+    let removed: Vec<String> = before
+        .iter()
+        .filter(|(n, _)| !has(now, n))
+        .map(|(n, _)| n.clone())
+        .collect();
+    let mut changed: Vec<String> = now
+        .iter()
+        .filter(|(n, h)| before.iter().any(|(pn, ph)| pn == n && ph != h))
+        .map(|(n, _)| n.clone())
+        .collect();
+    if added.is_empty() && removed.is_empty() && changed.is_empty() {
+        changed.push("(order)".to_string());
+    }
+    MissCause::ToolsChanged {
+        added,
+        removed,
+        changed,
+    }
 }

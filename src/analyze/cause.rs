@@ -9,7 +9,8 @@ use super::cache::LOOKBACK_BLOCKS;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum MissCause {
-    /// Nothing earlier shares a cached prefix (first request of a session or thread).
+    /// The first request of a session (whatever other sessions cached), or a thread
+    /// whose prefix nothing earlier in its session shares.
     ColdStart,
     /// The entry expired: `gap_s` seconds since its last use, more than `ttl_s`.
     TtlExpired {
@@ -46,10 +47,19 @@ pub enum MissCause {
         /// This request's model.
         to: String,
     },
-    /// A parameter that invalidates the message cache changed.
+    /// A setting that invalidates the system or messages level changed: the ids of the
+    /// invalidation rules that fired (`web_search`, `web_fetch`, `citations`, `speed`,
+    /// `tool_choice`, `disable_parallel_tool_use`, `images`, `thinking`, `effort`; see
+    /// `crate::api::cache::INVALIDATION_RULES`).
     ParamsChanged {
-        /// Names of the changed parameters (`thinking`, `tool_choice`, `anthropic-beta`).
+        /// Rule ids.
         params: Vec<String>,
+    },
+    /// Earlier thinking blocks left the prefix: a thinking request added non-tool-result
+    /// user content on a model that strips them.
+    ThinkingStripped {
+        /// Index of the first message that held a stripped block.
+        message: usize,
     },
     /// The prefix is shorter than the model's minimum cacheable length.
     BelowMinimum {
@@ -80,6 +90,7 @@ impl MissCause {
             MissCause::HistoryRewritten { .. } => "history_rewritten",
             MissCause::ModelChanged { .. } => "model_changed",
             MissCause::ParamsChanged { .. } => "params_changed",
+            MissCause::ThinkingStripped { .. } => "thinking_stripped",
             MissCause::BelowMinimum { .. } => "below_minimum",
             MissCause::NoBreakpoint => "no_breakpoint",
             MissCause::LookbackExceeded { .. } => "lookback_exceeded",
@@ -106,6 +117,7 @@ impl MissCause {
             MissCause::HistoryRewritten { message } => format!("message {message}"),
             MissCause::ModelChanged { from, to } => format!("{from} -> {to}"),
             MissCause::ParamsChanged { params } => params.join(", "),
+            MissCause::ThinkingStripped { message } => format!("from message {message}"),
             MissCause::BelowMinimum { tokens, minimum } => format!("{tokens} < {minimum} tokens"),
             MissCause::NoBreakpoint => String::new(),
             MissCause::LookbackExceeded { blocks } => {

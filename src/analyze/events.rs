@@ -14,6 +14,8 @@ pub struct ToolCall {
     pub name: String,
     /// Tool input.
     pub input: Value,
+    /// Session number.
+    pub session: usize,
     /// Global thread number.
     pub thread: usize,
     /// `seq` of the request whose response issued the call.

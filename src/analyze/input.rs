@@ -1,73 +1,21 @@
 //! The analyzer's input model: each Messages exchange reduced to what the analyses need —
-//! its thread, the prompt prefix as a list of hashed, token-counted blocks (tools →
-//! system → messages), the cache-relevant parameters, recorded usage — and the tool calls,
-//! tool results and `<task-notification>`s the conversation carries. Bodies are dropped
-//! after this step, so a multi-GB trace is analysed in bounded memory.
+//! its session and thread (from the api layer's [`Canonicalizer`]), its cached prefix and
+//! cache keys ([`CachePrefix`]), recorded usage and whether agentwire made that usage up
+//! — and the tool calls, tool results and `<task-notification>`s the conversation
+//! carries. Bodies are dropped after this step, so a multi-GB trace is analysed in
+//! bounded memory.
 
 use std::collections::HashSet;
-use std::hash::{DefaultHasher, Hash, Hasher};
 
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 
-use crate::api::thread::ThreadTracker;
-use crate::api::{
-    estimate_tokens, read_response, Block, BlockKind, MessagesRequest, ResponseBody,
-    ResponseMessage, Usage,
-};
+use crate::api::cache::{hash_of, CachePrefix};
+use crate::api::view::Canonicalizer;
+use crate::api::{read_response, BlockKind, MessagesRequest, ResponseBody, ResponseMessage, Usage};
 use crate::trace::{Exchange, SourceKind};
 
 use super::events::{cap, parse_notifications};
 pub use super::events::{Notification, ToolCall, ToolResult, RESULT_TEXT_CAP};
-
-/// Which part of the prompt prefix a block belongs to (the cache prefix order).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Region {
-    /// A tool definition.
-    Tools,
-    /// A `system` block.
-    System,
-    /// A content block of a message.
-    Messages,
-}
-
-/// Cache TTL of a breakpoint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-pub enum Ttl {
-    /// 5 minutes (the default `ephemeral`).
-    #[serde(rename = "5m")]
-    M5,
-    /// 1 hour (`"ttl": "1h"`).
-    #[serde(rename = "1h")]
-    H1,
-}
-
-impl Ttl {
-    /// Length in microseconds.
-    pub fn micros(self) -> i64 {
-        match self {
-            Ttl::M5 => 300_000_000,
-            Ttl::H1 => 3_600_000_000,
-        }
-    }
-}
-
-/// One block of the prompt prefix.
-#[derive(Clone, Debug)]
-pub struct PrefixBlock {
-    /// Region of the prefix.
-    pub region: Region,
-    /// Tool index, system block index, or message index.
-    pub index: usize,
-    /// Hash of the block's normalized content (`cache_control` ignored, a string content
-    /// equal to one text block).
-    pub hash: u64,
-    /// Estimated tokens: [`estimate_tokens`] of the block's bytes.
-    pub tokens: u64,
-    /// `Some(ttl)` when the block carries `cache_control` (a cache breakpoint).
-    pub breakpoint: Option<Ttl>,
-}
 
 /// One Messages request, reduced.
 #[derive(Clone, Debug)]
@@ -78,125 +26,47 @@ pub struct Request {
     pub trace: usize,
     /// Exchange id within its trace.
     pub exchange: u64,
-    /// Global thread number (unique across traces).
+    /// Session number (unique across traces).
+    pub session: usize,
+    /// Global thread number (unique across sessions).
     pub thread: usize,
-    /// Turn within the thread: the number of assistant messages in the history.
+    /// Turn within the thread: the number of assistant replies in the history.
     pub turn: usize,
     /// When the request started.
     pub at: DateTime<Utc>,
     /// `model` (empty if absent).
     pub model: String,
-    /// Cache-relevant parameters other than model: `thinking`, `tool_choice`, the
-    /// `anthropic-beta` header; `(name, value as JSON text)`.
-    pub params: Vec<(String, String)>,
-    /// Top-level `cache_control` (automatic caching: a breakpoint on the last block).
-    pub auto_breakpoint: Option<Ttl>,
-    /// The prefix, tools → system → messages.
-    pub blocks: Vec<PrefixBlock>,
-    /// Tool names and definition hashes, in order.
-    pub tools: Vec<(String, u64)>,
-    /// System block texts (to locate a change by byte offset).
-    pub system: Vec<String>,
-    /// Estimated input tokens of the whole body.
-    pub total_tokens: u64,
+    /// The cached prefix and cache keys (emptied once simulated, to bound memory).
+    pub prefix: CachePrefix,
+    /// Estimated input tokens of the prompt (kept after the prefix is dropped).
+    pub prompt_tokens: u64,
     /// Usage from the response, if any.
     pub recorded: Option<Usage>,
-    /// True when agentwire's fake server answered (usage figures are placeholders).
-    pub fake_server: bool,
+    /// Why the recorded usage is not the API's, when agentwire made the response up
+    /// (`None`: a response from elsewhere).
+    pub synthesized: Option<String>,
     /// Estimated output tokens (from the response content's bytes).
     pub output_estimate: u64,
 }
 
-/// A stable 64-bit hash (SipHash with fixed keys).
-pub fn hash_of(parts: &[&[u8]]) -> u64 {
-    let mut h = DefaultHasher::new();
-    for p in parts {
-        p.hash(&mut h);
+/// Why a response's usage is agentwire's own: its fake server wrote the response (the
+/// `synthesized` note, or a `stub`/`script`/`replay` server source), or the message id
+/// says so (`msg_agentwire_…`, visible on the wire, so a packet capture of agentwire's
+/// server is recognised too). `None` for responses from elsewhere.
+pub fn synthesized(x: &Exchange, m: Option<&ResponseMessage>) -> Option<String> {
+    if let Some(n) = x.notes.get("synthesized") {
+        let by = n.get("by").and_then(|v| v.as_str()).unwrap_or("agentwire");
+        return Some(format!("synthesized by {by}"));
     }
-    h.finish()
-}
-
-/// Prefix of the system block in which Claude Code sends a per-request billing
-/// fingerprint (`x-anthropic-billing-header: cc_version=…; cch=…`). It changes on every
-/// request, yet Claude Code sessions do hit the cache, so the API evidently leaves it out
-/// of the cache key; the simulation treats it as constant (an inference, documented in
-/// docs/analyze.md).
-pub const BILLING_HEADER: &str = "x-anthropic-billing-header";
-
-fn block_hash(b: &Block, body: &[u8]) -> u64 {
-    let t = b.block_type().as_bytes();
-    match &b.kind {
-        BlockKind::Text { text } if text.starts_with(BILLING_HEADER) => {
-            hash_of(&[t, BILLING_HEADER.as_bytes()])
-        }
-        BlockKind::Text { text } => hash_of(&[t, text.as_bytes()]),
-        BlockKind::ToolUse { id, name, input } | BlockKind::ServerToolUse { id, name, input } => {
-            hash_of(&[
-                t,
-                id.as_bytes(),
-                name.as_bytes(),
-                input.to_string().as_bytes(),
-            ])
-        }
-        BlockKind::ToolResult {
-            tool_use_id,
-            text,
-            is_error,
-            references,
-        } => hash_of(&[
-            t,
-            tool_use_id.as_bytes(),
-            text.as_bytes(),
-            &[u8::from(*is_error)],
-            references.join("\n").as_bytes(),
-        ]),
-        BlockKind::Thinking {
-            thinking,
-            signature,
-        } => hash_of(&[
-            t,
-            thinking.as_bytes(),
-            signature.as_deref().unwrap_or("").as_bytes(),
-        ]),
-        BlockKind::ToolReference { tool_name } => hash_of(&[t, tool_name.as_bytes()]),
-        BlockKind::Other { raw, .. } => {
-            let mut v = raw.clone();
-            if let Some(o) = v.as_object_mut() {
-                o.remove("cache_control");
-            }
-            hash_of(&[t, v.to_string().as_bytes()])
-        }
-        BlockKind::Image { .. } | BlockKind::Document { .. } | BlockKind::RedactedThinking => {
-            hash_of(&[t, b.span.slice(body)])
+    if x.source.kind == SourceKind::Server {
+        let mode = x.source.mode.as_deref().unwrap_or("stub");
+        if !mode.starts_with("proxy") {
+            return Some(format!("synthesized by agentwire ({mode})"));
         }
     }
-}
-
-/// Estimated tokens of a block as the prompt sees it: its wire bytes without the
-/// `cache_control` member, a string `content` counted as the equivalent text block (so a
-/// block costs the same whichever form and wherever the breakpoint is).
-fn block_tokens(b: &Block, string_form: bool) -> u64 {
-    let mut bytes = b.span.len();
-    if string_form {
-        bytes += 23; // `{"type":"text","text":` + `}`
-    }
-    if let Some(cc) = &b.cache_control {
-        bytes = bytes.saturating_sub(17 + cc.to_string().len()); // `,"cache_control":` + value
-    }
-    estimate_tokens(bytes)
-}
-
-fn ttl_of(cc: &Value) -> Ttl {
-    match cc.get("ttl").and_then(Value::as_str) {
-        Some("1h") => Ttl::H1,
-        _ => Ttl::M5,
-    }
-}
-
-fn header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    h.iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
+    m.and_then(|m| m.id.as_deref())
+        .filter(|id| id.starts_with("msg_agentwire_"))
+        .map(|_| "synthesized by agentwire (message id)".to_string())
 }
 
 /// Everything the input stage extracted from one exchange.
@@ -214,168 +84,104 @@ pub struct Extracted {
     pub claims_done: bool,
 }
 
-/// Per-trace input state: thread tracking and what was already seen.
+/// Input state over all traces: sessions and threads, and what each session already
+/// carried (tool-use ids repeat across sessions of scripted runs).
+#[derive(Default)]
 pub struct InputStage {
     trace: usize,
-    thread_base: usize,
-    threads: ThreadTracker,
-    seen_results: HashSet<String>,
-    seen_calls: HashSet<String>,
+    canon: Canonicalizer,
+    seen_results: HashSet<(usize, String)>,
+    seen_calls: HashSet<(usize, String)>,
     seen_notes: HashSet<(usize, u64)>,
-    /// Thread labels of this trace, by local thread index.
-    pub labels: Vec<String>,
+    /// Session and label of each global thread, in order.
+    pub threads: Vec<(usize, String)>,
 }
 
 impl InputStage {
-    /// State for trace number `trace`, whose threads are numbered from `thread_base`.
-    pub fn new(trace: usize, thread_base: usize) -> Self {
-        InputStage {
-            trace,
-            thread_base,
-            threads: ThreadTracker::new(),
-            seen_results: HashSet::new(),
-            seen_calls: HashSet::new(),
-            seen_notes: HashSet::new(),
-            labels: Vec::new(),
-        }
+    /// No input yet.
+    pub fn new() -> Self {
+        Self::default()
     }
 
-    /// Threads seen in this trace.
-    pub fn thread_count(&self) -> usize {
-        self.threads.len()
+    /// Start trace number `trace` (a new recording context: sessions without client ids
+    /// do not continue into it).
+    pub fn begin_trace(&mut self, trace: usize) {
+        self.trace = trace;
+        self.canon.new_context();
+    }
+
+    /// The canonicalizer (sessions seen so far).
+    pub fn canon(&self) -> &Canonicalizer {
+        &self.canon
     }
 
     /// Reduce one exchange. `Ok(None)` for exchanges that are not Messages requests;
     /// `Err(message)` (naming the exchange and the byte offset) when a Messages request's
     /// body is not a JSON object — the caller counts it and goes on.
     pub fn extract(&mut self, x: &Exchange, seq: usize) -> Result<Option<Extracted>, String> {
-        if !x.is_messages() {
+        let view = self.canon.view(x);
+        if let Some(e) = view.error {
+            return Err(format!("exchange {}: {e}", x.id));
+        }
+        let Some(c) = view.request else {
             return Ok(None);
+        };
+        let thread = view.place.thread.expect("a Messages request has a thread");
+        let session = view.place.session;
+        if thread == self.threads.len() {
+            self.threads.push((session, view.place.thread_label));
         }
         let body = &x.request.body.bytes;
-        let r = MessagesRequest::parse(body).map_err(|e| format!("exchange {}: {e}", x.id))?;
-        let local = self.threads.assign(&r);
-        while self.labels.len() < self.threads.len() {
-            let i = self.labels.len();
-            self.labels.push(self.threads.label(i).to_string());
-        }
-        let thread = self.thread_base + local;
-        let mut blocks = Vec::new();
-        let mut tools = Vec::new();
-        for (i, t) in r.tools.iter().enumerate() {
-            let schema = t
-                .input_schema
-                .as_ref()
-                .map(Value::to_string)
-                .unwrap_or_default();
-            let h = hash_of(&[
-                t.name.as_bytes(),
-                t.tool_type.as_deref().unwrap_or("").as_bytes(),
-                t.description.as_deref().unwrap_or("").as_bytes(),
-                schema.as_bytes(),
-                &[u8::from(t.defer_loading)],
-            ]);
-            tools.push((t.name.clone(), h));
-            blocks.push(PrefixBlock {
-                region: Region::Tools,
-                index: i,
-                hash: h,
-                tokens: estimate_tokens(
-                    t.span.len()
-                        - t.cache_control
-                            .as_ref()
-                            .map_or(0, |c| 17 + c.to_string().len())
-                            .min(t.span.len()),
-                ),
-                breakpoint: t.cache_control.as_ref().map(ttl_of),
-            });
-        }
-        let mut system = Vec::new();
-        if let Some(s) = &r.system {
-            for (i, b) in s.blocks.iter().enumerate() {
-                let text = b.text().unwrap_or("");
-                // keep the billing fingerprint out of "system changed" comparisons too
-                system.push(
-                    if text.starts_with(BILLING_HEADER) {
-                        BILLING_HEADER
-                    } else {
-                        text
-                    }
-                    .to_string(),
-                );
-                blocks.push(PrefixBlock {
-                    region: Region::System,
-                    index: i,
-                    hash: block_hash(b, body),
-                    tokens: block_tokens(b, s.is_string),
-                    breakpoint: b.cache_control.as_ref().map(ttl_of),
-                });
-            }
-        }
-        for (mi, m) in r.messages.iter().enumerate() {
-            for b in &m.content {
-                blocks.push(PrefixBlock {
-                    region: Region::Messages,
-                    index: mi,
-                    hash: hash_of(&[m.role.as_bytes(), &block_hash(b, body).to_le_bytes()]),
-                    tokens: block_tokens(b, m.content_is_string),
-                    breakpoint: b.cache_control.as_ref().map(ttl_of),
-                });
-            }
-        }
-        let mut params = Vec::new();
-        for key in ["thinking", "tool_choice"] {
-            if let Some(v) = r.param(key) {
-                params.push((key.to_string(), v.to_string()));
-            }
-        }
-        if let Some(b) = header(&x.request.headers, "anthropic-beta") {
-            params.push(("anthropic-beta".to_string(), b.to_string()));
-        }
+        let prefix = CachePrefix::of(&c.req, body, &c.betas);
         let response = x.response.as_ref().and_then(|resp| {
-            match read_response(header(&resp.headers, "content-type"), &resp.body.bytes) {
+            let ct = resp
+                .headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+                .map(|(_, v)| v.as_str());
+            match read_response(ct, &resp.body.bytes) {
                 ResponseBody::Message(m) => Some(m),
                 _ => None,
             }
         });
-        let output_estimate = response.as_ref().map_or(0, |m| output_bytes(m));
         let request = Request {
             seq,
             trace: self.trace,
             exchange: x.id,
+            session,
             thread,
-            turn: r.turn(),
+            turn: c.turn,
             at: x.started_at,
-            model: r.model.clone().unwrap_or_default(),
-            params,
-            auto_breakpoint: r.param("cache_control").map(ttl_of),
-            blocks,
-            tools,
-            system,
-            total_tokens: estimate_tokens(body.len()),
+            model: prefix.model.clone(),
+            prompt_tokens: prefix.prompt_tokens,
+            prefix,
             recorded: response.as_ref().map(|m| m.usage.clone()),
-            fake_server: x.source.kind == SourceKind::Server,
-            output_estimate: estimate_tokens(output_estimate),
+            synthesized: synthesized(x, response.as_deref()),
+            output_estimate: crate::api::estimate_tokens(
+                response.as_deref().map_or(0, output_bytes),
+            ),
         };
         let mut out = Extracted {
             request,
             calls: Vec::new(),
             results: Vec::new(),
             notifications: Vec::new(),
-            claims_done: response.as_ref().is_some_and(|m| claims_done(m)),
+            claims_done: response.as_deref().is_some_and(claims_done),
         };
-        self.scan_history(&r, x, seq, thread, &mut out);
+        let at = (seq, session, thread);
+        self.scan_history(&c.req, x, at, &mut out);
         if let Some(m) = &response {
-            let at = x.ended_at.unwrap_or(x.started_at);
+            let issued_at = x.ended_at.unwrap_or(x.started_at);
             for (id, name, input) in m.tool_calls() {
-                if self.seen_calls.insert(id.to_string()) {
+                if self.seen_calls.insert((session, id.to_string())) {
                     out.calls.push(ToolCall {
                         id: id.to_string(),
                         name: name.to_string(),
                         input: input.clone(),
+                        session,
                         thread,
                         issued_by: seq,
-                        issued_at: at,
+                        issued_at,
                         result: None,
                     });
                 }
@@ -388,8 +194,7 @@ impl InputStage {
         &mut self,
         r: &MessagesRequest,
         x: &Exchange,
-        seq: usize,
-        thread: usize,
+        (seq, session, thread): (usize, usize, usize),
         out: &mut Extracted,
     ) {
         for m in &r.messages {
@@ -397,12 +202,14 @@ impl InputStage {
                 match &b.kind {
                     // A call first seen in history: its response was not captured.
                     BlockKind::ToolUse { id, name, input }
-                        if m.role == "assistant" && self.seen_calls.insert(id.clone()) =>
+                        if m.role == "assistant"
+                            && self.seen_calls.insert((session, id.clone())) =>
                     {
                         out.calls.push(ToolCall {
                             id: id.clone(),
                             name: name.clone(),
                             input: input.clone(),
+                            session,
                             thread,
                             issued_by: seq.saturating_sub(1),
                             issued_at: x.started_at,
@@ -414,7 +221,8 @@ impl InputStage {
                         text,
                         is_error,
                         references,
-                    } if self.seen_results.insert(tool_use_id.clone()) => {
+                        ..
+                    } if self.seen_results.insert((session, tool_use_id.clone())) => {
                         let mut full = text.clone();
                         if !references.is_empty() {
                             full.push_str(&references.join("\n"));

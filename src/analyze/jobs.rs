@@ -189,7 +189,7 @@ pub fn find_jobs(
     notes: &[Notification],
     claims: &[(usize, usize)],
     labels: &[String],
-    trace_of: &[usize],
+    session_of: &[usize],
 ) -> Vec<Job> {
     let mut jobs: Vec<Job> = Vec::new();
     for c in calls {
@@ -261,7 +261,7 @@ pub fn find_jobs(
     // Notifications for background tasks.
     for j in jobs.iter_mut().filter(|j| j.kind != JobKind::McpJob) {
         let n = notes.iter().find(|n| {
-            trace_of.get(n.thread) == trace_of.get(j.thread)
+            session_of.get(n.thread) == session_of.get(j.thread)
                 && (n.task_id == j.reference
                     || n.tool_use_id.as_deref() == Some(j.start_call.as_str()))
         });

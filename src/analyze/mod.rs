@@ -1,9 +1,9 @@
 //! `agentwire analyze`: redundant polling, prompt-cache misses and background-job
 //! lifecycles across whole traces.
 //!
-//! Pipeline: [`input`] reduces each Messages exchange (thread, hashed prompt prefix, tool
-//! calls, results, notifications) and drops the body; [`cache`] simulates the prompt cache
-//! request by request; at the end [`jobs`] finds background jobs, [`polling`] groups polls
+//! Pipeline: [`input`] reduces each Messages exchange (session and thread from the api
+//! layer's canonical view, the cached prefix, tool calls, results, notifications) and
+//! drops the body; [`cache`] simulates the prompt cache request by request; at the end [`jobs`] finds background jobs, [`polling`] groups polls
 //! into episodes, and [`result`] prices everything into the report rows ([`Analysis`]).
 //! [`cause`], [`events`] and [`summary`] hold the verdict, event and total types.
 //! [`gate`] evaluates `--fail-on` expressions. Memory is bounded by the reduced form, not
@@ -15,8 +15,8 @@ pub mod events;
 pub mod gate;
 pub mod input;
 pub mod jobs;
+pub mod mcp;
 pub mod polling;
-pub mod prices;
 pub mod result;
 pub mod summary;
 
@@ -25,12 +25,12 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::trace::{Exchange, Record, TraceError, TraceReader};
+use crate::trace::{open_input, Exchange, McpRecord, Record, TraceError};
 
+pub use crate::api::prices::{ModelPrice, PriceTable, Tokens};
 pub use cache::TtlMode;
 pub use cause::{BilledAs, CachePrediction, MissCause};
 pub use gate::FailOn;
-pub use prices::{ModelPrice, PriceTable, Tokens};
 pub use result::{Analysis, EpisodeRow, JobRow, RequestRow, Summary, ThreadRow};
 
 /// Errors of the analyze module.
@@ -40,13 +40,8 @@ pub enum AnalyzeError {
     #[error(transparent)]
     Trace(#[from] TraceError),
     /// The price file could not be used.
-    #[error("cannot use price file {path}: {message}")]
-    Prices {
-        /// The file.
-        path: String,
-        /// What is wrong.
-        message: String,
-    },
+    #[error(transparent)]
+    Prices(#[from] crate::api::ApiError),
     /// A `--fail-on` expression could not be parsed.
     #[error("bad --fail-on expression {expr:?}: {message} (example: `redundant-polls>5`, `cache-miss-cost>$0.50`; metrics: {metrics})")]
     FailOn {
@@ -67,8 +62,8 @@ pub enum UsageMode {
     Recorded,
     /// agentwire's simulation and token estimates.
     Simulated,
-    /// Simulated for exchanges agentwire's fake server answered, recorded where responses
-    /// carry cache fields, simulated elsewhere.
+    /// Simulated for responses agentwire synthesized (see [`input::synthesized`]),
+    /// recorded where responses carry cache fields, simulated elsewhere.
     Auto,
 }
 
@@ -115,16 +110,17 @@ pub struct InputInfo {
 pub struct Analyzer {
     cfg: AnalyzeConfig,
     sim: cache::CacheSim,
-    stage: Option<input::InputStage>,
-    labels: Vec<(usize, String)>,
+    stage: input::InputStage,
     inputs: Vec<InputInfo>,
     requests: Vec<(input::Request, CachePrediction)>,
     calls: Vec<input::ToolCall>,
-    call_index: HashMap<String, usize>,
-    orphan_results: Vec<(String, input::ToolResult)>,
+    /// `(session, tool_use id)` → index in `calls`.
+    call_index: HashMap<(usize, String), usize>,
+    orphan_results: Vec<(usize, String, input::ToolResult)>,
     notes: Vec<input::Notification>,
     claims: Vec<(usize, usize)>,
-    min_cache: HashMap<String, u64>,
+    /// MCP records with the index of the input they came from.
+    mcp: Vec<(usize, McpRecord)>,
 }
 
 impl Analyzer {
@@ -133,8 +129,7 @@ impl Analyzer {
         Analyzer {
             sim: cache::CacheSim::new(cfg.ttl),
             cfg,
-            stage: None,
-            labels: Vec::new(),
+            stage: input::InputStage::new(),
             inputs: Vec::new(),
             requests: Vec::new(),
             calls: Vec::new(),
@@ -142,36 +137,28 @@ impl Analyzer {
             orphan_results: Vec::new(),
             notes: Vec::new(),
             claims: Vec::new(),
-            min_cache: HashMap::new(),
+            mcp: Vec::new(),
         }
     }
 
-    fn end_trace(&mut self) {
-        if let Some(s) = self.stage.take() {
-            let t = self.inputs.len() - 1;
-            self.labels.extend(s.labels.into_iter().map(|l| (t, l)));
-        }
-        // Tool-use ids repeat across traces (scripted sessions): a trace's results only
-        // ever belong to that trace's calls.
-        for (id, r) in std::mem::take(&mut self.orphan_results) {
-            if let Some(&i) = self.call_index.get(&id) {
+    /// Results whose call came later in the trace (reordered capture): pair them now.
+    fn pair_orphans(&mut self) {
+        for (session, id, r) in std::mem::take(&mut self.orphan_results) {
+            if let Some(&i) = self.call_index.get(&(session, id)) {
                 self.calls[i].result.get_or_insert(r);
             }
         }
-        self.call_index.clear();
     }
 
-    /// Start the next trace (threads never continue across traces; the cache does).
+    /// Start the next trace (a new recording context: sessions without client ids do not
+    /// continue into it; the cache does).
     pub fn begin_trace(&mut self, name: &str) {
-        self.end_trace();
+        self.pair_orphans();
         self.inputs.push(InputInfo {
             path: name.to_string(),
             ..InputInfo::default()
         });
-        self.stage = Some(input::InputStage::new(
-            self.inputs.len() - 1,
-            self.labels.len(),
-        ));
+        self.stage.begin_trace(self.inputs.len() - 1);
     }
 
     /// Count an unreadable line of the current trace.
@@ -181,16 +168,23 @@ impl Analyzer {
         }
     }
 
+    /// Take one MCP record of the current trace (any order; [`mcp`] sorts by time).
+    pub fn push_mcp(&mut self, r: McpRecord) {
+        if self.inputs.is_empty() {
+            self.begin_trace("(input)");
+        }
+        self.mcp.push((self.inputs.len() - 1, r));
+    }
+
     /// Analyse one exchange (in arrival order).
     pub fn push(&mut self, x: &Exchange) {
-        if self.stage.is_none() {
+        if self.inputs.is_empty() {
             self.begin_trace("(input)");
         }
         let seq = self.requests.len();
         let info = self.inputs.last_mut().expect("begun");
         info.exchanges += 1;
-        let stage = self.stage.as_mut().expect("begun");
-        let ex = match stage.extract(x, seq) {
+        let ex = match self.stage.extract(x, seq) {
             Ok(Some(ex)) => ex,
             Ok(None) => {
                 info.skipped += 1;
@@ -202,20 +196,18 @@ impl Analyzer {
             }
         };
         info.messages_requests += 1;
-        let prices = &self.cfg.prices;
-        let min = *self
-            .min_cache
-            .entry(ex.request.model.clone())
-            .or_insert_with(|| prices.lookup(&ex.request.model).min_cacheable);
+        let min = self.cfg.prices.min_cacheable(&ex.request.model);
         let pred = self.sim.observe(&ex.request, min);
+        let session = ex.request.session;
         for c in ex.calls {
-            self.call_index.insert(c.id.clone(), self.calls.len());
+            self.call_index
+                .insert((session, c.id.clone()), self.calls.len());
             self.calls.push(c);
         }
         for (id, r) in ex.results {
-            match self.call_index.get(&id) {
+            match self.call_index.get(&(session, id.clone())) {
                 Some(&i) => self.calls[i].result = Some(r),
-                None => self.orphan_results.push((id, r)),
+                None => self.orphan_results.push((session, id, r)),
             }
         }
         self.notes.extend(ex.notifications);
@@ -224,39 +216,60 @@ impl Analyzer {
         }
         let mut req = ex.request;
         // The prefix is no longer needed: keep memory bounded.
-        req.blocks = Vec::new();
-        req.system = Vec::new();
-        req.tools = Vec::new();
+        req.prefix = Default::default();
         self.requests.push((req, pred));
     }
 
     /// Finish: find jobs and episodes, price everything, build the report.
     pub fn finish(mut self) -> Analysis {
-        self.end_trace();
-        let multi = self.inputs.len() > 1;
+        self.pair_orphans();
+        let canon = self.stage.canon();
+        let sessions: Vec<crate::api::session::SessionInfo> =
+            canon.sessions().infos().cloned().collect();
+        let multi = sessions.len() > 1;
         let labels: Vec<String> = self
-            .labels
+            .stage
+            .threads
             .iter()
-            .map(|(t, l)| {
+            .map(|(s, l)| {
                 if multi {
-                    format!("t{}/{l}", t + 1)
+                    format!("{}/{l}", sessions[*s].label)
                 } else {
                     l.clone()
                 }
             })
             .collect();
-        let trace_of: Vec<usize> = self.labels.iter().map(|(t, _)| *t).collect();
-        let mut jobs = jobs::find_jobs(&self.calls, &self.notes, &self.claims, &labels, &trace_of);
+        let session_of: Vec<usize> = self.stage.threads.iter().map(|(s, _)| *s).collect();
+        let mut jobs =
+            jobs::find_jobs(&self.calls, &self.notes, &self.claims, &labels, &session_of);
         let episodes = polling::find_episodes(&self.calls, &self.notes, &mut jobs, &labels);
-        result::build(result::Parts {
+        // The input (trace) each thread was seen in, to link model calls with MCP records.
+        let mut trace_of = vec![0usize; labels.len()];
+        for (r, _) in &self.requests {
+            if let Some(t) = trace_of.get_mut(r.thread) {
+                *t = r.trace;
+            }
+        }
+        let model_mcp: Vec<(usize, &input::ToolCall)> = self
+            .calls
+            .iter()
+            .filter(|c| c.name.starts_with("mcp__"))
+            .map(|c| (trace_of.get(c.thread).copied().unwrap_or(0), c))
+            .collect();
+        let mcp = mcp::analyze(&self.mcp, &model_mcp, &self.notes, &labels);
+        let mut analysis = result::build(result::Parts {
             cfg: &self.cfg,
             inputs: self.inputs,
+            sessions,
             labels,
+            session_of,
             requests: self.requests,
             calls: &self.calls,
             episodes,
             jobs,
-        })
+        });
+        analysis.mcp = mcp;
+        analysis
     }
 }
 
@@ -268,15 +281,29 @@ pub fn analyze_files(paths: &[&Path], cfg: AnalyzeConfig) -> Result<Analysis, An
     let mut a = Analyzer::new(cfg);
     for p in paths {
         a.begin_trace(&p.display().to_string());
-        for rec in TraceReader::open(p)? {
+        for rec in open_input(p, &Default::default())? {
             match rec? {
                 Record::Exchange(x) => a.push(&x),
+                Record::Mcp(m) => a.push_mcp(*m),
                 Record::Bad(_) => a.bad_line(),
                 Record::Header { .. } | Record::Other(_) => {}
             }
         }
     }
     Ok(a.finish())
+}
+
+/// Analyse a trace already in memory: its exchanges and its MCP records.
+pub fn analyze_trace(trace: &crate::trace::Trace, cfg: AnalyzeConfig) -> Analysis {
+    let mut a = Analyzer::new(cfg);
+    a.begin_trace(&trace.path.display().to_string());
+    for x in &trace.exchanges {
+        a.push(x);
+    }
+    for m in &trace.mcp {
+        a.push_mcp(m.clone());
+    }
+    a.finish()
 }
 
 /// Analyse exchanges already in memory (one trace).

@@ -1,26 +1,29 @@
-//! Poll detection: tool calls that re-read state an earlier call already read, grouped
-//! into episodes per thread and target, with redundant polls, polls after the job's
-//! completion was notified, polls while a notification was pending, intervals, and the
-//! cost of the model calls the polls triggered.
+//! Poll detection: tool calls that repeat a status query, grouped into episodes per
+//! thread and query, with redundant polls, polls after the job's completion was notified,
+//! polls while a notification was pending, intervals, and the cost of the model calls the
+//! polls triggered.
 //!
-//! Poll kinds:
-//! - `same_call`: the same tool with the same normalized input again (an MCP
+//! The rule (docs/analyze.md, "What counts as a poll"): a poll repeats a status query —
+//! - `same_call`: the same tool with the same input after normalization (an MCP
 //!   `get_status(job)`; inputs compared as canonical JSON without `description`);
-//! - `task_output`: `BashOutput` / `TaskOutput` of a task id, or a read (Read tool, or
-//!   `cat`/`tail`/... in Bash) of a background task's output file;
-//! - `shell_inspect`: a Bash command made only of inspecting commands (`tail`, `cat`,
-//!   `head`, `wc`, `ls`, `grep`, `stat`, `echo`, `ps`, ..., optionally after `sleep N;`)
-//!   on the same targets.
+//! - `shell_inspect`: the same inspect-only Bash command after normalization (`tail`,
+//!   `cat`, `ls`, `grep`, `echo`, `ps`, ...; `sleep N` waits and whitespace dropped), so
+//!   `grep -n foo a.rs` and `grep -n bar a.rs` are two queries — work, not polling;
+//! - `task_output`: a documented status/read-output tool on the same job: `BashOutput` /
+//!   `TaskOutput` / `AgentOutput` of a task id, or a read (Read tool, or `cat`/`tail`/...
+//!   in Bash) of a background task's output file.
 //!
 //! Tools that change state (Write, Edit, Agent, ..., MCP tools named `start_…`,
 //! `create_…`, `cancel_…`, ...) are never polls, however often they repeat.
 //!
-//! A group of calls with one target is an episode when it has two or more calls, or its
+//! A group of calls with one query is an episode when it has two or more calls, or its
 //! kind is `task_output`. Every call of an episode is a poll; a poll is *redundant* when
-//! its result equals the previous poll's result after normalization (whitespace collapsed,
-//! timestamps and clock times masked).
+//! its result equals the previous poll's result after the api layer's normalization of
+//! tool results ([`Normalizer::result`]: ids, dates, clock times, durations, counters,
+//! attempt numbers, percentages, spinner frames, whitespace); the rules that made them
+//! equal are kept with the poll.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -28,6 +31,7 @@ use serde_json::Value;
 
 use super::input::{Notification, ToolCall};
 use super::jobs::{input_mentions, Job, JobState};
+use crate::api::normalize::{canonical_json, Hits, Normalizer};
 
 /// Commands that only inspect state.
 pub const INSPECT_COMMANDS: &[&str] = &[
@@ -65,8 +69,12 @@ pub struct Poll {
     pub call: String,
     /// When it was issued.
     pub at: DateTime<Utc>,
-    /// Result identical to the previous poll's.
+    /// Result equal to the previous poll's after normalization.
     pub redundant: bool,
+    /// For a redundant poll, what made the two results equal: `identical` (byte for
+    /// byte), or the names of the normalization rules that fired (`duration`, `counter`,
+    /// `whitespace`, ...).
+    pub equal_by: Vec<String>,
     /// Issued after the job's completion was already notified (or reported).
     pub after_notified: bool,
     /// Its result reached the model together with the job's notification.
@@ -126,41 +134,39 @@ impl Episode {
     }
 }
 
-/// Mask volatile parts of a result: ISO timestamps, clock times, whitespace runs.
-pub fn normalize_result(s: &str) -> String {
-    use std::sync::OnceLock;
-    static RE: OnceLock<[regex::Regex; 2]> = OnceLock::new();
-    let re = RE.get_or_init(|| {
-        [
-            regex::Regex::new(
-                r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?",
-            )
-            .unwrap(),
-            regex::Regex::new(r"\b\d{1,2}:\d{2}:\d{2}(\.\d+)?\b").unwrap(),
-        ]
-    });
-    let s = re[0].replace_all(s, "<ts>");
-    let s = re[1].replace_all(&s, "<time>");
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+/// Whether `now` equals `prev` after normalization, and what made them equal
+/// (`identical`, or the rules that fired on either side; `whitespace` when only layout
+/// differed). `None` when they differ.
+pub fn equal_results(norm: &Normalizer, prev: &str, now: &str) -> Option<Vec<String>> {
+    if prev == now {
+        return Some(vec!["identical".into()]);
+    }
+    let mut hits = Hits::new();
+    let (a, b) = (norm.result(prev, &mut hits), norm.result(now, &mut hits));
+    if a != b {
+        return None;
+    }
+    let rules: Vec<String> = hits.into_keys().collect();
+    Some(if rules.is_empty() {
+        vec!["whitespace".into()]
+    } else {
+        rules
+    })
 }
 
-fn canonical(v: &Value) -> String {
-    match v {
-        Value::Object(o) => {
-            let m: BTreeMap<&String, String> = o
-                .iter()
-                .filter(|(k, _)| k.as_str() != "description")
-                .map(|(k, v)| (k, canonical(v)))
-                .collect();
-            let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k:?}:{v}")).collect();
-            format!("{{{}}}", parts.join(","))
+/// An inspect-only shell command as a query: `sleep N` waits dropped, whitespace runs
+/// collapsed, parts joined by `; `. `None` when some part does more than inspect.
+pub fn shell_query(command: &str) -> Option<String> {
+    shell_targets(command)?;
+    let mut parts = Vec::new();
+    for seg in command.split(['\n', ';', '&']) {
+        let words: Vec<&str> = seg.split_whitespace().collect();
+        let Some(&cmd) = words.first() else { continue };
+        if cmd != "sleep" {
+            parts.push(words.join(" "));
         }
-        Value::Array(a) => format!(
-            "[{}]",
-            a.iter().map(canonical).collect::<Vec<_>>().join(",")
-        ),
-        other => other.to_string(),
     }
+    Some(parts.join("; "))
 }
 
 /// Targets of an inspect-only shell command, or `None` when some part of it does more
@@ -201,30 +207,48 @@ pub fn shell_targets(command: &str) -> Option<Vec<String>> {
     Some(targets)
 }
 
-/// The poll target of a call: `(kind, target)`, or `None` when it cannot be a poll.
-pub fn target_of(c: &ToolCall, task_files: &HashMap<String, String>) -> Option<(PollKind, String)> {
+/// What a call polls: its kind, the query it repeats (the grouping key) and the target
+/// shown in reports (a task, the files a command reads, or `tool(input)`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PollTarget {
+    /// Kind of poll.
+    pub kind: PollKind,
+    /// The status query: calls with equal keys in one thread are polls of each other.
+    pub key: String,
+    /// What is polled, for reports.
+    pub target: String,
+}
+
+/// The poll target of a call, or `None` when it cannot be a poll.
+pub fn target_of(c: &ToolCall, task_files: &HashMap<String, String>) -> Option<PollTarget> {
+    let task = |id: &str| PollTarget {
+        kind: PollKind::TaskOutput,
+        key: format!("task:{id}"),
+        target: format!("task:{id}"),
+    };
     if c.input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
         return None;
     }
     for k in ["bash_id", "task_id", "shell_id", "agentId"] {
         if let Some(id) = c.input.get(k).and_then(Value::as_str) {
             if matches!(c.name.as_str(), "BashOutput" | "TaskOutput" | "AgentOutput") {
-                return Some((PollKind::TaskOutput, format!("task:{id}")));
+                return Some(task(id));
             }
         }
     }
-    let file_task = |path: &str| {
-        task_files
-            .get(path)
-            .map(|id| (PollKind::TaskOutput, format!("task:{id}")))
-    };
+    let file_task = |path: &str| task_files.get(path).map(|id| task(id));
     if c.name == "Bash" {
         let cmd = c.input.get("command").and_then(Value::as_str)?;
         let targets = shell_targets(cmd)?;
         if let Some(t) = targets.iter().find_map(|t| file_task(t)) {
             return Some(t);
         }
-        return Some((PollKind::ShellInspect, targets.join(" ")));
+        let query = shell_query(cmd)?;
+        return Some(PollTarget {
+            kind: PollKind::ShellInspect,
+            key: format!("Bash({query})"),
+            target: targets.join(" "),
+        });
     }
     if let Some(p) = c.input.get("file_path").and_then(Value::as_str) {
         if let Some(t) = file_task(p) {
@@ -234,10 +258,12 @@ pub fn target_of(c: &ToolCall, task_files: &HashMap<String, String>) -> Option<(
     if changes_state(&c.name) {
         return None;
     }
-    Some((
-        PollKind::SameCall,
-        format!("{}({})", c.name, canonical(&c.input)),
-    ))
+    let query = format!("{}({})", c.name, canonical_json(&c.input, &["description"]));
+    Some(PollTarget {
+        kind: PollKind::SameCall,
+        key: query.clone(),
+        target: query,
+    })
 }
 
 /// Claude Code tools that change state or delegate work: calling them twice is work, not
@@ -301,27 +327,31 @@ pub fn find_episodes(
                 .map(|a| (a.clone(), j.reference.clone()))
         })
         .collect();
-    let job_starts: Vec<&str> = jobs.iter().map(|j| j.start_call.as_str()).collect();
-    let mut groups: Vec<((usize, String), PollKind, Vec<&ToolCall>)> = Vec::new();
+    let job_starts: BTreeSet<(usize, &str)> = jobs
+        .iter()
+        .map(|j| (j.thread, j.start_call.as_str()))
+        .collect();
+    let mut groups: Vec<(usize, PollTarget, Vec<&ToolCall>)> = Vec::new();
     let mut index: HashMap<(usize, String), usize> = HashMap::new();
     for c in calls {
-        if job_starts.contains(&c.id.as_str()) {
+        if job_starts.contains(&(c.thread, c.id.as_str())) {
             continue;
         }
-        let Some((kind, target)) = target_of(c, &task_files) else {
+        let Some(t) = target_of(c, &task_files) else {
             continue;
         };
-        let key = (c.thread, target);
+        let key = (c.thread, t.key.clone());
         match index.get(&key) {
             Some(&i) => groups[i].2.push(c),
             None => {
-                index.insert(key.clone(), groups.len());
-                groups.push((key, kind, vec![c]));
+                index.insert(key, groups.len());
+                groups.push((c.thread, t, vec![c]));
             }
         }
     }
+    let norm = Normalizer::defaults();
     let mut episodes = Vec::new();
-    for ((thread, target), kind, group) in groups {
+    for (thread, PollTarget { kind, target, key }, group) in groups {
         if group.len() < 2 && kind != PollKind::TaskOutput {
             continue;
         }
@@ -332,7 +362,7 @@ pub fn find_episodes(
             .iter()
             .position(|j| {
                 j.thread == thread
-                    && (target == format!("task:{}", j.reference)
+                    && (key == format!("task:{}", j.reference)
                         || input_mentions(&first.input, &j.reference))
             })
             .or_else(|| {
@@ -349,10 +379,14 @@ pub fn find_episodes(
             });
         let job = job_idx.map(|i| &jobs[i]);
         let mut polls = Vec::new();
-        let mut prev: Option<String> = None;
+        let mut prev: Option<&str> = None;
         for c in &group {
-            let norm = c.result.as_ref().map(|r| normalize_result(&r.text));
-            let redundant = norm.is_some() && prev.is_some() && norm == prev;
+            let now = c.result.as_ref().map(|r| r.text.as_str());
+            let equal_by = match (prev, now) {
+                (Some(p), Some(n)) => equal_results(&norm, p, n),
+                _ => None,
+            };
+            let redundant = equal_by.is_some();
             let after_notified = job.is_some_and(|j| {
                 j.state != JobState::Running
                     && j.notified_seq.is_some_and(|s| s <= c.issued_by)
@@ -370,12 +404,13 @@ pub fn find_episodes(
                 call: c.id.clone(),
                 at: c.issued_at,
                 redundant,
+                equal_by: equal_by.unwrap_or_default(),
                 after_notified,
                 while_pending,
                 triggered: c.result.as_ref().map(|r| r.carried_by),
             });
-            if norm.is_some() {
-                prev = norm;
+            if now.is_some() {
+                prev = now;
             }
         }
         if let Some(i) = job_idx {
@@ -415,8 +450,26 @@ mod tests {
         assert_eq!(shell_targets("make build"), None);
         assert_eq!(shell_targets("cat a > b"), None);
         assert_eq!(
-            normalize_result(" at 2026-11-29T12:00:01Z  running "),
-            "at <ts> running"
+            shell_query("sleep 2;  tail -n 1   build.log"),
+            Some("tail -n 1 build.log".to_string())
         );
+        let n = Normalizer::defaults();
+        assert_eq!(
+            equal_results(
+                &n,
+                " at 2026-11-29T12:00:01Z  running ",
+                "at 2026-11-29T12:00:09Z running"
+            ),
+            Some(vec!["timestamp".to_string()])
+        );
+        assert_eq!(
+            equal_results(&n, "a", "a"),
+            Some(vec!["identical".to_string()])
+        );
+        assert_eq!(
+            equal_results(&n, "a  b", "a b"),
+            Some(vec!["whitespace".to_string()])
+        );
+        assert_eq!(equal_results(&n, "running", "finished"), None);
     }
 }

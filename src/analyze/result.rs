@@ -12,8 +12,9 @@ use super::cause::{BilledAs, CachePrediction, MissCause};
 use super::input::{Request, ToolCall};
 use super::jobs::{decide, DecisionRecord, Job};
 use super::polling::Episode;
-use super::prices::{ModelPrice, Tokens};
 use super::{AnalyzeConfig, InputInfo, UsageMode};
+use crate::api::prices::{ModelPrice, Tokens, UNKNOWN_MIN_CACHEABLE};
+use crate::api::session::SessionInfo;
 
 use super::summary::{summarize, thread_rows};
 pub use super::summary::{Agreement, CauseRow, Summary, ThreadRow};
@@ -28,7 +29,7 @@ pub struct Analysis {
     pub schema_version: u32,
     /// The `--usage` setting.
     pub usage_mode: UsageMode,
-    /// Requests costed with simulated figures and with recorded ones.
+    /// Requests costed with simulated figures and with recorded ones, and why.
     pub usage_used: UsageUsed,
     /// The `--ttl` setting.
     pub ttl: TtlMode,
@@ -36,6 +37,10 @@ pub struct Analysis {
     pub prices: PriceInfo,
     /// The inputs.
     pub inputs: Vec<InputInfo>,
+    /// Sessions (`s1`, …), in order of first appearance.
+    pub sessions: Vec<SessionInfo>,
+    /// Things the reader should know: unpriced models (cost `null`), assumptions made.
+    pub warnings: Vec<String>,
     /// Totals.
     pub summary: Summary,
     /// One row per thread.
@@ -48,15 +53,21 @@ pub struct Analysis {
     pub jobs: Vec<JobRow>,
     /// One decision record per job.
     pub decisions: Vec<DecisionRecord>,
+    /// The MCP layer and its link to the model layer; absent from the JSON when the
+    /// inputs hold no `mcp` records.
+    #[serde(skip_serializing_if = "super::mcp::McpAnalysis::is_empty")]
+    pub mcp: super::mcp::McpAnalysis,
 }
 
-/// How many requests used which figures.
+/// How many requests used which figures, and why.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct UsageUsed {
     /// Costed with simulated figures.
     pub simulated: usize,
     /// Costed with recorded figures.
     pub recorded: usize,
+    /// Requests per reason (the [`RequestRow::usage_reason`] values).
+    pub reasons: std::collections::BTreeMap<String, usize>,
 }
 
 /// Where prices come from.
@@ -107,6 +118,18 @@ pub struct EpisodeRow {
     pub wasted_cost_usd: f64,
     /// `tool_use` ids of the polls, in order.
     pub calls: Vec<String>,
+    /// The redundant polls and what made each result equal to the previous one
+    /// (`identical`, or the normalization rules that fired).
+    pub redundant_calls: Vec<RedundantPoll>,
+}
+
+/// A redundant poll and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct RedundantPoll {
+    /// `tool_use` id.
+    pub call: String,
+    /// `identical`, or the normalization rules that made the results equal.
+    pub equal_by: Vec<String>,
 }
 
 /// One Messages request.
@@ -118,6 +141,8 @@ pub struct RequestRow {
     pub trace: usize,
     /// Exchange id in that trace.
     pub exchange: u64,
+    /// Session label (`s1`, …).
+    pub session: String,
     /// Thread label.
     pub thread: String,
     /// Turn within the thread (assistant messages in the history).
@@ -128,14 +153,17 @@ pub struct RequestRow {
     pub model: String,
     /// `simulated` or `recorded`: which figures `tokens` holds.
     pub usage: String,
+    /// Why: `recorded usage with cache fields`, `--usage simulated`, `synthesized by
+    /// agentwire (…)`, `no cache fields in the recorded usage`, `no recorded usage`.
+    pub usage_reason: String,
     /// The simulation's figures and diagnosis.
     pub predicted: CachePrediction,
     /// Recorded figures, if the response had usage.
     pub observed: Option<Tokens>,
     /// Figures used for cost.
     pub tokens: Tokens,
-    /// Cost, USD.
-    pub cost_usd: f64,
+    /// Cost, USD (`null`: the model is unpriced).
+    pub cost_usd: Option<f64>,
     /// `hit`, `partial`, `miss`, `cold`, `uncached`.
     pub status: String,
     /// The miss cause (structured), if any.
@@ -144,8 +172,8 @@ pub struct RequestRow {
     pub cause_detail: Option<String>,
     /// Missed tokens.
     pub miss_tokens: u64,
-    /// Their extra cost over cache reads, USD.
-    pub miss_cost_usd: f64,
+    /// Their extra cost over cache reads, USD (`null`: the model is unpriced).
+    pub miss_cost_usd: Option<f64>,
     /// Predicted and observed agree (only where observed cache fields exist).
     pub agrees: Option<bool>,
 }
@@ -166,8 +194,12 @@ pub struct Parts<'a> {
     pub cfg: &'a AnalyzeConfig,
     /// Inputs.
     pub inputs: Vec<InputInfo>,
+    /// Sessions.
+    pub sessions: Vec<SessionInfo>,
     /// Thread labels by global thread number.
     pub labels: Vec<String>,
+    /// Session of each global thread.
+    pub session_of: Vec<usize>,
     /// Requests with predictions, in order.
     pub requests: Vec<(Request, CachePrediction)>,
     /// Tool calls.
@@ -207,21 +239,38 @@ fn miss_cost(p: &ModelPrice, tokens: u64, billed: BilledAs) -> f64 {
     tokens as f64 * (per - p.read) / 1e6
 }
 
+/// Which usage figures to cost a request with, and why.
+fn usage_choice(mode: UsageMode, r: &Request, obs: &Option<Tokens>) -> (bool, String) {
+    let has_cache_fields = r.recorded.as_ref().is_some_and(|u| u.has_cache_fields());
+    match mode {
+        UsageMode::Simulated => (false, "--usage simulated".into()),
+        UsageMode::Recorded if obs.is_some() => (true, "--usage recorded".into()),
+        UsageMode::Recorded => (false, "no recorded usage".into()),
+        UsageMode::Auto => match (&r.synthesized, obs, has_cache_fields) {
+            (Some(why), _, _) => (false, why.clone()),
+            (None, None, _) => (false, "no recorded usage".into()),
+            (None, Some(_), false) => (false, "no cache fields in the recorded usage".into()),
+            (None, Some(_), true) => (true, "recorded usage with cache fields".into()),
+        },
+    }
+}
+
 /// Price and assemble the report.
 pub fn build(parts: Parts<'_>) -> Analysis {
     let cfg = parts.cfg;
     let mut used = UsageUsed::default();
     let mut rows: Vec<RequestRow> = Vec::with_capacity(parts.requests.len());
     let (mut compared, mut agreed) = (0usize, 0usize);
+    let mut unpriced: Vec<String> = Vec::new();
     for (r, pred) in parts.requests {
         let price = cfg.prices.lookup(&r.model);
+        if price.is_none() && !unpriced.contains(&r.model) {
+            unpriced.push(r.model.clone());
+        }
         let obs = observed(&r);
         let has_cache_fields = r.recorded.as_ref().is_some_and(|u| u.has_cache_fields());
-        let use_recorded = match cfg.usage {
-            UsageMode::Simulated => false,
-            UsageMode::Recorded => obs.is_some(),
-            UsageMode::Auto => !r.fake_server && has_cache_fields && obs.is_some(),
-        };
+        let (use_recorded, reason) = usage_choice(cfg.usage, &r, &obs);
+        *used.reasons.entry(reason.clone()).or_default() += 1;
         let simulated = Tokens {
             uncached: pred.uncached,
             read: pred.read,
@@ -272,11 +321,16 @@ pub fn build(parts: Parts<'_>) -> Analysis {
             (None, true) => "hit",
             (None, false) => "uncached",
         };
-        let miss_cost_usd = miss_cost(price, pred.miss_tokens, pred.billed_as);
+        let miss_cost_usd = price.map(|p| miss_cost(p, pred.miss_tokens, pred.billed_as));
         rows.push(RequestRow {
             seq: r.seq,
             trace: r.trace,
             exchange: r.exchange,
+            session: parts
+                .session_of
+                .get(r.thread)
+                .and_then(|s| parts.sessions.get(*s))
+                .map_or_else(String::new, |s| s.label.clone()),
             thread: parts.labels.get(r.thread).cloned().unwrap_or_default(),
             turn: r.turn,
             at: r.at,
@@ -287,18 +341,28 @@ pub fn build(parts: Parts<'_>) -> Analysis {
                 "simulated"
             }
             .to_string(),
+            usage_reason: reason,
             cause: pred.cause.clone(),
             cause_detail: pred.cause.as_ref().map(MissCause::detail),
             miss_tokens: pred.miss_tokens,
             miss_cost_usd,
             predicted: pred,
             observed: obs,
-            cost_usd: price.cost(&tokens),
+            cost_usd: price.map(|p| p.cost(&tokens)),
             tokens,
             status: status.to_string(),
             agrees,
         });
     }
+    let warnings: Vec<String> = unpriced
+        .iter()
+        .map(|m| {
+            format!(
+                "model {m:?} is not in the price table ({}, {}): its requests are unpriced (cost null) and simulated with a {UNKNOWN_MIN_CACHEABLE}-token cache minimum; give its prices with --prices FILE",
+                cfg.prices.source, cfg.prices.date
+            )
+        })
+        .collect();
     // Tool results carried per request: a request's cost is split among them.
     let mut results_per_req: HashMap<usize, usize> = HashMap::new();
     for c in parts.calls {
@@ -317,7 +381,7 @@ pub fn build(parts: Parts<'_>) -> Analysis {
             write_1h: t.write_1h / n,
             output: t.output / n,
         };
-        (t, row.cost_usd / n as f64)
+        (t, row.cost_usd.unwrap_or(0.0) / n as f64)
     };
     let episodes: Vec<EpisodeRow> = parts
         .episodes
@@ -333,8 +397,15 @@ pub fn build(parts: Parts<'_>) -> Analysis {
         })
         .collect();
     let decisions: Vec<DecisionRecord> = parts.jobs.iter().map(decide).collect();
-    let threads = thread_rows(&parts.labels, &rows, &parts.episodes);
-    let summary = summarize(&rows, &episodes, &jobs, threads.len(), compared, agreed);
+    let session_labels: Vec<String> = parts
+        .session_of
+        .iter()
+        .map(|s| parts.sessions[*s].label.clone())
+        .collect();
+    let threads = thread_rows(&parts.labels, &session_labels, &rows, &parts.episodes);
+    let mut summary = summarize(&rows, &episodes, &jobs, threads.len(), compared, agreed);
+    summary.sessions = parts.sessions.len();
+    summary.unpriced_models = unpriced;
     Analysis {
         schema_version: SCHEMA_VERSION,
         usage_mode: cfg.usage,
@@ -345,12 +416,15 @@ pub fn build(parts: Parts<'_>) -> Analysis {
             date: cfg.prices.date.clone(),
         },
         inputs: parts.inputs,
+        sessions: parts.sessions,
+        warnings,
         summary,
         threads,
         episodes,
         requests: rows,
         jobs,
         decisions,
+        mcp: Default::default(),
     }
 }
 
@@ -390,5 +464,14 @@ fn episode_row(e: &Episode, jobs: &[Job], share: &dyn Fn(usize) -> (Tokens, f64)
         wasted_tokens: wasted,
         wasted_cost_usd: wasted_cost,
         calls: e.polls.iter().map(|p| p.call.clone()).collect(),
+        redundant_calls: e
+            .polls
+            .iter()
+            .filter(|p| p.redundant)
+            .map(|p| RedundantPoll {
+                call: p.call.clone(),
+                equal_by: p.equal_by.clone(),
+            })
+            .collect(),
     }
 }

@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::cause::MissCause;
 use super::polling::Episode;
-use super::prices::Tokens;
 use super::result::{EpisodeRow, JobRow, RequestRow};
+use crate::api::prices::Tokens;
 
 /// Misses of one cause.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -39,6 +39,8 @@ pub struct Agreement {
 pub struct Summary {
     /// Messages requests.
     pub requests: usize,
+    /// Sessions (runs of a client; see `docs/analyze.md`, "Sessions").
+    pub sessions: usize,
     /// Threads.
     pub threads: usize,
     /// Polls.
@@ -73,8 +75,11 @@ pub struct Summary {
     pub cache_miss_tokens: u64,
     /// Their extra cost over cache reads, USD.
     pub cache_miss_cost_usd: f64,
-    /// Cost of all requests, USD.
+    /// Cost of all priced requests, USD.
     pub total_cost_usd: f64,
+    /// Models without a price row: their requests have cost `null` and are left out of
+    /// every cost figure.
+    pub unpriced_models: Vec<String>,
     /// Jobs by observed state.
     pub jobs_by_state: BTreeMap<String, usize>,
     /// Predicted vs observed, where responses carry cache fields.
@@ -84,7 +89,9 @@ pub struct Summary {
 /// One thread.
 #[derive(Clone, Debug, Serialize)]
 pub struct ThreadRow {
-    /// Label (`main`, `sub-N`, `side-N`; `tN/…` with several traces).
+    /// Session label (`s1`, …).
+    pub session: String,
+    /// Label (`main`, `sub-N`, `side-N`; `sN/…` when the input holds several sessions).
     pub thread: String,
     /// Requests.
     pub requests: usize,
@@ -104,11 +111,18 @@ pub struct ThreadRow {
     pub cost_usd: f64,
 }
 
-/// One row per thread (labels by global thread number).
-pub fn thread_rows(labels: &[String], rows: &[RequestRow], episodes: &[Episode]) -> Vec<ThreadRow> {
+/// One row per thread (labels and session labels by global thread number).
+pub fn thread_rows(
+    labels: &[String],
+    sessions: &[String],
+    rows: &[RequestRow],
+    episodes: &[Episode],
+) -> Vec<ThreadRow> {
     let mut out: Vec<ThreadRow> = labels
         .iter()
-        .map(|l| ThreadRow {
+        .zip(sessions)
+        .map(|(l, s)| ThreadRow {
+            session: s.clone(),
             thread: l.clone(),
             requests: 0,
             polls: 0,
@@ -130,10 +144,10 @@ pub fn thread_rows(labels: &[String], rows: &[RequestRow], episodes: &[Episode])
             let t = &mut out[i];
             t.requests += 1;
             t.tokens.add(&r.tokens);
-            t.cost_usd += r.cost_usd;
+            t.cost_usd += r.cost_usd.unwrap_or(0.0);
             if !matches!(r.cause, Some(MissCause::ColdStart)) {
                 t.miss_tokens += r.miss_tokens;
-                t.miss_cost_usd += r.miss_cost_usd;
+                t.miss_cost_usd += r.miss_cost_usd.unwrap_or(0.0);
             }
         }
     }
@@ -171,7 +185,7 @@ pub fn summarize(
     let mut causes: BTreeMap<&str, CauseRow> = BTreeMap::new();
     for r in rows {
         total.add(&r.tokens);
-        cost += r.cost_usd;
+        cost += r.cost_usd.unwrap_or(0.0);
         if let Some(c) = &r.cause {
             let e = causes.entry(c.name()).or_insert_with(|| CauseRow {
                 cause: c.name().to_string(),
@@ -181,7 +195,7 @@ pub fn summarize(
             });
             e.requests += 1;
             e.tokens += r.miss_tokens;
-            e.cost_usd += r.miss_cost_usd;
+            e.cost_usd += r.miss_cost_usd.unwrap_or(0.0);
         }
     }
     let avoidable = causes.values().filter(|c| c.cause != "cold_start");
@@ -195,6 +209,7 @@ pub fn summarize(
     }
     Summary {
         requests: rows.len(),
+        sessions: 0,
         threads,
         polls: episodes.iter().map(|e| e.polls).sum(),
         redundant_polls: episodes.iter().map(|e| e.redundant).sum(),
@@ -216,6 +231,7 @@ pub fn summarize(
         cache_miss_tokens: miss_tokens,
         cache_miss_cost_usd: miss_cost,
         total_cost_usd: cost,
+        unpriced_models: Vec::new(),
         jobs_by_state,
         agreement: (compared > 0).then(|| Agreement {
             compared,

@@ -49,6 +49,8 @@ pub enum BlockKind {
         /// Tools referenced inside the result (`tool_reference` items), as ToolSearch
         /// returns them.
         references: Vec<String>,
+        /// `image` items inside the result (screenshots).
+        images: usize,
     },
     /// `thinking`.
     Thinking {
@@ -91,12 +93,13 @@ impl Block {
                 input: v.get("input").cloned().unwrap_or(Value::Null),
             },
             "tool_result" => {
-                let (text, references) = result_content(v.get("content"));
+                let (text, references, images) = result_content(v.get("content"));
                 BlockKind::ToolResult {
                     tool_use_id: s("tool_use_id").unwrap_or_default(),
                     is_error: v.get("is_error").and_then(Value::as_bool).unwrap_or(false),
                     text,
                     references,
+                    images,
                 }
             }
             "thinking" => BlockKind::Thinking {
@@ -145,10 +148,12 @@ impl Block {
     }
 }
 
-/// Text and tool references of a `tool_result`'s `content` (string or blocks).
-fn result_content(content: Option<&Value>) -> (String, Vec<String>) {
+/// Text, tool references and image count of a `tool_result`'s `content` (string or
+/// blocks).
+fn result_content(content: Option<&Value>) -> (String, Vec<String>, usize) {
     let mut text = String::new();
     let mut refs = Vec::new();
+    let mut images = 0;
     match content {
         Some(Value::String(s)) => text.push_str(s),
         Some(Value::Array(items)) => {
@@ -165,13 +170,14 @@ fn result_content(content: Option<&Value>) -> (String, Vec<String>) {
                             refs.push(n.to_string());
                         }
                     }
+                    Some("image") => images += 1,
                     _ => {}
                 }
             }
         }
         _ => {}
     }
-    (text, refs)
+    (text, refs, images)
 }
 
 #[cfg(test)]
@@ -193,6 +199,7 @@ mod tests {
                 is_error: true,
                 text: "a\nb".into(),
                 references: vec!["CronList".into()],
+                images: 0,
             }
         );
     }

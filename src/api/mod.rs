@@ -1,17 +1,28 @@
 //! A typed, tolerant view of Anthropic Messages API bodies: requests with byte spans for
 //! every part ([`MessagesRequest`]), content blocks ([`Block`]), streamed responses
-//! assembled from SSE ([`sse`]), usage ([`Usage`]) and a token estimate.
+//! assembled from SSE ([`sse`]), usage ([`Usage`]) and a token estimate; and the
+//! **canonical view** every command uses ([`view::Canonicalizer`]): session identity
+//! ([`session`]), threads ([`thread`]), volatile-value normalization ([`normalize`]),
+//! beta sets ([`betas`]), loaded/deferred/announced tools ([`tools`]), the prompt-cache
+//! prefix and invalidation rules ([`cache`]), and model prices ([`prices`]).
 //!
 //! Tolerance: unknown top-level keys, block types, tool types and stream events are kept
 //! and shown, never dropped and never fatal.
 
+pub mod betas;
+pub mod cache;
 mod content;
+pub mod normalize;
+pub mod prices;
 mod request;
 mod response;
+pub mod session;
 pub mod span;
 pub mod sse;
 pub mod thread;
+pub mod tools;
 mod usage;
+pub mod view;
 
 pub use content::{Block, BlockKind};
 pub use request::{Message, MessagesRequest, Param, System, Tool, KNOWN_PARAMS};
@@ -39,6 +50,22 @@ pub enum ApiError {
     /// Valid JSON, but not an object.
     #[error("request body is JSON but not an object; a Messages request is a JSON object")]
     NotAnObject,
+    /// A price file could not be used.
+    #[error("cannot use price file {path}: {message} (see docs/analyze.md, \"Prices\")")]
+    Prices {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A normalization rules file or rule is bad.
+    #[error("normalization rules ({origin}): {message}")]
+    Rules {
+        /// File or `built-in rules`.
+        origin: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 /// Check that `body` is one valid JSON document in UTF-8.

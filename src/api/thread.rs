@@ -1,5 +1,7 @@
-//! Threads of a session: the main conversation, each subagent, and side calls (titles,
-//! summaries, count_tokens), told apart from the conversations themselves.
+//! Threads of one session: the main conversation, each subagent, and side calls (titles,
+//! summaries, count_tokens), told apart from the conversations themselves. Which session
+//! a request belongs to is decided first ([`super::session`]); threads never span
+//! sessions.
 //!
 //! Rule: each request's messages are reduced to digests of their normalized content
 //! (role, block types, texts, tool ids and inputs; `cache_control` ignored because clients
@@ -62,9 +64,27 @@ struct ThreadState {
     first: Option<MessageDigest>,
     last: Vec<MessageDigest>,
     has_tools: bool,
+    /// Turn of the thread's latest request.
+    turn: usize,
 }
 
-/// Assigns requests to threads in arrival order.
+/// How a request matched an existing thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadMatch {
+    /// The request extends the thread's latest request (its messages start with them):
+    /// `(thread, messages shared)`.
+    Prefix(usize, usize),
+    /// Only the first message is the same; `advanced` is true when the thread already
+    /// went past its first turn.
+    FirstMessage {
+        /// The thread.
+        thread: usize,
+        /// The thread's latest request had assistant replies in its history.
+        advanced: bool,
+    },
+}
+
+/// Assigns requests to threads in arrival order (within one session).
 #[derive(Default)]
 pub struct ThreadTracker {
     threads: Vec<ThreadState>,
@@ -80,10 +100,8 @@ impl ThreadTracker {
         Self::default()
     }
 
-    /// Assign a Messages request; returns its thread index (from 0).
-    pub fn assign(&mut self, r: &MessagesRequest) -> usize {
-        let digests = message_digests(r);
-        let has_tools = !r.tools.is_empty();
+    /// The thread a request with these message digests would join, without joining it.
+    pub fn peek(&self, digests: &[MessageDigest], has_tools: bool) -> Option<ThreadMatch> {
         let mut best: Option<(usize, usize)> = None;
         for (i, t) in self.threads.iter().enumerate() {
             if t.has_tools != has_tools || t.last.len() > digests.len() {
@@ -96,19 +114,43 @@ impl ThreadTracker {
                 best = Some((i, t.last.len()));
             }
         }
-        if best.is_none() {
-            let first = digests.first().copied();
-            best = self
-                .threads
-                .iter()
-                .enumerate()
-                .rev()
-                .find(|(_, t)| t.has_tools == has_tools && first.is_some() && t.first == first)
-                .map(|(i, _)| (i, 0));
+        if let Some((i, l)) = best {
+            return Some(ThreadMatch::Prefix(i, l));
         }
-        match best {
-            Some((i, _)) => {
+        let first = digests.first().copied()?;
+        self.threads
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, t)| t.has_tools == has_tools && t.first == Some(first))
+            .map(|(i, t)| ThreadMatch::FirstMessage {
+                thread: i,
+                advanced: t.turn > 0,
+            })
+    }
+
+    /// Assign a Messages request; returns its thread index (from 0).
+    pub fn assign(&mut self, r: &MessagesRequest) -> usize {
+        self.assign_digests(message_digests(r), !r.tools.is_empty(), r.turn())
+    }
+
+    /// Assign a request given its message digests, whether it carries tools, and its turn.
+    pub fn assign_digests(
+        &mut self,
+        digests: Vec<MessageDigest>,
+        has_tools: bool,
+        turn: usize,
+    ) -> usize {
+        let found = match self.peek(&digests, has_tools) {
+            Some(ThreadMatch::Prefix(i, _)) | Some(ThreadMatch::FirstMessage { thread: i, .. }) => {
+                Some(i)
+            }
+            None => None,
+        };
+        match found {
+            Some(i) => {
                 self.threads[i].last = digests;
+                self.threads[i].turn = turn;
                 i
             }
             None => {
@@ -128,15 +170,11 @@ impl ThreadTracker {
                     first: digests.first().copied(),
                     last: digests,
                     has_tools,
+                    turn,
                 });
                 i
             }
         }
-    }
-
-    /// A label for a request that is not a Messages request (count_tokens, models, ...).
-    pub fn side_label(&mut self) -> String {
-        "side".to_string()
     }
 
     /// The label of thread `i` (`main`, `sub-N`, `side-N`).

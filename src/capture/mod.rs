@@ -1,8 +1,10 @@
 //! Sources of exchanges: the fake API server, the recorder that runs CLIs under it, and
-//! packet captures ([`pcap`]: capture files and live interfaces).
+//! packet captures ([`pcap`]: capture files and live interfaces), and the MCP side of the
+//! wire ([`mcp`]: stdio tap, Streamable HTTP proxy, configuration rewriting).
 
 pub mod ca;
 pub mod matrix;
+pub mod mcp;
 pub mod npm;
 pub mod pcap;
 pub mod record;

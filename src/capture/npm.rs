@@ -299,78 +299,6 @@ pub fn ensure(spec: &CliSpec, progress: &dyn Fn(&str)) -> Result<PathBuf, NpmErr
     Ok(bin)
 }
 
-/// Every published version of a CLI for this platform, oldest first, as the registry
-/// lists them (`npm view PACKAGE versions --json`).
-pub fn published_versions(name: &str) -> Result<Vec<String>, NpmError> {
-    let spec = CliSpec::parse(&format!("{name}@0.0.0"))?;
-    let text = npm(&["view", &spec.package, "versions", "--json"])?;
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| NpmError::Npm {
-        args: format!("view {} versions --json", spec.package),
-        detail: format!("unreadable answer: {e}"),
-    })?;
-    Ok(match v {
-        serde_json::Value::Array(a) => a
-            .into_iter()
-            .filter_map(|x| x.as_str().map(str::to_string))
-            .collect(),
-        serde_json::Value::String(s) => vec![s],
-        _ => Vec::new(),
-    })
-}
-
-/// Numeric order of exact versions (`2.1.9` < `2.1.10`); pre-releases after their core.
-pub fn version_key(v: &str) -> (Vec<u64>, String) {
-    let (core, pre) = v.split_once('-').unwrap_or((v, ""));
-    (
-        core.split('.').map(|p| p.parse().unwrap_or(0)).collect(),
-        pre.to_string(),
-    )
-}
-
-/// Expand a version list `NAME@ITEM,ITEM,...` where each item is an exact version or a
-/// range `A..B` (every version of `published` from A to B, keeping every `step`-th and
-/// always A and B). Returns the name and the versions in the order given.
-///
-/// Errors: [`NpmError::BadSpec`] for a malformed list, a range end that is not
-/// published, or a step of 0.
-pub fn expand_versions(
-    spec: &str,
-    published: &[String],
-    step: usize,
-) -> Result<(String, Vec<String>), NpmError> {
-    let bad = || NpmError::BadSpec { spec: spec.into() };
-    let (name, list) = spec
-        .split_once('@')
-        .filter(|(n, _)| !n.is_empty())
-        .ok_or_else(bad)?;
-    if step == 0 {
-        return Err(bad());
-    }
-    let mut out: Vec<String> = Vec::new();
-    for item in list.split(',') {
-        match item.split_once("..") {
-            None if is_version(item) => out.push(item.to_string()),
-            None => return Err(bad()),
-            Some((a, b)) => {
-                let pos = |v: &str| published.iter().position(|p| p == v);
-                let (Some(i), Some(j)) = (pos(a), pos(b)) else {
-                    return Err(NpmError::NoSuchVersion {
-                        package: format!("{name}@{item} (both ends of a range must be published)"),
-                    });
-                };
-                let (i, j) = (i.min(j), i.max(j));
-                for (k, v) in published[i..=j].iter().enumerate() {
-                    if k % step == 0 || i + k == j {
-                        out.push(v.clone());
-                    }
-                }
-            }
-        }
-    }
-    out.dedup();
-    Ok((name.to_string(), out))
-}
-
 fn unpack_err(pkg: &str, dir: &Path, e: std::io::Error) -> NpmError {
     NpmError::Unpack {
         package: pkg.into(),
@@ -404,29 +332,6 @@ mod tests {
             CliSpec::parse("vim@9.0.1"),
             Err(NpmError::UnknownCli { .. })
         ));
-    }
-
-    #[test]
-    fn version_lists_and_ranges_expand_against_the_published_list() {
-        let published: Vec<String> = ["2.1.303", "2.1.304", "2.1.305", "2.1.306", "2.1.308"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let (name, v) = expand_versions("claude-code@2.1.303..2.1.308", &published, 1).unwrap();
-        assert_eq!(name, "claude-code");
-        assert_eq!(v, ["2.1.303", "2.1.304", "2.1.305", "2.1.306", "2.1.308"]);
-        let (_, v) = expand_versions("claude-code@2.1.303..2.1.308", &published, 2).unwrap();
-        assert_eq!(v, ["2.1.303", "2.1.305", "2.1.308"]);
-        let (_, v) = expand_versions(
-            "claude-code@2.1.303,2.1.304..2.1.305,2.1.340",
-            &published,
-            1,
-        )
-        .unwrap();
-        assert_eq!(v, ["2.1.303", "2.1.304", "2.1.305", "2.1.340"]);
-        assert!(expand_versions("claude-code@2.1.303..2.1.307", &published, 1).is_err());
-        assert!(expand_versions("claude-code@../x", &published, 1).is_err());
-        assert!(version_key("2.1.9") < version_key("2.1.10"));
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! `record`: run a CLI under the fake server in a clean environment and write its trace.
 //!
-//! The run gets an empty HOME and config dir, a fake API key, `ANTHROPIC_BASE_URL` pointing
-//! at an in-process server, telemetry and non-essential traffic off, the caller's
-//! environment additions, and a timeout. The trace header records the context (CLI,
-//! version, platform, route, env that was set, base URL, agentwire version).
+//! The run gets a clean but realistic environment ([`clean_env`]: a fresh HOME with the
+//! usual folders and config dir, `SHELL`, `TERM`, `LANG`, `TZ`, `USER`, `PATH`), a fake
+//! API key, `ANTHROPIC_BASE_URL` (or the first-party proxy variables) pointing at an
+//! in-process server, telemetry and non-essential traffic off, the caller's `--env`
+//! changes, and a timeout. The trace header records the context (CLI, version, platform,
+//! route, every variable that was set, base URL, agentwire version).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -12,8 +14,7 @@ use std::time::Duration;
 
 use super::npm::{self, CliSpec, NpmError};
 use super::server::{self, ServerConfig, ServerError};
-use crate::api::thread::ThreadTracker;
-use crate::api::MessagesRequest;
+use crate::api::view::Canonicalizer;
 use crate::trace::redact::redact_env;
 use crate::trace::{Context, Trace, TraceError, TraceWriter};
 
@@ -44,6 +45,8 @@ pub enum RecordError {
     Sandbox(#[source] std::io::Error),
     #[error(transparent)]
     Ca(#[from] super::ca::CaError),
+    #[error(transparent)]
+    Mcp(#[from] super::mcp::McpError),
 }
 
 /// How the recorded CLI reaches agentwire.
@@ -98,6 +101,103 @@ pub struct RecordConfig {
     pub label: Option<String>,
     /// How the CLI reaches agentwire.
     pub route: Route,
+}
+
+/// Folders a user's home usually has; the recorded CLI finds them in its fresh HOME.
+pub const HOME_FOLDERS: &[&str] = &[
+    ".config",
+    ".cache",
+    ".local/share",
+    ".local/bin",
+    "Desktop",
+    "Documents",
+    "Downloads",
+];
+
+/// The ordinary variables every recorded run gets, before the route's and the caller's:
+/// a shell (`SHELL`, the CLIs describe it in their prompts), a terminal type, a UTF-8
+/// locale, UTC, a user name, the fresh `HOME` and the caller's `PATH` (so the CLI finds
+/// its tools). Fixed values, so two recordings of one version agree; `--env K=V` or
+/// `K=unset` changes any of them.
+pub fn clean_env(home: &std::path::Path) -> BTreeMap<String, String> {
+    let shell = ["/bin/bash", "/usr/bin/bash", "/bin/sh"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .unwrap_or("/bin/sh");
+    let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+    [
+        ("HOME", home.to_string_lossy().into_owned()),
+        ("SHELL", shell.to_string()),
+        ("TERM", "xterm-256color".to_string()),
+        ("LANG", "C.UTF-8".to_string()),
+        ("TZ", "UTC".to_string()),
+        ("USER", "user".to_string()),
+        ("LOGNAME", "user".to_string()),
+        ("PATH", path),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// How the recorded CLI reaches agentwire, as environment variables.
+pub enum RouteEnv<'a> {
+    /// `ANTHROPIC_BASE_URL` names agentwire's server.
+    BaseUrl(&'a str),
+    /// The CLI talks to `api.anthropic.com` through agentwire's proxy, trusting its CA.
+    FirstParty {
+        /// The proxy URL (`HTTPS_PROXY`).
+        proxy: &'a str,
+        /// agentwire's CA certificate (`NODE_EXTRA_CA_CERTS`).
+        ca: &'a std::path::Path,
+        /// The system bundle plus that CA (`SSL_CERT_FILE`).
+        bundle: &'a std::path::Path,
+    },
+}
+
+/// The environment agentwire gives every recorded run before the caller's `--env`
+/// changes: [`clean_env`], the config directory, the fake API key, the route's
+/// variables, and telemetry, error reporting, auto-update and non-essential traffic off.
+pub fn sandbox_env(
+    home: &std::path::Path,
+    config: &std::path::Path,
+    route: &RouteEnv,
+) -> BTreeMap<String, String> {
+    let mut env = clean_env(home);
+    let mut set = |k: &str, v: &str| {
+        env.insert(k.to_string(), v.to_string());
+    };
+    set("CLAUDE_CONFIG_DIR", &config.to_string_lossy());
+    set("ANTHROPIC_API_KEY", FAKE_API_KEY);
+    match route {
+        RouteEnv::FirstParty { proxy, ca, bundle } => {
+            set("HTTPS_PROXY", proxy);
+            set("https_proxy", proxy);
+            set("NODE_EXTRA_CA_CERTS", &ca.to_string_lossy());
+            set("SSL_CERT_FILE", &bundle.to_string_lossy());
+        }
+        RouteEnv::BaseUrl(url) => set("ANTHROPIC_BASE_URL", url),
+    }
+    set("DISABLE_TELEMETRY", "1");
+    set("DISABLE_ERROR_REPORTING", "1");
+    set("DISABLE_AUTOUPDATER", "1");
+    set("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    env
+}
+
+/// Names of the variables [`sandbox_env`] sets on either route: agentwire's sandbox, as
+/// opposed to settings a user chose with `--env` (a report's "settings" leave them out).
+pub fn sandbox_vars() -> std::collections::BTreeSet<String> {
+    let p = std::path::Path::new("/");
+    let first_party = RouteEnv::FirstParty {
+        proxy: "",
+        ca: p,
+        bundle: p,
+    };
+    [RouteEnv::BaseUrl(""), first_party]
+        .iter()
+        .flat_map(|r| sandbox_env(p, p, r).into_keys())
+        .collect()
 }
 
 /// Parse `K=V` (with `K=unset` meaning remove K).
@@ -163,7 +263,30 @@ pub async fn record(
     cfg: RecordConfig,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<RecordOutcome, RecordError> {
-    let (program, args, mut context) = program_and_context(&cfg, progress)?;
+    let (program, args, mut context) = match &cfg.target {
+        Target::Cli(spec) => {
+            let bin = tokio::task::block_in_place(|| npm::ensure(spec, progress))?;
+            let args = if cfg.args.is_empty() {
+                vec!["-p".to_string(), "hello".to_string()]
+            } else {
+                cfg.args.clone()
+            };
+            let mut c = Context::new();
+            c.cli = Some(spec.name.clone());
+            c.cli_version = Some(spec.version.clone());
+            c.cli_tag = spec.tag.clone();
+            c.platform = Some(spec.platform.clone());
+            (bin.to_string_lossy().into_owned(), args, c)
+        }
+        Target::Command(cmd) => {
+            let (p, rest) = cmd.split_first().ok_or(RecordError::NothingToRun)?;
+            let mut c = Context::new();
+            c.cli = std::path::Path::new(p)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+            (p.clone(), rest.to_vec(), c)
+        }
+    };
     let sandbox = tempfile::Builder::new()
         .prefix("agentwire-record-")
         .tempdir()
@@ -175,6 +298,9 @@ pub async fn record(
     );
     for d in [&home, &config, &work] {
         std::fs::create_dir_all(d).map_err(RecordError::Sandbox)?;
+    }
+    for f in HOME_FOLDERS {
+        std::fs::create_dir_all(home.join(f)).map_err(RecordError::Sandbox)?;
     }
 
     // Start the server first: the base URL goes into the context and the env.
@@ -196,31 +322,24 @@ pub async fn record(
     let srv = server::start(server_cfg, writer).await?;
     let base_url = srv.base_url();
 
-    let mut env: BTreeMap<String, String> = BTreeMap::new();
-    let set = |env: &mut BTreeMap<String, String>, k: &str, v: &str| {
-        env.insert(k.to_string(), v.to_string());
-    };
-    set(&mut env, "HOME", &home.to_string_lossy());
-    set(&mut env, "CLAUDE_CONFIG_DIR", &config.to_string_lossy());
-    set(&mut env, "ANTHROPIC_API_KEY", FAKE_API_KEY);
-    match (cfg.route, &ca_path) {
+    let bundle = sandbox.path().join("ca-bundle.pem");
+    let route_env = match (cfg.route, &ca_path) {
         (Route::FirstParty, Some(ca)) => {
-            set(&mut env, "HTTPS_PROXY", &base_url);
-            set(&mut env, "https_proxy", &base_url);
-            set(&mut env, "NODE_EXTRA_CA_CERTS", &ca.to_string_lossy());
-            let bundle = sandbox.path().join("ca-bundle.pem");
             write_bundle(&bundle, ca).map_err(RecordError::Sandbox)?;
-            set(&mut env, "SSL_CERT_FILE", &bundle.to_string_lossy());
+            RouteEnv::FirstParty {
+                proxy: &base_url,
+                ca,
+                bundle: &bundle,
+            }
         }
-        _ => set(&mut env, "ANTHROPIC_BASE_URL", &base_url),
-    }
-    set(&mut env, "DISABLE_TELEMETRY", "1");
-    set(&mut env, "DISABLE_ERROR_REPORTING", "1");
-    set(&mut env, "DISABLE_AUTOUPDATER", "1");
-    set(&mut env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+        _ => RouteEnv::BaseUrl(&base_url),
+    };
+    let mut env = sandbox_env(&home, &config, &route_env);
     for (k, v) in &cfg.env {
         match v {
-            Some(v) => set(&mut env, k, v),
+            Some(v) => {
+                env.insert(k.clone(), v.clone());
+            }
             None => {
                 env.remove(k);
             }
@@ -232,19 +351,27 @@ pub async fn record(
         Target::Cli(_) => work.clone(),
         Target::Command(_) => std::env::current_dir().map_err(RecordError::Sandbox)?,
     };
+    // MCP servers named by `--mcp-config` run under agentwire's tap or behind its proxy.
+    let mcp = super::mcp::config::prepare(&args, &sandbox.path().join("mcp"), &tap_exe()).await;
+    let mcp = match mcp {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = srv.shutdown().await;
+            return Err(e.into());
+        }
+    };
+    for s in &mcp.skipped {
+        eprintln!("warning: MCP server {s}");
+    }
     let mut cmd = tokio::process::Command::new(&program);
     #[cfg(unix)]
     cmd.process_group(0);
-    cmd.args(&args)
+    cmd.args(&mcp.args)
         .env_clear()
         .envs(&env)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .current_dir(&cwd)
         .stdin(Stdio::null())
         .kill_on_drop(true);
-    if let Some(lang) = std::env::var_os("LANG") {
-        cmd.env("LANG", lang);
-    }
     let out_path = sandbox.path().join("output.txt");
     let out_file = std::fs::File::create(&out_path).map_err(RecordError::Sandbox)?;
     let err_file = out_file.try_clone().map_err(RecordError::Sandbox)?;
@@ -274,6 +401,8 @@ pub async fn record(
     kill_group(pgid);
     let _ = child.kill().await;
     srv.shutdown().await?;
+    let mcp_dir = mcp.dir.clone();
+    mcp.stop().await;
 
     context.route = Some(cfg.route.name().into());
     context.base_url = Some(match cfg.route {
@@ -291,67 +420,21 @@ pub async fn record(
     let tmp_trace = cfg.output.with_extension("jsonl.tmp");
     // The trace as written (sorted, final context): the summary is computed from it,
     // not by reading the file back.
-    let trace = finalize(&tmp_trace, &cfg.output, &context)?;
+    let trace = finalize(&tmp_trace, &cfg.output, &context, &mcp_dir)?;
 
-    Ok(outcome(&trace, &out_path, exit_code, timed_out, context))
-}
-
-/// The program to run, its arguments and the recording context naming it: a fetched CLI
-/// (downloaded first if it is not cached; default arguments `-p hello`) or a command.
-fn program_and_context(
-    cfg: &RecordConfig,
-    progress: &(dyn Fn(&str) + Sync),
-) -> Result<(String, Vec<String>, Context), RecordError> {
-    Ok(match &cfg.target {
-        Target::Cli(spec) => {
-            let bin = tokio::task::block_in_place(|| npm::ensure(spec, progress))?;
-            let args = if cfg.args.is_empty() {
-                vec!["-p".to_string(), "hello".to_string()]
-            } else {
-                cfg.args.clone()
-            };
-            let mut c = Context::new();
-            c.cli = Some(spec.name.clone());
-            c.cli_version = Some(spec.version.clone());
-            c.cli_tag = spec.tag.clone();
-            c.platform = Some(spec.platform.clone());
-            (bin.to_string_lossy().into_owned(), args, c)
-        }
-        Target::Command(cmd) => {
-            let (p, rest) = cmd.split_first().ok_or(RecordError::NothingToRun)?;
-            let mut c = Context::new();
-            c.cli = std::path::Path::new(p)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned());
-            (p.clone(), rest.to_vec(), c)
-        }
-    })
-}
-
-/// The outcome of a run: the command's exit, the last lines it printed (from `out_path`),
-/// and counts from the trace as written.
-fn outcome(
-    trace: &Trace,
-    out_path: &std::path::Path,
-    exit_code: Option<i32>,
-    timed_out: bool,
-    context: Context,
-) -> RecordOutcome {
-    let text = std::fs::read_to_string(out_path).unwrap_or_default();
+    let text = std::fs::read_to_string(&out_path).unwrap_or_default();
     let tail: Vec<&str> = text.lines().rev().take(20).collect();
-    let mut threads = ThreadTracker::new();
+    let mut canon = Canonicalizer::new();
     let mut tools = None;
     let mut messages = 0;
-    for x in trace.exchanges.iter().filter(|x| x.is_messages()) {
-        messages += 1;
-        if let Ok(r) = MessagesRequest::parse(&x.request.body.bytes) {
-            let t = threads.assign(&r);
-            if tools.is_none() && threads.label(t) == "main" {
-                tools = Some(r.tools.len());
-            }
+    for x in &trace.exchanges {
+        let v = canon.view(x);
+        messages += usize::from(x.is_messages());
+        if let Some(c) = v.request.filter(|_| v.place.thread_label == "main") {
+            tools.get_or_insert(c.req.tools.len());
         }
     }
-    RecordOutcome {
+    Ok(RecordOutcome {
         exit_code,
         timed_out,
         exchanges: trace.exchanges.len(),
@@ -364,7 +447,7 @@ fn outcome(
             .sum(),
         output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
         context,
-    }
+    })
 }
 
 /// Kill a process group (the recorded command and its children).
@@ -411,18 +494,37 @@ fn write_bundle(path: &std::path::Path, ca: &std::path::Path) -> std::io::Result
     std::fs::write(path, pem)
 }
 
+/// The agentwire binary stdio MCP servers run under (`AGENTWIRE_EXE` overrides, for
+/// callers that are not the agentwire binary).
+fn tap_exe() -> PathBuf {
+    std::env::var_os("AGENTWIRE_EXE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_exe().ok())
+        .unwrap_or_else(|| "agentwire".into())
+}
+
 /// Rewrite the temporary trace with the final context in its header, sorted by exchange
-/// id (arrival order), and move it into place.
+/// id (arrival order), followed by the MCP records found in `mcp_dir` (time order), and
+/// move it into place.
 fn finalize(
     tmp: &std::path::Path,
     output: &std::path::Path,
     context: &Context,
+    mcp_dir: &std::path::Path,
 ) -> Result<Trace, TraceError> {
     let mut t = Trace::open(tmp)?;
     t.exchanges.sort_by_key(|x| x.id);
+    let (mcp, problems) = super::mcp::collect(mcp_dir);
+    for (file, p) in &problems {
+        eprintln!("warning: MCP records {}: {p}", file.display());
+    }
+    t.mcp = mcp;
     let mut w = TraceWriter::create(output, context)?;
     for x in &t.exchanges {
         w.write_exchange(x)?;
+    }
+    for m in &t.mcp {
+        w.write_record(&m.line())?;
     }
     for o in &t.others {
         w.write_record(o)?;
@@ -437,6 +539,19 @@ fn finalize(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sandbox_vars_are_what_either_route_sets_and_nothing_a_user_chooses() {
+        let home = std::path::Path::new("/h");
+        let base = sandbox_env(home, home, &RouteEnv::BaseUrl("http://127.0.0.1:1"));
+        let vars = sandbox_vars();
+        assert!(base.keys().all(|k| vars.contains(k)));
+        for k in ["HOME", "TZ", "PATH", "ANTHROPIC_BASE_URL", "HTTPS_PROXY", "SSL_CERT_FILE"] {
+            assert!(vars.contains(k), "{k}");
+        }
+        assert!(!base.contains_key("HTTPS_PROXY"));
+        assert!(!vars.contains("ENABLE_TOOL_SEARCH"));
+    }
 
     #[test]
     fn env_parsing() {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::npm::{cache_root, version_key, CliSpec};
+use super::npm::{cache_root, CliSpec};
 use super::record::Route;
 
 /// Where the recording of `spec` with `route`, `env` and `args` is cached.
@@ -39,6 +39,12 @@ pub fn recording_path(
         .join(&spec.name)
         .join(&spec.version)
         .join(format!("{}-{}-{key}.jsonl", route.name(), spec.platform))
+}
+
+/// Semver order of a cached version directory's name (`2.1.9` < `2.1.10`); names that
+/// are not versions sort first.
+fn version_order(v: &str) -> Option<semver::Version> {
+    semver::Version::parse(v).ok()
 }
 
 /// One cache entry.
@@ -87,7 +93,7 @@ pub fn list() -> Vec<Entry> {
     for (kind, sub) in [("cli", "cli"), ("recording", "recordings")] {
         for (name, np) in children(&root.join(sub)) {
             let mut versions = children(&np);
-            versions.sort_by_key(|(v, _)| version_key(v));
+            versions.sort_by_key(|(v, _)| version_order(v));
             for (version, vp) in versions {
                 for (detail, path) in children(&vp) {
                     if detail.ends_with(".tmp") {
@@ -125,7 +131,7 @@ pub fn prune(kind: Option<&str>, keep: usize, dry_run: bool) -> std::io::Result<
             .filter(|x| x.kind == e.kind && x.name == e.name)
             .map(|x| x.version.as_str())
             .collect();
-        versions.sort_by_key(|v| version_key(v));
+        versions.sort_by_key(|v| version_order(v));
         versions.dedup();
         let newest: Vec<&str> = versions.iter().rev().take(keep).copied().collect();
         if newest.contains(&e.version.as_str()) {

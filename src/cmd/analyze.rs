@@ -33,6 +33,26 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         let files = report::parquet::write_tables(&result, dir)?;
         eprintln!("wrote {} Parquet tables to {}", files.len(), dir.display());
     }
+    let mut code = warn(&result);
+    let tripped: Vec<String> = gates
+        .iter()
+        .filter_map(|g| g.check(&result.summary))
+        .collect();
+    for t in &tripped {
+        eprintln!("{t}");
+    }
+    if !tripped.is_empty() {
+        code = ExitCode::from(GATE_TRIPPED);
+    }
+    Ok(code)
+}
+
+/// Print an analysis's warnings (unpriced models, unreadable lines, skipped requests) on
+/// stderr; the exit code they imply.
+pub(super) fn warn(result: &agentwire::analyze::Analysis) -> ExitCode {
+    for w in &result.warnings {
+        eprintln!("warning: {w}");
+    }
     let mut code = ExitCode::SUCCESS;
     for i in &result.inputs {
         if i.bad_lines > 0 {
@@ -47,15 +67,5 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
             code = ExitCode::from(DEGRADED);
         }
     }
-    let tripped: Vec<String> = gates
-        .iter()
-        .filter_map(|g| g.check(&result.summary))
-        .collect();
-    for t in &tripped {
-        eprintln!("{t}");
-    }
-    if !tripped.is_empty() {
-        code = ExitCode::from(GATE_TRIPPED);
-    }
-    Ok(code)
+    code
 }

@@ -13,7 +13,7 @@ use super::{
 use crate::cli::{DiffArgs, LimitArgs, ReplyArgs, RouteArg};
 
 pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
-    use agentwire::diff::{self, Gate, Mode, Normalizer};
+    use agentwire::diff::{self, Gate, Mode};
     let gates = a
         .fail_on
         .iter()
@@ -21,13 +21,9 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
         .map(|e| Gate::parse(e))
         .collect::<Result<Vec<_>, _>>()
         .map_err(usage)?;
-    let norm = match (&a.rules, a.no_normalize) {
-        (Some(p), _) => Normalizer::from_file(p)?,
-        (None, true) => Normalizer::none(),
-        (None, false) => Normalizer::defaults(),
-    };
+    let norm = super::normalizer(a.rules.as_deref(), a.no_normalize)?;
     let recorder = RecordResolver::new(&a.env, a.record_dir.as_deref(), a.route)?;
-    let resolvers: [&dyn diff::InputResolver; 2] = [&recorder, &super::PcapResolver];
+    let resolvers: [&dyn diff::InputResolver; 1] = [&recorder];
     let mut report = match (&a.within, &a.a, &a.b) {
         (Some(t), _, _) => diff::diff_within(&diff::resolve(t, &resolvers)?, &norm),
         (None, Some(x), Some(y)) => {

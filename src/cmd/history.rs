@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use agentwire::capture::npm::{self, CliSpec};
+use agentwire::capture::versions;
 use agentwire::capture::record::{parse_env, Route};
 use agentwire::capture::{matrix, recordings};
 use agentwire::report::history_page::{self, Step};
@@ -14,7 +15,7 @@ use agentwire::report::{diff_page, meta::InputMeta, DocFormat};
 use agentwire::trace::Trace;
 
 use super::{
-    doc_format, open_trace, progress_spinner, runtime, server_config, write_doc, DEGRADED,
+    doc_format, npm_error, progress_spinner, runtime, server_config, usage, write_doc, DEGRADED,
 };
 use crate::cli::{HistoryArgs, LimitArgs, ReplyArgs};
 
@@ -25,7 +26,7 @@ pub(super) fn history(a: HistoryArgs) -> Result<ExitCode> {
         let traces = a
             .inputs
             .iter()
-            .map(|i| Ok((i.clone(), open_trace(Path::new(i))?, "file".to_string())))
+            .map(|i| Ok((i.clone(), Trace::open(Path::new(i))?, "file".to_string())))
             .collect::<Result<Vec<_>>>()?;
         (format!("History of {} traces", traces.len()), traces)
     } else {
@@ -108,19 +109,35 @@ fn relative(from: &Path, target: &Path) -> String {
 
 type Inputs = Vec<(String, Trace, String)>;
 
+/// Every version `spec` names, oldest first within each item: `NAME@ITEM,ITEM,...` where
+/// an item is a version, a dist-tag or a range `A..B` (resolved by
+/// [`versions::resolve_range`]); a range keeps every `step`-th version and always both ends.
+/// Errors: a bad spec or step (usage), registry failures.
+fn expand(spec: &str, step: usize) -> Result<Vec<CliSpec>> {
+    let bad = || usage(anyhow::anyhow!("--step 0: keep every Nth version with N ≥ 1"));
+    if step == 0 {
+        return Err(bad());
+    }
+    let (name, list) = spec.rsplit_once('@').unwrap_or((spec, ""));
+    let mut out: Vec<CliSpec> = Vec::new();
+    for item in list.split(',') {
+        let all = versions::resolve_range(&format!("{name}@{item}")).map_err(npm_error)?;
+        let last = all.len().saturating_sub(1);
+        for (k, s) in all.into_iter().enumerate() {
+            let kept = k % step == 0 || k == last;
+            if kept && !out.iter().any(|o| o.version == s.version) {
+                out.push(s);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Expand `spec`, record what the cache lacks, and open every version's recording.
 fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
-    let name = spec.split('@').next().unwrap_or_default();
-    let published = if spec.contains("..") {
-        npm::published_versions(name)?
-    } else {
-        Vec::new()
-    };
-    let (name, versions) = npm::expand_versions(spec, &published, a.step)?;
-    let specs = versions
-        .iter()
-        .map(|v| CliSpec::parse(&format!("{name}@{v}")))
-        .collect::<Result<Vec<_>, _>>()?;
+    let specs = expand(spec, a.step)?;
+    let name = specs.first().map_or_else(String::new, |s| s.name.clone());
+    let versions: Vec<&str> = specs.iter().map(|s| s.version.as_str()).collect();
     let env = a
         .env
         .iter()

@@ -8,7 +8,7 @@ use agentwire::report;
 use agentwire::trace::Trace;
 
 use super::{npm_error, out, progress_spinner, runtime, server_config, usage, DEGRADED};
-use crate::cli::{LimitArgs, MatrixArgs, ReplyArgs};
+use crate::cli::{LimitArgs, MatrixArgs};
 
 pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
     use agentwire::capture::matrix::{self, EnvAxis};
@@ -29,7 +29,7 @@ pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
     let cells = matrix::plan(&specs, &axes, &routes);
     std::fs::create_dir_all(&a.dir)?;
     let limits = LimitArgs::default();
-    let server = server_config("127.0.0.1:0".into(), &ReplyArgs::default(), &limits)?;
+    let server = server_config("127.0.0.1:0".into(), &a.reply, &limits)?;
     let spinner = std::sync::Arc::new(progress_spinner());
     let sp = spinner.clone();
     let progress: std::sync::Arc<dyn Fn(&str) + Send + Sync> =
@@ -52,8 +52,24 @@ pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
             }
         }
     }
+    if a.mcp {
+        let cells: Vec<_> = traces
+            .iter()
+            .map(|(l, t)| {
+                let analysis = agentwire::analyze::analyze_trace(t, Default::default());
+                agentwire::analyze::mcp::cell::cell(l, t, &analysis.mcp)
+            })
+            .collect();
+        out(&report::mcp::render_cells(&cells, a.format.into()))?;
+        return Ok(if failed {
+            ExitCode::from(DEGRADED)
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
     let runs: Vec<(String, &Trace)> = traces.iter().map(|(l, t)| (l.clone(), t)).collect();
-    let m = agentwire::diff::matrix::build(&runs, &agentwire::diff::Normalizer::defaults());
+    let m =
+        agentwire::diff::matrix::build(&runs, &agentwire::api::normalize::Normalizer::defaults());
     out(&report::matrix::render_matrix(&m, a.format.into()))?;
     Ok(if failed || !m.problems.is_empty() {
         ExitCode::from(DEGRADED)

@@ -7,9 +7,12 @@ mod cache;
 mod capture;
 mod completions;
 mod diff;
+mod export;
 mod history;
+mod import;
 mod man;
 mod matrix;
+mod mcp_tap;
 mod pcap;
 mod prompt;
 mod record;
@@ -101,6 +104,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Cache(c) => cache::cache(c),
         Command::Completions(a) => completions::completions(a),
         Command::Man(a) => man::man(a),
+        Command::McpTap(a) => mcp_tap::mcp_tap(a),
+        Command::Import(a) => import::import(a),
+        Command::Export(a) => export::export(a),
     }
 }
 
@@ -139,13 +145,72 @@ pub(crate) fn summary(text: &str, output: &std::path::Path) -> Result<()> {
 
 /// Report a trace's unreadable lines on stderr; returns the exit code they imply.
 pub fn report_problems(trace: &Trace) -> ExitCode {
+    let mut w = Warnings::new(&trace.path.display().to_string());
     for p in &trace.problems {
-        eprintln!("warning: {}: {p}", trace.path.display());
+        w.bad_line(p);
     }
-    if trace.problems.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(DEGRADED)
+    w.finish()
+}
+
+/// How many unreadable lines are listed one by one before the rest are only counted.
+pub const LISTED_PROBLEMS: usize = 3;
+
+/// Warnings about an input's unreadable lines: the first few listed, the rest counted in
+/// one closing line — never one warning per line of input.
+pub struct Warnings {
+    input: String,
+    count: usize,
+}
+
+impl Warnings {
+    /// Warnings for the input named `input`.
+    pub fn new(input: &str) -> Self {
+        Warnings {
+            input: input.to_string(),
+            count: 0,
+        }
+    }
+
+    /// One unreadable line.
+    pub fn bad_line(&mut self, p: &agentwire::trace::ReadProblem) {
+        self.count += 1;
+        if self.count <= LISTED_PROBLEMS {
+            eprintln!(
+                "warning: {}: {}",
+                self.input,
+                agentwire::report::printable(&p.to_string())
+            );
+        }
+    }
+
+    /// Files of a directory input that were skipped, in one line.
+    pub fn skipped(&self, skipped: &[(std::path::PathBuf, String)]) {
+        if let Some((_, why)) = skipped.first() {
+            // the reason names the file
+            eprintln!(
+                "note: {}: skipped {} files that are not traces agentwire reads (first: {})",
+                self.input,
+                skipped.len(),
+                agentwire::report::printable(why)
+            );
+        }
+    }
+
+    /// Print the count of unlisted lines; the exit code they imply.
+    pub fn finish(self) -> ExitCode {
+        if self.count > LISTED_PROBLEMS {
+            eprintln!(
+                "warning: {}: {} unreadable lines in all ({} more not listed); they were skipped and kept nowhere else",
+                self.input,
+                self.count,
+                self.count - LISTED_PROBLEMS
+            );
+        }
+        if self.count == 0 {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(DEGRADED)
+        }
     }
 }
 
@@ -243,94 +308,17 @@ pub(crate) fn progress_bytes(total: u64) -> indicatif::ProgressBar {
     pb
 }
 
-/// True when the file starts like a packet capture (pcap in either byte order and
-/// resolution, pcapng, or gzip with `pcap` in its name).
-pub(crate) fn is_pcap(path: &std::path::Path) -> bool {
-    use std::io::Read;
-    let mut head = [0u8; 4];
-    let Ok(mut f) = std::fs::File::open(path) else {
-        return false;
-    };
-    if f.read_exact(&mut head).is_err() {
-        return false;
-    }
-    matches!(
-        head,
-        [0xd4, 0xc3, 0xb2, 0xa1]
-            | [0xa1, 0xb2, 0xc3, 0xd4]
-            | [0x4d, 0x3c, 0xb2, 0xa1]
-            | [0xa1, 0xb2, 0x3c, 0x4d]
-            | [0x0a, 0x0d, 0x0d, 0x0a]
-    ) || (head[..2] == [0x1f, 0x8b] && path.to_string_lossy().contains("pcap"))
-}
-
-/// The exchanges of a packet capture as an in-memory trace (nothing written).
-pub(crate) fn pcap_trace(path: &std::path::Path) -> Result<Trace> {
-    use agentwire::capture::pcap::{self as p, Config, Extractor};
-    let mut ex = Extractor::new(Config::default());
-    let name = path.display().to_string();
-    ex.set_source(Some(name.clone()));
-    let mut exchanges = Vec::new();
-    let file = std::fs::File::open(path)
-        .map_err(|e| anyhow::anyhow!("cannot read capture {name}: {e}"))?;
-    p::read_packets(file, &name, &mut |pk| ex.packet(pk))?;
-    exchanges.extend(ex.take());
-    let (rest, _) = ex.finish();
-    exchanges.extend(rest);
-    exchanges.sort_by_key(|x| x.id);
-    Ok(Trace {
-        path: path.to_path_buf(),
-        context: Default::default(),
-        exchanges,
-        others: Vec::new(),
-        problems: Vec::new(),
+/// The normalizer of `--rules FILE` / `--no-normalize` (default: the built-in rules).
+pub(crate) fn normalizer(
+    rules: Option<&std::path::Path>,
+    none: bool,
+) -> Result<agentwire::api::normalize::Normalizer> {
+    use agentwire::api::normalize::Normalizer;
+    Ok(match (rules, none) {
+        (Some(p), _) => Normalizer::from_file(p)?,
+        (None, true) => Normalizer::none(),
+        (None, false) => Normalizer::defaults(),
     })
-}
-
-/// Resolves pcap and pcapng files (and `FILE#N` of them) given where a trace is expected.
-pub(crate) struct PcapResolver;
-
-impl agentwire::diff::InputResolver for PcapResolver {
-    fn resolve(
-        &self,
-        input: &str,
-    ) -> Option<Result<agentwire::diff::Resolved, agentwire::diff::DiffError>> {
-        let (path, exchange) = match input.rsplit_once('#') {
-            Some((p, n)) if !std::path::Path::new(input).exists() => (p, n.parse().ok()),
-            _ => (input, None),
-        };
-        let p = std::path::Path::new(path);
-        if !p.is_file() || !is_pcap(p) {
-            return None;
-        }
-        let err = |message: String| agentwire::diff::DiffError::Input {
-            input: input.to_string(),
-            message,
-        };
-        Some(
-            pcap_trace(p)
-                .map_err(|e| err(format!("{e:#}")))
-                .and_then(|trace| {
-                    if let Some(id) = exchange {
-                        trace.exchange(id)?;
-                    }
-                    Ok(agentwire::diff::Resolved {
-                        input: input.to_string(),
-                        trace,
-                        exchange,
-                    })
-                }),
-        )
-    }
-}
-
-/// Open a trace file or a packet capture.
-pub(crate) fn open_trace(path: &std::path::Path) -> Result<Trace> {
-    if is_pcap(path) {
-        pcap_trace(path)
-    } else {
-        Ok(Trace::open(path)?)
-    }
 }
 
 /// The format of a shareable report: `--format`, else the output's extension, else

@@ -4,33 +4,29 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use agentwire::api::thread::ThreadTracker;
-use agentwire::api::MessagesRequest;
+use agentwire::api::view::Canonicalizer;
 use agentwire::report::{self, meta::InputMeta, DocFormat};
 
-use super::{out, PcapResolver};
+use super::out;
 use crate::cli::{PromptArgs, PromptFormatArg};
 
 pub(super) fn prompt(a: PromptArgs) -> Result<ExitCode> {
-    let resolvers: [&dyn agentwire::diff::InputResolver; 1] = [&PcapResolver];
-    let r = agentwire::diff::resolve(&a.input, &resolvers)?;
-    let mut tracker = ThreadTracker::new();
+    let r = agentwire::diff::resolve(&a.input, &[])?;
+    let mut canon = Canonicalizer::new();
     let mut pick = None;
-    for x in r.trace.exchanges.iter().filter(|x| x.is_messages()) {
-        let Ok(req) = MessagesRequest::parse(&x.request.body.bytes) else {
-            continue;
-        };
-        let t = tracker.assign(&req);
+    for x in &r.trace.exchanges {
+        let v = canon.view(x);
+        let Some(c) = v.request else { continue };
         let wanted = match r.exchange {
             Some(id) => x.id == id,
-            None => tracker.label(t) == "main",
+            None => v.place.thread_label == "main",
         };
         if wanted {
-            pick = Some((x, req));
+            pick = Some((x.id, c.req));
             break;
         }
     }
-    let Some((x, req)) = pick else {
+    let Some((id, req)) = pick else {
         anyhow::bail!(
             "{}: no readable POST /v1/messages request{}; list them with `agentwire show`",
             a.input,
@@ -38,12 +34,7 @@ pub(super) fn prompt(a: PromptArgs) -> Result<ExitCode> {
                 .map_or(String::new(), |n| format!(" with id {n}"))
         );
     };
-    let p = report::prompt::prompt(
-        &req,
-        &x.request.body.bytes,
-        x.id,
-        InputMeta::of(&a.input, &r.trace),
-    );
+    let p = report::prompt::prompt(&req, id, InputMeta::of(&a.input, &r.trace));
     let format = match a.format {
         PromptFormatArg::Md => DocFormat::Markdown,
         PromptFormatArg::Json => DocFormat::Json,

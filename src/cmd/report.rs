@@ -7,9 +7,10 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use agentwire::report::{self, meta::InputMeta};
+use agentwire::trace::Trace;
 
 use super::diff::RecordResolver;
-use super::{doc_format, open_trace, write_doc, PcapResolver, DEGRADED};
+use super::{doc_format, normalizer, write_doc, DEGRADED};
 use crate::cli::{ReportAnalyzeArgs, ReportCommand, ReportDiffArgs};
 
 pub(super) fn report(c: ReportCommand) -> Result<ExitCode> {
@@ -20,15 +21,11 @@ pub(super) fn report(c: ReportCommand) -> Result<ExitCode> {
 }
 
 fn diff(a: ReportDiffArgs) -> Result<ExitCode> {
-    use agentwire::diff::{self, Mode, Normalizer};
+    use agentwire::diff::{self, Mode};
     let format = doc_format(&a.out)?;
-    let norm = match (&a.rules, a.no_normalize) {
-        (Some(p), _) => Normalizer::from_file(p)?,
-        (None, true) => Normalizer::none(),
-        (None, false) => Normalizer::defaults(),
-    };
+    let norm = normalizer(a.rules.as_deref(), a.no_normalize)?;
     let recorder = RecordResolver::new(&a.env, a.record_dir.as_deref(), a.route)?;
-    let resolvers: [&dyn diff::InputResolver; 2] = [&recorder, &PcapResolver];
+    let resolvers: [&dyn diff::InputResolver; 1] = [&recorder];
     let ra = diff::resolve(&a.a, &resolvers)?;
     let rb = diff::resolve(&a.b, &resolvers)?;
     let mode = if a.all { Mode::All } else { Mode::First };
@@ -68,28 +65,24 @@ fn analyze(a: ReportAnalyzeArgs) -> Result<ExitCode> {
     };
     let mut an = Analyzer::new(cfg);
     let mut metas = Vec::new();
-    let mut code = ExitCode::SUCCESS;
+    // One input at a time: each trace is dropped once the analyzer has taken it in.
     for p in &a.traces {
-        let trace = open_trace(p)?;
+        let trace = Trace::open(p)?;
         let name = p.display().to_string();
         an.begin_trace(&name);
         for x in &trace.exchanges {
             an.push(x);
         }
-        for problem in &trace.problems {
-            eprintln!("warning: {name}: {problem}");
+        for m in &trace.mcp {
+            an.push_mcp(m.clone());
+        }
+        for _ in &trace.problems {
             an.bad_line();
-            code = ExitCode::from(DEGRADED);
         }
         metas.push(InputMeta::of(&name, &trace));
     }
     let result = an.finish();
-    for i in &result.inputs {
-        for b in &i.bad_bodies {
-            eprintln!("warning: {}: {b}; the request was skipped", i.path);
-            code = ExitCode::from(DEGRADED);
-        }
-    }
+    let code = super::analyze::warn(&result);
     let opts = report::audit_page::Options { max_rows: None };
     let text = report::audit_page::render(&result, metas, format, &opts);
     write_doc(&a.out, &text)?;

@@ -1,34 +1,46 @@
-//! `agentwire show`: one line per exchange of a trace.
+//! `agentwire show`: one line per exchange of a trace (or of any input agentwire imports).
 
 use std::process::ExitCode;
 
 use anyhow::Result;
 
 use agentwire::report;
+use agentwire::trace::{open_input, InputOptions, Record};
 
-use super::{out, DEGRADED};
+use super::{out, Warnings};
 use crate::cli::ShowArgs;
 
 pub(super) fn show(a: ShowArgs) -> Result<ExitCode> {
-    use agentwire::trace::{Record, TraceReader};
     // Stream: keep one small row per exchange, never the exchanges themselves.
     let mut builder = report::show::RowBuilder::default();
     let mut rows = Vec::new();
-    let mut problems = 0;
-    for rec in TraceReader::open(&a.trace)? {
+    let mut mcp = Vec::new();
+    let mut warnings = Warnings::new(&a.trace.display().to_string());
+    let opts = InputOptions {
+        since: a.since,
+        progress: None,
+    };
+    let mut input = open_input(&a.trace, &opts)?;
+    for rec in &mut input {
         match rec? {
-            Record::Exchange(x) => rows.push(builder.row(&x)),
-            Record::Bad(p) => {
-                problems += 1;
-                eprintln!("warning: {}: {p}", a.trace.display());
-            }
-            Record::Header { .. } | Record::Other(_) => {}
+            Record::Exchange(x) if !a.mcp => rows.push(builder.row(&x)),
+            Record::Mcp(m) => mcp.push(report::mcp::show_rows(std::slice::from_ref(&m))),
+            Record::Bad(p) => warnings.bad_line(&p),
+            Record::Header { .. } => builder.new_context(),
+            Record::Exchange(_) | Record::Other(_) => {}
         }
     }
-    out(&report::show::render(&rows, a.format.into()))?;
-    Ok(if problems == 0 {
-        ExitCode::SUCCESS
+    warnings.skipped(input.skipped());
+    let mcp: Vec<_> = mcp.into_iter().flatten().collect();
+    if a.mcp {
+        out(&report::mcp::render_show(&mcp, a.format.into(), false))?;
     } else {
-        ExitCode::from(DEGRADED)
-    })
+        out(&report::show::render(&rows, a.format.into()))?;
+        // MCP messages follow the exchanges in the text formats; JSON keeps its shape.
+        if !mcp.is_empty() && !matches!(a.format, crate::cli::FormatArg::Json) {
+            out("\n")?;
+            out(&report::mcp::render_show(&mcp, a.format.into(), true))?;
+        }
+    }
+    Ok(warnings.finish())
 }

@@ -6,8 +6,9 @@
 //!   `tools-removed`, `tools-deferred`, `tools-undeferred`, `tools-changed`,
 //!   `beta-changed`, `beta-added`, `beta-removed`, `headers-changed`, `system-changed`,
 //!   `params-changed`, `injected-changed`;
-//! - a size comparison `METRIC OP VALUE`: METRIC one of `tools`, `deferred-tools`,
-//!   `announced-tools`, `tool-bytes` (alias `schema-bytes`), `system-bytes`,
+//! - a size comparison `METRIC OP VALUE`: METRIC one of `tools`, `loaded-tools`,
+//!   `deferred-tools`, `announced-tools`, `deferred-definitions`, `placeholder-tools`,
+//!   `tool-bytes` (alias `schema-bytes`), `system-bytes`,
 //!   `messages-bytes`, `body-bytes`, `tokens`; OP one of `>`, `>=`, `<`, `<=`; VALUE
 //!   `+5%`/`-5%`/`5%` (relative change from A), `+1000`/`-1000` (change in units), or
 //!   `1000` (B's absolute value).
@@ -36,8 +37,11 @@ const FLAGS: &[&str] = &[
 
 const METRICS: &[(&str, &str)] = &[
     ("tools", "tools"),
+    ("loaded-tools", "loaded_tools"),
     ("deferred-tools", "deferred_tools"),
     ("announced-tools", "announced_tools"),
+    ("deferred-definitions", "deferred_definitions"),
+    ("placeholder-tools", "placeholder_tools"),
     ("tool-bytes", "tool_bytes"),
     ("schema-bytes", "tool_bytes"),
     ("system-bytes", "system_bytes"),

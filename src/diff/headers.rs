@@ -2,12 +2,14 @@
 //! client version it names, and every other header whose normalized value changed.
 //!
 //! Header names compare case-insensitively; repeated fields are joined with `, ` (RFC 9110
-//! §5.3). `anthropic-beta` is a comma-separated list (Anthropic API reference, "Beta
-//! headers").
+//! §5.3). `anthropic-beta` is compared as a set ([`BetaSet`]). A side recorded without
+//! any header lines (a bare request body) has *unknown* headers: nothing is reported as
+//! added, removed or changed against it.
 
 use serde::Serialize;
 
 use super::Norm;
+use crate::api::betas::{BetaSet, BETA_HEADER};
 
 /// A header whose value differs.
 #[derive(Clone, Debug, Serialize)]
@@ -23,10 +25,15 @@ pub struct HeaderChange {
 /// The header part of a diff.
 #[derive(Clone, Debug, Serialize)]
 pub struct HeadersDiff {
-    /// Betas in A, in order sent.
-    pub a_betas: Vec<String>,
+    /// False when A was recorded without header lines (a bare body): its headers and
+    /// betas are unknown, and nothing is compared against them.
+    pub a_known: bool,
+    /// The same for B.
+    pub b_known: bool,
+    /// Betas in A, in order sent (`null`: unknown).
+    pub a_betas: Option<Vec<String>>,
     /// Betas in B.
-    pub b_betas: Vec<String>,
+    pub b_betas: Option<Vec<String>>,
     /// Betas only in B.
     pub betas_added: Vec<String>,
     /// Betas only in A.
@@ -48,8 +55,12 @@ pub struct HeadersDiff {
 }
 
 impl HeadersDiff {
-    /// True when betas, version, user agent and all other headers are the same.
+    /// True when betas, version, user agent and all other headers are the same (or one
+    /// side's headers are unknown).
     pub fn identical(&self) -> bool {
+        if !(self.a_known && self.b_known) {
+            return true;
+        }
         self.betas_added.is_empty()
             && self.betas_removed.is_empty()
             && self.a_version == self.b_version
@@ -58,7 +69,7 @@ impl HeadersDiff {
     }
 }
 
-const SPECIAL: &[&str] = &["anthropic-beta", "anthropic-version", "user-agent"];
+const SPECIAL: &[&str] = &[BETA_HEADER, "anthropic-version", "user-agent"];
 
 fn get(h: &[(String, String)], name: &str) -> Option<String> {
     let vals: Vec<&str> = h
@@ -67,17 +78,6 @@ fn get(h: &[(String, String)], name: &str) -> Option<String> {
         .map(|(_, v)| v.as_str())
         .collect();
     (!vals.is_empty()).then(|| vals.join(", "))
-}
-
-fn betas(h: &[(String, String)]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for b in get(h, "anthropic-beta").unwrap_or_default().split(',') {
-        let b = b.trim();
-        if !b.is_empty() && !out.iter().any(|x| x == b) {
-            out.push(b.to_string());
-        }
-    }
-    out
 }
 
 /// Client version from a user agent: the first `/`-separated token's version
@@ -94,17 +94,10 @@ pub(crate) fn diff_headers(
     b: &[(String, String)],
     norm: &mut Norm,
 ) -> HeadersDiff {
-    let (a_betas, b_betas) = (betas(a), betas(b));
-    let betas_added = b_betas
-        .iter()
-        .filter(|x| !a_betas.contains(x))
-        .cloned()
-        .collect();
-    let betas_removed = a_betas
-        .iter()
-        .filter(|x| !b_betas.contains(x))
-        .cloned()
-        .collect();
+    let (sa, sb) = (BetaSet::from_headers(a), BetaSet::from_headers(b));
+    let (a_known, b_known) = (sa.known, sb.known);
+    let betas_added = sa.added_in(&sb);
+    let betas_removed = sb.added_in(&sa);
     let mut names: Vec<String> = Vec::new();
     for (k, _) in a.iter().chain(b.iter()) {
         let k = k.to_ascii_lowercase();
@@ -113,7 +106,7 @@ pub(crate) fn diff_headers(
         }
     }
     let mut changed = Vec::new();
-    for n in names {
+    for n in names.into_iter().filter(|_| a_known && b_known) {
         let va = get(a, &n).map(|v| norm.header_a(&n, &v));
         let vb = get(b, &n).map(|v| norm.header_b(&n, &v));
         if va != vb {
@@ -126,8 +119,10 @@ pub(crate) fn diff_headers(
     }
     let (ua_a, ua_b) = (get(a, "user-agent"), get(b, "user-agent"));
     HeadersDiff {
-        a_betas,
-        b_betas,
+        a_known,
+        b_known,
+        a_betas: a_known.then_some(sa.names),
+        b_betas: b_known.then_some(sb.names),
         betas_added,
         betas_removed,
         a_version: get(a, "anthropic-version"),
@@ -143,7 +138,7 @@ pub(crate) fn diff_headers(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diff::Normalizer;
+    use crate::api::normalize::Normalizer;
 
     fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         pairs
@@ -183,5 +178,20 @@ mod tests {
         assert_eq!(d.changed.len(), 1);
         assert_eq!(d.changed[0].name, "x-gone");
         assert!(!d.identical());
+    }
+
+    #[test]
+    fn a_bare_body_side_has_unknown_headers_never_removed_betas() {
+        let a = h(&[
+            ("anthropic-beta", "x-1,y-2"),
+            ("user-agent", "claude-cli/2.1.304"),
+        ]);
+        let n = Normalizer::defaults();
+        let d = diff_headers(&a, &[], &mut Norm::new(&n));
+        assert!(d.betas_removed.is_empty() && d.betas_added.is_empty());
+        assert!(d.changed.is_empty());
+        assert_eq!((d.a_known, d.b_known), (true, false));
+        assert_eq!(d.b_betas, None);
+        assert!(d.identical());
     }
 }

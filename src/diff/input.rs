@@ -1,14 +1,14 @@
 //! Resolving a diff input as the user wrote it to a trace and, optionally, one exchange.
 //!
 //! Built in: a trace file (`trace.jsonl`), one exchange of it (`trace.jsonl#3`, the
-//! exchange id as `agentwire show` prints it), and a bare request body (a JSON file
-//! holding one Messages request, wrapped as exchange 0). Other forms — a CLI spec such as
+//! exchange id as `agentwire show` prints it), and any other input the trace reader
+//! recognises (a bare request body becomes exchange 0, imports their exchanges). Other forms — a CLI spec such as
 //! `claude-code@2.1.304`, recorded on the fly — come from an [`InputResolver`] that the
 //! caller passes to [`resolve`]; resolvers are asked first, in order.
 
 use std::path::Path;
 
-use crate::trace::{Body, Exchange, HttpRequest, Source, SourceKind, Trace};
+use crate::trace::Trace;
 
 use super::DiffError;
 
@@ -67,13 +67,8 @@ pub fn resolve(input: &str, resolvers: &[&dyn InputResolver]) -> Result<Resolved
 }
 
 fn open(input: &str, path: &str, exchange: Option<u64>) -> Result<Resolved, DiffError> {
-    let mut trace = Trace::open(Path::new(path))?;
-    if trace.exchanges.is_empty() {
-        if let Some(x) = bare_body(Path::new(path)) {
-            trace.problems.clear();
-            trace.exchanges.push(x);
-        }
-    }
+    // a bare request body is recognised by the trace input like any other format
+    let trace = Trace::open(Path::new(path))?;
     if let Some(id) = exchange {
         trace.exchange(id)?;
     }
@@ -81,33 +76,5 @@ fn open(input: &str, path: &str, exchange: Option<u64>) -> Result<Resolved, Diff
         input: input.to_string(),
         trace,
         exchange,
-    })
-}
-
-/// A file holding one JSON request body (not a trace), as a synthetic exchange 0.
-fn bare_body(path: &Path) -> Option<Exchange> {
-    let bytes = std::fs::read(path).ok()?;
-    let v: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
-    if v.get("messages").is_none() || v.get("type").is_some() {
-        return None;
-    }
-    let trimmed = bytes.trim_ascii().to_vec();
-    let mut source = Source::new(SourceKind::Import);
-    source.file = Some(path.display().to_string());
-    Some(Exchange {
-        id: 0,
-        started_at: chrono::DateTime::UNIX_EPOCH,
-        ended_at: None,
-        source,
-        request: HttpRequest {
-            method: "POST".into(),
-            target: "/v1/messages".into(),
-            version: "HTTP/1.1".into(),
-            headers: vec![],
-            body: Body::new(trimmed),
-        },
-        response: None,
-        error: None,
-        notes: Default::default(),
     })
 }

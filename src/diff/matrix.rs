@@ -5,9 +5,9 @@
 use serde::Serialize;
 
 use super::select::items_of;
-use super::tools::announced_tools;
-use super::{Hits, Normalizer};
 use crate::api::estimate_tokens;
+use crate::api::normalize::{Hits, Normalizer};
+use crate::api::tools::ToolView;
 use crate::trace::Trace;
 
 /// One run of the matrix.
@@ -17,12 +17,15 @@ pub struct MatrixRow {
     pub label: String,
     /// Exchange id of the request the row describes (`None`: no readable request).
     pub exchange: Option<u64>,
-    /// Tool definitions.
+    /// Tool definitions sent.
     pub tools: usize,
-    /// Definitions with `defer_loading: true`.
+    /// Tools loadable through ToolSearch (announced or deferred definitions), as Claude
+    /// Code counts them.
     pub deferred_tools: usize,
-    /// Names announced for ToolSearch without a definition.
+    /// Names in the deferred-tools listing.
     pub announced_tools: usize,
+    /// `defer_loading` definitions that stand for no tool.
+    pub placeholder_tools: usize,
     /// Bytes of the `tools` array as sent.
     pub tool_bytes: usize,
     /// Bytes of `system` as sent.
@@ -62,6 +65,7 @@ pub fn build(runs: &[(String, &Trace)], norm: &Normalizer) -> Matrix {
                 tools: 0,
                 deferred_tools: 0,
                 announced_tools: 0,
+                placeholder_tools: 0,
                 tool_bytes: 0,
                 system_bytes: 0,
                 body_bytes: 0,
@@ -85,16 +89,14 @@ pub fn build(runs: &[(String, &Trace)], norm: &Normalizer) -> Matrix {
             }
         };
         groups[g].1.push(label.clone());
-        let names = r.tool_names();
+        let v = ToolView::of(r);
         rows.push(MatrixRow {
             label: label.clone(),
             exchange: Some(it.x.id),
             tools: r.tools.len(),
-            deferred_tools: r.deferred_tools().count(),
-            announced_tools: announced_tools(r)
-                .iter()
-                .filter(|n| !names.contains(&n.as_str()))
-                .count(),
+            deferred_tools: v.deferred.len(),
+            announced_tools: v.announced.len(),
+            placeholder_tools: v.placeholders.len(),
             tool_bytes: r.tools_bytes(),
             system_bytes: r.system_bytes(),
             body_bytes: r.body_bytes,

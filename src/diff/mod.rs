@@ -7,7 +7,8 @@
 //!   trace, every turn aligned by thread and turn, or each request against the previous
 //!   one of its thread.
 //! - [`request`]: the diff of two requests (sizes, [`tools`], system prompt, [`headers`],
-//!   parameters, injected context), after [`normalize`] hid volatile values.
+//!   parameters, injected context), after the api layer's normalization
+//!   ([`crate::api::normalize`]) hid volatile values.
 //! - [`gate`]: `--fail-on` expressions for CI.
 //! - [`matrix`]: the version × settings table over recorded traces.
 
@@ -15,7 +16,6 @@ pub mod gate;
 pub mod headers;
 pub mod input;
 pub mod matrix;
-pub mod normalize;
 pub mod request;
 pub mod schema;
 pub mod select;
@@ -24,9 +24,10 @@ pub mod tools;
 
 use std::borrow::Cow;
 
+use crate::api::normalize::Normalizer;
+
 pub use gate::{Gate, GateResult};
 pub use input::{resolve, InputResolver, Resolved};
-pub use normalize::{Hits, Normalizer};
 pub use request::{diff_parsed, diff_requests, RequestDiff, RequestSide};
 pub use select::{diff_inputs, diff_within, DiffReport, Mode};
 
@@ -34,13 +35,8 @@ pub use select::{diff_inputs, diff_within, DiffReport, Mode};
 #[derive(Debug, thiserror::Error)]
 pub enum DiffError {
     /// A normalization rules file or rule is bad.
-    #[error("normalization rules ({origin}): {message}")]
-    Rules {
-        /// File or `built-in rules`.
-        origin: String,
-        /// What is wrong.
-        message: String,
-    },
+    #[error(transparent)]
+    Rules(#[from] crate::api::ApiError),
     /// An input could not be resolved or read.
     #[error("{input}: {message}")]
     Input {
@@ -73,16 +69,16 @@ pub enum DiffError {
 /// Normalization state of one comparison: the rules and the replacements made per side.
 pub(crate) struct Norm<'n> {
     rules: &'n Normalizer,
-    hits_a: Hits,
-    hits_b: Hits,
+    hits_a: crate::api::normalize::Hits,
+    hits_b: crate::api::normalize::Hits,
 }
 
 impl<'n> Norm<'n> {
     pub(crate) fn new(rules: &'n Normalizer) -> Self {
         Norm {
             rules,
-            hits_a: Hits::new(),
-            hits_b: Hits::new(),
+            hits_a: Default::default(),
+            hits_b: Default::default(),
         }
     }
     /// Normalize a text of side A.
@@ -95,7 +91,7 @@ impl<'n> Norm<'n> {
     }
     /// Normalize a text for display only: replacements are not counted in [`Norm::rows`].
     pub(crate) fn quiet(&self, t: &str) -> String {
-        self.rules.text(t, &mut Hits::new()).into_owned()
+        self.rules.text(t, &mut crate::api::normalize::Hits::new()).into_owned()
     }
     pub(crate) fn header_a(&mut self, name: &str, v: &str) -> String {
         self.rules.header(name, v, &mut self.hits_a).into_owned()

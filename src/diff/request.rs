@@ -6,8 +6,10 @@ use serde_json::Value;
 
 use super::headers::{diff_headers, HeadersDiff};
 use super::text::{diff_text, TextDiff};
-use super::tools::{announced_tools, diff_tools, ToolSide, ToolsDiff};
-use super::{DiffError, Norm, Normalizer};
+use super::tools::{diff_tools, ToolSide, ToolsDiff};
+use super::{DiffError, Norm};
+use crate::api::normalize::Normalizer;
+use crate::api::tools::ToolView;
 use crate::api::{estimate_tokens, Message, MessagesRequest};
 
 /// Parameters always shown (besides any key new to either side).
@@ -30,6 +32,8 @@ pub struct RequestSide<'a> {
     pub label: String,
     /// Exchange id in its trace.
     pub exchange: Option<u64>,
+    /// Session label (`s1`, ...).
+    pub session: Option<String>,
     /// Thread label (`main`, `sub-1`, ...).
     pub thread: Option<String>,
     /// Header fields as recorded.
@@ -45,6 +49,8 @@ pub struct SideInfo {
     pub label: String,
     /// Exchange id.
     pub exchange: Option<u64>,
+    /// Session label.
+    pub session: Option<String>,
     /// Thread.
     pub thread: Option<String>,
     /// Turn number in its thread (assistant messages before it).
@@ -54,9 +60,12 @@ pub struct SideInfo {
 /// One size metric per side, in wire bytes or counts.
 #[derive(Clone, Debug, Serialize)]
 pub struct SizeRow {
-    /// `tools` (definitions), `deferred_tools` (definitions with `defer_loading: true`),
-    /// `announced_tools` (announced for ToolSearch, not defined), `tool_bytes`, `system_bytes`, `messages_bytes`,
-    /// `body_bytes`, `est_tokens`.
+    /// `tools` (definitions sent), `loaded_tools` (definitions without
+    /// `defer_loading`), `deferred_tools` (loadable through ToolSearch: announced or
+    /// deferred definitions, as Claude Code counts them), `announced_tools` (names in the
+    /// deferred-tools listing), `deferred_definitions` (definitions with `defer_loading`),
+    /// `placeholder_tools`, `tool_bytes`, `system_bytes`, `messages_bytes`, `body_bytes`,
+    /// `est_tokens`. Glossary: `docs/diff.md`, "Tool words".
     pub metric: String,
     /// Value in A.
     pub a: u64,
@@ -255,22 +264,22 @@ fn info(s: &RequestSide, r: &MessagesRequest) -> SideInfo {
     SideInfo {
         label: s.label.clone(),
         exchange: s.exchange,
+        session: s.session.clone(),
         thread: s.thread.clone(),
         turn: r.turn(),
     }
 }
 
 fn sizes(a: &MessagesRequest, b: &MessagesRequest) -> Vec<SizeRow> {
-    let m = |r: &MessagesRequest| -> [(&'static str, u64); 8] {
-        let defined: Vec<&str> = r.tool_names();
-        let announced = announced_tools(r)
-            .iter()
-            .filter(|n| !defined.contains(&n.as_str()))
-            .count();
+    let m = |r: &MessagesRequest| -> [(&'static str, u64); 11] {
+        let v = ToolView::of(r);
         [
             ("tools", r.tools.len() as u64),
-            ("deferred_tools", r.deferred_tools().count() as u64),
-            ("announced_tools", announced as u64),
+            ("loaded_tools", v.loaded.len() as u64),
+            ("deferred_tools", v.deferred.len() as u64),
+            ("announced_tools", v.announced.len() as u64),
+            ("deferred_definitions", v.deferred_definitions.len() as u64),
+            ("placeholder_tools", v.placeholders.len() as u64),
             ("tool_bytes", r.tools_bytes() as u64),
             ("system_bytes", r.system_bytes() as u64),
             ("messages_bytes", r.messages_bytes() as u64),

@@ -256,7 +256,7 @@ fn rank(k: &str) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diff::normalize::Normalizer;
+    use crate::api::normalize::Normalizer;
     use serde_json::json;
 
     #[test]

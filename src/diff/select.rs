@@ -7,16 +7,18 @@
 //! - [`diff_within`]: each request of one trace against the previous request of the same
 //!   thread.
 //!
-//! Threads come from [`ThreadTracker`] (shared message prefixes), turns from the number of
-//! assistant messages in the request.
+//! Sessions and threads come from the api layer's [`Canonicalizer`] (client session ids,
+//! connections, then shared message prefixes), turns from the number of assistant
+//! messages in the request.
 
 use serde::Serialize;
 
 use super::gate::GateResult;
 use super::input::Resolved;
 use super::request::{diff_parsed, RequestDiff, RequestSide};
-use super::{DiffError, Normalizer};
-use crate::api::thread::ThreadTracker;
+use super::DiffError;
+use crate::api::normalize::Normalizer;
+use crate::api::view::Canonicalizer;
 use crate::api::MessagesRequest;
 use crate::trace::{Exchange, Trace};
 
@@ -39,6 +41,8 @@ pub struct Unmatched {
     pub side: String,
     /// Exchange id.
     pub exchange: u64,
+    /// Session label.
+    pub session: String,
     /// Thread label.
     pub thread: String,
     /// Turn number.
@@ -85,6 +89,7 @@ impl DiffReport {
 /// A Messages request of a trace with its thread and turn.
 pub(crate) struct Item<'t> {
     pub x: &'t Exchange,
+    pub session: String,
     pub thread: String,
     pub turn: usize,
     pub repeat: usize,
@@ -105,28 +110,29 @@ pub(crate) fn items_of<'t>(
     for p in &trace.problems {
         problems.push(format!("{}: {p}", trace.path.display()));
     }
-    let mut tracker = ThreadTracker::new();
+    let mut canon = Canonicalizer::new();
     let mut out: Vec<Item> = Vec::new();
-    for x in trace.exchanges.iter().filter(|x| x.is_messages()) {
-        match MessagesRequest::parse(&x.request.body.bytes) {
-            Ok(req) => {
-                let i = tracker.assign(&req);
-                let thread = tracker.label(i).to_string();
-                let turn = req.turn();
-                let repeat = out
-                    .iter()
-                    .filter(|o| o.thread == thread && o.turn == turn)
-                    .count();
-                out.push(Item {
-                    x,
-                    thread,
-                    turn,
-                    repeat,
-                    req,
-                });
-            }
-            Err(e) => problems.push(format!("{input}#{}: request body skipped: {e}", x.id)),
+    for x in &trace.exchanges {
+        let v = canon.view(x);
+        if let Some(e) = v.error {
+            problems.push(format!("{input}#{}: request body skipped: {e}", x.id));
+            continue;
         }
+        let Some(c) = v.request else { continue };
+        let session = canon.session(v.place.session).label.clone();
+        let thread = v.place.thread_label;
+        let repeat = out
+            .iter()
+            .filter(|o| o.session == session && o.thread == thread && o.turn == c.turn)
+            .count();
+        out.push(Item {
+            x,
+            session,
+            thread,
+            turn: c.turn,
+            repeat,
+            req: c.req,
+        });
     }
     out
 }
@@ -140,6 +146,7 @@ fn side<'t>(r: &Resolved, it: &'t Item) -> RequestSide<'t> {
     RequestSide {
         label: format!("{base}#{}", it.x.id),
         exchange: Some(it.x.id),
+        session: Some(it.session.clone()),
         thread: Some(it.thread.clone()),
         headers: &it.x.request.headers,
         body: &it.x.request.body.bytes,
@@ -203,7 +210,7 @@ pub fn diff_inputs(
                     });
                 }
             }
-            let key = |i: &Item| (i.thread.clone(), i.turn, i.repeat);
+            let key = |i: &Item| (i.session.clone(), i.thread.clone(), i.turn, i.repeat);
             for x in &ia {
                 match ib.iter().find(|y| key(y) == key(x)) {
                     Some(y) => report.comparisons.push(diff_parsed(
@@ -230,12 +237,14 @@ fn unmatched(side: &str, i: &Item) -> Unmatched {
     Unmatched {
         side: side.into(),
         exchange: i.x.id,
+        session: i.session.clone(),
         thread: i.thread.clone(),
         turn: i.turn,
     }
 }
 
-/// Compare each request of a trace with the previous request of the same thread.
+/// Compare each request of a trace with the previous request of the same thread of the
+/// same session.
 pub fn diff_within(t: &Resolved, norm: &Normalizer) -> DiffReport {
     let mut problems = Vec::new();
     let its = items(t, &mut problems);
@@ -250,7 +259,11 @@ pub fn diff_within(t: &Resolved, norm: &Normalizer) -> DiffReport {
         gates: vec![],
     };
     for (k, cur) in its.iter().enumerate() {
-        if let Some(prev) = its[..k].iter().rev().find(|p| p.thread == cur.thread) {
+        if let Some(prev) = its[..k]
+            .iter()
+            .rev()
+            .find(|p| p.session == cur.session && p.thread == cur.thread)
+        {
             report.comparisons.push(diff_parsed(
                 &side(t, prev),
                 &prev.req,

@@ -1,14 +1,9 @@
-//! Tool-definition diff: added, removed, moved behind ToolSearch, brought back, changed
-//! (description text and input-schema properties), each tool's size in wire bytes, and
-//! which ToolSearch mechanism each side offers.
+//! Tool-definition diff: added, removed, deferred, undeferred, announced, fetched by
+//! ToolSearch, changed (description text and input-schema properties), each tool's size
+//! in wire bytes, and which ToolSearch mechanism each side offers.
 //!
-//! A tool is *deferred* on a side when its definition carries `defer_loading: true`, or
-//! when it is not defined but announced by name in a deferred-tools listing (see
-//! [`announced_tools`]) for a ToolSearch tool to load. Source for the listing format:
-//! Claude Code 2.1.304 requests (`ENABLE_TOOL_SEARCH` default against a custom base URL)
-//! carry, in a `system`-role message, a paragraph "The following deferred tools are now
-//! available via ToolSearch. ...:" followed by one tool name per line; the API's own
-//! `<available-deferred-tools>` tag form is accepted too.
+//! The words (loaded, deferred, announced, deferred definition, placeholder, fetched) are
+//! the api layer's ([`crate::api::tools`]); the glossary is in `docs/diff.md`.
 
 use std::collections::BTreeSet;
 
@@ -18,6 +13,7 @@ use serde_json::Value;
 use super::schema::{diff_schema, SchemaChange};
 use super::text::{diff_text, TextDiff};
 use super::Norm;
+use crate::api::tools::{is_placeholder, Mechanism, ToolView};
 use crate::api::{MessagesRequest, Tool};
 
 /// Where a tool stands on one side.
@@ -26,20 +22,25 @@ use crate::api::{MessagesRequest, Tool};
 pub enum ToolState {
     /// Neither defined nor announced.
     Absent,
-    /// Defined and loaded.
-    Defined,
-    /// Defined with `defer_loading: true`.
-    DeferLoading,
+    /// Defined without `defer_loading`: in the prompt.
+    Loaded,
+    /// Defined with `defer_loading: true`: loaded on demand.
+    DeferredDefinition,
+    /// A `defer_loading` definition that stands for no tool.
+    Placeholder,
     /// Not defined; announced by name for ToolSearch.
     Announced,
 }
 
 impl ToolState {
     fn deferred(self) -> bool {
-        matches!(self, ToolState::DeferLoading | ToolState::Announced)
+        matches!(self, ToolState::DeferredDefinition | ToolState::Announced)
     }
     fn defined(self) -> bool {
-        matches!(self, ToolState::Defined | ToolState::DeferLoading)
+        matches!(
+            self,
+            ToolState::Loaded | ToolState::DeferredDefinition | ToolState::Placeholder
+        )
     }
 }
 
@@ -61,9 +62,9 @@ pub enum ToolStatus {
     Unannounced,
     /// Announced in A; in B its definition is sent with `defer_loading: true` (what a
     /// client does after ToolSearch returned a `tool_reference` to it).
-    Loaded,
-    /// The reverse of [`ToolStatus::Loaded`].
-    Unloaded,
+    Fetched,
+    /// The reverse of [`ToolStatus::Fetched`].
+    Unfetched,
     /// Defined (or deferred) on both sides, with a different definition or deferral.
     Changed,
     /// The same on both sides.
@@ -98,15 +99,6 @@ pub struct ToolEntry {
     pub other: Vec<String>,
 }
 
-/// A ToolSearch mechanism offered by a request.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Mechanism {
-    /// `client` (a client tool named ToolSearch) or `server` (`tool_search_tool_*`).
-    pub kind: String,
-    /// Tool name (client) or tool type (server).
-    pub tool: String,
-}
-
 /// The tool part of a request diff.
 #[derive(Clone, Debug, Serialize)]
 pub struct ToolsDiff {
@@ -132,104 +124,23 @@ pub struct ToolsDiff {
     pub announced: Vec<String>,
     /// No longer announced.
     pub unannounced: Vec<String>,
-    /// Definitions sent after ToolSearch loaded them.
-    pub loaded: Vec<String>,
+    /// Definitions sent (deferred) after ToolSearch fetched them.
+    pub fetched: Vec<String>,
     /// Definitions no longer sent, still announced.
-    pub unloaded: Vec<String>,
+    pub unfetched: Vec<String>,
     /// Changed.
     pub changed: Vec<String>,
     /// Every tool, sorted by |delta| (largest first), then status, then name.
     pub entries: Vec<ToolEntry>,
 }
 
-/// Tool names announced for ToolSearch in a request's messages and system prompt, in
-/// order of appearance, without duplicates.
-pub fn announced_tools(req: &MessagesRequest) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut seen = BTreeSet::new();
-    let texts = req
-        .system
-        .iter()
-        .flat_map(|s| s.blocks.iter())
-        .chain(req.messages.iter().flat_map(|m| m.content.iter()))
-        .filter_map(|b| {
-            if b.block_type() == "text" {
-                b.text()
-            } else {
-                None
-            }
-        });
-    for t in texts {
-        for n in listing_names(t) {
-            if seen.insert(n.to_string()) {
-                names.push(n.to_string());
-            }
-        }
-    }
-    names
-}
-
-fn is_tool_name(s: &str) -> bool {
-    let mut c = s.chars();
-    matches!(c.next(), Some(f) if f.is_ascii_alphabetic() || f == '_')
-        && c.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
-        && s.len() <= 128
-}
-
-/// Names listed in one text: lines after an intro line that mentions deferred tools and
-/// ends with `:`, up to the first line that is not a tool name; or the lines inside
-/// `<available-deferred-tools>` tags.
-fn listing_names(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    if !text.contains("deferred tools")
-        && !text.contains("deferred-tools")
-        && !text.contains("Deferred tools")
-    {
-        return out;
-    }
-    let mut in_list = false;
-    for line in text.lines() {
-        let l = line.trim();
-        if in_list {
-            let name = l.strip_prefix("- ").unwrap_or(l);
-            if is_tool_name(name) {
-                out.push(name);
-                continue;
-            }
-            in_list = false;
-        }
-        let lower = l.to_ascii_lowercase();
-        if lower == "<available-deferred-tools>"
-            || (lower.contains("deferred tools") && l.ends_with(':'))
-        {
-            in_list = true;
-        }
-    }
-    out
-}
-
-/// ToolSearch mechanisms of a request.
-pub fn mechanisms(req: &MessagesRequest) -> Vec<Mechanism> {
-    req.tools
-        .iter()
-        .filter_map(|t| match &t.tool_type {
-            Some(ty) if ty.starts_with("tool_search_tool_") => Some(Mechanism {
-                kind: "server".into(),
-                tool: ty.clone(),
-            }),
-            _ if !t.is_server_tool() && t.name == "ToolSearch" => Some(Mechanism {
-                kind: "client".into(),
-                tool: t.name.clone(),
-            }),
-            _ => None,
-        })
-        .collect()
-}
-
 fn state(tool: Option<&Tool>, announced: &[String], name: &str) -> ToolState {
     match tool {
-        Some(t) if t.defer_loading => ToolState::DeferLoading,
-        Some(_) => ToolState::Defined,
+        Some(t) if is_placeholder(t) && !announced.iter().any(|a| a == name) => {
+            ToolState::Placeholder
+        }
+        Some(t) if t.defer_loading => ToolState::DeferredDefinition,
+        Some(_) => ToolState::Loaded,
         None if announced.iter().any(|a| a == name) => ToolState::Announced,
         None => ToolState::Absent,
     }
@@ -238,17 +149,26 @@ fn state(tool: Option<&Tool>, announced: &[String], name: &str) -> ToolState {
 fn status(a: ToolState, b: ToolState, same_definition: bool) -> ToolStatus {
     use ToolState::*;
     match (a, b) {
-        (Absent, Defined | DeferLoading) => ToolStatus::Added,
-        (Defined | DeferLoading, Absent) => ToolStatus::Removed,
-        (Defined, DeferLoading | Announced) => ToolStatus::Deferred,
-        (DeferLoading | Announced, Defined) => ToolStatus::Undeferred,
+        (Absent, Loaded | DeferredDefinition | Placeholder) => ToolStatus::Added,
+        (Loaded | DeferredDefinition | Placeholder, Absent) => ToolStatus::Removed,
+        (Loaded | Placeholder, DeferredDefinition | Announced) => ToolStatus::Deferred,
+        (DeferredDefinition | Announced, Loaded | Placeholder) => ToolStatus::Undeferred,
         (Absent, Announced) => ToolStatus::Announced,
         (Announced, Absent) => ToolStatus::Unannounced,
         (Absent, Absent) | (Announced, Announced) => ToolStatus::Same,
-        (Announced, DeferLoading) => ToolStatus::Loaded,
-        (DeferLoading, Announced) => ToolStatus::Unloaded,
-        (Defined, Defined) | (DeferLoading, DeferLoading) if same_definition => ToolStatus::Same,
-        (Defined, Defined) | (DeferLoading, DeferLoading) => ToolStatus::Changed,
+        (Announced, DeferredDefinition) => ToolStatus::Fetched,
+        (DeferredDefinition, Announced) => ToolStatus::Unfetched,
+        (Loaded, Placeholder) | (Placeholder, Loaded) => ToolStatus::Changed,
+        (Loaded, Loaded)
+        | (DeferredDefinition, DeferredDefinition)
+        | (Placeholder, Placeholder)
+            if same_definition =>
+        {
+            ToolStatus::Same
+        }
+        (Loaded, Loaded)
+        | (DeferredDefinition, DeferredDefinition)
+        | (Placeholder, Placeholder) => ToolStatus::Changed,
     }
 }
 
@@ -273,8 +193,9 @@ pub(crate) fn diff_tools(a: &ToolSide, b: &ToolSide, norm: &mut Norm) -> ToolsDi
         (None, None) => true,
         _ => false,
     };
-    let ann_a = announced_tools(a.req);
-    let ann_b = announced_tools(b.req);
+    let (view_a, view_b) = (ToolView::of(a.req), ToolView::of(b.req));
+    let ann_a = view_a.announced;
+    let ann_b = view_b.announced;
     let mut names: Vec<&str> = Vec::new();
     let mut seen = BTreeSet::new();
     for n in a
@@ -292,8 +213,8 @@ pub(crate) fn diff_tools(a: &ToolSide, b: &ToolSide, norm: &mut Norm) -> ToolsDi
     }
     let mut d = ToolsDiff {
         identical,
-        a_mechanisms: mechanisms(a.req),
-        b_mechanisms: mechanisms(b.req),
+        a_mechanisms: view_a.mechanisms,
+        b_mechanisms: view_b.mechanisms,
         a_announced: ann_a.clone(),
         b_announced: ann_b.clone(),
         added: vec![],
@@ -302,8 +223,8 @@ pub(crate) fn diff_tools(a: &ToolSide, b: &ToolSide, norm: &mut Norm) -> ToolsDi
         undeferred: vec![],
         announced: vec![],
         unannounced: vec![],
-        loaded: vec![],
-        unloaded: vec![],
+        fetched: vec![],
+        unfetched: vec![],
         changed: vec![],
         entries: vec![],
     };
@@ -324,8 +245,8 @@ pub(crate) fn diff_tools(a: &ToolSide, b: &ToolSide, norm: &mut Norm) -> ToolsDi
             ToolStatus::Undeferred => &mut d.undeferred,
             ToolStatus::Announced => &mut d.announced,
             ToolStatus::Unannounced => &mut d.unannounced,
-            ToolStatus::Loaded => &mut d.loaded,
-            ToolStatus::Unloaded => &mut d.unloaded,
+            ToolStatus::Fetched => &mut d.fetched,
+            ToolStatus::Unfetched => &mut d.unfetched,
             ToolStatus::Changed => &mut d.changed,
             ToolStatus::Same => {
                 d.entries.push(entry);

@@ -54,8 +54,15 @@ fn sections(a: &Analysis) -> Vec<Section> {
 /// The summary: polls, waste, cache figures, cost, jobs by state.
 fn summary_section(a: &Analysis) -> Section {
     let s = &a.summary;
+    let reasons: Vec<String> = a
+        .usage_used
+        .reasons
+        .iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect();
     let mut sum = vec![
         vec!["requests".into(), s.requests.to_string()],
+        vec!["sessions".into(), s.sessions.to_string()],
         vec!["threads".into(), s.threads.to_string()],
         vec!["polls".into(), s.polls.to_string()],
         vec!["redundant polls".into(), s.redundant_polls.to_string()],
@@ -91,7 +98,14 @@ fn summary_section(a: &Analysis) -> Section {
             format!("{} / {}", s.cache_miss_tokens, usd(s.cache_miss_cost_usd)),
         ],
         vec!["total cost".into(), usd(s.total_cost_usd)],
+        vec!["usage figures from".into(), reasons.join("; ")],
     ];
+    if !s.unpriced_models.is_empty() {
+        sum.push(vec![
+            "unpriced models (cost left out)".into(),
+            s.unpriced_models.join(", "),
+        ]);
+    }
     let jobs: Vec<String> = s
         .jobs_by_state
         .iter()
@@ -158,6 +172,7 @@ fn threads_section(a: &Analysis) -> Section {
     Section {
         title: "Threads".into(),
         header: vec![
+            "session",
             "thread",
             "requests",
             "polls",
@@ -176,6 +191,7 @@ fn threads_section(a: &Analysis) -> Section {
             .iter()
             .map(|t| {
                 vec![
+                    t.session.clone(),
                     t.thread.clone(),
                     t.requests.to_string(),
                     t.polls.to_string(),
@@ -340,6 +356,7 @@ fn text(a: &Analysis, md: bool) -> String {
             }
         }
     }
+    out.push_str(&super::mcp::analysis_text(&a.mcp, md));
     out
 }
 
@@ -348,6 +365,7 @@ fn requests_section(a: &Analysis) -> Section {
     let compare = a.summary.agreement.is_some();
     let mut header = vec![
         "#",
+        "session",
         "thread",
         "time",
         "usage",
@@ -370,6 +388,7 @@ fn requests_section(a: &Analysis) -> Section {
         .map(|r| {
             let mut row = vec![
                 r.seq.to_string(),
+                r.session.clone(),
                 r.thread.clone(),
                 r.at.format("%H:%M:%S%.3f").to_string(),
                 r.usage.clone(),
@@ -384,7 +403,7 @@ fn requests_section(a: &Analysis) -> Section {
                     .filter(|d| !d.is_empty())
                     .unwrap_or_else(|| "-".into()),
                 r.miss_tokens.to_string(),
-                usd(r.cost_usd),
+                r.cost_usd.map_or_else(|| "unpriced".to_string(), usd),
             ];
             if compare {
                 row.push(r.predicted.read.to_string());

@@ -28,6 +28,47 @@ fn usd(v: f64) -> String {
     format!("${:.4}", v + 0.0)
 }
 
+/// The text of a cost the analysis may leave unpriced (`None`: the model is not in the
+/// price table).
+fn usd_or_unpriced(v: Option<f64>) -> String {
+    v.map_or_else(|| "unpriced".to_string(), usd)
+}
+
+/// A cost cell: unpriced costs show as such and sort first.
+fn cost_cell(v: Option<f64>) -> Cell {
+    Cell::num(usd_or_unpriced(v), v.unwrap_or(-1.0))
+}
+
+/// The session of a thread label, from the analysis's thread rows.
+fn session_of<'a>(a: &'a Analysis, thread: &str) -> &'a str {
+    a.threads
+        .iter()
+        .find(|t| t.thread == thread)
+        .map_or("-", |t| t.session.as_str())
+}
+
+/// Threads whose requests include unpriced ones (their cost figures leave those out).
+fn unpriced_threads(a: &Analysis) -> Vec<&str> {
+    let mut v: Vec<&str> = a
+        .requests
+        .iter()
+        .filter(|r| r.cost_usd.is_none())
+        .map(|r| r.thread.as_str())
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// `$1.2345`, or `$1.2345 + unpriced` when some requests behind it are unpriced.
+fn total(v: f64, partial: bool) -> String {
+    if partial {
+        format!("{} + unpriced", usd(v))
+    } else {
+        usd(v)
+    }
+}
+
 fn pct(v: f64) -> String {
     format!("{:.1}%", v * 100.0)
 }
@@ -73,12 +114,15 @@ struct JsonDoc<'a> {
 /// The summary in plain words.
 fn summary(a: &Analysis) -> Vec<String> {
     let s = &a.summary;
+    let plural = |n: usize, one: &str, many: &str| {
+        format!("{n} {}", if n == 1 { one } else { many })
+    };
     let mut out = vec![format!(
-        "{} Messages requests in {} threads, from {} input{}.",
-        s.requests,
-        s.threads,
-        a.inputs.len(),
-        if a.inputs.len() == 1 { "" } else { "s" }
+        "{} in {}, {}, from {}.",
+        plural(s.requests, "Messages request", "Messages requests"),
+        plural(s.sessions, "session", "sessions"),
+        plural(s.threads, "thread", "threads"),
+        plural(a.inputs.len(), "input", "inputs"),
     )];
     if s.polls == 0 {
         out.push("No polling: no tool call asked again for something it had asked before.".into());
@@ -144,13 +188,26 @@ fn summary(a: &Analysis) -> Vec<String> {
     }
     out.push(format!(
         "Total cost {} at the prices of {} (checked {}); usage figures: {} simulated, {} recorded.",
-        usd(s.total_cost_usd),
+        total(s.total_cost_usd, !s.unpriced_models.is_empty()),
         a.prices.source,
         a.prices.date,
         a.usage_used.simulated,
         a.usage_used.recorded
     ));
+    if !s.unpriced_models.is_empty() {
+        let n = a.requests.iter().filter(|r| r.cost_usd.is_none()).count();
+        out.push(format!(
+            "Unpriced: {} of model{} {} (not in the price table) cost nothing in these figures; give their prices with --prices FILE.",
+            plural(n, "request", "requests"),
+            if s.unpriced_models.len() == 1 { "" } else { "s" },
+            names(&s.unpriced_models)
+        ));
+    }
     out
+}
+
+fn names(v: &[String]) -> String {
+    v.join(", ")
 }
 
 fn figures(a: &Analysis) -> Vec<Figure> {
@@ -159,6 +216,10 @@ fn figures(a: &Analysis) -> Vec<Figure> {
         Figure {
             label: "requests",
             value: thousands(s.requests as i64),
+        },
+        Figure {
+            label: "sessions",
+            value: s.sessions.to_string(),
         },
         Figure {
             label: "threads",
@@ -186,7 +247,7 @@ fn figures(a: &Analysis) -> Vec<Figure> {
         },
         Figure {
             label: "total cost",
-            value: usd(s.total_cost_usd),
+            value: total(s.total_cost_usd, !s.unpriced_models.is_empty()),
         },
     ]
 }
@@ -255,23 +316,21 @@ fn charts(a: &Analysis) -> Charts {
             .map(|j| {
                 let end = j.job.notified_at.or(last).unwrap_or(j.job.started_at);
                 LaneBar {
-                    lane: j.job.thread_label.clone(),
+                    lane: session_of(a, &j.job.thread_label).to_string(),
                     start_s: secs(t0, j.job.started_at),
                     end_s: secs(t0, end),
                     label: format!(
-                        "{} ({}, {})",
+                        "{} ({}, {}, thread {})",
                         j.job.reference,
                         j.job.tool,
-                        j.job.state.name()
+                        j.job.state.name(),
+                        j.job.thread_label
                     ),
                     category: j.job.state.name().to_string(),
                 }
             })
             .collect();
-        page::svg(chart::lanes(
-            "Background jobs per session and thread",
-            &lanes,
-        ))
+        page::svg(chart::lanes("Background jobs per session", &lanes))
     });
     Charts {
         timeline: page::svg(chart::request_timeline(&bars, &causes)),
@@ -304,6 +363,7 @@ fn tables(a: &Analysis, o: &Options, html: bool) -> Vec<Table> {
         "threads",
         "Threads",
         &[
+            "session",
             "thread",
             "requests",
             "polls",
@@ -318,10 +378,13 @@ fn tables(a: &Analysis, o: &Options, html: bool) -> Vec<Table> {
             "cost",
         ],
     );
+    let unpriced = unpriced_threads(a);
     for r in &a.threads {
+        let partial = unpriced.contains(&r.thread.as_str());
         t.push(
             "",
             vec![
+                Cell::code(&r.session),
                 Cell::code(&r.thread),
                 Cell::int(r.requests as u64),
                 Cell::int(r.polls as u64),
@@ -332,8 +395,8 @@ fn tables(a: &Analysis, o: &Options, html: bool) -> Vec<Table> {
                 Cell::int(r.tokens.output),
                 Cell::num(pct(r.cache_hit_rate), r.cache_hit_rate),
                 Cell::int(r.miss_tokens),
-                Cell::num(usd(r.miss_cost_usd), r.miss_cost_usd),
-                Cell::num(usd(r.cost_usd), r.cost_usd),
+                Cell::num(total(r.miss_cost_usd, partial), r.miss_cost_usd),
+                Cell::num(total(r.cost_usd, partial), r.cost_usd),
             ],
         );
     }
@@ -426,7 +489,7 @@ fn tables(a: &Analysis, o: &Options, html: bool) -> Vec<Table> {
                         .unwrap_or_else(|| "-".into()),
                 ),
                 Cell::int(r.miss_tokens),
-                Cell::num(usd(r.cost_usd), r.cost_usd),
+                cost_cell(r.cost_usd),
             ],
         );
     }
@@ -437,6 +500,7 @@ fn tables(a: &Analysis, o: &Options, html: bool) -> Vec<Table> {
         &[
             "job",
             "kind",
+            "session",
             "thread",
             "tool",
             "state",
@@ -459,6 +523,7 @@ fn tables(a: &Analysis, o: &Options, html: bool) -> Vec<Table> {
             vec![
                 Cell::code(&j.job.reference),
                 Cell::text(kind),
+                Cell::code(session_of(a, &j.job.thread_label)),
                 Cell::code(&j.job.thread_label),
                 Cell::code(&j.job.tool),
                 Cell::text(j.job.state.name()),

@@ -12,6 +12,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::diff::tools::ToolState;
+
 /// Colours: A / loaded / uncached, B, deferred, cache write, cache read, marks.
 const GREY: RGBColor = RGBColor(150, 150, 150);
 const BLUE: RGBColor = RGBColor(52, 101, 164);
@@ -57,19 +59,6 @@ pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-/// How a tool is sent in B (colour of its bar).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ToolForm {
-    /// Definition sent and loaded.
-    Loaded,
-    /// Definition sent with `defer_loading: true`.
-    DeferLoading,
-    /// Only announced by name for ToolSearch (no definition bytes).
-    Announced,
-    /// Not sent.
-    Absent,
-}
-
 /// One tool in the version-diff bar chart.
 #[derive(Clone, Debug)]
 pub struct ToolBar {
@@ -79,8 +68,8 @@ pub struct ToolBar {
     pub a: u64,
     /// Definition bytes in B.
     pub b: u64,
-    /// How B sends it.
-    pub b_form: ToolForm,
+    /// How B sends it (the api layer's tool words).
+    pub b_state: ToolState,
 }
 
 fn draw<F>(width: u32, height: u32, f: F) -> Result<String, String>
@@ -97,8 +86,8 @@ where
     Ok(svg)
 }
 
-/// Per-tool definition bytes, A above B, B coloured by how it is sent (loaded, deferred,
-/// announced only). Largest tools first, as given.
+/// Per-tool definition bytes, A above B, B coloured by how it is sent (loaded, deferred
+/// definition, placeholder, announced only). Largest tools first, as given.
 pub fn tool_bytes(tools: &[ToolBar], a_name: &str, b_name: &str) -> Result<String, String> {
     // Segment 0 is at the bottom: reverse so the first (largest) tool is on top.
     let tools: Vec<&ToolBar> = tools.iter().rev().collect();
@@ -155,19 +144,19 @@ pub fn tool_bytes(tools: &[ToolBar], a_name: &str, b_name: &str) -> Result<Strin
             .label(format!("A: {a_name}"))
             .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], GREY.filled()));
         for (form, c, label) in [
-            (ToolForm::Loaded, BLUE, "B: loaded (definition sent)"),
-            (
-                ToolForm::DeferLoading,
-                PURPLE,
-                "B: defer_loading (deferred)",
-            ),
+            (ToolState::Loaded, BLUE, "B: loaded"),
+            (ToolState::DeferredDefinition, PURPLE, "B: deferred definition"),
+            (ToolState::Placeholder, GREEN, "B: placeholder"),
         ] {
+            if !tools.iter().any(|t| t.b_state == form) {
+                continue;
+            }
             chart
                 .draw_series(
                     tools
                         .iter()
                         .enumerate()
-                        .filter(|(_, t)| t.b_form == form)
+                        .filter(|(_, t)| t.b_state == form)
                         .map(|(i, t)| bar(t.b as f64, i, false, c)),
                 )
                 .map_err(err)?
@@ -179,7 +168,7 @@ pub fn tool_bytes(tools: &[ToolBar], a_name: &str, b_name: &str) -> Result<Strin
                 tools
                     .iter()
                     .enumerate()
-                    .filter(|(_, t)| t.b_form == ToolForm::Announced)
+                    .filter(|(_, t)| t.b_state == ToolState::Announced)
                     .map(|(i, _)| {
                         Text::new(
                             "B: announced for ToolSearch (0 bytes)",
@@ -374,21 +363,62 @@ pub struct LaneBar {
     pub category: String,
 }
 
-/// Bars on lanes over time (Gantt-like): one lane per distinct [`LaneBar::lane`].
+/// Rows of a lane chart: each bar's row, and each row's label (the lane's name on its
+/// first row, empty on the rows below it). Bars of one lane that overlap in time go to
+/// rows below each other (first fit, in the order given), so none hides another.
+fn lane_rows(bars: &[LaneBar], gap_s: f64) -> (Vec<usize>, Vec<String>) {
+    let mut lanes: Vec<(&str, Vec<f64>)> = Vec::new(); // lane, end of each of its rows
+    let mut placed: Vec<(usize, usize)> = Vec::with_capacity(bars.len()); // lane, row in lane
+    for b in bars {
+        let li = match lanes.iter().position(|(l, _)| *l == b.lane) {
+            Some(i) => i,
+            None => {
+                lanes.push((&b.lane, Vec::new()));
+                lanes.len() - 1
+            }
+        };
+        let rows = &mut lanes[li].1;
+        let ri = match rows.iter().position(|end| *end + gap_s <= b.start_s) {
+            Some(i) => i,
+            None => {
+                rows.push(f64::NEG_INFINITY);
+                rows.len() - 1
+            }
+        };
+        rows[ri] = rows[ri].max(b.end_s);
+        placed.push((li, ri));
+    }
+    let mut first = Vec::with_capacity(lanes.len());
+    let mut labels = Vec::new();
+    for (lane, rows) in &lanes {
+        first.push(labels.len());
+        for r in 0..rows.len() {
+            labels.push(if r == 0 {
+                lane.chars().take(40).collect()
+            } else {
+                String::new()
+            });
+        }
+    }
+    let row = placed.iter().map(|(l, r)| first[*l] + r).collect();
+    (row, labels)
+}
+
+/// Bars on lanes over time (Gantt-like): one lane per distinct [`LaneBar::lane`], in order
+/// of first appearance; bars of a lane that overlap in time stack on rows under it.
 pub fn lanes(title: &str, bars: &[LaneBar]) -> Result<String, String> {
-    let mut lanes: Vec<&str> = Vec::new();
     let mut cats: Vec<&str> = Vec::new();
     for b in bars {
-        if !lanes.contains(&b.lane.as_str()) {
-            lanes.push(&b.lane);
-        }
         if !cats.contains(&b.category.as_str()) {
             cats.push(&b.category);
         }
     }
-    let n = lanes.len().max(1);
-    let row = 30u32;
     let end = bars.iter().map(|b| b.end_s).fold(1.0f64, f64::max) * 1.6;
+    // A bar is drawn at least this wide; the label after it needs room too.
+    let min_w = end * 0.004;
+    let (row_of, labels) = lane_rows(bars, end * 0.25);
+    let n = labels.len().max(1);
+    let row = 30u32;
     let height = 80 + row * n as u32 + 30;
     draw(WIDTH, height, |root| {
         let mut chart = ChartBuilder::on(root)
@@ -399,10 +429,7 @@ pub fn lanes(title: &str, bars: &[LaneBar]) -> Result<String, String> {
             .build_cartesian_2d(0f64..end, (0..(n as i32 - 1).max(1)).into_segmented())
             .map_err(err)?;
         let fmt = |v: &SegmentValue<i32>| match v {
-            SegmentValue::CenterOf(i) => lanes
-                .get(*i as usize)
-                .map(|s| s.chars().take(40).collect())
-                .unwrap_or_default(),
+            SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
             _ => String::new(),
         };
         chart
@@ -416,29 +443,32 @@ pub fn lanes(title: &str, bars: &[LaneBar]) -> Result<String, String> {
             .map_err(err)?;
         for (k, cat) in cats.iter().enumerate() {
             let c = color(k);
-            let _ = cat;
             chart
-                .draw_series(bars.iter().filter(|b| b.category == *cat).map(|b| {
-                    let i = lanes.iter().position(|l| *l == b.lane).unwrap_or(0) as i32;
-                    let w = (b.end_s - b.start_s).max(end * 0.004);
-                    let mut r = Rectangle::new(
-                        [
-                            (b.start_s, SegmentValue::Exact(i)),
-                            (b.start_s + w, SegmentValue::Exact(i + 1)),
-                        ],
-                        c.filled(),
-                    );
-                    r.set_margin(6, 6, 0, 0);
-                    r
-                }))
+                .draw_series(
+                    bars.iter()
+                        .zip(&row_of)
+                        .filter(|(b, _)| b.category == *cat)
+                        .map(|(b, &i)| {
+                            let i = i as i32;
+                            let w = (b.end_s - b.start_s).max(min_w);
+                            let mut r = Rectangle::new(
+                                [
+                                    (b.start_s, SegmentValue::Exact(i)),
+                                    (b.start_s + w, SegmentValue::Exact(i + 1)),
+                                ],
+                                c.filled(),
+                            );
+                            r.set_margin(6, 6, 0, 0);
+                            r
+                        }),
+                )
                 .map_err(err)?;
         }
         chart
-            .draw_series(bars.iter().map(|b| {
-                let i = lanes.iter().position(|l| *l == b.lane).unwrap_or(0) as i32;
+            .draw_series(bars.iter().zip(&row_of).map(|(b, &i)| {
                 Text::new(
                     format!("{}: {}", b.category, b.label),
-                    (b.end_s + end * 0.01, SegmentValue::CenterOf(i)),
+                    (b.end_s + end * 0.01, SegmentValue::CenterOf(i as i32)),
                     (FONT, 12).into_font(),
                 )
             }))
@@ -564,12 +594,41 @@ mod tests {
             name: "<script>alert(1)</script>".into(),
             a: 10,
             b: 0,
-            b_form: ToolForm::Announced,
+            b_state: ToolState::Announced,
         }];
         let svg = tool_bytes(&tools, "a\"onload=\"x", "b").unwrap();
         assert!(!svg.contains("<script>"));
         assert!(svg.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(!svg.contains("a\"onload"));
+    }
+
+    fn bar(lane: &str, start_s: f64, end_s: f64) -> LaneBar {
+        LaneBar {
+            lane: lane.into(),
+            start_s,
+            end_s,
+            label: String::new(),
+            category: "running".into(),
+        }
+    }
+
+    #[test]
+    fn overlapping_bars_of_one_lane_stack_on_rows_under_it() {
+        // s1 runs two jobs at once (0-10 s and 5-8 s), then a third after both (20-30 s);
+        // s2 runs one. Rows: s1's first row holds the first and third, the second row the
+        // overlapping one; s2 comes after s1's rows.
+        let bars = [
+            bar("s1", 0.0, 10.0),
+            bar("s1", 5.0, 8.0),
+            bar("s2", 1.0, 2.0),
+            bar("s1", 20.0, 30.0),
+        ];
+        let (rows, labels) = lane_rows(&bars, 1.0);
+        assert_eq!(rows, [0, 1, 2, 0]);
+        assert_eq!(labels, ["s1", "", "s2"]);
+        // a gap shorter than the label room also stacks
+        let (rows, _) = lane_rows(&[bar("s1", 0.0, 10.0), bar("s1", 10.5, 12.0)], 1.0);
+        assert_eq!(rows, [0, 1]);
     }
 
     #[test]

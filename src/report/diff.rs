@@ -1,9 +1,10 @@
 //! `agentwire diff` report: terminal text (optionally coloured), Markdown, or JSON (shape:
 //! `schemas/diff.schema.json`).
 
+use crate::api::tools::Mechanism;
 use crate::diff::request::{RequestDiff, SizeRow, SystemBlock};
 use crate::diff::select::DiffReport;
-use crate::diff::tools::{Mechanism, ToolEntry, ToolState, ToolStatus, ToolsDiff};
+use crate::diff::tools::{ToolEntry, ToolState, ToolStatus, ToolsDiff};
 
 use super::Format;
 
@@ -67,7 +68,8 @@ pub fn render(report: &DiffReport, format: Format, color: bool) -> String {
 fn side_name(d: &RequestDiff, a: bool) -> String {
     let s = if a { &d.a } else { &d.b };
     let thread = s.thread.as_deref().unwrap_or("?");
-    format!("{} ({thread}, turn {})", s.label, s.turn)
+    let session = s.session.as_deref().unwrap_or("?");
+    format!("{} ({session}/{thread}, turn {})", s.label, s.turn)
 }
 
 fn delta(n: i64) -> String {
@@ -146,25 +148,30 @@ fn mechanisms(m: &[Mechanism]) -> String {
         .join(", ")
 }
 
-fn state(s: ToolState) -> &'static str {
+/// The words for where a tool stands on one side, in every diff report (terminal,
+/// Markdown, the shareable reports and their glossary): the api layer's tool words.
+pub fn state(s: ToolState) -> &'static str {
     match s {
         ToolState::Absent => "-",
-        ToolState::Defined => "defined",
-        ToolState::DeferLoading => "defer_loading",
+        ToolState::Loaded => "loaded",
+        ToolState::DeferredDefinition => "deferred definition",
+        ToolState::Placeholder => "placeholder",
         ToolState::Announced => "announced",
     }
 }
 
-fn status(s: ToolStatus) -> &'static str {
+/// The words for what happened to a tool between A and B, in every diff report.
+/// Distinct from the [`state`] words, so a glossary gives each one meaning.
+pub fn status(s: ToolStatus) -> &'static str {
     match s {
         ToolStatus::Added => "added",
         ToolStatus::Removed => "removed",
         ToolStatus::Deferred => "moved behind ToolSearch",
         ToolStatus::Undeferred => "brought back",
-        ToolStatus::Announced => "announced",
+        ToolStatus::Announced => "newly announced",
         ToolStatus::Unannounced => "no longer announced",
-        ToolStatus::Loaded => "loaded by ToolSearch",
-        ToolStatus::Unloaded => "unloaded",
+        ToolStatus::Fetched => "fetched by ToolSearch",
+        ToolStatus::Unfetched => "unfetched",
         ToolStatus::Changed => "changed",
         ToolStatus::Same => "same",
     }
@@ -181,8 +188,8 @@ fn tools(w: &mut Writer, d: &RequestDiff) {
 }
 
 /// Every kind of tool change: the names, the short label for the headline and the long one
-/// for the list.
-fn tool_groups(t: &ToolsDiff) -> [(&Vec<String>, &'static str, &'static str); 9] {
+/// for the list (the shareable reports use the same).
+pub fn tool_groups(t: &ToolsDiff) -> [(&Vec<String>, &'static str, &'static str); 9] {
     [
         (&t.added, "added", "added"),
         (&t.removed, "removed", "removed"),
@@ -199,11 +206,11 @@ fn tool_groups(t: &ToolsDiff) -> [(&Vec<String>, &'static str, &'static str); 9]
         (&t.announced, "newly announced", "newly announced"),
         (&t.unannounced, "no longer announced", "no longer announced"),
         (
-            &t.loaded,
-            "loaded by ToolSearch",
-            "loaded by ToolSearch (definition sent, defer_loading)",
+            &t.fetched,
+            "fetched by ToolSearch",
+            "fetched by ToolSearch (now a deferred definition)",
         ),
-        (&t.unloaded, "unloaded", "unloaded (announced only)"),
+        (&t.unfetched, "unfetched", "unfetched (announced only)"),
         (&t.changed, "changed", "changed"),
     ]
 }
@@ -363,6 +370,13 @@ fn headers(w: &mut Writer, d: &RequestDiff) {
             v.join(", ")
         }
     };
+    if !(h.a_known && h.b_known) {
+        let side = if h.a_known { "B" } else { "A" };
+        w.bullet(&format!(
+            "headers of {side} were not recorded (a bare request body): betas and headers unknown, not compared"
+        ));
+        return;
+    }
     w.bullet(&format!("anthropic-beta added: {}", list(&h.betas_added)));
     w.bullet(&format!(
         "anthropic-beta removed: {}",

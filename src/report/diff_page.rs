@@ -7,7 +7,8 @@
 
 use serde::Serialize;
 
-use super::chart::{self, ToolBar, ToolForm};
+use super::chart::{self, ToolBar};
+use super::diff::{state, status, tool_groups};
 use super::glossary::{self, Entry};
 use super::meta::{InputMeta, Meta};
 use super::page;
@@ -17,7 +18,7 @@ use crate::api::estimate_tokens;
 use crate::diff::request::{RequestDiff, SizeRow, SystemBlock};
 use crate::diff::schema::{PropertyFacts, SchemaChange};
 use crate::diff::select::DiffReport;
-use crate::diff::tools::{ToolEntry, ToolState, ToolStatus};
+use crate::diff::tools::{ToolEntry, ToolStatus};
 
 /// Rendering options.
 #[derive(Clone, Debug, Default)]
@@ -31,39 +32,17 @@ pub struct Options {
 pub fn metric_label(metric: &str) -> &str {
     match metric {
         "tools" => "tool definitions",
-        "deferred_tools" => "defer_loading tools",
+        "loaded_tools" => "loaded tools",
+        "deferred_tools" => "deferred tools",
         "announced_tools" => "announced for ToolSearch",
+        "deferred_definitions" => "deferred definitions",
+        "placeholder_tools" => "placeholders",
         "tool_bytes" => "tool bytes",
         "system_bytes" => "system bytes",
         "messages_bytes" => "messages bytes",
         "body_bytes" => "body bytes",
         "est_tokens" => "est. tokens",
         other => other,
-    }
-}
-
-fn state(s: ToolState) -> &'static str {
-    match s {
-        ToolState::Absent => "-",
-        ToolState::Defined => "defined",
-        ToolState::DeferLoading => "defer_loading",
-        ToolState::Announced => "announced",
-    }
-}
-
-/// The glossary term of a tool status.
-pub fn status(s: ToolStatus) -> &'static str {
-    match s {
-        ToolStatus::Added => "added",
-        ToolStatus::Removed => "removed",
-        ToolStatus::Deferred => "moved behind ToolSearch",
-        ToolStatus::Undeferred => "brought back",
-        ToolStatus::Announced => "newly announced",
-        ToolStatus::Unannounced => "no longer announced",
-        ToolStatus::Loaded => "loaded by ToolSearch",
-        ToolStatus::Unloaded => "unloaded",
-        ToolStatus::Changed => "changed",
-        ToolStatus::Same => "same",
     }
 }
 
@@ -187,8 +166,8 @@ struct Comparison {
     breakpoints_moved: bool,
     betas_added: Vec<String>,
     betas_removed: Vec<String>,
-    betas_a: Vec<String>,
-    betas_b: Vec<String>,
+    /// Sides recorded without header lines (their betas are unknown).
+    betas_unknown: Vec<&'static str>,
     headers: Vec<Pair>,
     params: Vec<Pair>,
     injected: Vec<Injected>,
@@ -264,18 +243,9 @@ pub(crate) fn summary(d: &RequestDiff, a: &str, b: &str) -> Vec<String> {
             "{b} sends {tb} tool definitions where {a} sends {ta}."
         ));
     }
-    let lists: [(&Vec<String>, &str); 8] = [
-        (&t.deferred, "moved behind ToolSearch (announced by name or sent with defer_loading; loaded on demand)"),
-        (&t.undeferred, "brought back from behind ToolSearch"),
-        (&t.added, "added"),
-        (&t.removed, "removed"),
-        (&t.announced, "newly announced for ToolSearch"),
-        (&t.unannounced, "no longer announced"),
-        (&t.loaded, "loaded by ToolSearch (definition sent with defer_loading)"),
-        (&t.unloaded, "unloaded (announced only)"),
-    ];
-    for (v, what) in lists {
-        if !v.is_empty() {
+    // Changed definitions get their own sentence, with the bytes, below.
+    for (v, _, what) in tool_groups(t) {
+        if !v.is_empty() && !std::ptr::eq(v, &t.changed) {
             let noun = if v.len() == 1 { "tool" } else { "tools" };
             out.push(format!("{} {noun} {what}: {}.", v.len(), names(v)));
         }
@@ -395,15 +365,6 @@ fn facts_row(c: &SchemaChange) -> SchemaRow {
     }
 }
 
-fn form(s: ToolState) -> ToolForm {
-    match s {
-        ToolState::Absent => ToolForm::Absent,
-        ToolState::Defined => ToolForm::Loaded,
-        ToolState::DeferLoading => ToolForm::DeferLoading,
-        ToolState::Announced => ToolForm::Announced,
-    }
-}
-
 fn tool_chart(entries: &[ToolEntry], a: &str, b: &str, html: bool) -> minijinja::Value {
     if !html {
         return minijinja::Value::from(());
@@ -414,7 +375,7 @@ fn tool_chart(entries: &[ToolEntry], a: &str, b: &str, html: bool) -> minijinja:
             name: e.name.clone(),
             a: e.a_bytes as u64,
             b: e.b_bytes as u64,
-            b_form: form(e.b),
+            b_state: e.b,
         })
         .collect();
     bars.sort_by(|x, y| y.a.max(y.b).cmp(&x.a.max(x.b)).then(x.name.cmp(&y.name)));
@@ -429,13 +390,14 @@ fn comparison(d: &RequestDiff, a_name: &str, b_name: &str, o: &Options, html: bo
     let t = &d.tools;
     let side = |s: &crate::diff::request::SideInfo, name: &str| {
         format!(
-            "{name} — {} ({}, turn {})",
+            "{name} — {} ({}/{}, turn {})",
             s.label,
+            s.session.as_deref().unwrap_or("?"),
             s.thread.as_deref().unwrap_or("?"),
             s.turn
         )
     };
-    let mech = |m: &[crate::diff::tools::Mechanism]| {
+    let mech = |m: &[crate::api::tools::Mechanism]| {
         if m.is_empty() {
             "none".to_string()
         } else {
@@ -450,17 +412,6 @@ fn comparison(d: &RequestDiff, a_name: &str, b_name: &str, o: &Options, html: bo
         .iter()
         .filter(|e| e.status != ToolStatus::Same || e.delta != 0)
         .collect();
-    let lists = [
-        ("moved behind ToolSearch", &t.deferred),
-        ("brought back", &t.undeferred),
-        ("added", &t.added),
-        ("removed", &t.removed),
-        ("newly announced", &t.announced),
-        ("no longer announced", &t.unannounced),
-        ("loaded by ToolSearch", &t.loaded),
-        ("unloaded", &t.unloaded),
-        ("changed", &t.changed),
-    ];
     let n = d.system.a_blocks.len().max(d.system.b_blocks.len());
     let blocks = (0..n)
         .map(|i| {
@@ -527,10 +478,10 @@ fn comparison(d: &RequestDiff, a_name: &str, b_name: &str, o: &Options, html: bo
                 pct: pct(r),
             })
             .collect(),
-        tool_lists: lists
+        tool_lists: tool_groups(t)
             .into_iter()
-            .filter(|(_, v)| !v.is_empty())
-            .map(|(label, v)| NamedList {
+            .filter(|(v, _, _)| !v.is_empty())
+            .map(|(v, label, _)| NamedList {
                 label,
                 names: v.clone(),
             })
@@ -568,8 +519,11 @@ fn comparison(d: &RequestDiff, a_name: &str, b_name: &str, o: &Options, html: bo
         breakpoints_moved: !d.system.same_breakpoints,
         betas_added: h.betas_added.clone(),
         betas_removed: h.betas_removed.clone(),
-        betas_a: h.a_betas.clone(),
-        betas_b: h.b_betas.clone(),
+        betas_unknown: [("A", h.a_known), ("B", h.b_known)]
+            .into_iter()
+            .filter(|(_, known)| !known)
+            .map(|(side, _)| side)
+            .collect(),
         headers,
         params: d
             .params

@@ -1,6 +1,7 @@
 //! The version-history report (`agentwire history`): per version the first main-thread
-//! request's tools, defer_loading tools, tools announced for ToolSearch, tool bytes,
-//! system bytes, estimated tokens and betas (the diff layer's figures), what changed from
+//! request's tool definitions, loaded and deferred tools, tools announced for ToolSearch,
+//! tool bytes, system bytes, estimated tokens and betas (the diff layer's figures, in the
+//! api layer's tool words), what changed from
 //! the previous version in plain words, and a link to that step's pairwise diff; a line
 //! chart across versions in HTML, a table in Markdown and JSON.
 
@@ -14,7 +15,7 @@ use super::page;
 use super::DocFormat;
 use crate::diff::request::{diff_parsed, RequestDiff, RequestSide};
 use crate::diff::select::{items_of, DiffReport, REPORT_VERSION};
-use crate::diff::Normalizer;
+use crate::api::normalize::Normalizer;
 use crate::trace::Trace;
 
 /// One version of the history as given to [`build`].
@@ -36,11 +37,14 @@ pub struct Row {
     pub version: String,
     /// The input as written.
     pub input: String,
-    /// Tool definitions.
+    /// Tool definitions sent.
     pub tools: u64,
-    /// Tool definitions with `defer_loading: true`.
-    pub defer_loading: u64,
-    /// Tools announced for ToolSearch, not defined.
+    /// Definitions sent without `defer_loading` (in the prompt).
+    pub loaded: u64,
+    /// Deferred tools as Claude Code counts them: announced names and deferred
+    /// definitions, without placeholders.
+    pub deferred: u64,
+    /// Tools named in a deferred-tools listing for ToolSearch.
     pub announced: u64,
     /// Tool bytes.
     pub tool_bytes: u64,
@@ -48,8 +52,8 @@ pub struct Row {
     pub system_bytes: u64,
     /// Estimated input tokens of the request.
     pub est_tokens: u64,
-    /// `anthropic-beta` values sent.
-    pub betas: Vec<String>,
+    /// `anthropic-beta` values sent (`None`: recorded without header lines).
+    pub betas: Option<Vec<String>>,
     /// `cache`, `new` or `file`.
     pub recorded: String,
     /// What changed from the previous version, in plain words (empty for the first).
@@ -72,6 +76,7 @@ fn side<'a>(s: &Step, i: &'a crate::diff::select::Item<'_>) -> RequestSide<'a> {
     RequestSide {
         label: format!("{}#{}", s.input, i.x.id),
         exchange: Some(i.x.id),
+        session: Some(i.session.clone()),
         thread: Some(i.thread.clone()),
         headers: &i.x.request.headers,
         body: &i.x.request.body.bytes,
@@ -116,7 +121,8 @@ pub fn build(steps: &[Step]) -> History {
             version: s.label.clone(),
             input: s.input.clone(),
             tools: size(&d, "tools"),
-            defer_loading: size(&d, "deferred_tools"),
+            loaded: size(&d, "loaded_tools"),
+            deferred: size(&d, "deferred_tools"),
             announced: size(&d, "announced_tools"),
             tool_bytes: size(&d, "tool_bytes"),
             system_bytes: size(&d, "system_bytes"),
@@ -193,7 +199,8 @@ pub fn render(h: &History, title: &str, inputs: Vec<InputMeta>, format: DocForma
     let glossary = glossary::for_terms([
         "version",
         "tool definitions",
-        "defer_loading tools",
+        "loaded tools",
+        "deferred tools",
         "announced for ToolSearch",
         "tool bytes",
         "system bytes",
@@ -221,8 +228,9 @@ pub fn render(h: &History, title: &str, inputs: Vec<InputMeta>, format: DocForma
             &x,
             &[
                 ("tool definitions".into(), series(&|r| r.tools)),
+                ("loaded tools".into(), series(&|r| r.loaded)),
+                ("deferred tools".into(), series(&|r| r.deferred)),
                 ("announced for ToolSearch".into(), series(&|r| r.announced)),
-                ("defer_loading tools".into(), series(&|r| r.defer_loading)),
             ],
         ))
     });

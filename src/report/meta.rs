@@ -6,34 +6,9 @@
 
 use serde::Serialize;
 
-use crate::capture::record::FIRST_PARTY_HOST;
+use crate::capture::record::{sandbox_vars, FIRST_PARTY_HOST};
 use crate::diff::headers::client_version;
 use crate::trace::Trace;
-
-/// Variables `agentwire record` sets for every run (the sandbox), as opposed to the
-/// settings a user chose with `--env`; only the latter are a report's "settings".
-pub const SANDBOX_VARS: &[&str] = &[
-    "HOME",
-    "CLAUDE_CONFIG_DIR",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "HTTPS_PROXY",
-    "https_proxy",
-    "NODE_EXTRA_CA_CERTS",
-    "SSL_CERT_FILE",
-    "DISABLE_TELEMETRY",
-    "DISABLE_ERROR_REPORTING",
-    "DISABLE_AUTOUPDATER",
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
-    "PATH",
-    "LANG",
-    "SHELL",
-    "TERM",
-    "USER",
-    "LOGNAME",
-    "TMPDIR",
-    "LC_ALL",
-];
 
 /// One input of a report.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -48,7 +23,8 @@ pub struct InputMeta {
     pub route: Option<String>,
     /// True when the route was inferred from the request's `Host`, not recorded.
     pub route_inferred: bool,
-    /// Settings the user chose for the run, `K=V` (agentwire's sandbox variables left out).
+    /// Settings the user chose for the run, `K=V`: the recorded environment without the
+    /// variables `record` sets for every run ([`sandbox_vars`]).
     pub settings: Vec<String>,
     /// Start of the first exchange (RFC 3339, UTC), if any.
     pub recorded_at: Option<String>,
@@ -97,10 +73,11 @@ impl InputMeta {
                 None => (None, false),
             },
         };
+        let sandbox = sandbox_vars();
         let settings = c
             .env
             .iter()
-            .filter(|(k, _)| !SANDBOX_VARS.contains(&k.as_str()))
+            .filter(|(k, _)| !sandbox.contains(k.as_str()))
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         InputMeta {
@@ -210,6 +187,7 @@ mod tests {
             exchanges: vec![x],
             others: vec![],
             problems: vec![],
+            mcp: vec![],
         }
     }
 
@@ -236,7 +214,12 @@ mod tests {
         t.context.cli = Some("claude-code".into());
         t.context.cli_version = Some("2.1.304".into());
         t.context.route = Some("first-party".into());
-        for (k, v) in [("HOME", "/tmp/x"), ("ENABLE_TOOL_SEARCH", "true")] {
+        for (k, v) in [
+            ("HOME", "/tmp/x"),
+            ("TZ", "UTC"),
+            ("HTTPS_PROXY", "http://127.0.0.1:1"),
+            ("ENABLE_TOOL_SEARCH", "true"),
+        ] {
             t.context.env.insert(k.into(), v.into());
         }
         let m = InputMeta::of("claude-code@2.1.304", &t);

@@ -11,6 +11,7 @@ pub mod diff_page;
 pub mod glossary;
 pub mod history_page;
 pub mod matrix;
+pub mod mcp;
 pub mod meta;
 pub mod page;
 pub mod parquet;

@@ -5,11 +5,11 @@
 //! USD, tokens and counts are INT64, text is UTF8; optional columns may be null.
 //!
 //! Schema (column: type):
-//! - `requests.parquet`: trace, exchange, seq int64; thread str; turn, at_us int64; model, usage
-//!   str; uncached, read, write_5m, write_1h, output int64 (figures used);
+//! - `requests.parquet`: trace, exchange, seq int64; session, thread str; turn, at_us int64;
+//!   model, usage, usage_reason str; uncached, read, write_5m, write_1h, output int64 (figures used);
 //!   predicted_read, predicted_write, predicted_uncached int64; observed_read,
 //!   observed_write int64 (null when not recorded); status str; cause, cause_detail str
-//!   (null); miss_tokens int64; miss_cost_usd, cost_usd double.
+//!   (null); miss_tokens int64; miss_cost_usd, cost_usd double (null: unpriced model).
 //! - `episodes.parquet`: thread, kind, tool, target str; job str (null); polls, redundant,
 //!   after_notified, while_pending int64; first_at_us, last_at_us int64; mean_interval_s,
 //!   job_duration_s double (null); tokens int64; cost_usd double; wasted_tokens int64;
@@ -20,7 +20,7 @@
 //! - `decisions.parquet`: job_reference, observed_state str; artifact_reference str (null);
 //!   acceptance_check, acceptance_result, decision str; unresolved_fact,
 //!   tool_result_error str (null).
-//! - `threads.parquet`: thread str; requests, polls, redundant_polls, input, read, write,
+//! - `threads.parquet`: session, thread str; requests, polls, redundant_polls, input, read, write,
 //!   output int64; cache_hit_rate double; miss_tokens int64; miss_cost_usd, cost_usd double.
 
 use std::path::{Path, PathBuf};
@@ -226,11 +226,13 @@ fn requests_columns(a: &Analysis) -> Vec<Col> {
         i64s("trace", r.iter().map(|x| x.trace as i64)),
         i64s("exchange", r.iter().map(|x| n(x.exchange))),
         i64s("seq", r.iter().map(|x| x.seq as i64)),
+        strs("session", r.iter().map(|x| x.session.clone())),
         strs("thread", r.iter().map(|x| x.thread.clone())),
         i64s("turn", r.iter().map(|x| x.turn as i64)),
         i64s("at_us", r.iter().map(|x| x.at.timestamp_micros())),
         strs("model", r.iter().map(|x| x.model.clone())),
         strs("usage", r.iter().map(|x| x.usage.clone())),
+        strs("usage_reason", r.iter().map(|x| x.usage_reason.clone())),
         i64s("uncached", r.iter().map(|x| n(x.tokens.uncached))),
         i64s("read", r.iter().map(|x| n(x.tokens.read))),
         i64s("write_5m", r.iter().map(|x| n(x.tokens.write_5m))),
@@ -262,8 +264,8 @@ fn requests_columns(a: &Analysis) -> Vec<Col> {
         ),
         opt_strs("cause_detail", r.iter().map(|x| x.cause_detail.clone())),
         i64s("miss_tokens", r.iter().map(|x| n(x.miss_tokens))),
-        f64s("miss_cost_usd", r.iter().map(|x| x.miss_cost_usd)),
-        f64s("cost_usd", r.iter().map(|x| x.cost_usd)),
+        opt_f64s("miss_cost_usd", r.iter().map(|x| x.miss_cost_usd)),
+        opt_f64s("cost_usd", r.iter().map(|x| x.cost_usd)),
     ]
 }
 
@@ -359,6 +361,7 @@ fn threads_columns(a: &Analysis) -> Vec<Col> {
     let n = |v: u64| v as i64;
     let t = &a.threads;
     vec![
+        strs("session", t.iter().map(|x| x.session.clone())),
         strs("thread", t.iter().map(|x| x.thread.clone())),
         i64s("requests", t.iter().map(|x| x.requests as i64)),
         i64s("polls", t.iter().map(|x| x.polls as i64)),

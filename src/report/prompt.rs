@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::meta::{InputMeta, Meta};
 use super::{page, DocFormat};
+use crate::api::tools::ToolView;
 use crate::api::MessagesRequest;
-use crate::diff::tools::announced_tools;
 
 /// One system block.
 #[derive(Clone, Debug, Serialize)]
@@ -34,6 +34,9 @@ pub struct ToolDef {
     pub r#type: Option<String>,
     /// `defer_loading: true`.
     pub defer_loading: bool,
+    /// The tool's role in the api layer's words ([`crate::api::tools`]): `loaded`,
+    /// `deferred definition` or `placeholder`.
+    pub role: &'static str,
     /// Description, whole.
     pub description: Option<String>,
     /// `input_schema`, pretty-printed JSON.
@@ -55,10 +58,13 @@ pub struct Prompt {
     pub tools: Vec<ToolDef>,
     /// Tools announced by name for ToolSearch (not defined), in order.
     pub announced: Vec<String>,
+    /// The tools by role, as the api layer counts them (loaded, deferred, announced,
+    /// deferred definitions, placeholders).
+    pub view: ToolView,
 }
 
-/// The prompt of request `req` (parsed from `body`), exchange `exchange` of `input`.
-pub fn prompt(req: &MessagesRequest, body: &[u8], exchange: u64, input: InputMeta) -> Prompt {
+/// The prompt of request `req`, exchange `exchange` of `input`.
+pub fn prompt(req: &MessagesRequest, exchange: u64, input: InputMeta) -> Prompt {
     let system = req.system.as_ref().map_or_else(Vec::new, |s| {
         s.blocks
             .iter()
@@ -71,8 +77,17 @@ pub fn prompt(req: &MessagesRequest, body: &[u8], exchange: u64, input: InputMet
             })
             .collect()
     });
+    let view = ToolView::of(req);
     let defined: Vec<&str> = req.tools.iter().map(|t| t.name.as_str()).collect();
-    let _ = body;
+    let role = |name: &str| {
+        if view.placeholders.iter().any(|n| n == name) {
+            "placeholder"
+        } else if view.deferred_definitions.iter().any(|n| n == name) {
+            "deferred definition"
+        } else {
+            "loaded"
+        }
+    };
     let title = format!("Prompt of {} — {}", input.name(), input.setup());
     Prompt {
         meta: Meta::new(title, vec![input]),
@@ -87,6 +102,7 @@ pub fn prompt(req: &MessagesRequest, body: &[u8], exchange: u64, input: InputMet
                 bytes: t.span.len(),
                 r#type: t.tool_type.clone(),
                 defer_loading: t.defer_loading,
+                role: role(&t.name),
                 description: t.description.clone(),
                 input_schema: t
                     .input_schema
@@ -94,10 +110,13 @@ pub fn prompt(req: &MessagesRequest, body: &[u8], exchange: u64, input: InputMet
                     .map(|s| serde_json::to_string_pretty(s).expect("JSON value")),
             })
             .collect(),
-        announced: announced_tools(req)
-            .into_iter()
+        announced: view
+            .announced
+            .iter()
             .filter(|n| !defined.contains(&n.as_str()))
+            .cloned()
             .collect(),
+        view,
     }
 }
 

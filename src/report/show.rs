@@ -1,10 +1,10 @@
-//! `agentwire show`: one line per exchange — time, thread, method, path, model, status,
-//! body bytes, tools, stop reason, usage.
+//! `agentwire show`: one line per exchange — time, session, thread, method, path, model,
+//! status, body bytes, tools, stop reason, usage.
 
 use serde::Serialize;
 
-use crate::api::thread::ThreadTracker;
-use crate::api::{read_response, MessagesRequest, ResponseBody};
+use crate::api::view::Canonicalizer;
+use crate::api::{read_response, ResponseBody};
 use crate::trace::{Exchange, Trace};
 
 use super::Format;
@@ -16,6 +16,8 @@ pub struct ShowRow {
     pub id: u64,
     /// Request start, RFC 3339 UTC with milliseconds.
     pub time: String,
+    /// Session label (`s1`, `s2`, …; see `docs/analyze.md`, "Sessions").
+    pub session: String,
     /// Thread label (`main`, `sub-N`, `side-N`, `side`).
     pub thread: String,
     /// HTTP method.
@@ -45,32 +47,30 @@ pub fn rows(trace: &Trace) -> Vec<ShowRow> {
     trace.exchanges.iter().map(|x| b.row(x)).collect()
 }
 
-/// Builds rows one exchange at a time (threads need the exchanges in order), so a trace
-/// can be shown while it streams: only the small rows are kept.
+/// Builds rows one exchange at a time (sessions and threads need the exchanges in order),
+/// so a trace can be shown while it streams: only the small rows are kept.
 #[derive(Default)]
 pub struct RowBuilder {
-    threads: ThreadTracker,
+    canon: Canonicalizer,
 }
 
 impl RowBuilder {
     /// The row of the next exchange.
     pub fn row(&mut self, x: &Exchange) -> ShowRow {
-        row(x, &mut self.threads)
+        row(x, &mut self.canon)
+    }
+
+    /// The next exchanges come from another recording context (a trace header line).
+    pub fn new_context(&mut self) {
+        self.canon.new_context();
     }
 }
 
-fn row(x: &Exchange, threads: &mut ThreadTracker) -> ShowRow {
-    let parsed = x
-        .is_messages()
-        .then(|| MessagesRequest::parse(&x.request.body.bytes).ok())
-        .flatten();
-    let thread = match &parsed {
-        Some(r) => {
-            let i = threads.assign(r);
-            threads.label(i).to_string()
-        }
-        None => threads.side_label(),
-    };
+fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
+    let view = canon.view(x);
+    let parsed = view.request.map(|c| c.req);
+    let thread = view.place.thread_label;
+    let session = canon.session(view.place.session).label.clone();
     let (mut stop, mut usage) = (None, None);
     if let Some(resp) = &x.response {
         let ct = resp
@@ -104,6 +104,7 @@ fn row(x: &Exchange, threads: &mut ThreadTracker) -> ShowRow {
         time: x
             .started_at
             .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        session,
         thread,
         method: x.request.method.clone(),
         path: x.request.target.clone(),
@@ -147,9 +148,10 @@ fn note(x: &Exchange) -> Option<String> {
     x.notes.get("tls").map(|_| "tls intercepted".to_string())
 }
 
-const HEADER: [&str; 12] = [
+const HEADER: [&str; 13] = [
     "#",
     "time",
+    "session",
     "thread",
     "method",
     "path",
@@ -167,6 +169,7 @@ fn cells(r: &ShowRow) -> Vec<String> {
     let cells = vec![
         r.id.to_string(),
         r.time.clone(),
+        r.session.clone(),
         r.thread.clone(),
         r.method.clone(),
         r.path.clone(),

@@ -155,6 +155,14 @@ pub struct Source {
     /// Upstream URL the request was forwarded to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<String>,
+    /// For imports: the format the exchange was read from (`claude-code-transcript`,
+    /// `har`, `claude-tap`, `claude-trace`, `request-body`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    /// For imports: what the source did not contain, in words (`response bytes`,
+    /// `request headers`, ...), so a reader knows which figures are absent, not zero.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
 }
 
 impl Source {
@@ -169,6 +177,8 @@ impl Source {
             file: None,
             frames: None,
             upstream: None,
+            format: None,
+            missing: Vec::new(),
         }
     }
 }

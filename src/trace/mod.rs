@@ -3,11 +3,20 @@
 //!
 //! File format (version [`FORMAT_VERSION`]): one JSON object per line. A line with
 //! `"type":"trace"` is a header carrying the [`Context`] that applies to the exchanges after
-//! it; a line with `"type":"exchange"` is one [`Exchange`]. Other `type`s are kept as
+//! it; a line with `"type":"exchange"` is one [`Exchange`]; a line with `"type":"mcp"` is
+//! one MCP message or server event ([`mcp::McpRecord`]). Other `type`s are kept as
 //! [`Record::Other`] so newer files stay readable. See `docs/trace-format.md`.
+//!
+//! Every reading command opens its inputs with [`open_input`] (or [`Trace::open`], which
+//! uses it): files, directories and `-`, with other tools' formats ([`import`]) recognised
+//! from their content.
 
 mod body;
 mod exchange;
+pub mod export;
+pub mod import;
+pub mod input;
+pub mod mcp;
 mod reader;
 pub mod redact;
 mod writer;
@@ -16,6 +25,8 @@ pub use body::Body;
 pub use exchange::{
     Context, Exchange, ExchangeError, Headers, HttpRequest, HttpResponse, Source, SourceKind,
 };
+pub use input::{open_input, InputOptions, TraceInput};
+pub use mcp::McpRecord;
 pub use reader::{ReadProblem, Record, Trace, TraceReader};
 pub use writer::TraceWriter;
 
@@ -49,6 +60,9 @@ pub enum TraceError {
     },
     #[error("trace {path} has format version {found}, newer than this agentwire reads ({FORMAT_VERSION}); upgrade agentwire")]
     Version { path: String, found: u32 },
+    /// An input that is not a trace agentwire reads, or an import that failed.
+    #[error(transparent)]
+    Import(#[from] import::ImportError),
     #[error(
         "{path}: exchange #{index} not found (the trace has {count} exchanges, numbered from 0)"
     )]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{Context, Exchange, TraceError, FORMAT_VERSION};
+use super::{Context, Exchange, McpRecord, TraceError, FORMAT_VERSION};
 
 /// One line of a trace.
 #[derive(Debug)]
@@ -22,6 +22,8 @@ pub enum Record {
     },
     /// One exchange.
     Exchange(Box<Exchange>),
+    /// One MCP message or MCP server event.
+    Mcp(Box<McpRecord>),
     /// A record of a type this reader does not model (kept whole).
     Other(serde_json::Value),
     /// A line that could not be parsed, kept raw.
@@ -31,7 +33,7 @@ pub enum Record {
 /// A line that could not be read as a record.
 #[derive(Debug, Clone)]
 pub struct ReadProblem {
-    /// Line number, from 1.
+    /// Line number, from 1; 0 for an input that is not line-based (a packet capture).
     pub line: u64,
     /// Byte offset of the line's start in the file.
     pub offset: u64,
@@ -45,7 +47,10 @@ pub struct ReadProblem {
 
 impl std::fmt::Display for ReadProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.truncated {
+        if self.line == 0 {
+            // not line-based (a packet capture): the message names the file and byte
+            f.write_str(&self.message)
+        } else if self.truncated {
             write!(
                 f,
                 "line {} (byte {}): last line is truncated after {} bytes (the writer stopped mid-record); it was skipped",
@@ -190,6 +195,10 @@ impl<R: BufRead> TraceReader<R> {
                 Ok(x) => Ok(Record::Exchange(Box::new(x))),
                 Err(e) => Ok(bad(format!("exchange: {e}"))),
             },
+            "mcp" => match serde_json::from_slice::<McpRecord>(line) {
+                Ok(m) => Ok(Record::Mcp(Box::new(m))),
+                Err(e) => Ok(bad(format!("mcp: {e}"))),
+            },
             "trace" => match serde_json::from_slice::<HeaderRepr>(line) {
                 Ok(h) if h.version > FORMAT_VERSION => Err(TraceError::Version {
                     path: self.path.display().to_string(),
@@ -279,6 +288,8 @@ pub struct Trace {
     pub context: Context,
     /// Exchanges in file order.
     pub exchanges: Vec<Exchange>,
+    /// MCP messages and server events, in file order.
+    pub mcp: Vec<McpRecord>,
     /// Records of other types, kept whole.
     pub others: Vec<serde_json::Value>,
     /// Lines that could not be read.
@@ -286,12 +297,14 @@ pub struct Trace {
 }
 
 impl Trace {
-    /// Read a whole trace file.
+    /// Read a whole trace input: a file, a directory or `-`, in any format
+    /// [`super::open_input`] reads (imports included).
     ///
-    /// Errors: the file cannot be opened or read, or it was written by a newer format.
-    /// Unparseable lines are not errors: they land in [`Trace::problems`].
+    /// Errors: the input cannot be opened or read, is not a format agentwire reads, or was
+    /// written by a newer format. Unparseable lines are not errors: they land in
+    /// [`Trace::problems`].
     pub fn open(path: &Path) -> Result<Trace, TraceError> {
-        Self::from_records(path, TraceReader::open(path)?)
+        Self::from_records(path, super::open_input(path, &Default::default())?)
     }
 
     /// Read a whole trace from any reader.
@@ -316,6 +329,7 @@ impl Trace {
                 }
                 Record::Header { .. } => {}
                 Record::Exchange(x) => t.exchanges.push(*x),
+                Record::Mcp(m) => t.mcp.push(*m),
                 Record::Other(v) => t.others.push(v),
                 Record::Bad(p) => t.problems.push(p),
             }

@@ -185,7 +185,7 @@ fn cli_reads_a_price_file() {
     let trace = write_trace(dir.path());
     let prices = dir.path().join("p.json");
     // Everything costs $1 per token-million of input, nothing else.
-    std::fs::write(&prices, r#"{"source":"test","date":"2026-01-01","fallback":"x","models":[{"model":"x","matches":["claude"],"input":1.0,"output":0.0,"write_5m":0.0,"write_1h":0.0,"read":0.0,"min_cacheable":1000000}]}"#).unwrap();
+    std::fs::write(&prices, r#"{"source":"test","date":"2026-01-01","models":[{"model":"x","ids":["claude-sonnet-4-5"],"input":1.0,"output":0.0,"write_5m":0.0,"write_1h":0.0,"read":0.0,"min_cacheable":1000000}]}"#).unwrap();
     let out = Command::new(bin())
         .args([
             "analyze",
@@ -289,12 +289,22 @@ fn several_traces_share_the_cache_and_keep_threads_apart() {
         .iter()
         .map(|t| t["thread"].as_str().unwrap())
         .collect();
-    assert_eq!(threads, ["t1/main", "t2/main"]);
+    // Each input is its own recording context, hence its own session.
+    assert_eq!(threads, ["s1/main", "s2/main"]);
+    assert_eq!(v["summary"]["sessions"], 2);
     // The second trace repeats the first at the same times: with a one-hour TTL its first
-    // request reads what the first trace cached, so it is no cold start.
+    // request reads what the first session cached (entries are keyed by content); it has
+    // no reference in its own session, so no miss can be blamed on the other session.
     let r7 = &v["requests"][7];
-    assert_eq!(r7["thread"], "t2/main");
-    assert_ne!(r7["status"], "cold");
+    assert_eq!(
+        (r7["session"].as_str(), r7["thread"].as_str()),
+        (Some("s2"), Some("s2/main"))
+    );
+    assert_eq!(r7["predicted"]["reference"], Value::Null);
+    assert_eq!(
+        (r7["status"].as_str(), &r7["cause"]),
+        (Some("hit"), &Value::Null)
+    );
     assert!(r7["tokens"]["read"].as_u64().unwrap() > 0);
     assert_eq!(v["summary"]["polls"], 8);
 }

@@ -109,3 +109,21 @@ pub fn messages_body(size: usize, seed: u64) -> Vec<u8> {
     body.extend_from_slice(tail.as_bytes());
     body
 }
+
+/// Run the built `agentwire` with `args`.
+pub fn agentwire(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(bin())
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// A free loopback TCP port (bound, then released; fine for a test peer to take).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

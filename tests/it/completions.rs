@@ -57,6 +57,62 @@ fn bash_completes_subcommands_and_their_flags() {
     }
 }
 
+/// `agentwire completions SHELL` written to a file in `dir`.
+fn script(shell: &str, dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let o = Command::new(bin())
+        .args(["completions", shell])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{shell}");
+    let path = dir.join(name);
+    std::fs::write(&path, &o.stdout).unwrap();
+    path
+}
+
+#[test]
+fn fish_completes_subcommands_and_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = script("fish", dir.path(), "agentwire.fish");
+    // fish's own `complete -C` lists what TAB would offer: one "word<TAB>description" line each
+    let complete = |line: &str| -> Vec<String> {
+        let o = Command::new("fish")
+            .arg("--no-config")
+            .arg("-c")
+            .arg(format!("source '{}'; complete -C '{line}'", path.display()))
+            .output()
+            .expect("fish is installed (make deps)");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| l.split('\t').next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(complete("agentwire sh"), ["show"]);
+    assert_eq!(complete("agentwire diff --fa"), ["--fail-on"]);
+    // fish sorts the values
+    assert_eq!(complete("agentwire analyze --ttl "), ["1h", "5m", "auto"]);
+}
+
+#[test]
+fn zsh_loads_the_completion_function() {
+    let dir = tempfile::tempdir().unwrap();
+    script("zsh", dir.path(), "_agentwire");
+    // compinit finds `_agentwire` on fpath and binds it to the agentwire command
+    let o = Command::new("zsh")
+        .arg("-f")
+        .arg("-c")
+        .arg(format!(
+            "fpath=('{0}' $fpath); autoload -Uz compinit; compinit -u -d '{0}/zcompdump'; \
+             print -r -- ${{_comps[agentwire]}}",
+            dir.path().display()
+        ))
+        .output()
+        .expect("zsh is installed (make deps)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8(o.stdout).unwrap().trim(), "_agentwire");
+}
+
 #[test]
 fn every_shell_gets_a_script_naming_every_subcommand() {
     let help = Command::new(bin()).arg("--help").output().unwrap();

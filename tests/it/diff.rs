@@ -5,9 +5,11 @@
 use std::path::Path;
 use std::process::Command;
 
+use agentwire::api::normalize::Normalizer;
+use agentwire::api::tools::Mechanism;
 use agentwire::diff::text::SegOp;
-use agentwire::diff::tools::{Mechanism, ToolState};
-use agentwire::diff::{self, Mode, Normalizer, RequestDiff};
+use agentwire::diff::tools::ToolState;
+use agentwire::diff::{self, Mode, RequestDiff};
 
 use crate::common::bin;
 use crate::tshark;
@@ -67,12 +69,19 @@ fn hello_2_1_303_vs_2_1_304() {
         (63707, 44164),
         "Content-Length per tshark"
     );
+    // Claude Code's words: ten deferred tools announced for ToolSearch, and one
+    // placeholder definition that is not a tool.
+    let b = |m: &str| d.size(m).unwrap().b;
     assert_eq!(
-        (
-            d.size("deferred_tools").unwrap().b,
-            d.size("announced_tools").unwrap().b
-        ),
-        (1, 10)
+        [
+            "deferred_tools",
+            "announced_tools",
+            "deferred_definitions",
+            "placeholder_tools",
+            "loaded_tools"
+        ]
+        .map(b),
+        [10, 10, 0, 1, 11]
     );
 
     let t = &d.tools;
@@ -83,7 +92,7 @@ fn hello_2_1_303_vs_2_1_304() {
         let e = t.entries.iter().find(|e| e.name == name).unwrap();
         assert_eq!(
             (e.a, e.b),
-            (ToolState::Defined, ToolState::Announced),
+            (ToolState::Loaded, ToolState::Announced),
             "{name}"
         );
         assert_eq!(e.delta, -(e.a_bytes as i64));
@@ -183,8 +192,8 @@ fn within_a_trace_shows_tools_loaded_by_tool_search() {
     assert_eq!(r.comparisons.len(), 2);
     let step = &r.comparisons[0];
     assert_eq!((step.a.turn, step.b.turn), (0, 1));
-    // Loaded tools come back as definitions that keep `defer_loading: true`.
-    assert_eq!(step.tools.loaded, ["CronCreate", "CronList"]);
+    // Fetched tools come back as definitions that keep `defer_loading: true`.
+    assert_eq!(step.tools.fetched, ["CronCreate", "CronList"]);
     assert!(step.tools.undeferred.is_empty());
     assert_eq!(step.size("tools").unwrap().delta, 2);
     assert!(step.tools.added.is_empty());
@@ -411,7 +420,7 @@ fn unreadable_request_is_a_problem_not_an_abort() {
     assert!(err.contains("#1: request body skipped"), "{err}");
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(
-        text.contains("#0 (main, turn 0) →") && text.contains("#2 (main, turn 2)"),
+        text.contains("#0 (s1/main, turn 0) →") && text.contains("#2 (s1/main, turn 2)"),
         "{text}"
     );
 }
@@ -526,8 +535,13 @@ fn cli_specs_are_recorded_and_diffed() {
         let bv: serde_json::Value = serde_json::from_slice(body).unwrap();
         assert_eq!(&serde_json::to_vec(&bv).unwrap(), body);
         let len = serde_json::to_vec(&bv["tools"]).unwrap().len();
-        assert_eq!(c["sizes"][3]["metric"], "tool_bytes");
-        assert_eq!(c["sizes"][3][side], len, "{side}");
+        let row = c["sizes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["metric"] == "tool_bytes")
+            .unwrap();
+        assert_eq!(row[side], len, "{side}");
     }
     // With ENABLE_TOOL_SEARCH=true for both, 2.1.303 sends 2.1.304's tool list.
     let o = Command::new(bin())

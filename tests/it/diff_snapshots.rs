@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use agentwire::diff::{self, Mode, Normalizer, Resolved};
+use agentwire::api::normalize::Normalizer;
+use agentwire::diff::{self, Mode, Resolved};
 use agentwire::report::{self, Format};
 use agentwire::trace::{Body, Exchange, HttpRequest, Source, SourceKind, Trace};
 

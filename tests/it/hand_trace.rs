@@ -112,6 +112,8 @@ pub struct TraceBuilder {
     pub exchanges: Vec<Exchange>,
     /// The source kind of the exchanges (pcap: usage may be treated as recorded).
     pub kind: Option<SourceKind>,
+    /// Header lines sent with the next requests (besides `content-type`).
+    pub headers: Vec<(String, String)>,
 }
 
 pub fn at(secs: f64) -> DateTime<Utc> {
@@ -134,7 +136,9 @@ impl TraceBuilder {
                 method: "POST".into(),
                 target: "/v1/messages".into(),
                 version: "HTTP/1.1".into(),
-                headers: vec![("content-type".into(), "application/json".into())],
+                headers: std::iter::once(("content-type".into(), "application/json".into()))
+                    .chain(self.headers.iter().cloned())
+                    .collect(),
                 body: Body::new(body),
             },
             response: Some(HttpResponse {

@@ -81,3 +81,20 @@ fn versions_by_route_four_rows() {
     assert_eq!(r[0].2, r[3].2);
     assert_ne!(r[0].2, r[1].2);
 }
+
+#[test]
+fn a_version_range_records_each_published_version() {
+    // 2.1.303..2.1.304: both ends are published for linux-x64 and nothing lies between
+    let r = rows(&matrix(&[
+        "--cli",
+        "claude-code@2.1.303..2.1.304",
+        "--route",
+        "base-url",
+    ]));
+    let got: Vec<(&str, u64)> = r.iter().map(|x| (x.0.as_str(), x.1)).collect();
+    // on the base-url route 2.1.303 sends 20 tools, 2.1.304 twelve (tests/it/record.rs)
+    assert_eq!(
+        got,
+        [("claude-code@2.1.303", 20), ("claude-code@2.1.304", 12)]
+    );
+}

@@ -121,35 +121,3 @@ fn a_range_names_every_version_published_for_this_platform_between_its_ends() {
         .unwrap();
     assert_eq!(release(&up.first().unwrap().version), Some(first));
 }
-
-#[test]
-fn matrix_records_each_version_of_a_range() {
-    let dir = tempfile::tempdir().unwrap();
-    let o = Command::new(bin())
-        .args(["matrix", "--format", "json", "--route", "base-url", "-d"])
-        .arg(dir.path())
-        .args(["--cli", "claude-code@2.1.303..2.1.304"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let rows: Vec<(String, u64)> = v["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["label"].as_str().unwrap().to_string(),
-                r["tools"].as_u64().unwrap(),
-            )
-        })
-        .collect();
-    // 2.1.303 sends 20 tools on the base-url route, 2.1.304 twelve (see tests/it/record.rs)
-    assert_eq!(
-        rows,
-        [
-            ("claude-code@2.1.303".to_string(), 20),
-            ("claude-code@2.1.304".to_string(), 12)
-        ]
-    );
-}

@@ -213,6 +213,11 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
             (reply, d.fail, d.delay_ms)
         }
     };
+    // Marked so `analyze --usage auto` never takes these made-up figures for the API's.
+    draft.notes.insert(
+        "synthesized".into(),
+        json!({"by": "agentwire", "usage": "estimate (request bytes / 4; cache fields 0)"}),
+    );
     if delay > 0 {
         tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
     }

@@ -18,7 +18,7 @@ use crate::trace::redact::redact_headers;
 use crate::trace::{ExchangeError, Headers};
 
 /// Hop-by-hop headers (RFC 9110 §7.6.1): never forwarded in either direction.
-const HOP_BY_HOP: &[&str] = &[
+pub(crate) const HOP_BY_HOP: &[&str] = &[
     "connection",
     "keep-alive",
     "proxy-connection",
@@ -97,6 +97,24 @@ impl Upstream {
         u.set_path(&format!("{prefix}{}", uri.path()));
         u.set_query(uri.query());
         u
+    }
+
+    /// A request for `uri` (path and query, appended to the base) carrying `headers`
+    /// minus the hop-by-hop and proxy-only ones: the seam other recording proxies
+    /// (Streamable HTTP MCP) forward through.
+    pub(crate) fn request(
+        &self,
+        method: Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+    ) -> reqwest::RequestBuilder {
+        let mut req = self.client.request(method, self.url_for(uri));
+        for (k, v) in headers {
+            if !skip_request(k.as_str()) {
+                req = req.header(k, v);
+            }
+        }
+        req
     }
 
     /// True when an absolute-form request target names this upstream.

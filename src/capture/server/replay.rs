@@ -22,6 +22,7 @@ use bytes::Bytes;
 
 use super::draft::{Draft, RecordingStream};
 use super::handler::error_response;
+use crate::api::normalize::{Hits, Normalizer};
 use crate::api::{BlockKind, MessagesRequest};
 use crate::trace::Headers;
 use crate::trace::{Exchange, Trace, TraceError};
@@ -91,50 +92,10 @@ pub struct Match {
     pub differences: Vec<String>,
 }
 
-/// Normalization of volatile text before comparisons: the diff's rules (ids, dates,
-/// working directories, token budgets, ...) plus two that matter when a new run replays
-/// an old one: temporary paths and background-task ids.
-pub struct Normalizer {
-    rules: crate::diff::Normalizer,
-}
-
-impl Default for Normalizer {
-    fn default() -> Self {
-        use crate::diff::normalize::RuleSpec;
-        let rule = |name: &str, pattern: &str, replace: &str, description: &str| RuleSpec {
-            name: name.into(),
-            description: description.into(),
-            header: None,
-            pattern: pattern.into(),
-            replace: replace.into(),
-        };
-        let mut specs = crate::diff::Normalizer::defaults().specs();
-        specs.push(rule(
-            "tmp-path",
-            r"/tmp/[^\s\x22']*",
-            "<tmp-path>",
-            "paths under /tmp (sandboxes, task output files)",
-        ));
-        specs.push(rule(
-            "task-id",
-            r"\bID: [a-z0-9]{6,}",
-            "ID: <task-id>",
-            "background task ids",
-        ));
-        Normalizer {
-            rules: crate::diff::Normalizer::from_specs(&specs, "replay rules")
-                .expect("replay rules compile"),
-        }
-    }
-}
-
-impl Normalizer {
-    /// Apply every rule.
-    pub fn apply(&self, s: &str) -> String {
-        self.rules
-            .text(s, &mut crate::diff::Hits::new())
-            .into_owned()
-    }
+/// The one normalization of volatile text ([`crate::api::normalize`]): ids, dates,
+/// working directories, temporary paths, task ids, token budgets, ...
+fn norm(n: &Normalizer, s: &str) -> String {
+    n.text(s, &mut Hits::new()).into_owned()
 }
 
 impl std::fmt::Debug for Replay {
@@ -155,7 +116,7 @@ impl Replay {
 
     /// Index a trace already in memory.
     pub fn from_trace(trace: Trace, timing: Timing) -> Replay {
-        let normalizer = Normalizer::default();
+        let normalizer = Normalizer::defaults();
         let mut entries = Vec::new();
         for x in trace.exchanges {
             if !x.is_messages() || x.response.as_ref().is_none_or(|r| r.status != 200) {
@@ -165,7 +126,7 @@ impl Replay {
                 continue;
             };
             entries.push(Entry {
-                thread_key: normalizer.apply(&req.first_user_text()),
+                thread_key: norm(&normalizer, &req.first_user_text()),
                 has_tools: !req.tools.is_empty(),
                 turn: req.turn(),
                 assistant_fp: assistant_fingerprint(&req, &normalizer),
@@ -192,7 +153,7 @@ impl Replay {
 
     /// Find the recorded exchange that answers `req`.
     pub fn find(&self, req: &MessagesRequest) -> Option<(&Exchange, Match)> {
-        let key = self.normalizer.apply(&req.first_user_text());
+        let key = norm(&self.normalizer, &req.first_user_text());
         let has_tools = !req.tools.is_empty();
         let turn = req.turn();
         let fp = assistant_fingerprint(req, &self.normalizer);
@@ -257,9 +218,9 @@ fn assistant_fingerprint(req: &MessagesRequest, n: &Normalizer) -> Vec<String> {
     for m in req.messages.iter().filter(|m| m.role == "assistant") {
         for b in &m.content {
             match &b.kind {
-                BlockKind::Text { text } => out.push(format!("text:{}", n.apply(text.trim()))),
+                BlockKind::Text { text } => out.push(format!("text:{}", norm(n, text.trim()))),
                 BlockKind::ToolUse { name, input, .. } => {
-                    out.push(format!("tool_use:{name}:{}", n.apply(&input.to_string())))
+                    out.push(format!("tool_use:{name}:{}", norm(n, &input.to_string())))
                 }
                 _ => out.push(b.block_type().to_string()),
             }
@@ -294,6 +255,11 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
     draft.notes.insert(
         "replay".into(),
         serde_json::to_value(&m).unwrap_or_default(),
+    );
+    draft.notes.insert(
+        "synthesized".into(),
+        serde_json::json!({"by": "agentwire replay",
+            "usage": format!("recorded for exchange {} of the replayed trace", m.recorded_id)}),
     );
     let Some(resp) = recorded.response.clone() else {
         return error_response(
@@ -365,14 +331,14 @@ mod tests {
     }
 
     #[test]
-    fn normalizer_hides_volatile_values() {
-        let n = Normalizer::default();
+    fn matching_uses_the_one_normalizer() {
+        let n = Normalizer::defaults();
         assert_eq!(
-            n.apply("ID: bj69g8yir. Output is being written to: /tmp/claude-0/x/ff545e2f-b8fe-4a79-a3d8-73994fb948fc/tasks/bj69g8yir.output"),
+            norm(&n, "ID: bj69g8yir. Output is being written to: /tmp/claude-0/x/ff545e2f-b8fe-4a79-a3d8-73994fb948fc/tasks/bj69g8yir.output"),
             "ID: <task-id>. Output is being written to: <tmp-path>"
         );
         assert_eq!(
-            n.apply("<total_tokens>14988946 tokens left</total_tokens>"),
+            norm(&n, "<total_tokens>14988946 tokens left</total_tokens>"),
             "<total_tokens><n> tokens left</total_tokens>"
         );
     }

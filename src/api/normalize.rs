@@ -1,14 +1,18 @@
-//! Normalization of volatile values (session ids, device ids, request ids, dates,
-//! working-directory paths, token-budget reminders, content-length, ...) before two
-//! requests are compared, so that "no change" reads as no change.
+//! The one normalization of volatile values: session, device and request ids, dates and
+//! times, working-directory and temporary paths, billing fingerprints, token budgets,
+//! request-size headers, and (in tool results) progress counters, durations, percentages
+//! and spinner frames. Every command that compares texts uses it: `diff` (two requests),
+//! the replay server (a live request against a recorded one) and `analyze` (two poll
+//! results).
 //!
-//! A [`Normalizer`] is an ordered list of regex [`Rule`]s. Body rules rewrite every text
-//! that is compared (system blocks, message texts, tool definitions, parameter values) and
-//! header values; header rules rewrite only the value of the header they name. Sizes are
-//! never normalized: they stay wire bytes. The replay server uses the same rules to match
-//! a live request against a recorded one.
+//! A [`Normalizer`] is an ordered list of named regex [`Rule`]s, each with a [`Scope`]:
+//! `text` rules rewrite every compared text (system blocks, message texts, tool
+//! definitions, parameter values, header values, tool results); `result` rules only tool
+//! results ([`Normalizer::result`]); header rules only the value of the header they name.
+//! Every replacement is counted per rule ([`Hits`]), so reports can say which rules fired.
+//! Sizes are never normalized: they stay wire bytes.
 //!
-//! The default rules are [`Normalizer::defaults`] (listed in the README, "Volatile
+//! The default rules are [`Normalizer::defaults`] (listed in `docs/diff.md`, "Volatile
 //! fields"). A rules file (`agentwire diff --rules FILE`) is JSON:
 //!
 //! ```json
@@ -30,7 +34,19 @@ use std::path::Path;
 use regex::{Captures, Regex, RegexSet};
 use serde::{Deserialize, Serialize};
 
-use super::DiffError;
+use super::ApiError;
+
+/// Which texts a rule rewrites.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    /// Every compared text and header value (and tool results).
+    #[default]
+    Text,
+    /// Tool results only: progress output that changes between two reads of the same
+    /// state (counters, durations, percentages, spinner frames).
+    Result,
+}
 
 /// One normalization rule.
 #[derive(Clone, Debug)]
@@ -39,9 +55,11 @@ pub struct Rule {
     pub name: String,
     /// What the rule hides and why.
     pub description: String,
-    /// For a header rule: the header name, lowercase. `None`: a body rule, applied to all
-    /// compared text and to every header value.
+    /// For a header rule: the header name, lowercase. `None`: a text rule, applied to the
+    /// texts its [`Scope`] names and to every header value.
     pub header: Option<String>,
+    /// Which texts it applies to (ignored for header rules).
+    pub scope: Scope,
     /// What to find.
     pub pattern: Regex,
     /// What to put instead (`$1` refers to capture group 1).
@@ -55,8 +73,10 @@ pub type Hits = BTreeMap<String, u64>;
 #[derive(Clone, Debug)]
 pub struct Normalizer {
     rules: Vec<Rule>,
-    body_set: RegexSet,
-    body_index: Vec<usize>,
+    /// `text`-scope rules.
+    text: RuleSet,
+    /// `text`- and `result`-scope rules.
+    result: RuleSet,
 }
 
 /// A rule as written in a rules file.
@@ -70,6 +90,9 @@ pub struct RuleSpec {
     /// Header name for a header rule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub header: Option<String>,
+    /// `text` (default) or `result` (tool results only).
+    #[serde(default)]
+    pub scope: Scope,
     /// Regex.
     pub pattern: String,
     /// Replacement.
@@ -95,19 +118,40 @@ fn yes() -> bool {
     true
 }
 
-/// The default rules: (name, header, pattern, replacement, description). Order matters:
-/// the memory-directory rule runs before the working-directory rule.
-const DEFAULTS: &[(&str, Option<&str>, &str, &str, &str)] = &[
+/// A default rule: name, header (for a header rule), scope, pattern, replacement,
+/// description.
+type DefaultRule = (
+    &'static str,
+    Option<&'static str>,
+    Scope,
+    &'static str,
+    &'static str,
+    &'static str,
+);
+
+/// The default rules. Order matters: the memory-directory and working-directory rules run
+/// before the temporary-path rule, and the billing rules before the id rules.
+const DEFAULTS: &[DefaultRule] = &[
     (
         "billing-fingerprint",
         None,
+        Scope::Text,
         r"(cc_version=\d+\.\d+\.\d+)\.[0-9a-f]{3,}",
         "$1.<fp>",
         "per-request fingerprint suffix of Claude Code's cc_version billing header",
     ),
     (
+        "billing-attestation",
+        None,
+        Scope::Text,
+        r"(\bcch=)[^;\s]+",
+        "${1}<token>",
+        "per-request attestation token (cch=) of Claude Code's billing header",
+    ),
+    (
         "memory-dir",
         None,
+        Scope::Text,
         r"/[^\s`'\x22<>()]*/projects/[^\s/`'\x22<>()]+/memory",
         "<memory-dir>",
         "the auto-memory directory (config dir + sanitized working directory)",
@@ -115,13 +159,23 @@ const DEFAULTS: &[(&str, Option<&str>, &str, &str, &str)] = &[
     (
         "working-directory",
         None,
+        Scope::Text,
         r"(?m)((?:[Pp]rimary working directory|[Ww]orking directory|cwd):[ \t]*)[^\s]+",
         "${1}<cwd>",
         "the working directory named in the environment section",
     ),
     (
+        "tmp-path",
+        None,
+        Scope::Text,
+        r"/tmp/[^\s\x22'`<>()]*",
+        "<tmp-path>",
+        "paths under /tmp (sandboxes, task output files)",
+    ),
+    (
         "session-id",
         None,
+        Scope::Text,
         r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
         "<uuid>",
         "UUIDs: session ids, account and message uuids",
@@ -129,6 +183,7 @@ const DEFAULTS: &[(&str, Option<&str>, &str, &str, &str)] = &[
     (
         "device-id",
         None,
+        Scope::Text,
         r"\b[0-9a-f]{64}\b",
         "<hex64>",
         "64-hex-digit ids: device ids, digests",
@@ -136,13 +191,23 @@ const DEFAULTS: &[(&str, Option<&str>, &str, &str, &str)] = &[
     (
         "request-id",
         None,
+        Scope::Text,
         r"\b(req|msg|toolu|srvtoolu)_[A-Za-z0-9]{8,}\b",
         "${1}_<id>",
         "API-issued ids (request, message, tool-use)",
     ),
     (
+        "task-id",
+        None,
+        Scope::Text,
+        r"\bID: [a-z0-9]{6,}",
+        "ID: <task-id>",
+        "background task ids",
+    ),
+    (
         "timestamp",
         None,
+        Scope::Text,
         r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?",
         "<timestamp>",
         "date-times (RFC 3339 and similar)",
@@ -150,6 +215,7 @@ const DEFAULTS: &[(&str, Option<&str>, &str, &str, &str)] = &[
     (
         "date",
         None,
+        Scope::Text,
         r"(?i)(today'?s date is:?[ \t]*)\d{4}-\d{2}-\d{2}",
         "${1}<date>",
         "the current date injected into the context",
@@ -157,6 +223,7 @@ const DEFAULTS: &[(&str, Option<&str>, &str, &str, &str)] = &[
     (
         "token-budget",
         None,
+        Scope::Text,
         r"<total_tokens>\d+ tokens left</total_tokens>",
         "<total_tokens><n> tokens left</total_tokens>",
         "remaining-token reminders",
@@ -164,13 +231,63 @@ const DEFAULTS: &[(&str, Option<&str>, &str, &str, &str)] = &[
     (
         "token-usage",
         None,
+        Scope::Text,
         r"(?i)(token usage:[ \t]*)\d+/\d+; \d+ remaining",
         "${1}<n>/<n>; <n> remaining",
         "token-usage reminders",
     ),
     (
+        "clock-time",
+        None,
+        Scope::Result,
+        r"\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b",
+        "<time>",
+        "clock times in tool output (12:00:01)",
+    ),
+    (
+        "duration",
+        None,
+        Scope::Result,
+        r"\b\d+(?:\.\d+)?[ \t]?(?:ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hrs?|hours?)\b",
+        "<duration>",
+        "elapsed or remaining durations in tool output (27.1s elapsed)",
+    ),
+    (
+        "counter",
+        None,
+        Scope::Result,
+        r"\b\d+[ \t]?(?:/|of)[ \t]?\d+\b",
+        "<n>/<n>",
+        "progress counters in tool output (3/20 done, 4 of 9)",
+    ),
+    (
+        "attempt",
+        None,
+        Scope::Result,
+        r"(?i)\b(attempt|try|retry|poll|check|iteration|round|step)[ \t]*#?\d+",
+        "$1 <n>",
+        "attempt and iteration numbers in tool output (attempt 4)",
+    ),
+    (
+        "percentage",
+        None,
+        Scope::Result,
+        r"\b\d+(?:\.\d+)?[ \t]?%",
+        "<pct>",
+        "percentages in tool output (42%)",
+    ),
+    (
+        "spinner",
+        None,
+        Scope::Result,
+        r"[\x{2800}-\x{28FF}\x{25D0}-\x{25D3}\x{25F4}-\x{25F7}]",
+        "<spin>",
+        "spinner frames in tool output (braille and circle-quarter characters)",
+    ),
+    (
         "content-length",
         Some("content-length"),
+        Scope::Text,
         r"^.*$",
         "<n>",
         "body size header (sizes are compared separately, in wire bytes)",
@@ -178,6 +295,7 @@ const DEFAULTS: &[(&str, Option<&str>, &str, &str, &str)] = &[
     (
         "host-port",
         Some("host"),
+        Scope::Text,
         r":\d+$",
         ":<port>",
         "the port of the local server a capture used",
@@ -185,6 +303,7 @@ const DEFAULTS: &[(&str, Option<&str>, &str, &str, &str)] = &[
     (
         "request-id-header",
         Some("request-id"),
+        Scope::Text,
         r"^.*$",
         "<id>",
         "request id header",
@@ -192,6 +311,7 @@ const DEFAULTS: &[(&str, Option<&str>, &str, &str, &str)] = &[
     (
         "x-request-id-header",
         Some("x-request-id"),
+        Scope::Text,
         r"^.*$",
         "<id>",
         "request id header",
@@ -199,6 +319,7 @@ const DEFAULTS: &[(&str, Option<&str>, &str, &str, &str)] = &[
     (
         "api-key",
         Some("x-api-key"),
+        Scope::Text,
         r"^.*$",
         "<secret>",
         "credentials (already redacted; the fingerprint differs per key)",
@@ -206,24 +327,65 @@ const DEFAULTS: &[(&str, Option<&str>, &str, &str, &str)] = &[
     (
         "authorization",
         Some("authorization"),
+        Scope::Text,
         r"^.*$",
         "<secret>",
         "credentials (already redacted; the fingerprint differs per token)",
     ),
 ];
 
+/// A set of text rules matched together.
+#[derive(Clone, Debug)]
+struct RuleSet {
+    set: RegexSet,
+    index: Vec<usize>,
+}
+
+impl RuleSet {
+    fn new(rules: &[Rule], keep: impl Fn(&Rule) -> bool, origin: &str) -> Result<Self, ApiError> {
+        let index: Vec<usize> = (0..rules.len()).filter(|&i| keep(&rules[i])).collect();
+        let set = RegexSet::new(index.iter().map(|&i| rules[i].pattern.as_str())).map_err(|e| {
+            ApiError::Rules {
+                origin: origin.to_string(),
+                message: e.to_string(),
+            }
+        })?;
+        Ok(RuleSet { set, index })
+    }
+
+    fn apply<'t>(&self, rules: &[Rule], text: &'t str, hits: &mut Hits) -> Cow<'t, str> {
+        if self.index.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        let matched = self.set.matches(text);
+        if !matched.matched_any() {
+            return Cow::Borrowed(text);
+        }
+        let mut out = Cow::Borrowed(text);
+        for k in matched.iter() {
+            if let Cow::Owned(s) = apply(&rules[self.index[k]], &out, hits) {
+                out = Cow::Owned(s);
+            }
+        }
+        out
+    }
+}
+
 impl Normalizer {
-    /// The default rules (see the module docs and the README).
+    /// The default rules (see the module docs and `docs/diff.md`).
     pub fn defaults() -> Normalizer {
         let specs = DEFAULTS
             .iter()
-            .map(|(name, header, pattern, replace, description)| RuleSpec {
-                name: name.to_string(),
-                description: description.to_string(),
-                header: header.map(str::to_string),
-                pattern: pattern.to_string(),
-                replace: replace.to_string(),
-            })
+            .map(
+                |(name, header, scope, pattern, replace, description)| RuleSpec {
+                    name: name.to_string(),
+                    description: description.to_string(),
+                    header: header.map(str::to_string),
+                    scope: *scope,
+                    pattern: pattern.to_string(),
+                    replace: replace.to_string(),
+                },
+            )
             .collect::<Vec<_>>();
         Normalizer::from_specs(&specs, "built-in rules").expect("default rules compile")
     }
@@ -235,11 +397,11 @@ impl Normalizer {
 
     /// Build from rule specs; `origin` names their source in errors.
     ///
-    /// Errors: [`DiffError::Rules`] for a pattern that does not compile.
-    pub fn from_specs(specs: &[RuleSpec], origin: &str) -> Result<Normalizer, DiffError> {
+    /// Errors: [`ApiError::Rules`] for a pattern that does not compile.
+    pub fn from_specs(specs: &[RuleSpec], origin: &str) -> Result<Normalizer, ApiError> {
         let mut rules = Vec::with_capacity(specs.len());
         for s in specs {
-            let pattern = Regex::new(&s.pattern).map_err(|e| DiffError::Rules {
+            let pattern = Regex::new(&s.pattern).map_err(|e| ApiError::Rules {
                 origin: origin.to_string(),
                 message: format!("rule {:?}: bad pattern: {e}", s.name),
             })?;
@@ -247,39 +409,38 @@ impl Normalizer {
                 name: s.name.clone(),
                 description: s.description.clone(),
                 header: s.header.as_ref().map(|h| h.to_ascii_lowercase()),
+                scope: s.scope,
                 pattern,
                 replace: s.replace.clone(),
             });
         }
-        let body_index: Vec<usize> = (0..rules.len())
-            .filter(|&i| rules[i].header.is_none())
-            .collect();
-        let body_set = RegexSet::new(body_index.iter().map(|&i| rules[i].pattern.as_str()))
-            .map_err(|e| DiffError::Rules {
-                origin: origin.to_string(),
-                message: e.to_string(),
-            })?;
+        let text = RuleSet::new(
+            &rules,
+            |r| r.header.is_none() && r.scope == Scope::Text,
+            origin,
+        )?;
+        let result = RuleSet::new(&rules, |r| r.header.is_none(), origin)?;
         Ok(Normalizer {
             rules,
-            body_set,
-            body_index,
+            text,
+            result,
         })
     }
 
     /// Apply a rules file on top of (or instead of) the defaults.
     ///
-    /// Errors: [`DiffError::Rules`] naming the file when it cannot be read, is not a
+    /// Errors: [`ApiError::Rules`] naming the file when it cannot be read, is not a
     /// rules file, disables an unknown rule or has a bad pattern.
-    pub fn from_file(path: &Path) -> Result<Normalizer, DiffError> {
+    pub fn from_file(path: &Path) -> Result<Normalizer, ApiError> {
         let origin = path.display().to_string();
-        let err = |message: String| DiffError::Rules {
+        let err = |message: String| ApiError::Rules {
             origin: origin.clone(),
             message,
         };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
         let file: RulesFile = serde_json::from_str(&text).map_err(|e| {
             err(format!(
-                "{e} (expected {{\"defaults\": true, \"disable\": [names], \"rules\": [{{\"name\", \"pattern\", \"replace\", optional \"header\", \"description\"}}]}})"
+                "{e} (expected {{\"defaults\": true, \"disable\": [names], \"rules\": [{{\"name\", \"pattern\", \"replace\", optional \"header\", \"scope\", \"description\"}}]}})"
             ))
         })?;
         let mut specs: Vec<RuleSpec> = if file.defaults {
@@ -324,29 +485,24 @@ impl Normalizer {
                 name: r.name.clone(),
                 description: r.description.clone(),
                 header: r.header.clone(),
+                scope: r.scope,
                 pattern: r.pattern.as_str().to_string(),
                 replace: r.replace.clone(),
             })
             .collect()
     }
 
-    /// Normalize a text with the body rules, counting replacements into `hits`.
+    /// Normalize a text with the `text` rules, counting replacements into `hits`.
     pub fn text<'t>(&self, text: &'t str, hits: &mut Hits) -> Cow<'t, str> {
-        if self.body_index.is_empty() {
-            return Cow::Borrowed(text);
-        }
-        let matched = self.body_set.matches(text);
-        if !matched.matched_any() {
-            return Cow::Borrowed(text);
-        }
-        let mut out = Cow::Borrowed(text);
-        for k in matched.iter() {
-            let rule = &self.rules[self.body_index[k]];
-            if let Cow::Owned(s) = apply(rule, &out, hits) {
-                out = Cow::Owned(s);
-            }
-        }
-        out
+        self.text.apply(&self.rules, text, hits)
+    }
+
+    /// Normalize a tool result: the `text` and `result` rules, then runs of whitespace
+    /// collapsed to one space (layout is not content). Two results are equal "after
+    /// normalization" when these strings are equal.
+    pub fn result(&self, text: &str, hits: &mut Hits) -> String {
+        let out = self.result.apply(&self.rules, text, hits);
+        out.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 
     /// Normalize a header value: header rules for `name` first, then the body rules.
@@ -381,6 +537,32 @@ fn apply<'t>(rule: &Rule, text: &'t str, hits: &mut Hits) -> Cow<'t, str> {
         *hits.entry(rule.name.clone()).or_default() += n;
     }
     out
+}
+
+/// Canonical JSON text of a value: object keys sorted, no whitespace, members named in
+/// `skip` left out at every level. Two inputs that differ only in key order or in the
+/// skipped members (`description`) give the same text.
+pub fn canonical_json(v: &serde_json::Value, skip: &[&str]) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Object(o) => {
+            let m: BTreeMap<&String, String> = o
+                .iter()
+                .filter(|(k, _)| !skip.contains(&k.as_str()))
+                .map(|(k, v)| (k, canonical_json(v, skip)))
+                .collect();
+            let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k:?}:{v}")).collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        Value::Array(a) => format!(
+            "[{}]",
+            a.iter()
+                .map(|x| canonical_json(x, skip))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        other => other.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -446,7 +628,7 @@ mod tests {
         let n = Normalizer::from_file(&p).unwrap();
         assert!(!n.names().contains(&"device-id".to_string()));
         let pos = n.names().iter().position(|x| x == "session-id").unwrap();
-        assert_eq!(pos, 3, "replaced in place");
+        assert_eq!(pos, 5, "replaced in place");
         let mut hits = Hits::new();
         assert_eq!(n.text("sess-12 build #7", &mut hits), "<s> build #<n>");
         std::fs::write(&p, r#"{"disable":["nope"]}"#).unwrap();
@@ -455,5 +637,54 @@ mod tests {
         std::fs::write(&p, r#"{"rules":[{"name":"x","pattern":"(","replace":""}]}"#).unwrap();
         let e = Normalizer::from_file(&p).unwrap_err().to_string();
         assert!(e.contains("bad pattern"), "{e}");
+    }
+
+    #[test]
+    fn billing_attestation_token_and_temp_paths_are_volatile() {
+        let n = Normalizer::defaults();
+        let mut hits = Hits::new();
+        let t =
+            "x-anthropic-billing-header: cc_version=2.1.304.a1b; cc_entrypoint=cli; cch=3f9e0;\n\
+                 output in /tmp/claude-0/-tmp-x/tasks/b1.output";
+        assert_eq!(
+            n.text(t, &mut hits),
+            "x-anthropic-billing-header: cc_version=2.1.304.<fp>; cc_entrypoint=cli; cch=<token>;\n\
+             output in <tmp-path>"
+        );
+        assert_eq!(hits.get("billing-attestation"), Some(&1));
+        assert_eq!(hits.get("tmp-path"), Some(&1));
+    }
+
+    #[test]
+    fn progress_rules_apply_to_tool_results_only() {
+        let n = Normalizer::defaults();
+        let mut hits = Hits::new();
+        let a = n.result(
+            "⠋ build: 3/20 done, 27.1s elapsed, attempt 4, 15%\n\n  at 12:00:01",
+            &mut hits,
+        );
+        let b = n.result(
+            "⠙ build: 9/20 done, 31.9s elapsed, attempt 5, 45% at 12:00:07",
+            &mut Hits::new(),
+        );
+        assert_eq!(a, b);
+        assert_eq!(
+            a,
+            "<spin> build: <n>/<n> done, <duration> elapsed, attempt <n>, <pct> at <time>"
+        );
+        for r in [
+            "spinner",
+            "counter",
+            "duration",
+            "attempt",
+            "percentage",
+            "clock-time",
+        ] {
+            assert_eq!(hits.get(r), Some(&1), "{r}: {hits:?}");
+        }
+        // The same words in a prompt are content: `text` leaves them alone.
+        let mut h = Hits::new();
+        assert_eq!(n.text("timeout 120s, 3/20", &mut h), "timeout 120s, 3/20");
+        assert!(h.is_empty());
     }
 }

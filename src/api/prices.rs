@@ -1,0 +1,416 @@
+//! Model prices and prompt-cache minimums: the built-in table (every row with its source
+//! and the date it was read), loading an override file, and matching a model id to a row.
+//!
+//! Sources of the built-in rows, read 2026-11-30 (stored copies reached through the
+//! project's search tool): Anthropic, "Pricing", "Model pricing"
+//! (<https://platform.claude.com/docs/en/about-claude/pricing>: base input, 5m and 1h
+//! cache writes, cache hits and refreshes, output, USD per million tokens; the cache-hit
+//! rate is 0.05× input for Claude Opus 5.5 and Sonnet 5.5 and 0.025× for Fable 5.1 and
+//! Mythos 5.1, per "Models overview"); minimum cacheable lengths from "Prompt caching",
+//! "Cache limitations" (<https://platform.claude.com/docs/en/build-with-claude/prompt-caching>).
+//!
+//! A model id matches a row only by its exact id (a `-YYYYMMDD` date suffix and a
+//! `[…]` variant suffix such as `[1m]` are ignored). An id no row names is *unpriced*:
+//! never priced with another model's row.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::ApiError;
+
+/// Where the built-in prices come from.
+pub const PRICE_SOURCE: &str = "https://platform.claude.com/docs/en/about-claude/pricing";
+/// Where the built-in minimum cacheable lengths come from.
+pub const MINIMUM_SOURCE: &str =
+    "https://platform.claude.com/docs/en/build-with-claude/prompt-caching#cache-limitations";
+/// When the built-in rows were read (ISO date).
+pub const PRICE_DATE: &str = "2026-11-30";
+/// Minimum cacheable length the simulation assumes for an unpriced model, in tokens (the
+/// most common documented minimum); the report's warning says so.
+pub const UNKNOWN_MIN_CACHEABLE: u64 = 1024;
+
+/// Prices of one model row, in USD per million tokens, and its minimum cacheable prompt
+/// length in tokens.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelPrice {
+    /// Row name, e.g. `claude-opus-4-5`.
+    pub model: String,
+    /// Model ids this row prices, matched exactly (after dropping a `-YYYYMMDD` date
+    /// and a `[…]` suffix), e.g. `["claude-opus-4-5"]`.
+    #[serde(alias = "matches")]
+    pub ids: Vec<String>,
+    /// Uncached input, USD per MTok.
+    pub input: f64,
+    /// Output, USD per MTok.
+    pub output: f64,
+    /// Cache write with the 5-minute TTL, USD per MTok.
+    pub write_5m: f64,
+    /// Cache write with the 1-hour TTL, USD per MTok.
+    pub write_1h: f64,
+    /// Cache read (hit or refresh), USD per MTok.
+    pub read: f64,
+    /// Minimum cacheable prompt length in tokens: shorter prefixes are never cached.
+    pub min_cacheable: u64,
+    /// Where the figures come from (defaults to the table's source).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// When they were read (ISO date; defaults to the table's date).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<String>,
+}
+
+/// A price table: rows plus where they come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PriceTable {
+    /// Citation (URL or file) of the figures.
+    pub source: String,
+    /// Date the figures were read (ISO 8601).
+    pub date: String,
+    /// Rows.
+    pub models: Vec<ModelPrice>,
+}
+
+/// A row with the standard cache multipliers (5m write 1.25×, 1h write 2× input) and the
+/// given cache-read price.
+fn row(model: &str, ids: &[&str], input: f64, output: f64, read: f64, min: u64) -> ModelPrice {
+    ModelPrice {
+        model: model.to_string(),
+        ids: ids.iter().map(|s| s.to_string()).collect(),
+        input,
+        output,
+        write_5m: input * 1.25,
+        write_1h: input * 2.0,
+        read,
+        min_cacheable: min,
+        source: None,
+        checked: None,
+    }
+}
+
+impl Default for PriceTable {
+    fn default() -> Self {
+        PriceTable::builtin()
+    }
+}
+
+/// The id without a `-YYYYMMDD` date suffix and a `[…]` variant suffix, lowercase.
+fn base_id(model: &str) -> String {
+    let mut m = model.trim().to_ascii_lowercase();
+    if let Some(i) = m.find('[') {
+        m.truncate(i);
+    }
+    if let Some((head, tail)) = m.rsplit_once('-') {
+        if tail.len() == 8 && tail.bytes().all(|b| b.is_ascii_digit()) {
+            m = head.to_string();
+        }
+    }
+    m
+}
+
+impl PriceTable {
+    /// The built-in table (see the module header for sources and date).
+    pub fn builtin() -> Self {
+        let mut models = vec![
+            row(
+                "claude-fable-5-1",
+                &["claude-fable-5-1"],
+                10.0,
+                50.0,
+                0.25,
+                512,
+            ),
+            row(
+                "claude-mythos-5-1",
+                &["claude-mythos-5-1"],
+                10.0,
+                50.0,
+                0.25,
+                512,
+            ),
+            row("claude-fable-5", &["claude-fable-5"], 10.0, 50.0, 1.0, 512),
+            row(
+                "claude-mythos-5",
+                &["claude-mythos-5"],
+                10.0,
+                50.0,
+                1.0,
+                512,
+            ),
+            row(
+                "claude-opus-5-5",
+                &["claude-opus-5-5"],
+                4.0,
+                20.0,
+                0.20,
+                512,
+            ),
+            row("claude-opus-5", &["claude-opus-5"], 5.0, 25.0, 0.50, 512),
+            row(
+                "claude-opus-4-8",
+                &["claude-opus-4-8"],
+                5.0,
+                25.0,
+                0.50,
+                1024,
+            ),
+            row(
+                "claude-opus-4-7",
+                &["claude-opus-4-7"],
+                5.0,
+                25.0,
+                0.50,
+                2048,
+            ),
+            row(
+                "claude-opus-4-6",
+                &["claude-opus-4-6"],
+                5.0,
+                25.0,
+                0.50,
+                4096,
+            ),
+            row(
+                "claude-opus-4-5",
+                &["claude-opus-4-5"],
+                5.0,
+                25.0,
+                0.50,
+                4096,
+            ),
+            row(
+                "claude-opus-4-1",
+                &["claude-opus-4-1"],
+                15.0,
+                75.0,
+                1.50,
+                1024,
+            ),
+            row(
+                "claude-opus-4",
+                &["claude-opus-4", "claude-opus-4-0"],
+                15.0,
+                75.0,
+                1.50,
+                1024,
+            ),
+            row("claude-3-opus", &["claude-3-opus"], 15.0, 75.0, 1.50, 1024),
+            row(
+                "claude-sonnet-5-5",
+                &["claude-sonnet-5-5"],
+                2.0,
+                10.0,
+                0.10,
+                512,
+            ),
+            row(
+                "claude-sonnet-5",
+                &["claude-sonnet-5"],
+                2.0,
+                10.0,
+                0.20,
+                1024,
+            ),
+            row(
+                "claude-sonnet-4-6",
+                &["claude-sonnet-4-6"],
+                3.0,
+                15.0,
+                0.30,
+                1024,
+            ),
+            row(
+                "claude-sonnet-4-5",
+                &["claude-sonnet-4-5"],
+                3.0,
+                15.0,
+                0.30,
+                1024,
+            ),
+            row(
+                "claude-sonnet-4",
+                &["claude-sonnet-4", "claude-sonnet-4-0"],
+                3.0,
+                15.0,
+                0.30,
+                1024,
+            ),
+            row(
+                "claude-3-7-sonnet",
+                &["claude-3-7-sonnet", "claude-3-7-sonnet-latest"],
+                3.0,
+                15.0,
+                0.30,
+                1024,
+            ),
+            row(
+                "claude-haiku-4-5",
+                &["claude-haiku-4-5"],
+                1.0,
+                5.0,
+                0.10,
+                4096,
+            ),
+            row(
+                "claude-3-5-haiku",
+                &["claude-3-5-haiku", "claude-3-5-haiku-latest"],
+                0.8,
+                4.0,
+                0.08,
+                2048,
+            ),
+            row(
+                "claude-3-haiku",
+                &["claude-3-haiku"],
+                0.25,
+                1.25,
+                0.03,
+                2048,
+            ),
+        ];
+        // Claude Haiku 3's cache writes are not 1.25×/2× input on the pricing page.
+        if let Some(h) = models.iter_mut().find(|r| r.model == "claude-3-haiku") {
+            h.write_5m = 0.30;
+            h.write_1h = 0.50;
+        }
+        for r in &mut models {
+            r.source = Some(format!("{PRICE_SOURCE}; minimum: {MINIMUM_SOURCE}"));
+            r.checked = Some(PRICE_DATE.to_string());
+        }
+        PriceTable {
+            source: PRICE_SOURCE.to_string(),
+            date: PRICE_DATE.to_string(),
+            models,
+        }
+    }
+
+    /// Read a table from a JSON file with the shape of [`PriceTable`]:
+    /// `{"source", "date", "models": [{"model", "ids", "input", "output", "write_5m",
+    /// "write_1h", "read", "min_cacheable", optional "source", "checked"}]}` (see
+    /// `docs/analyze.md`).
+    ///
+    /// Errors: [`ApiError::Prices`] naming the file when it cannot be read or parsed.
+    pub fn from_file(path: &Path) -> Result<Self, ApiError> {
+        let err = |message: String| ApiError::Prices {
+            path: path.display().to_string(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let t: PriceTable = serde_json::from_str(&text).map_err(|e| {
+            err(format!("{e} (expected {{\"source\",\"date\",\"models\":[{{\"model\",\"ids\",\"input\",\"output\",\"write_5m\",\"write_1h\",\"read\",\"min_cacheable\"}}]}})"))
+        })?;
+        if t.models.is_empty() {
+            return Err(err("the table has no models".into()));
+        }
+        Ok(t)
+    }
+
+    /// The row that prices a model id, or `None` when no row names it (the model is then
+    /// reported as unpriced).
+    pub fn lookup(&self, model: &str) -> Option<&ModelPrice> {
+        let id = base_id(model);
+        self.models
+            .iter()
+            .find(|r| r.ids.iter().any(|m| base_id(m) == id))
+    }
+
+    /// The model's minimum cacheable length, or [`UNKNOWN_MIN_CACHEABLE`] for an unpriced
+    /// model.
+    pub fn min_cacheable(&self, model: &str) -> u64 {
+        self.lookup(model)
+            .map_or(UNKNOWN_MIN_CACHEABLE, |r| r.min_cacheable)
+    }
+}
+
+/// Tokens of one model call by how they are billed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Tokens {
+    /// Uncached input tokens.
+    pub uncached: u64,
+    /// Cache-read tokens.
+    pub read: u64,
+    /// Cache-write tokens with the 5-minute TTL.
+    pub write_5m: u64,
+    /// Cache-write tokens with the 1-hour TTL.
+    pub write_1h: u64,
+    /// Output tokens.
+    pub output: u64,
+}
+
+impl Tokens {
+    /// All cache-write tokens.
+    pub fn write(&self) -> u64 {
+        self.write_5m + self.write_1h
+    }
+
+    /// All input tokens.
+    pub fn input(&self) -> u64 {
+        self.uncached + self.read + self.write()
+    }
+
+    /// Field-wise sum.
+    pub fn add(&mut self, o: &Tokens) {
+        self.uncached += o.uncached;
+        self.read += o.read;
+        self.write_5m += o.write_5m;
+        self.write_1h += o.write_1h;
+        self.output += o.output;
+    }
+}
+
+impl ModelPrice {
+    /// Cost in USD of `t` tokens at this row's prices.
+    pub fn cost(&self, t: &Tokens) -> f64 {
+        (t.uncached as f64 * self.input
+            + t.read as f64 * self.read
+            + t.write_5m as f64 * self.write_5m
+            + t.write_1h as f64 * self.write_1h
+            + t.output as f64 * self.output)
+            / 1e6
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_ids_with_date_and_variant_suffixes() {
+        let t = PriceTable::builtin();
+        assert_eq!(t.lookup("claude-opus-4-1-20250805").unwrap().input, 15.0);
+        assert_eq!(t.lookup("claude-opus-4-5-20251101").unwrap().input, 5.0);
+        assert_eq!(t.lookup("claude-opus-5-5[1m]").unwrap().read, 0.20);
+        assert_eq!(
+            t.lookup("claude-3-5-haiku-20241022").unwrap().min_cacheable,
+            2048
+        );
+        let p = t.lookup("claude-sonnet-4-5").unwrap();
+        // 1M uncached + 1M read + 1M 5m write + 1M output = 3 + 0.3 + 3.75 + 15
+        let c = p.cost(&Tokens {
+            uncached: 1_000_000,
+            read: 1_000_000,
+            write_5m: 1_000_000,
+            write_1h: 0,
+            output: 1_000_000,
+        });
+        assert!((c - 22.05).abs() < 1e-9, "{c}");
+        assert!(t
+            .models
+            .iter()
+            .all(|r| r.source.is_some() && r.checked.is_some()));
+    }
+
+    #[test]
+    fn an_unknown_model_is_unpriced_not_priced_with_a_family_row() {
+        let t = PriceTable::builtin();
+        for m in [
+            "claude-opus-5-7",
+            "claude-opus-9",
+            "something-else",
+            "claude-haiku-5-5",
+        ] {
+            assert!(t.lookup(m).is_none(), "{m}");
+            assert_eq!(t.min_cacheable(m), UNKNOWN_MIN_CACHEABLE);
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! The canonical view of an exchange that every command reads: its session and thread,
+//! and for a `POST /v1/messages` the parsed request with its turn, beta set and whether
+//! its headers were recorded. `show`, `diff`, `analyze`, `matrix` and `record`'s summary
+//! all place exchanges through one [`Canonicalizer`], so they agree on what a session and
+//! a thread are.
+
+use super::betas::BetaSet;
+use super::session::{Placement, SessionInfo, Sessions};
+use super::tools::ToolView;
+use super::{ApiError, MessagesRequest};
+use crate::trace::Exchange;
+
+/// A Messages request in canonical form.
+#[derive(Clone, Debug)]
+pub struct CanonicalRequest {
+    /// The parsed body.
+    pub req: MessagesRequest,
+    /// Turn within its thread: assistant replies in the history.
+    pub turn: usize,
+    /// The `anthropic-beta` set (unknown when headers were not recorded).
+    pub betas: BetaSet,
+    /// False when the request was recorded without header lines (a bare body).
+    pub headers_known: bool,
+}
+
+impl CanonicalRequest {
+    /// Canonical form of a body sent with `headers`.
+    ///
+    /// Errors: [`ApiError`] when the body is not a JSON object.
+    pub fn parse(body: &[u8], headers: &[(String, String)]) -> Result<Self, ApiError> {
+        let req = MessagesRequest::parse(body)?;
+        Ok(CanonicalRequest {
+            turn: req.turn(),
+            betas: BetaSet::from_headers(headers),
+            headers_known: !headers.is_empty(),
+            req,
+        })
+    }
+
+    /// The tools by role (loaded, deferred, announced, placeholders).
+    pub fn tools(&self) -> ToolView {
+        ToolView::of(&self.req)
+    }
+}
+
+/// One exchange, placed.
+#[derive(Debug)]
+pub struct View {
+    /// Session and thread.
+    pub place: Placement,
+    /// The canonical request, for a Messages exchange whose body parsed.
+    pub request: Option<CanonicalRequest>,
+    /// Why a Messages exchange's body could not be read.
+    pub error: Option<ApiError>,
+}
+
+/// Places exchanges into sessions and threads, in arrival order.
+#[derive(Default)]
+pub struct Canonicalizer {
+    sessions: Sessions,
+}
+
+impl Canonicalizer {
+    /// Nothing placed yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The next exchanges come from another input or recording context (a new file, a
+    /// trace header line): sessions without client ids do not continue across it.
+    pub fn new_context(&mut self) {
+        self.sessions.new_scope();
+    }
+
+    /// Place one exchange.
+    pub fn view(&mut self, x: &Exchange) -> View {
+        let (request, error) = if x.is_messages() {
+            match CanonicalRequest::parse(&x.request.body.bytes, &x.request.headers) {
+                Ok(r) => (Some(r), None),
+                Err(e) => (None, Some(e)),
+            }
+        } else {
+            (None, None)
+        };
+        let place = self.sessions.place(
+            &x.request.headers,
+            &x.source,
+            request.as_ref().map(|r| &r.req),
+        );
+        View {
+            place,
+            request,
+            error,
+        }
+    }
+
+    /// Session `i`.
+    pub fn session(&self, i: usize) -> &SessionInfo {
+        self.sessions.info(i)
+    }
+
+    /// All sessions so far.
+    pub fn sessions(&self) -> &Sessions {
+        &self.sessions
+    }
+}

@@ -1,0 +1,115 @@
+//! The MCP side of the wire: record the JSON-RPC traffic between an agent CLI and its MCP
+//! servers into `mcp` trace records ([`crate::trace::McpRecord`]).
+//!
+//! - [`tap`]: `agentwire mcp-tap -- COMMAND ARGS` runs a stdio server and relays its
+//!   stdin/stdout byte for byte, recording every newline-delimited message.
+//! - [`http`]: a recording reverse proxy for one Streamable HTTP server (POSTs, JSON and
+//!   per-request SSE answers, 202 for notifications, `Mcp-Session-Id`).
+//! - [`config`]: rewrite a CLI's MCP configuration (`--mcp-config`) so each server runs
+//!   under the tap or behind the proxy; `record` merges what they wrote into its trace.
+
+pub mod config;
+pub mod http;
+pub mod tap;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::trace::{Context, McpRecord, Trace, TraceError, TraceWriter};
+
+/// Errors of MCP recording.
+#[derive(Debug, thiserror::Error)]
+pub enum McpError {
+    #[error("mcp-tap: nothing to run: give the server command after `--`, e.g. `agentwire mcp-tap --name jobs -- python3 server.py`")]
+    NoCommand,
+    #[error("mcp-tap: cannot start {program}: {source} (check the command and PATH)")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error("MCP configuration {source_name}: {message} (give a JSON object with \"mcpServers\", as for `claude --mcp-config`)")]
+    Config {
+        source_name: String,
+        message: String,
+    },
+    #[error("MCP server {server:?}: URL {url:?} is not usable: {reason}")]
+    BadUrl {
+        server: String,
+        url: String,
+        reason: String,
+    },
+    #[error("cannot start the MCP recording proxy for {server:?}: {source}")]
+    Listen {
+        server: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Where one recording source (a tap or an HTTP proxy) writes its `mcp` records: a
+/// trace file of its own, one flushed line per record, numbered in writing order.
+pub struct McpSink {
+    inner: Mutex<(TraceWriter, u64)>,
+}
+
+impl McpSink {
+    /// Create `path` with a trace header naming the source (`context.cli` = `label`).
+    ///
+    /// Errors: [`TraceError::Write`] when the file cannot be created.
+    pub fn create(path: &Path, label: &str) -> Result<McpSink, TraceError> {
+        let mut ctx = Context::new();
+        ctx.label = Some(crate::trace::redact::redact_text(label));
+        Ok(McpSink {
+            inner: Mutex::new((TraceWriter::create(path, &ctx)?, 0)),
+        })
+    }
+
+    /// Number and write one record. A write error is reported once on stderr and the
+    /// relay goes on (the protocol traffic matters more than its recording).
+    pub fn write(&self, mut record: McpRecord) {
+        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        record.seq = g.1;
+        g.1 += 1;
+        if let Err(e) = g.0.write_record(&record.line()) {
+            if g.1 == 1 || record.seq % 1000 == 0 {
+                eprintln!("agentwire mcp: {e}");
+            }
+        }
+    }
+}
+
+/// Read the `mcp` records of every `*.jsonl` file in `dir` (the files taps and proxies
+/// wrote during a recording), in time order. Unreadable lines are returned as problems
+/// (a server that crashed mid-write leaves a readable trace and one reported line).
+pub fn collect(dir: &Path) -> (Vec<McpRecord>, Vec<(PathBuf, crate::trace::ReadProblem)>) {
+    let mut records = Vec::new();
+    let mut problems = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    for f in files {
+        match Trace::open(&f) {
+            Ok(t) => {
+                records.extend(t.mcp);
+                problems.extend(t.problems.into_iter().map(|p| (f.clone(), p)));
+            }
+            Err(e) => eprintln!("warning: {e}"),
+        }
+    }
+    records.sort_by_key(|r| r.at);
+    (records, problems)
+}

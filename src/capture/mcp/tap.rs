@@ -1,0 +1,216 @@
+//! `mcp-tap`: run a stdio MCP server as a child, relay our stdin to its stdin and its
+//! stdout to our stdout byte for byte (chunks are forwarded as they arrive, never
+//! re-framed), and record every newline-delimited JSON-RPC message of either direction as
+//! an `mcp` record. stderr passes through untouched. A message cut short when a stream
+//! ends (the server crashed mid-write) is recorded raw with `truncated: true`, followed by
+//! an `exited` event with the exit status.
+//!
+//! Framing source: MCP specification, Transports, stdio: "Messages are delimited by
+//! newlines, and MUST NOT contain embedded newlines."
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use super::{McpError, McpSink};
+use crate::trace::mcp::{McpDirection, McpTransport};
+use crate::trace::McpRecord;
+
+/// Longest message recorded whole, in bytes (64 MiB); the relay itself has no limit, a
+/// longer line is recorded as its first bytes with `truncated: true`.
+pub const MAX_MESSAGE: usize = 64 << 20;
+
+/// What to run under the tap.
+#[derive(Clone, Debug)]
+pub struct TapConfig {
+    /// Server name written in every record.
+    pub name: String,
+    /// Program and arguments.
+    pub command: Vec<String>,
+    /// Trace file for the records.
+    pub output: PathBuf,
+}
+
+/// Splits one direction's byte stream into messages and records them.
+struct Framer {
+    sink: Arc<McpSink>,
+    name: String,
+    direction: McpDirection,
+    line: Vec<u8>,
+    overflow: bool,
+}
+
+impl Framer {
+    fn feed(&mut self, mut bytes: &[u8]) {
+        while let Some(i) = bytes.iter().position(|&b| b == b'\n') {
+            self.push(&bytes[..i]);
+            self.emit(false);
+            bytes = &bytes[i + 1..];
+        }
+        self.push(bytes);
+    }
+
+    fn push(&mut self, bytes: &[u8]) {
+        let room = MAX_MESSAGE.saturating_sub(self.line.len());
+        if bytes.len() > room {
+            self.overflow = true;
+        }
+        self.line.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    /// Record the pending line; `cut`: the stream ended before its newline.
+    fn emit(&mut self, cut: bool) {
+        let mut line = std::mem::take(&mut self.line);
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        let truncated = cut || std::mem::take(&mut self.overflow);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        self.sink.write(McpRecord::message(
+            &self.name,
+            McpTransport::Stdio,
+            self.direction,
+            &line,
+            truncated,
+        ));
+    }
+}
+
+/// Copy `from` to `to` chunk by chunk (flushing each), feeding the framer; at end of
+/// input, record a pending partial message. Returns when `from` ends or `to` is closed.
+fn relay(mut from: impl Read, mut to: impl Write, mut framer: Framer) {
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        framer.feed(&buf[..n]);
+        if to.write_all(&buf[..n]).and_then(|_| to.flush()).is_err() {
+            break;
+        }
+    }
+    framer.emit(true);
+}
+
+/// Run the server under the tap until it exits; returns its exit code (128 + signal
+/// when it was killed by one).
+///
+/// Errors: [`McpError::NoCommand`], [`McpError::Spawn`], or the trace file cannot be
+/// created.
+pub fn run(cfg: &TapConfig) -> Result<i32, McpError> {
+    let (program, args) = cfg.command.split_first().ok_or(McpError::NoCommand)?;
+    let sink = Arc::new(McpSink::create(
+        &cfg.output,
+        &format!("mcp-tap {}", cfg.name),
+    )?);
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| McpError::Spawn {
+            program: program.clone(),
+            source: e,
+        })?;
+    sink.write(McpRecord::event(
+        &cfg.name,
+        McpTransport::Stdio,
+        "started",
+        &cfg.command.join(" "),
+    ));
+    let framer = |direction| Framer {
+        sink: sink.clone(),
+        name: cfg.name.clone(),
+        direction,
+        line: Vec::new(),
+        overflow: false,
+    };
+    let child_in = child.stdin.take().expect("piped stdin");
+    let child_out = child.stdout.take().expect("piped stdout");
+    // Our stdin may never close (the client keeps it open after the server died), so this
+    // thread is not joined; it ends with the process.
+    let up = framer(McpDirection::ToServer);
+    std::thread::spawn(move || relay(std::io::stdin().lock(), child_in, up));
+    let down = framer(McpDirection::ToClient);
+    let downstream = std::thread::spawn(move || relay(child_out, std::io::stdout(), down));
+    let status = child.wait().map_err(|e| McpError::Spawn {
+        program: program.clone(),
+        source: e,
+    })?;
+    let _ = downstream.join();
+    let code = exit_code(&status);
+    sink.write(McpRecord::event(
+        &cfg.name,
+        McpTransport::Stdio,
+        "exited",
+        &status.to_string(),
+    ));
+    Ok(code)
+}
+
+fn exit_code(status: &std::process::ExitStatus) -> i32 {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(s) = status.signal() {
+            return 128 + s;
+        }
+    }
+    status.code().unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Trace;
+
+    fn framed(chunks: &[&[u8]]) -> Vec<McpRecord> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.jsonl");
+        let sink = Arc::new(McpSink::create(&path, "t").unwrap());
+        let mut f = Framer {
+            sink,
+            name: "s".into(),
+            direction: McpDirection::ToServer,
+            line: Vec::new(),
+            overflow: false,
+        };
+        for c in chunks {
+            f.feed(c);
+        }
+        f.emit(true);
+        drop(f);
+        Trace::open(&path).unwrap().mcp
+    }
+
+    #[test]
+    fn messages_split_anywhere_are_framed_by_newline() {
+        let recs = framed(&[
+            b"{\"id\":1,\"me",
+            b"thod\":\"a\"}\n{\"id\":2,",
+            b"\"method\":\"b\"}\r\n\n",
+        ]);
+        let methods: Vec<_> = recs
+            .iter()
+            .map(|r| r.method().unwrap().to_string())
+            .collect();
+        assert_eq!(methods, ["a", "b"]);
+        assert_eq!(recs[0].size, br#"{"id":1,"method":"a"}"#.len() as u64);
+        assert_eq!((recs[0].seq, recs[1].seq), (0, 1));
+    }
+
+    #[test]
+    fn a_partial_last_message_is_recorded_truncated() {
+        let recs = framed(&[b"{\"id\":1,\"method\":\"a\"}\n{\"id\":2,\"res"]);
+        assert_eq!(recs.len(), 2);
+        assert!(recs[1].truncated && recs[1].message.is_none());
+        assert_eq!(recs[1].raw.as_deref(), Some("{\"id\":2,\"res"));
+    }
+}

@@ -1,0 +1,116 @@
+//! `agentwire import`: read other tools' files (and agentwire traces) into one trace.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Result;
+
+use agentwire::trace::{open_input, Context, InputOptions, Record, TraceWriter};
+
+use super::{check_output, out, Warnings};
+use crate::cli::ImportArgs;
+
+pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
+    check_output(&a.output, a.force)?;
+    let bar = indicatif::ProgressBar::new(0);
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {bytes}/{total_bytes} {pos_files} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .with_key(
+                "pos_files",
+                |_: &indicatif::ProgressState, _: &mut dyn std::fmt::Write| {},
+            ),
+    );
+    let progress_bar = bar.clone();
+    let opts = InputOptions {
+        since: a.since,
+        progress: Some(Arc::new(move |p: &agentwire::trace::input::Progress| {
+            progress_bar.set_length(p.bytes_total);
+            progress_bar.set_position(p.bytes_done);
+            progress_bar.set_message(format!("{}/{} files", p.files_done, p.files_total));
+        })),
+    };
+    let mut writer: Option<TraceWriter> = None;
+    let mut code = ExitCode::SUCCESS;
+    let mut count = 0u64;
+    let mut formats: BTreeMap<String, u64> = BTreeMap::new();
+    let mut skipped = 0usize;
+    for path in &a.inputs {
+        let mut input = open_input(path, &opts)?;
+        let mut warnings = Warnings::new(&path.display().to_string());
+        for rec in &mut input {
+            match rec? {
+                Record::Header { context, .. } => {
+                    if writer.is_none() {
+                        writer = Some(create(&a, context)?);
+                    }
+                }
+                Record::Exchange(mut x) => {
+                    let w = match &mut writer {
+                        Some(w) => w,
+                        None => writer.insert(create(&a, Context::new())?),
+                    };
+                    x.id = count;
+                    count += 1;
+                    let f = x
+                        .source
+                        .format
+                        .clone()
+                        .unwrap_or_else(|| "agentwire-trace".into());
+                    *formats.entry(f).or_default() += 1;
+                    w.write_exchange(&x)?;
+                }
+                Record::Mcp(m) => {
+                    if let Some(w) = &mut writer {
+                        w.write_record(&m.line())?;
+                    }
+                }
+                Record::Other(v) => {
+                    if let Some(w) = &mut writer {
+                        w.write_record(&v)?;
+                    }
+                }
+                Record::Bad(p) => warnings.bad_line(&p),
+            }
+        }
+        warnings.skipped(input.skipped());
+        skipped += input.skipped().len();
+        if warnings.finish() != ExitCode::SUCCESS {
+            code = ExitCode::from(super::DEGRADED);
+        }
+    }
+    bar.finish_and_clear();
+    drop(writer);
+    let by_format: Vec<String> = formats.iter().map(|(f, n)| format!("{n} {f}")).collect();
+    let skipped = if skipped > 0 {
+        format!("; {skipped} files skipped")
+    } else {
+        String::new()
+    };
+    out(&format!(
+        "imported {count} exchanges ({}){skipped} -> {}\n",
+        by_format.join(", "),
+        a.output.display()
+    ))?;
+    Ok(code)
+}
+
+fn create(a: &ImportArgs, mut context: Context) -> Result<TraceWriter> {
+    context.agentwire_version = env!("CARGO_PKG_VERSION").into();
+    if a.inputs.len() > 1 {
+        context.cli_version = None;
+    }
+    context.label = Some(format!(
+        "imported from {}",
+        a.inputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    Ok(TraceWriter::create(&a.output, &context)?)
+}

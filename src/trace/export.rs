@@ -1,0 +1,262 @@
+//! Export of exchanges as HAR 1.2, so traces open in the tools people use to look at HTTP
+//! (browser devtools, Charles, Proxyman, mitmproxy, HAR viewers).
+//!
+//! Every header value, URL and query string passes [`super::redact`] again on the way out
+//! (traces are redacted at capture, but a trace edited by hand or written by another tool
+//! may not be). Bodies are written as they are in the trace, byte for byte: UTF-8 as
+//! `text`, anything else as base64 with `encoding: "base64"` (for request bodies an
+//! extension to HAR 1.2 that agentwire's importer reads back). An exchange without a
+//! response has `status` 0 and its error in `comment`.
+
+use std::io::Write;
+
+use base64::Engine;
+use chrono::SecondsFormat;
+
+use super::import::har::{
+    Content, Creator, Entry, NameValue, PostData, Request, Response, Timings,
+};
+use super::redact::{redact_headers, redact_text};
+use super::{Body, Exchange, TraceError};
+
+/// Writes a HAR document entry by entry, so a large trace needs no more memory than one
+/// exchange.
+pub struct HarWriter<W: Write> {
+    out: W,
+    entries: usize,
+    base_url: String,
+}
+
+fn werr(e: impl Into<std::io::Error>) -> TraceError {
+    TraceError::Write {
+        path: "HAR output".into(),
+        source: e.into(),
+    }
+}
+
+impl<W: Write> HarWriter<W> {
+    /// Start a HAR document on `out`. `base_url` (scheme and host, e.g.
+    /// `https://api.anthropic.com`) makes absolute URLs when an exchange has no `host`
+    /// header.
+    ///
+    /// Errors: [`TraceError::Write`] when `out` fails.
+    pub fn new(mut out: W, base_url: &str) -> Result<Self, TraceError> {
+        let creator = Creator {
+            name: "agentwire".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        };
+        write!(
+            out,
+            "{{\"log\":{{\"version\":\"1.2\",\"creator\":{},\"entries\":[",
+            serde_json::to_string(&creator).map_err(werr)?
+        )
+        .map_err(werr)?;
+        Ok(HarWriter {
+            out,
+            entries: 0,
+            base_url: base_url.trim_end_matches('/').to_string(),
+        })
+    }
+
+    /// Append one exchange.
+    pub fn write(&mut self, x: &Exchange) -> Result<(), TraceError> {
+        if self.entries > 0 {
+            self.out.write_all(b",\n").map_err(werr)?;
+        } else {
+            self.out.write_all(b"\n").map_err(werr)?;
+        }
+        serde_json::to_writer(&mut self.out, &entry(x, &self.base_url)).map_err(werr)?;
+        self.entries += 1;
+        Ok(())
+    }
+
+    /// Close the document; returns the number of entries and the writer.
+    pub fn finish(mut self) -> Result<(usize, W), TraceError> {
+        self.out.write_all(b"\n]}}\n").map_err(werr)?;
+        self.out.flush().map_err(werr)?;
+        Ok((self.entries, self.out))
+    }
+}
+
+fn name_values(headers: &[(String, String)]) -> Vec<NameValue> {
+    let mut h = headers.to_vec();
+    redact_headers(&mut h);
+    h.into_iter()
+        .map(|(name, value)| NameValue { name, value })
+        .collect()
+}
+
+/// Body as HAR text: `(text, Some("base64"))` for non-UTF-8 bytes.
+fn body_text(b: &Body) -> (String, Option<String>) {
+    match b.as_str() {
+        Some(s) => (s.to_string(), None),
+        None => (
+            base64::engine::general_purpose::STANDARD.encode(&b.bytes),
+            Some("base64".into()),
+        ),
+    }
+}
+
+fn header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    h.iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+fn ms(us: i64) -> f64 {
+    us as f64 / 1000.0
+}
+
+fn entry(x: &Exchange, base_url: &str) -> Entry {
+    let target = redact_text(&x.request.target);
+    let url = match header(&x.request.headers, "host") {
+        Some(h) => {
+            let scheme = base_url.split_once("://").map_or("http", |(s, _)| s);
+            format!("{scheme}://{h}{target}")
+        }
+        None => format!("{base_url}{target}"),
+    };
+    let query = target
+        .split_once('?')
+        .map(|(_, q)| {
+            q.split('&')
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    let (n, v) = p.split_once('=').unwrap_or((p, ""));
+                    NameValue {
+                        name: n.into(),
+                        value: v.into(),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let post_data = (!x.request.body.is_empty()).then(|| {
+        let (text, encoding) = body_text(&x.request.body);
+        PostData {
+            mime_type: header(&x.request.headers, "content-type")
+                .unwrap_or("")
+                .into(),
+            text: Some(text),
+            encoding,
+        }
+    });
+    let total = x.duration_us().unwrap_or(0).max(0);
+    let mut timings = Timings::default();
+    let response = match &x.response {
+        Some(r) => {
+            let (text, encoding) = body_text(&r.body);
+            let wait = r
+                .first_byte_at
+                .and_then(|t| (t - x.started_at).num_microseconds())
+                .unwrap_or(total)
+                .clamp(0, total);
+            timings.wait = ms(wait);
+            timings.receive = ms(total - wait);
+            Response {
+                status: i64::from(r.status),
+                status_text: hyper::StatusCode::from_u16(r.status)
+                    .ok()
+                    .and_then(|s| s.canonical_reason())
+                    .unwrap_or("")
+                    .into(),
+                http_version: r.version.clone(),
+                cookies: Vec::new(),
+                headers: name_values(&r.headers),
+                content: Content {
+                    size: r.body.len() as i64,
+                    compression: None,
+                    mime_type: header(&r.headers, "content-type").unwrap_or("").into(),
+                    text: Some(text),
+                    encoding,
+                },
+                redirect_url: header(&r.headers, "location").unwrap_or("").into(),
+                headers_size: -1,
+                body_size: r.body.wire_size.map_or(r.body.len() as i64, |w| w as i64),
+            }
+        }
+        None => Response::default(),
+    };
+    Entry {
+        started_date_time: x.started_at.to_rfc3339_opts(SecondsFormat::Micros, true),
+        time: ms(total),
+        request: Request {
+            method: x.request.method.clone(),
+            url,
+            http_version: x.request.version.clone(),
+            cookies: Vec::new(),
+            headers: name_values(&x.request.headers),
+            query_string: query,
+            post_data,
+            headers_size: -1,
+            body_size: x.request.body.len() as i64,
+        },
+        response,
+        cache: Default::default(),
+        timings,
+        server_ip_address: x.source.server.as_deref().and_then(|s| {
+            s.rsplit_once(':')
+                .map(|(ip, _)| ip.trim_matches(['[', ']']).to_string())
+        }),
+        connection: x.source.connection.map(|c| c.to_string()),
+        comment: x
+            .error
+            .as_ref()
+            .map(|e| redact_text(&format!("{}: {}", e.kind, e.message))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{HttpRequest, HttpResponse, Source, SourceKind};
+
+    #[test]
+    fn secrets_redacted_and_binary_bodies_base64() {
+        let x = Exchange {
+            id: 0,
+            started_at: chrono::DateTime::UNIX_EPOCH,
+            ended_at: Some(chrono::DateTime::UNIX_EPOCH + chrono::Duration::milliseconds(30)),
+            source: Source::new(SourceKind::Server),
+            request: HttpRequest {
+                method: "POST".into(),
+                target: "/v1/messages?key=QSECRET".into(),
+                version: "HTTP/1.1".into(),
+                headers: vec![
+                    ("host".into(), "127.0.0.1:9".into()),
+                    ("authorization".into(), "Bearer SECRETTOKEN".into()),
+                ],
+                body: Body::new(vec![0xff, 0x00]),
+            },
+            response: Some(HttpResponse {
+                status: 200,
+                version: "HTTP/1.1".into(),
+                headers: vec![],
+                body: Body::new(b"ok".to_vec()),
+                chunks: vec![],
+                first_byte_at: Some(
+                    chrono::DateTime::UNIX_EPOCH + chrono::Duration::milliseconds(10),
+                ),
+            }),
+            error: None,
+            notes: Default::default(),
+        };
+        let mut w = HarWriter::new(Vec::new(), "http://x").unwrap();
+        w.write(&x).unwrap();
+        let (n, out) = w.finish().unwrap();
+        assert_eq!(n, 1);
+        let text = String::from_utf8(out).unwrap();
+        assert!(!text.contains("SECRET"), "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let e = &v["log"]["entries"][0];
+        assert_eq!(e["request"]["postData"]["text"], "/wA=");
+        assert_eq!(e["request"]["postData"]["encoding"], "base64");
+        assert_eq!(e["timings"]["wait"], 10.0);
+        assert_eq!(e["timings"]["receive"], 20.0);
+        assert_eq!(e["response"]["statusText"], "OK");
+        assert!(e["request"]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://127.0.0.1:9/v1/messages?key=[redacted"));
+    }
+}

@@ -1,0 +1,272 @@
+//! Recognising an input from its first bytes: agentwire's own trace, a packet capture, a
+//! format agentwire imports, or something foreign (a database, binary data, text, JSON of
+//! another shape), named in words for a one-line message. File names are never consulted.
+
+use serde_json::Value;
+
+use super::Format;
+
+/// What the first bytes of an input say it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Detected {
+    /// A format agentwire reads, line by line or as a whole.
+    Format(Format),
+    /// Starts like a JSON document spanning several lines (pretty-printed HAR, claude-tap
+    /// `--format json`, a request body): parse the whole input, then call
+    /// [`classify_document`].
+    Document,
+    /// gzip-compressed: decompress and detect again.
+    Gzip,
+    /// Not something agentwire reads: what it looks like and what to do.
+    Foreign {
+        /// What it looks like, in words.
+        looks_like: String,
+        /// What to do (a command that reads it), possibly empty.
+        hint: String,
+    },
+}
+
+fn foreign(looks_like: impl Into<String>, hint: impl Into<String>) -> Detected {
+    Detected::Foreign {
+        looks_like: looks_like.into(),
+        hint: hint.into(),
+    }
+}
+
+/// Claude Code transcript entry types whose lines may carry no `sessionId` (a session's
+/// first line can be one of these).
+const TRANSCRIPT_HEAD_TYPES: &[&str] = &["summary", "file-history-snapshot", "custom-title"];
+
+/// Recognise an input from `head`: its first line (or, when the input has no newline
+/// early on, its first bytes). `head` may end mid-line.
+pub fn detect(head: &[u8]) -> Detected {
+    if head.is_empty() {
+        return foreign("an empty file", "");
+    }
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return Detected::Gzip;
+    }
+    let magic = head.get(..4).unwrap_or(head);
+    if matches!(
+        magic,
+        [0xd4, 0xc3, 0xb2, 0xa1]
+            | [0xa1, 0xb2, 0xc3, 0xd4]
+            | [0x4d, 0x3c, 0xb2, 0xa1]
+            | [0xa1, 0xb2, 0x3c, 0x4d]
+            | [0x0a, 0x0d, 0x0d, 0x0a]
+    ) {
+        return Detected::Format(Format::Pcap);
+    }
+    if head.starts_with(b"SQLite format 3\0") {
+        return foreign(
+            "a SQLite database (claude-tap keeps its traces in one)",
+            "export a session with `claude-tap export SESSION -o trace.ctap.json` and read that",
+        );
+    }
+    if head.starts_with(b"PK\x03\x04") {
+        return foreign("a zip archive", "unpack it and give the file inside");
+    }
+    let sample = &head[..head.len().min(8192)];
+    let text = match std::str::from_utf8(sample) {
+        Ok(t) => t,
+        // a multi-byte character cut at the sample's end is still text
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&sample[..e.valid_up_to()]).unwrap_or_default()
+        }
+        Err(_) => return foreign("binary data (not UTF-8 text)", ""),
+    };
+    if text.contains('\0') {
+        return foreign("binary data (it holds NUL bytes)", "");
+    }
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if trimmed.is_empty() {
+        return foreign("an empty file (only whitespace)", "");
+    }
+    if !trimmed.starts_with(['{', '[']) {
+        let first: String = trimmed
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(60)
+            .collect();
+        return foreign(
+            format!(
+                "text that is not JSON (it starts with {:?})",
+                crate::report::printable(&first)
+            ),
+            "",
+        );
+    }
+    let line_end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
+    match serde_json::from_slice::<Value>(&head[..line_end]) {
+        Ok(v) => classify_line(&v),
+        Err(_) => Detected::Document,
+    }
+}
+
+/// Classify the first record of a JSON Lines input.
+fn classify_line(v: &Value) -> Detected {
+    let Some(o) = v.as_object() else {
+        return classify_document(v);
+    };
+    let s = |k: &str| o.get(k).and_then(Value::as_str);
+    let kind = s("type");
+    if kind == Some("exchange")
+        || (kind == Some("trace") && s("format") == Some(super::super::FORMAT_NAME))
+    {
+        return Detected::Format(Format::Trace);
+    }
+    if o.contains_key(super::tap::BUNDLE_MARKER) || o.get("log").is_some_and(Value::is_object) {
+        return Detected::Document; // a one-line document: read it whole
+    }
+    if o.get("request").is_some_and(Value::is_object) && o.contains_key("logged_at") {
+        return Detected::Format(Format::ClaudeTrace);
+    }
+    if is_tap_record(v) {
+        return Detected::Format(Format::ClaudeTap);
+    }
+    if s("sessionId").is_some() && kind.is_some()
+        || kind.is_some_and(|k| TRANSCRIPT_HEAD_TYPES.contains(&k))
+    {
+        return Detected::Format(Format::ClaudeCodeTranscript);
+    }
+    classify_document(v)
+}
+
+/// A claude-tap trace record (possibly wrapped as a compact record).
+fn is_tap_record(v: &Value) -> bool {
+    let rec = v
+        .get("record")
+        .filter(|_| v.get(super::tap::RECORD_MARKER).is_some())
+        .unwrap_or(v);
+    rec.get("request")
+        .and_then(|r| r.get("path"))
+        .is_some_and(Value::is_string)
+        && (rec.get("turn").is_some() || rec.get("request_id").is_some())
+}
+
+/// Classify a whole JSON document (an object or array parsed from the entire input).
+pub fn classify_document(v: &Value) -> Detected {
+    match v {
+        Value::Object(o) => {
+            if o.get("log")
+                .and_then(|l| l.get("entries"))
+                .is_some_and(Value::is_array)
+            {
+                return Detected::Format(Format::Har);
+            }
+            if o.get(super::tap::BUNDLE_MARKER).is_some() {
+                return Detected::Format(Format::ClaudeTap);
+            }
+            if o.get("messages").is_some_and(Value::is_array)
+                && (o.contains_key("model") || o.contains_key("max_tokens"))
+                && !o.contains_key("type")
+            {
+                return Detected::Format(Format::RequestBody);
+            }
+            let mut keys: Vec<&str> = o.keys().map(String::as_str).take(6).collect();
+            if o.len() > 6 {
+                keys.push("…");
+            }
+            foreign(
+                format!(
+                    "JSON whose first object has the keys {}",
+                    crate::report::printable(&keys.join(", "))
+                ),
+                "",
+            )
+        }
+        Value::Array(a) => {
+            let tap_json = a.first().is_some_and(|e| {
+                e.get("turn").is_some()
+                    && e.get("messages").is_some()
+                    && e.get("response").is_some()
+            });
+            if tap_json {
+                return Detected::Format(Format::ClaudeTap);
+            }
+            foreign(format!("a JSON array of {} items", a.len()), "")
+        }
+        other => foreign(
+            format!(
+                "a JSON {}",
+                match other {
+                    Value::String(_) => "string",
+                    Value::Number(_) => "number",
+                    Value::Bool(_) => "boolean",
+                    _ => "null",
+                }
+            ),
+            "",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn looks_like(d: Detected) -> String {
+        match d {
+            Detected::Foreign { looks_like, .. } => looks_like,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn own_trace_and_imports_are_recognised() {
+        let f = |s: &str| detect(s.as_bytes());
+        assert_eq!(
+            f("{\"type\":\"trace\",\"format\":\"agentwire-trace\",\"version\":1}\n{}"),
+            Detected::Format(Format::Trace)
+        );
+        assert_eq!(
+            f("{\"type\":\"queue-operation\",\"sessionId\":\"s\"}\n"),
+            Detected::Format(Format::ClaudeCodeTranscript)
+        );
+        assert_eq!(
+            f("{\"type\":\"summary\",\"summary\":\"x\",\"leafUuid\":\"u\"}\n"),
+            Detected::Format(Format::ClaudeCodeTranscript)
+        );
+        assert_eq!(
+            f("{\"request\":{\"url\":\"u\"},\"response\":null,\"logged_at\":\"t\"}\n"),
+            Detected::Format(Format::ClaudeTrace)
+        );
+        assert_eq!(
+            f("{\"turn\":1,\"request\":{\"path\":\"/v1/messages\"}}\n"),
+            Detected::Format(Format::ClaudeTap)
+        );
+        assert_eq!(f("{\n  \"log\": {"), Detected::Document);
+        assert_eq!(
+            f("{\"__claude_tap_compact_trace__\":{},\"records\":[]}"),
+            Detected::Document
+        );
+        assert_eq!(
+            f("{\"model\":\"m\",\"messages\":[]}"),
+            Detected::Format(Format::RequestBody)
+        );
+    }
+
+    #[test]
+    fn packet_captures_are_recognised_by_their_magic_in_every_byte_order() {
+        for magic in [
+            [0xd4, 0xc3, 0xb2, 0xa1],
+            [0xa1, 0xb2, 0xc3, 0xd4],
+            [0x4d, 0x3c, 0xb2, 0xa1],
+            [0xa1, 0xb2, 0x3c, 0x4d],
+            [0x0a, 0x0d, 0x0d, 0x0a],
+        ] {
+            assert_eq!(detect(&magic), Detected::Format(Format::Pcap), "{magic:x?}");
+        }
+    }
+
+    #[test]
+    fn foreign_inputs_are_named() {
+        assert!(looks_like(detect(&[0x89, b'P', b'N', b'G', 0, 0xff])).contains("binary"));
+        assert!(looks_like(detect(b"hello world\n")).contains("\"hello world\""));
+        assert!(looks_like(detect(b"{\"a\":1,\"b\":2}\n")).contains("keys a, b"));
+        assert!(looks_like(detect(b"")).contains("empty"));
+        assert!(looks_like(detect(b"\x1b[31mred\n")).contains("\\u{1b}"));
+    }
+}

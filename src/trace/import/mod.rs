@@ -1,0 +1,251 @@
+//! Imports: other tools' files read as agentwire exchanges — Claude Code session
+//! transcripts, HAR 1.2, claude-tap exports and claude-trace logs — plus recognition of
+//! what a file is from its content (never its name).
+//!
+//! Every imported exchange has `source.kind = "import"`, `source.format` naming the
+//! format, `source.file` the file it came from, and `source.missing` listing what that
+//! format does not hold (`response bytes`, `request headers`, ...), so an absent figure is
+//! never read as zero. Importers never analyse; they only rebuild exchanges.
+
+mod canonical;
+pub mod claude_trace;
+pub mod detect;
+pub mod har;
+pub mod rebuild;
+pub mod tap;
+pub mod transcript;
+
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+
+use super::redact::{redact_headers, redact_text};
+use super::{Body, Exchange, Headers, HttpRequest, HttpResponse, Source, SourceKind};
+
+pub use canonical::{canonical_json, canonical_sha256};
+pub use detect::{detect, Detected};
+
+/// What agentwire reads, for the one-line message about a foreign input.
+pub const READS: &str = "agentwire reads its own traces (JSON Lines from record, serve or pcap), packet captures (pcap, pcapng), Claude Code transcripts (~/.claude/projects/…/SESSION.jsonl), HAR 1.2, claude-tap exports and claude-trace logs";
+
+/// A format agentwire reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// agentwire's own JSON Lines trace.
+    Trace,
+    /// A Claude Code session transcript (`~/.claude/projects/<project>/<session>.jsonl`).
+    ClaudeCodeTranscript,
+    /// HTTP Archive 1.2 (browser devtools, mitmproxy `hardump`, Charles, Proxyman).
+    Har,
+    /// claude-tap: a compact trace bundle (`claude-tap export`), its record JSON Lines, or
+    /// its `--format json` export.
+    ClaudeTap,
+    /// claude-trace JSON Lines log (`.claude-trace/log-*.jsonl`).
+    ClaudeTrace,
+    /// One Messages API request body (a JSON object with `messages`).
+    RequestBody,
+    /// A packet capture (pcap or pcapng), read by [`crate::capture::pcap`].
+    Pcap,
+}
+
+impl Format {
+    /// The name written to `source.format` and shown in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Trace => "agentwire-trace",
+            Format::ClaudeCodeTranscript => "claude-code-transcript",
+            Format::Har => "har",
+            Format::ClaudeTap => "claude-tap",
+            Format::ClaudeTrace => "claude-trace",
+            Format::RequestBody => "request-body",
+            Format::Pcap => "pcap",
+        }
+    }
+}
+
+/// Errors of imports. Each names the input and says what agentwire reads or what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The input is not a format agentwire reads.
+    #[error("{path}: this is {looks_like}, not a trace; {hint}")]
+    Foreign {
+        /// The input as named by the user.
+        path: String,
+        /// What it looks like, in words.
+        looks_like: String,
+        /// What to do, ending with what agentwire reads.
+        hint: String,
+    },
+    /// The input is of a known format but a layout this build does not know.
+    #[error("{path}: looks like a {format}, but {detail}; {READS}")]
+    UnknownLayout {
+        /// The input.
+        path: String,
+        /// The format it resembles.
+        format: &'static str,
+        /// What is unknown about it.
+        detail: String,
+    },
+    /// The input is of a known format but broken (invalid JSON, wrong types).
+    #[error("{path}: not a valid {format}: {detail}")]
+    Malformed {
+        /// The input.
+        path: String,
+        /// The format.
+        format: &'static str,
+        /// The parser's message, with the place.
+        detail: String,
+    },
+    /// A directory held nothing agentwire reads (or nothing after `--since`).
+    #[error("{path}: no exchanges found ({detail})")]
+    Empty {
+        /// The input.
+        path: String,
+        /// What was looked at.
+        detail: String,
+    },
+    /// Reading failed.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The input.
+        path: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ImportError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        ImportError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}
+
+/// The source of an imported exchange: kind `import`, the format, the file and what the
+/// format does not hold.
+pub fn import_source(format: Format, file: &Path, missing: &[&str]) -> Source {
+    let mut s = Source::new(SourceKind::Import);
+    s.format = Some(format.name().to_string());
+    s.file = Some(file.display().to_string());
+    s.missing = missing.iter().map(|m| m.to_string()).collect();
+    s
+}
+
+/// Headers from another tool's file, secrets replaced by the one redaction function.
+pub fn foreign_headers(pairs: impl IntoIterator<Item = (String, String)>) -> Headers {
+    let mut h: Headers = pairs.into_iter().collect();
+    redact_headers(&mut h);
+    h
+}
+
+/// Request target (path and query) of a URL or path, secrets in the query redacted.
+pub fn target_of(url_or_path: &str) -> String {
+    let rest = match url_or_path.split_once("://") {
+        Some((_, after)) => after.find('/').map_or("/", |i| &after[i..]),
+        None => url_or_path,
+    };
+    let rest = if rest.is_empty() { "/" } else { rest };
+    redact_text(rest)
+}
+
+/// An imported exchange with no response yet; the importer fills in the rest.
+pub fn imported(
+    source: Source,
+    started_at: DateTime<Utc>,
+    method: &str,
+    target: String,
+    headers: Headers,
+    body: Vec<u8>,
+) -> Exchange {
+    Exchange {
+        id: 0,
+        started_at,
+        ended_at: None,
+        source,
+        request: HttpRequest {
+            method: method.to_string(),
+            target,
+            version: "HTTP/1.1".into(),
+            headers,
+            body: Body::new(body),
+        },
+        response: None,
+        error: None,
+        notes: Default::default(),
+    }
+}
+
+/// A response of `status` with `headers` (redacted here) and `body`.
+pub fn response(status: u16, headers: Headers, body: Vec<u8>) -> HttpResponse {
+    let mut headers = headers;
+    redact_headers(&mut headers);
+    HttpResponse {
+        status,
+        version: "HTTP/1.1".into(),
+        headers,
+        body: Body::new(body),
+        chunks: Vec::new(),
+        first_byte_at: None,
+    }
+}
+
+/// A JSON value as body bytes: strings as their UTF-8 text, anything else serialized
+/// compactly (the key order kept).
+pub fn json_body(v: &serde_json::Value) -> Vec<u8> {
+    match v {
+        serde_json::Value::Null => Vec::new(),
+        serde_json::Value::String(s) => s.clone().into_bytes(),
+        other => serde_json::to_vec(other).unwrap_or_default(),
+    }
+}
+
+/// Parse an RFC 3339 timestamp; `None` when absent or malformed.
+pub fn parse_time(s: Option<&str>) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s?)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// A time from fractional Unix seconds.
+pub fn unix_seconds(secs: f64) -> Option<DateTime<Utc>> {
+    if !secs.is_finite() {
+        return None;
+    }
+    let micros = (secs * 1e6).round();
+    DateTime::from_timestamp_micros(micros as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_keep_path_and_query_and_redact_secrets() {
+        assert_eq!(
+            target_of("https://api.anthropic.com/v1/messages?beta=true"),
+            "/v1/messages?beta=true"
+        );
+        assert_eq!(target_of("http://127.0.0.1:9"), "/");
+        assert_eq!(target_of("/v1/models"), "/v1/models");
+        assert!(!target_of("https://h/x?key=SECRET123").contains("SECRET123"));
+    }
+
+    #[test]
+    fn foreign_header_secrets_are_redacted() {
+        let h = foreign_headers([
+            ("X-Api-Key".to_string(), "sk-ant-api...abcd".to_string()),
+            ("content-type".to_string(), "application/json".to_string()),
+        ]);
+        assert!(super::super::redact::is_marker(&h[0].1), "{h:?}");
+        assert_eq!(h[1].1, "application/json");
+    }
+
+    #[test]
+    fn unix_seconds_keep_microseconds() {
+        let t = unix_seconds(1_700_000_000.123_456).unwrap();
+        assert_eq!(t.timestamp_subsec_micros(), 123_456);
+    }
+}

@@ -1,0 +1,571 @@
+//! Opening a trace *input*, the one way every reading command (show, diff, analyze,
+//! report, replay, import) does it: a file, a directory (every trace and session under
+//! it), or `-` for standard input; gzip-compressed or not; agentwire's own trace, a packet
+//! capture (pcap/pcapng, extracted as `agentwire pcap` does with no filter) or a format
+//! agentwire imports — recognised from the content, never the file name. Anything else is
+//! refused with one line saying what it looks like and what agentwire reads.
+//!
+//! Records stream: an agentwire trace line by line; an imported file (or Claude Code
+//! session with its subagents) one at a time; a directory file by file, with progress.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Cursor, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use super::import::detect::{classify_document, Detected};
+use super::import::{self, claude_trace, har, tap, transcript, Format, ImportError, READS};
+use super::{Context, Exchange, ReadProblem, Record, TraceError, TraceReader};
+
+/// Progress through a directory input.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// Files finished.
+    pub files_done: usize,
+    /// Files to read.
+    pub files_total: usize,
+    /// Bytes of finished files.
+    pub bytes_done: u64,
+    /// Bytes of all files.
+    pub bytes_total: u64,
+}
+
+/// A progress callback.
+pub type ProgressFn = Arc<dyn Fn(&Progress) + Send + Sync>;
+
+/// Options for [`open_input`].
+#[derive(Clone, Default)]
+pub struct InputOptions {
+    /// Keep only exchanges that started at or after this time (files last written before
+    /// it are not even opened).
+    pub since: Option<DateTime<Utc>>,
+    /// Called after each file of a directory.
+    pub progress: Option<ProgressFn>,
+}
+
+type Records = Box<dyn Iterator<Item = Result<Record, TraceError>>>;
+
+/// An opened input: an iterator over its records, in order.
+pub struct TraceInput {
+    /// The input as named.
+    pub path: PathBuf,
+    /// The format of a single-file input (`None` for a directory).
+    pub format: Option<Format>,
+    current: Option<Records>,
+    files: VecDeque<(PathBuf, u64)>,
+    progress: Progress,
+    opts: InputOptions,
+    next_id: u64,
+    exchanges: usize,
+    skipped: Vec<(PathBuf, String)>,
+    done: bool,
+}
+
+/// Longest first line read to recognise an input (a transcript's or claude-trace log's
+/// first line can hold a whole request): 256 MiB.
+const MAX_HEAD: usize = 256 << 20;
+
+/// Open `path` for reading records: `-` is standard input, a directory is every file
+/// under it (Claude Code subagent transcripts are read with their session).
+///
+/// Errors: the path cannot be opened; a file is not a format agentwire reads
+/// ([`ImportError::Foreign`], one line naming what it looks like); an imported file is
+/// broken or of an unknown layout. In a directory such files are skipped and listed by
+/// [`TraceInput::skipped`]; a directory with no exchange at all is an error.
+pub fn open_input(path: &Path, opts: &InputOptions) -> Result<TraceInput, TraceError> {
+    let mut input = TraceInput {
+        path: path.to_path_buf(),
+        format: None,
+        current: None,
+        files: VecDeque::new(),
+        progress: Progress {
+            files_done: 0,
+            files_total: 0,
+            bytes_done: 0,
+            bytes_total: 0,
+        },
+        opts: opts.clone(),
+        next_id: 0,
+        exchanges: 0,
+        skipped: Vec::new(),
+        done: false,
+    };
+    if path == Path::new("-") {
+        let (format, recs) = open_reader(Box::new(std::io::stdin()), path)?;
+        input.format = Some(format);
+        input.current = Some(recs);
+    } else if path.is_dir() {
+        input.files = dir_files(path, opts.since)?;
+        input.progress.files_total = input.files.len();
+        input.progress.bytes_total = input.files.iter().map(|f| f.1).sum();
+    } else {
+        let f = File::open(path).map_err(|e| TraceError::Open {
+            path: path.display().to_string(),
+            source: e,
+        })?;
+        let (format, recs) = open_reader(Box::new(f), path)?;
+        input.format = Some(format);
+        input.current = Some(recs);
+    }
+    Ok(input)
+}
+
+impl TraceInput {
+    /// Files of a directory that were not read, with why (not a trace, unknown layout...).
+    pub fn skipped(&self) -> &[(PathBuf, String)] {
+        &self.skipped
+    }
+
+    fn is_import(&self) -> bool {
+        self.format.is_some_and(|f| f != Format::Trace)
+    }
+
+    fn next_file(&mut self) -> bool {
+        while let Some((p, size)) = self.files.pop_front() {
+            let opened = File::open(&p)
+                .map_err(|e| TraceError::Open {
+                    path: p.display().to_string(),
+                    source: e,
+                })
+                .and_then(|f| open_reader(Box::new(f), &p));
+            self.progress.files_done += 1;
+            self.progress.bytes_done += size;
+            if let Some(cb) = &self.opts.progress {
+                cb(&self.progress);
+            }
+            match opened {
+                Ok((_, recs)) => {
+                    self.current = Some(recs);
+                    return true;
+                }
+                Err(e) => self.skipped.push((p, e.to_string())),
+            }
+        }
+        false
+    }
+
+    fn empty_error(&self) -> Option<TraceError> {
+        let dir = !self.files.is_empty() || self.progress.files_total > 0 || self.path.is_dir();
+        if self.exchanges > 0 || !(dir || self.is_import() || self.opts.since.is_some()) {
+            return None;
+        }
+        let mut detail = if dir {
+            format!(
+                "{} files looked at, {} not traces",
+                self.progress.files_total,
+                self.skipped.len()
+            )
+        } else {
+            "the input holds no exchange".to_string()
+        };
+        if let Some(s) = self.opts.since {
+            detail.push_str(&format!(", none since {}", s.to_rfc3339()));
+        }
+        Some(TraceError::Import(ImportError::Empty {
+            path: self.path.display().to_string(),
+            detail,
+        }))
+    }
+}
+
+impl Iterator for TraceInput {
+    type Item = Result<Record, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.done {
+                return None;
+            }
+            let rec = match self.current.as_mut().and_then(Iterator::next) {
+                Some(r) => r,
+                None => {
+                    self.current = None;
+                    if self.next_file() {
+                        continue;
+                    }
+                    self.done = true;
+                    return self.empty_error().map(Err);
+                }
+            };
+            match rec {
+                Ok(Record::Exchange(mut x)) => {
+                    if self.opts.since.is_some_and(|s| x.started_at < s) {
+                        continue;
+                    }
+                    if x.source.kind == super::SourceKind::Import {
+                        x.id = self.next_id;
+                        self.next_id += 1;
+                    }
+                    self.exchanges += 1;
+                    return Some(Ok(Record::Exchange(x)));
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+                other => return Some(other),
+            }
+        }
+    }
+}
+
+/// Every regular file under `dir`, sorted, with its size; subagent transcripts whose
+/// session file exists are left to that session; files last written before `since` are
+/// left out.
+fn dir_files(
+    dir: &Path,
+    since: Option<DateTime<Utc>>,
+) -> Result<VecDeque<(PathBuf, u64)>, TraceError> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| TraceError::Open {
+            path: d.display().to_string(),
+            source: e,
+        })?;
+        for e in entries.flatten() {
+            let p = e.path();
+            let Ok(meta) = std::fs::metadata(&p) else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if is_session_subagent(&p) {
+                continue;
+            }
+            let modified = meta.modified().ok().map(DateTime::<Utc>::from);
+            if let (Some(s), Some(m)) = (since, modified) {
+                if m < s {
+                    continue;
+                }
+            }
+            out.push((p, meta.len()));
+        }
+    }
+    out.sort();
+    Ok(out.into())
+}
+
+/// `<dir>/<session>/subagents/<file>` next to an existing `<dir>/<session>.jsonl`.
+fn is_session_subagent(p: &Path) -> bool {
+    let Some(sub) = p.parent() else { return false };
+    if sub.file_name().is_none_or(|n| n != "subagents") {
+        return false;
+    }
+    sub.parent()
+        .is_some_and(|session| session.with_extension("jsonl").is_file())
+}
+
+/// Bytes of the longest magic number [`import::detect`] looks for.
+const MAGIC: usize = 4;
+
+/// Read the first line (or the first bytes, for binary data), for recognition; at least
+/// [`MAGIC`] bytes when the input has them.
+fn read_head(r: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
+    let mut head = Vec::new();
+    loop {
+        let buf = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(head);
+        }
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        head.extend_from_slice(&buf[..take]);
+        r.consume(take);
+        // A binary magic number may hold a newline (pcapng starts with one): read on
+        // until it is whole.
+        if (done && head.len() >= MAGIC) || head.len() >= MAX_HEAD {
+            return Ok(head);
+        }
+        // only JSON text is worth reading to its first newline
+        if head.len() >= 8192 && !matches!(import::detect(&head), Detected::Document) {
+            return Ok(head);
+        }
+    }
+}
+
+fn foreign(path: &Path, looks_like: String, hint: String) -> TraceError {
+    let hint = if hint.is_empty() {
+        READS.to_string()
+    } else {
+        format!("{hint}. {READS}")
+    };
+    TraceError::Import(ImportError::Foreign {
+        path: path.display().to_string(),
+        looks_like,
+        hint,
+    })
+}
+
+/// Recognise `input` and return its format and records.
+fn open_reader(input: Box<dyn Read + Send>, path: &Path) -> Result<(Format, Records), TraceError> {
+    open_reader_depth(input, path, 0)
+}
+
+fn open_reader_depth(
+    input: Box<dyn Read + Send>,
+    path: &Path,
+    depth: u8,
+) -> Result<(Format, Records), TraceError> {
+    let io = |e| TraceError::Read {
+        path: path.display().to_string(),
+        offset: 0,
+        source: e,
+    };
+    let mut r = BufReader::with_capacity(1 << 20, input);
+    let head = read_head(&mut r).map_err(io)?;
+    let detected = import::detect(&head);
+    let whole: Box<dyn Read + Send> = Box::new(Cursor::new(head).chain(r));
+    match detected {
+        Detected::Gzip if depth == 0 => {
+            open_reader_depth(Box::new(flate2::read::MultiGzDecoder::new(whole)), path, 1)
+        }
+        Detected::Gzip => Err(foreign(path, "gzip inside gzip".into(), String::new())),
+        Detected::Foreign { looks_like, hint } => Err(foreign(path, looks_like, hint)),
+        Detected::Format(Format::Trace) => Ok((
+            Format::Trace,
+            Box::new(TraceReader::new(
+                BufReader::with_capacity(1 << 20, whole),
+                path,
+            )),
+        )),
+        Detected::Format(Format::ClaudeCodeTranscript) => {
+            let s = transcript::import(BufReader::new(whole), path)?;
+            let mut recs: Vec<Result<Record, TraceError>> = vec![Ok(header(&s.exchanges))];
+            for (file, mut p) in s.problems {
+                if file != path {
+                    p.message = format!("{}: {}", file.display(), p.message);
+                }
+                recs.push(Ok(Record::Bad(p)));
+            }
+            recs.extend(
+                s.exchanges
+                    .into_iter()
+                    .map(|x| Ok(Record::Exchange(Box::new(x)))),
+            );
+            Ok((Format::ClaudeCodeTranscript, Box::new(recs.into_iter())))
+        }
+        Detected::Format(Format::Pcap) => Ok((Format::Pcap, pcap_records(whole, path)?)),
+        Detected::Format(f @ (Format::ClaudeTrace | Format::ClaudeTap)) => {
+            Ok((f, Box::new(JsonLines::new(whole, path, f))))
+        }
+        Detected::Format(Format::Har | Format::RequestBody) | Detected::Document => {
+            let mut bytes = Vec::new();
+            BufReader::new(whole).read_to_end(&mut bytes).map_err(io)?;
+            document(bytes, path)
+        }
+    }
+}
+
+/// The exchanges of a packet capture: the extraction `agentwire pcap` runs (no port or
+/// host filter), after a header as `agentwire pcap` writes it. A capture cut short or
+/// corrupt keeps the exchanges before the bad block and ends with a problem record naming
+/// the byte where reading stopped (the run is degraded, nothing read is lost).
+///
+/// Errors: [`ImportError::Malformed`] when the capture's header cannot be read.
+fn pcap_records(input: Box<dyn Read + Send>, path: &Path) -> Result<Records, TraceError> {
+    use crate::capture::pcap::{read_packets, Config, Extractor, PcapError};
+    let name = path.display().to_string();
+    let mut ex = Extractor::new(Config::default());
+    ex.set_source(Some(name.clone()));
+    let read = read_packets(input, &name, &mut |p| ex.packet(p));
+    let (exchanges, _) = ex.finish();
+    let problem = match read {
+        Ok(_) => None,
+        Err(e @ (PcapError::Open { .. } | PcapError::NotACapture { .. })) => {
+            return Err(TraceError::Import(ImportError::Malformed {
+                path: name,
+                format: Format::Pcap.name(),
+                detail: e.to_string(),
+            }))
+        }
+        Err(e) => Some(ReadProblem {
+            line: 0,
+            offset: match &e {
+                PcapError::Truncated { offset, .. }
+                | PcapError::Corrupt { offset, .. }
+                | PcapError::Read { offset, .. } => *offset,
+                _ => 0,
+            },
+            truncated: false,
+            message: e.to_string(),
+            raw: Vec::new(),
+        }),
+    };
+    let header = Record::Header {
+        version: super::FORMAT_VERSION,
+        context: Context::new(),
+    };
+    let recs = std::iter::once(header)
+        .chain(exchanges.into_iter().map(|x| Record::Exchange(Box::new(x))))
+        .chain(problem.map(Record::Bad))
+        .map(Ok);
+    Ok(Box::new(recs))
+}
+
+/// A header record for imported exchanges: the client when they agree on one.
+fn header(xs: &[Exchange]) -> Record {
+    let mut c = Context::new();
+    let uas: Vec<&str> = xs
+        .iter()
+        .filter_map(|x| {
+            x.request
+                .headers
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("user-agent"))
+                .map(|(_, v)| v.as_str())
+        })
+        .collect();
+    if let Some(first) = uas.first() {
+        if uas.iter().all(|u| u == first) {
+            if let Some(v) = first
+                .strip_prefix("claude-cli/")
+                .and_then(|r| r.split(' ').next())
+            {
+                c.cli = Some("claude-code".into());
+                c.cli_version = Some(v.to_string());
+            }
+        }
+    }
+    c.label = Some("imported".into());
+    Record::Header {
+        version: super::FORMAT_VERSION,
+        context: c,
+    }
+}
+
+fn document(bytes: Vec<u8>, path: &Path) -> Result<(Format, Records), TraceError> {
+    let doc: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+        foreign(
+            path,
+            format!("text that starts like JSON but is not valid JSON ({e})"),
+            String::new(),
+        )
+    })?;
+    let exchanges = match classify_document(&doc) {
+        Detected::Format(Format::Har) => (Format::Har, har::import(doc, path)?),
+        Detected::Format(Format::ClaudeTap) => (
+            Format::ClaudeTap,
+            tap::import_document(doc, path).unwrap_or_default(),
+        ),
+        Detected::Format(Format::RequestBody) => {
+            let source = import::import_source(
+                Format::RequestBody,
+                path,
+                &["request headers", "response", "timing"],
+            );
+            let body = bytes.trim_ascii().to_vec();
+            let x = import::imported(
+                source,
+                DateTime::UNIX_EPOCH,
+                "POST",
+                "/v1/messages".into(),
+                vec![],
+                body,
+            );
+            (Format::RequestBody, vec![x])
+        }
+        Detected::Foreign { looks_like, hint } => return Err(foreign(path, looks_like, hint)),
+        other => {
+            return Err(foreign(path, format!("{other:?}"), String::new()));
+        }
+    };
+    let (format, xs) = exchanges;
+    let mut recs = vec![Ok(header(&xs))];
+    recs.extend(xs.into_iter().map(|x| Ok(Record::Exchange(Box::new(x)))));
+    Ok((format, Box::new(recs.into_iter())))
+}
+
+/// A JSON Lines import (claude-trace, claude-tap records), line by line.
+struct JsonLines {
+    lines: std::io::Split<BufReader<Box<dyn Read + Send>>>,
+    path: PathBuf,
+    format: Format,
+    line: u64,
+    offset: u64,
+    started: bool,
+}
+
+impl JsonLines {
+    fn new(input: Box<dyn Read + Send>, path: &Path, format: Format) -> Self {
+        JsonLines {
+            lines: BufReader::with_capacity(1 << 20, input).split(b'\n'),
+            path: path.to_path_buf(),
+            format,
+            line: 0,
+            offset: 0,
+            started: false,
+        }
+    }
+}
+
+impl Iterator for JsonLines {
+    type Item = Result<Record, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if !self.started {
+            self.started = true;
+            let mut c = Context::new();
+            c.label = Some("imported".into());
+            return Some(Ok(Record::Header {
+                version: super::FORMAT_VERSION,
+                context: c,
+            }));
+        }
+        loop {
+            let raw = match self.lines.next()? {
+                Ok(l) => l,
+                Err(e) => {
+                    return Some(Err(TraceError::Read {
+                        path: self.path.display().to_string(),
+                        offset: self.offset,
+                        source: e,
+                    }))
+                }
+            };
+            self.line += 1;
+            let start = self.offset;
+            self.offset += raw.len() as u64 + 1;
+            if raw.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let bad = |message: String| {
+                Record::Bad(ReadProblem {
+                    line: self.line,
+                    offset: start,
+                    truncated: false,
+                    message,
+                    raw: raw.clone(),
+                })
+            };
+            let v: serde_json::Value = match serde_json::from_slice(&raw) {
+                Ok(v) => v,
+                Err(e) => {
+                    return Some(Ok(bad(format!("not a {} record: {e}", self.format.name()))))
+                }
+            };
+            let x = match self.format {
+                Format::ClaudeTrace => claude_trace::import_pair(&v, &self.path),
+                _ => tap::import_record(&v, &self.path),
+            };
+            return Some(Ok(match x {
+                Some(x) => Record::Exchange(Box::new(x)),
+                None => bad(format!(
+                    "not a {} record (no request object)",
+                    self.format.name()
+                )),
+            }));
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! Inputs agentwire does not read, and how inputs are opened (issue 12, must-show 5): one
+//! clear line and a non-zero exit for every reading command, never one warning per line;
+//! directories, `-` and gzip work for every command alike.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::*;
+
+/// The reading commands, each given `input`.
+fn commands(input: &str, out: &str) -> Vec<Vec<String>> {
+    let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    vec![
+        v(&["show", input]),
+        v(&["analyze", input]),
+        v(&["diff", input, input]),
+        v(&["replay", input, "--to", "http://127.0.0.1:9"]),
+        v(&["import", input, "-o", out, "--force"]),
+        v(&["export", "--har", input]),
+    ]
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn foreign_and_unknown_inputs_get_one_line_and_a_nonzero_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut rng = Rng(7);
+    let binary: Vec<u8> = (0..65536).map(|_| rng.next() as u8).collect();
+    let unknown_transcript: String = (0..40)
+        .map(|i| format!("{{\"type\":\"frobnicate\",\"sessionId\":\"s1\",\"uuid\":\"u{i}\"}}\n"))
+        .collect();
+    let random_jsonl: String = (0..500)
+        .map(|i| format!("{{\"id\":{i},\"value\":\"x{i}\"}}\n"))
+        .collect();
+    let log: String = (0..500)
+        .map(|i| format!("2026-01-01 INFO line {i}\n"))
+        .collect();
+    let cases: Vec<(PathBuf, &str)> = vec![
+        (
+            write(d, "session.jsonl", unknown_transcript.as_bytes()),
+            "Claude Code transcript",
+        ),
+        (
+            write(d, "random.jsonl", random_jsonl.as_bytes()),
+            "keys id, value",
+        ),
+        (write(d, "blob.jsonl", &binary), "binary data"),
+        (write(d, "app.log", log.as_bytes()), "text that is not JSON"),
+        (write(d, "empty.jsonl", b""), "empty file"),
+        (
+            shared_capture("claude-code/cc2.1.304-hello.pcap"),
+            "packet capture",
+        ),
+    ];
+    let out = d.join("out.jsonl");
+    for (input, looks_like) in &cases {
+        for args in commands(input.to_str().unwrap(), out.to_str().unwrap()) {
+            let o = agentwire(&args.iter().map(String::as_str).collect::<Vec<_>>());
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            let what = format!("agentwire {}", args.join(" "));
+            assert!(!o.status.success(), "{what}: exit 0\n{stderr}");
+            assert!(
+                o.stdout.is_empty(),
+                "{what}: printed a result: {}",
+                String::from_utf8_lossy(&o.stdout)
+            );
+            assert_eq!(
+                stderr.lines().count(),
+                1,
+                "{what}: one line expected:\n{stderr}"
+            );
+            assert!(
+                stderr.contains(input.to_str().unwrap()),
+                "{what}: names the input: {stderr}"
+            );
+            assert!(
+                stderr.contains(looks_like),
+                "{what}: says what it looks like: {stderr}"
+            );
+            assert!(
+                stderr.contains("agentwire reads") || stderr.contains("agentwire pcap"),
+                "{what}: {stderr}"
+            );
+        }
+    }
+}
+
+/// A trace with many unreadable lines: the first few are listed, then one line counts the
+/// rest; exit 3 (degraded), and the good exchanges are still shown.
+#[test]
+fn unreadable_lines_are_counted_not_listed_one_per_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = std::fs::read(repo().join("captures/sample-session.jsonl")).unwrap();
+    let mut bytes = sample.clone();
+    for i in 0..200 {
+        bytes.extend_from_slice(format!("garbage line {i}\n").as_bytes());
+    }
+    let trace = write(dir.path(), "t.jsonl", &bytes);
+    let o = agentwire(&["show", trace.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(stderr.lines().count(), 4, "{stderr}");
+    assert!(
+        stderr
+            .lines()
+            .last()
+            .unwrap()
+            .contains("200 unreadable lines"),
+        "{stderr}"
+    );
+    let shown = agentwire(&["show", "captures/sample-session.jsonl"]);
+    assert_eq!(o.stdout, shown.stdout);
+}
+
+#[test]
+fn directories_stdin_gzip_and_since_are_read_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sample = repo().join("captures/sample-session.jsonl");
+    let bytes = std::fs::read(&sample).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &bytes).unwrap();
+    let gz_path = write(d, "sample.gz", &gz.finish().unwrap());
+    let one = agentwire(&["show", sample.to_str().unwrap(), "--format", "json"]);
+    assert!(one.status.success());
+    let rows = |o: &std::process::Output| -> usize {
+        serde_json::from_slice::<serde_json::Value>(&o.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    let n = rows(&one);
+
+    // gzip: the same rows
+    let g = agentwire(&["show", gz_path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(
+        g.stdout,
+        one.stdout,
+        "{}",
+        String::from_utf8_lossy(&g.stderr)
+    );
+
+    // stdin
+    let mut child = std::process::Command::new(bin())
+        .args(["show", "-", "--format", "json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &bytes).unwrap();
+    let s = child.wait_with_output().unwrap();
+    assert_eq!(s.stdout, one.stdout);
+
+    // a directory: the trace, its HAR export and a file that is no trace (skipped, noted)
+    let sub = d.join("history");
+    std::fs::create_dir_all(sub.join("nested")).unwrap();
+    std::fs::copy(&sample, sub.join("a.jsonl")).unwrap();
+    let har = sub.join("nested/b.har");
+    let e = agentwire(&[
+        "export",
+        "--har",
+        sample.to_str().unwrap(),
+        "-o",
+        har.to_str().unwrap(),
+    ]);
+    assert!(e.status.success());
+    write(
+        &sub,
+        "notes.meta.json",
+        b"{\"agentType\":\"general-purpose\"}",
+    );
+    let all = agentwire(&["show", sub.to_str().unwrap(), "--format", "json"]);
+    assert!(
+        all.status.success(),
+        "{}",
+        String::from_utf8_lossy(&all.stderr)
+    );
+    assert_eq!(rows(&all), 2 * n);
+    let note = String::from_utf8_lossy(&all.stderr);
+    assert_eq!(note.lines().count(), 1, "{note}");
+    assert!(
+        note.contains("skipped 1 files") && note.contains("notes.meta.json"),
+        "{note}"
+    );
+
+    // --since: the sample was recorded on 2026-11-29
+    let since = agentwire(&[
+        "show",
+        sub.to_str().unwrap(),
+        "--since",
+        "2026-11-29",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(rows(&since), 2 * n);
+    let none = agentwire(&[
+        "import",
+        sub.to_str().unwrap(),
+        "--since",
+        "2026-11-30T00:00:00Z",
+        "-o",
+        d.join("x.jsonl").to_str().unwrap(),
+    ]);
+    assert!(!none.status.success());
+    let err = String::from_utf8_lossy(&none.stderr);
+    assert!(err.contains("none since 2026-11-30"), "{err}");
+}
