@@ -546,7 +546,14 @@ mod tests {
         let base = sandbox_env(home, home, &RouteEnv::BaseUrl("http://127.0.0.1:1"));
         let vars = sandbox_vars();
         assert!(base.keys().all(|k| vars.contains(k)));
-        for k in ["HOME", "TZ", "PATH", "ANTHROPIC_BASE_URL", "HTTPS_PROXY", "SSL_CERT_FILE"] {
+        for k in [
+            "HOME",
+            "TZ",
+            "PATH",
+            "ANTHROPIC_BASE_URL",
+            "HTTPS_PROXY",
+            "SSL_CERT_FILE",
+        ] {
             assert!(vars.contains(k), "{k}");
         }
         assert!(!base.contains_key("HTTPS_PROXY"));

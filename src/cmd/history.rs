@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use agentwire::capture::npm::{self, CliSpec};
-use agentwire::capture::versions;
 use agentwire::capture::record::{parse_env, Route};
+use agentwire::capture::versions;
 use agentwire::capture::{matrix, recordings};
 use agentwire::report::history_page::{self, Step};
 use agentwire::report::{diff_page, meta::InputMeta, DocFormat};
@@ -114,7 +114,11 @@ type Inputs = Vec<(String, Trace, String)>;
 /// [`versions::resolve_range`]); a range keeps every `step`-th version and always both ends.
 /// Errors: a bad spec or step (usage), registry failures.
 fn expand(spec: &str, step: usize) -> Result<Vec<CliSpec>> {
-    let bad = || usage(anyhow::anyhow!("--step 0: keep every Nth version with N ≥ 1"));
+    let bad = || {
+        usage(anyhow::anyhow!(
+            "--step 0: keep every Nth version with N ≥ 1"
+        ))
+    };
     if step == 0 {
         return Err(bad());
     }

@@ -91,7 +91,9 @@ impl<'n> Norm<'n> {
     }
     /// Normalize a text for display only: replacements are not counted in [`Norm::rows`].
     pub(crate) fn quiet(&self, t: &str) -> String {
-        self.rules.text(t, &mut crate::api::normalize::Hits::new()).into_owned()
+        self.rules
+            .text(t, &mut crate::api::normalize::Hits::new())
+            .into_owned()
     }
     pub(crate) fn header_a(&mut self, name: &str, v: &str) -> String {
         self.rules.header(name, v, &mut self.hits_a).into_owned()

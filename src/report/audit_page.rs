@@ -114,9 +114,8 @@ struct JsonDoc<'a> {
 /// The summary in plain words.
 fn summary(a: &Analysis) -> Vec<String> {
     let s = &a.summary;
-    let plural = |n: usize, one: &str, many: &str| {
-        format!("{n} {}", if n == 1 { one } else { many })
-    };
+    let plural =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut out = vec![format!(
         "{} in {}, {}, from {}.",
         plural(s.requests, "Messages request", "Messages requests"),
@@ -595,6 +594,9 @@ pub fn render(a: &Analysis, inputs: Vec<InputMeta>, format: DocFormat, o: &Optio
         terms.extend(t.headers.iter().cloned());
     }
     terms.extend(a.summary.misses_by_cause.iter().map(|c| c.cause.clone()));
+    if !a.summary.unpriced_models.is_empty() {
+        terms.push("unpriced".into());
+    }
     terms.extend(
         [
             "figure",

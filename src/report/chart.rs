@@ -145,7 +145,11 @@ pub fn tool_bytes(tools: &[ToolBar], a_name: &str, b_name: &str) -> Result<Strin
             .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], GREY.filled()));
         for (form, c, label) in [
             (ToolState::Loaded, BLUE, "B: loaded"),
-            (ToolState::DeferredDefinition, PURPLE, "B: deferred definition"),
+            (
+                ToolState::DeferredDefinition,
+                PURPLE,
+                "B: deferred definition",
+            ),
             (ToolState::Placeholder, GREEN, "B: placeholder"),
         ] {
             if !tools.iter().any(|t| t.b_state == form) {

@@ -13,9 +13,9 @@ use super::glossary::{self, Entry};
 use super::meta::{InputMeta, Meta};
 use super::page;
 use super::DocFormat;
+use crate::api::normalize::Normalizer;
 use crate::diff::request::{diff_parsed, RequestDiff, RequestSide};
 use crate::diff::select::{items_of, DiffReport, REPORT_VERSION};
-use crate::api::normalize::Normalizer;
 use crate::trace::Trace;
 
 /// One version of the history as given to [`build`].

@@ -222,3 +222,63 @@ fn check_markdown(md: &str) {
         "labels without a glossary entry: {missing:?}"
     );
 }
+
+/// A model the price table lacks is shown as unpriced everywhere a cost appears — never
+/// as $0 — and the summary says which model and how many requests.
+#[test]
+fn unpriced_models_show_as_unpriced_not_as_zero() {
+    use agentwire::analyze::{analyze_exchanges, AnalyzeConfig, PriceTable, UsageMode};
+    let dir = tempfile::tempdir().unwrap();
+    let prices = dir.path().join("p.json");
+    // The table prices one model, not the one the sample's requests use.
+    std::fs::write(&prices, r#"{"source":"test","date":"2026-01-01","models":[{"model":"other","ids":["claude-other-1"],"input":1.0,"output":1.0,"write_5m":1.0,"write_1h":1.0,"read":1.0,"min_cacheable":1024}]}"#).unwrap();
+    let sample = crate::analyze_report::sample();
+    let models: BTreeSet<String> = sample
+        .iter()
+        .filter(|x| x.is_messages())
+        .filter_map(|x| {
+            let v: serde_json::Value = serde_json::from_slice(&x.request.body.bytes).ok()?;
+            Some(v["model"].as_str()?.to_string())
+        })
+        .collect();
+    let requests = sample.iter().filter(|x| x.is_messages()).count();
+    assert_eq!(models.len(), 1);
+    let model = models.first().unwrap();
+    let a = analyze_exchanges(
+        &sample,
+        AnalyzeConfig {
+            usage: UsageMode::Simulated,
+            prices: PriceTable::from_file(&prices).unwrap(),
+            ..AnalyzeConfig::default()
+        },
+    );
+    let t = crate::diff_snapshots::resolved("session.jsonl", "{}", "", "");
+    let md = audit_page::render(
+        &a,
+        vec![InputMeta::of("session.jsonl", &t.trace)],
+        DocFormat::Markdown,
+        &audit_page::Options::default(),
+    );
+    check_markdown(&md);
+    assert!(
+        md.contains(&format!(
+            "Unpriced: {requests} requests of model {} (not in the price table)",
+            model.replace('_', "\\_")
+        )),
+        "{md}"
+    );
+    assert!(md.contains("| total cost | $0.0000 + unpriced |"), "{md}");
+    // Every request row's last cell (cost) says unpriced.
+    let rows: Vec<&str> = md
+        .lines()
+        .skip_while(|l| *l != "## Requests")
+        .skip(4) // heading, blank line, header, separator
+        .take_while(|l| l.starts_with("| "))
+        .collect();
+    assert_eq!(rows.len(), requests, "{md}");
+    assert!(
+        rows.iter().all(|r| r.ends_with("| unpriced | ")),
+        "{rows:#?}"
+    );
+    assert!(md.contains("- **unpriced**:"));
+}
