@@ -15,7 +15,7 @@ use super::page;
 use super::textview::{view, DiffView};
 use super::DocFormat;
 use crate::api::estimate_tokens;
-use crate::diff::request::{RequestDiff, SizeRow, SystemBlock};
+use crate::diff::request::{RequestDiff, SideInfo, SizeRow, SystemBlock};
 use crate::diff::schema::{PropertyFacts, SchemaChange};
 use crate::diff::select::DiffReport;
 use crate::diff::tools::{ToolEntry, ToolStatus};
@@ -388,7 +388,7 @@ fn block(b: Option<&SystemBlock>) -> (Option<usize>, Option<String>) {
 
 fn comparison(d: &RequestDiff, a_name: &str, b_name: &str, o: &Options, html: bool) -> Comparison {
     let t = &d.tools;
-    let side = |s: &crate::diff::request::SideInfo, name: &str| {
+    let side = |s: &SideInfo, name: &str| {
         format!(
             "{name} — {} ({}/{}, turn {})",
             s.label,
@@ -567,6 +567,53 @@ fn comparison(d: &RequestDiff, a_name: &str, b_name: &str, o: &Options, html: bo
     }
 }
 
+/// Where a compared request sits: `s1/main turn 2`.
+fn place(s: &SideInfo) -> String {
+    format!(
+        "{}/{} turn {}",
+        s.session.as_deref().unwrap_or("?"),
+        s.thread.as_deref().unwrap_or("?"),
+        s.turn
+    )
+}
+
+/// The summary of the whole report: for one comparison its summary; for several (`--all`)
+/// how many pairs were compared and differ, then each differing pair's summary, labelled
+/// with where it sits; and how many requests found no partner.
+fn report_summary(r: &DiffReport, a: &str, b: &str) -> Vec<String> {
+    let mut out = match r.comparisons.as_slice() {
+        [] => vec!["No requests to compare.".to_string()],
+        [d] => summary(d, a, b),
+        all => {
+            let differ: Vec<&RequestDiff> = all.iter().filter(|d| !d.identical).collect();
+            let mut out = vec![format!(
+                "{} request pairs compared, aligned by session, thread and turn: {} identical after normalization, {} differ.",
+                all.len(),
+                all.len() - differ.len(),
+                differ.len()
+            )];
+            for d in differ {
+                let (pa, pb) = (place(&d.a), place(&d.b));
+                let at = if pa == pb {
+                    pa
+                } else {
+                    format!("{pa} → {pb}")
+                };
+                out.push(format!("At {at}: {}", summary(d, a, b).join(" ")));
+            }
+            out
+        }
+    };
+    if !r.unmatched.is_empty() {
+        out.push(format!(
+            "{} request{} found no partner on the other side (listed under Unmatched requests).",
+            r.unmatched.len(),
+            if r.unmatched.len() == 1 { "" } else { "s" }
+        ));
+    }
+    out
+}
+
 /// Title of a diff report: the two versions, route and settings.
 pub fn title(a: &InputMeta, b: &InputMeta) -> String {
     let (sa, sb) = (a.setup(), b.setup());
@@ -638,11 +685,7 @@ pub fn render(
 ) -> String {
     let (a_name, b_name) = (a.name(), b.name());
     let meta = Meta::new(title(&a, &b), vec![a, b]);
-    let summary = report
-        .comparisons
-        .first()
-        .map(|d| summary(d, &a_name, &b_name))
-        .unwrap_or_else(|| vec!["No requests to compare.".into()]);
+    let summary = report_summary(report, &a_name, &b_name);
     let html = format == DocFormat::Html;
     let comparisons: Vec<Comparison> = report
         .comparisons

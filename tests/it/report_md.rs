@@ -282,3 +282,67 @@ fn unpriced_models_show_as_unpriced_not_as_zero() {
     );
     assert!(md.contains("- **unpriced**:"));
 }
+
+/// `report diff --all`: the summary covers every compared pair, not only the first. Two
+/// hand-made two-turn conversations agree on turn 0; in turn 1 B also sends a `Monitor`
+/// tool. The summary counts both pairs and names the change at turn 1.
+#[test]
+fn all_mode_summary_covers_every_comparison() {
+    use crate::hand_trace::{text, tool, Conv, TraceBuilder};
+    use agentwire::trace::{Context, TraceWriter};
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, extra_tool_in_turn_1: bool| {
+        let mut conv = Conv::new("claude-sonnet-4-5");
+        conv.tools = vec![tool("Bash", 200)];
+        conv.system = vec![text(100, 's')];
+        conv.user(vec![text(40, 'u')]);
+        let mut t = TraceBuilder::default();
+        t.send_text(&conv, 0.0);
+        conv.assistant(vec![text(30, 'a')]).user(vec![text(40, 'v')]);
+        if extra_tool_in_turn_1 {
+            conv.tools.push(tool("Monitor", 120));
+        }
+        t.send_text(&conv, 10.0);
+        let p = dir.path().join(name);
+        let mut w = TraceWriter::create(&p, &Context::new()).unwrap();
+        for x in &t.exchanges {
+            w.write_exchange(x).unwrap();
+        }
+        p
+    };
+    let (a, b) = (write("a.jsonl", false), write("b.jsonl", true));
+    let out = dir.path().join("r.json");
+    let o = Command::new(bin())
+        .args(["report", "diff", "--all"])
+        .arg(&a)
+        .arg(&b)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let summary: Vec<&str> = v["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        summary[0],
+        "2 request pairs compared, aligned by session, thread and turn: 1 identical after normalization, 1 differ."
+    );
+    assert_eq!(summary.len(), 2, "{summary:#?}");
+    assert!(summary[1].starts_with("At s1/main turn 1: "), "{}", summary[1]);
+    assert!(summary[1].contains("1 tool added: Monitor."), "{}", summary[1]);
+    // The Markdown carries the same sentences.
+    let md = Command::new(bin())
+        .args(["report", "diff", "--all"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let md = String::from_utf8(md.stdout).unwrap();
+    check_markdown(&md);
+    assert!(md.contains("At s1/main turn 1: "), "{md}");
+}
