@@ -111,26 +111,36 @@ struct JsonDoc<'a> {
     analysis: &'a Analysis,
 }
 
+/// `1 session`, `10,000 requests`.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!(
+        "{} {}",
+        thousands(n as i64),
+        if n == 1 { one } else { many }
+    )
+}
+
+/// Misses the summary names one by one; the rest are counted.
+const LISTED_MISSES: usize = 5;
+
 /// The summary in plain words.
 fn summary(a: &Analysis) -> Vec<String> {
     let s = &a.summary;
-    let plural =
-        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut out = vec![format!(
         "{} in {}, {}, from {}.",
-        plural(s.requests, "Messages request", "Messages requests"),
-        plural(s.sessions, "session", "sessions"),
-        plural(s.threads, "thread", "threads"),
-        plural(a.inputs.len(), "input", "inputs"),
+        count(s.requests, "Messages request", "Messages requests"),
+        count(s.sessions, "session", "sessions"),
+        count(s.threads, "thread", "threads"),
+        count(a.inputs.len(), "input", "inputs"),
     )];
     if s.polls == 0 {
         out.push("No polling: no tool call asked again for something it had asked before.".into());
     } else {
         out.push(format!(
-            "{} polls in {} episodes; {} were redundant (the answer had not changed since the previous poll), and the model calls they triggered cost {} tokens ({}).",
-            s.polls,
-            a.episodes.len(),
-            s.redundant_polls,
+            "{} in {}; {} redundant (the answer had not changed since the previous poll), and the model calls they triggered cost {} tokens ({}).",
+            count(s.polls, "poll", "polls"),
+            count(a.episodes.len(), "episode", "episodes"),
+            thousands(s.redundant_polls as i64),
             thousands(s.wasted_tokens as i64),
             usd(s.wasted_cost_usd)
         ));
@@ -162,14 +172,26 @@ fn summary(a: &Analysis) -> Vec<String> {
             pct(s.cache_hit_rate)
         ));
     } else {
+        let by_cause: Vec<String> = s
+            .misses_by_cause
+            .iter()
+            .filter(|c| c.cause != "cold_start")
+            .map(|c| format!("{} {}", thousands(c.requests as i64), c.cause))
+            .collect();
+        let mut listed = misses[..misses.len().min(LISTED_MISSES)].join("; ");
+        if misses.len() > LISTED_MISSES {
+            listed.push_str(&format!(
+                "; and {} more (Requests table)",
+                thousands((misses.len() - LISTED_MISSES) as i64)
+            ));
+        }
         out.push(format!(
-            "Cache hit rate {}; {} cache miss{} beyond cold starts cost {} tokens, {} extra: {}.",
+            "Cache hit rate {}; {} beyond cold starts ({}) cost {} tokens, {} extra: {listed}.",
             pct(s.cache_hit_rate),
-            misses.len(),
-            if misses.len() == 1 { "" } else { "es" },
+            count(misses.len(), "cache miss", "cache misses"),
+            by_cause.join(", "),
             thousands(s.cache_miss_tokens as i64),
             usd(s.cache_miss_cost_usd),
-            misses.join("; ")
         ));
     }
     if !a.jobs.is_empty() {
@@ -179,9 +201,8 @@ fn summary(a: &Analysis) -> Vec<String> {
             .map(|(k, v)| format!("{v} {k}"))
             .collect();
         out.push(format!(
-            "{} background job{}: {}.",
-            a.jobs.len(),
-            if a.jobs.len() == 1 { "" } else { "s" },
+            "{}: {}.",
+            count(a.jobs.len(), "background job", "background jobs"),
             states.join(", ")
         ));
     }
@@ -190,14 +211,14 @@ fn summary(a: &Analysis) -> Vec<String> {
         total(s.total_cost_usd, !s.unpriced_models.is_empty()),
         a.prices.source,
         a.prices.date,
-        a.usage_used.simulated,
-        a.usage_used.recorded
+        thousands(a.usage_used.simulated as i64),
+        thousands(a.usage_used.recorded as i64)
     ));
     if !s.unpriced_models.is_empty() {
         let n = a.requests.iter().filter(|r| r.cost_usd.is_none()).count();
         out.push(format!(
             "Unpriced: {} of model{} {} (not in the price table) cost nothing in these figures; give their prices with --prices FILE.",
-            plural(n, "request", "requests"),
+            count(n, "request", "requests"),
             if s.unpriced_models.len() == 1 { "" } else { "s" },
             names(&s.unpriced_models)
         ));
@@ -251,6 +272,19 @@ fn figures(a: &Analysis) -> Vec<Figure> {
     ]
 }
 
+/// Most lanes a lane chart draws; the table below it lists every row.
+const MAX_LANES: usize = 40;
+
+/// A lane chart's title, saying so when only the [`MAX_LANES`] busiest of `total` lanes
+/// are drawn.
+fn capped(title: &str, total: usize, lanes: &str, weight: &str, table: &str) -> String {
+    if total <= MAX_LANES {
+        title.to_string()
+    } else {
+        format!("{title}: {MAX_LANES} of {total} {lanes}, those with the most {weight} (all in the {table} table)")
+    }
+}
+
 fn secs(t0: DateTime<Utc>, t: DateTime<Utc>) -> f64 {
     (t - t0).num_microseconds().unwrap_or(0) as f64 / 1e6
 }
@@ -292,9 +326,18 @@ fn charts(a: &Analysis) -> Charts {
                 end_s: secs(t0, e.last_at),
                 label: format!("{} polls, {} redundant", e.polls, e.redundant),
                 category: e.kind.clone(),
+                weight: e.polls as u64,
             })
             .collect();
-        page::svg(chart::lanes("Poll episodes over time, per target", &lanes))
+        let (lanes, total) = chart::busiest_lanes(lanes, MAX_LANES);
+        let title = capped(
+            "Poll episodes over time, per target",
+            total,
+            "targets",
+            "polls",
+            "Poll episodes",
+        );
+        page::svg(chart::lanes(&title, &lanes))
     });
     let mut cost: Vec<(String, f64)> = a
         .summary
@@ -326,10 +369,19 @@ fn charts(a: &Analysis) -> Charts {
                         j.job.thread_label
                     ),
                     category: j.job.state.name().to_string(),
+                    weight: 1,
                 }
             })
             .collect();
-        page::svg(chart::lanes("Background jobs per session", &lanes))
+        let (lanes, total) = chart::busiest_lanes(lanes, MAX_LANES);
+        let title = capped(
+            "Background jobs per session",
+            total,
+            "sessions",
+            "jobs",
+            "Background jobs",
+        );
+        page::svg(chart::lanes(&title, &lanes))
     });
     Charts {
         timeline: page::svg(chart::request_timeline(&bars, &causes)),

@@ -37,6 +37,10 @@ const PALETTE: [RGBColor; 8] = [
 pub const WIDTH: u32 = 960;
 /// Above this many requests the timeline sums neighbours into one bar each.
 pub const TIMELINE_BARS: usize = 600;
+/// Width of one character of a 12-pixel chart label, pixels (an upper estimate for the
+/// usual sans-serif fonts), and the least room between two labels.
+const LABEL_CHAR_PX: f64 = 7.0;
+const LABEL_GAP_PX: f64 = 12.0;
 
 const FONT: &str = "sans-serif";
 
@@ -209,7 +213,8 @@ pub struct RequestBar {
 }
 
 /// Stacked uncached / cache-write / cache-read tokens per request; misses marked by a
-/// coloured dot per cause (`causes` gives the colour order), TTL gaps by a dashed line.
+/// coloured dot per cause (`causes` gives the colour order), TTL gaps by a dashed line
+/// (labelled where labels have room).
 /// More than [`TIMELINE_BARS`] requests are summed in equal groups (marks kept).
 pub fn request_timeline(reqs: &[RequestBar], causes: &[String]) -> Result<String, String> {
     let group = reqs.len().div_ceil(TIMELINE_BARS).max(1);
@@ -311,35 +316,49 @@ pub fn request_timeline(reqs: &[RequestBar], causes: &[String]) -> Result<String
                 .label(format!("miss: {cause}"))
                 .legend(move |(x, y)| Circle::new((x + 6, y), 5, c.filled()));
         }
+        // Every gap gets its dashed line; a label only where it does not run into the
+        // previous one (labels left of the middle read rightwards, the others leftwards).
+        let px = chart.plotting_area().get_pixel_range().0;
+        let bar_px = (px.end - px.start) as f64 / n as f64;
+        let mut last_end = f64::NEG_INFINITY; // right end of the last label, pixels
         for (i, b) in bars.iter().enumerate() {
-            if let Some(g) = &b.gap {
-                chart
-                    .draw_series(DashedLineSeries::new(
-                        [(i as f64, 0.0), (i as f64, max * 0.92)],
-                        6,
-                        4,
-                        RED.stroke_width(2),
-                    ))
-                    .map_err(err)?;
-                let style = (FONT, 12).into_font().color(&RED);
-                let style = if i * 2 > n {
-                    style.pos(Pos::new(HPos::Right, VPos::Center))
-                } else {
-                    style
-                };
-                let x = if i * 2 > n {
-                    i as f64 - 0.1
-                } else {
-                    i as f64 + 0.1
-                };
-                chart
-                    .draw_series(std::iter::once(Text::new(
-                        g.clone(),
-                        (x, max * 0.97),
-                        style,
-                    )))
-                    .map_err(err)?;
+            let Some(g) = &b.gap else { continue };
+            chart
+                .draw_series(DashedLineSeries::new(
+                    [(i as f64, 0.0), (i as f64, max * 0.92)],
+                    6,
+                    4,
+                    RED.stroke_width(2),
+                ))
+                .map_err(err)?;
+            let right = i * 2 > n;
+            let at = i as f64 * bar_px;
+            let width = g.chars().count() as f64 * LABEL_CHAR_PX;
+            let (start, end) = if right {
+                (at - width, at)
+            } else {
+                (at, at + width)
+            };
+            if start < last_end + LABEL_GAP_PX {
+                continue;
             }
+            last_end = end;
+            let style = (FONT, 12).into_font().color(&RED);
+            let (style, x) = if right {
+                (
+                    style.pos(Pos::new(HPos::Right, VPos::Center)),
+                    i as f64 - 0.1,
+                )
+            } else {
+                (style, i as f64 + 0.1)
+            };
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    g.clone(),
+                    (x, max * 0.97),
+                    style,
+                )))
+                .map_err(err)?;
         }
         chart
             .configure_series_labels()
@@ -365,6 +384,34 @@ pub struct LaneBar {
     pub label: String,
     /// Category (colour and legend): a state, a kind.
     pub category: String,
+    /// What the bar weighs when lanes are capped ([`busiest_lanes`]): polls, jobs.
+    pub weight: u64,
+}
+
+/// Keep the bars of the `max` lanes with the greatest total weight (ties: the lane seen
+/// first), in their original order; returns them and the number of lanes there were. A
+/// chart of hundreds of lanes is unreadable; the report's table lists every row.
+pub fn busiest_lanes(bars: Vec<LaneBar>, max: usize) -> (Vec<LaneBar>, usize) {
+    let mut lanes: Vec<(&str, u64, usize)> = Vec::new(); // lane, weight, first seen
+    for (i, b) in bars.iter().enumerate() {
+        match lanes.iter_mut().find(|(l, _, _)| *l == b.lane) {
+            Some(l) => l.1 += b.weight,
+            None => lanes.push((&b.lane, b.weight, i)),
+        }
+    }
+    let total = lanes.len();
+    if total <= max {
+        return (bars, total);
+    }
+    lanes.sort_by(|x, y| y.1.cmp(&x.1).then(x.2.cmp(&y.2)));
+    let keep: std::collections::HashSet<String> =
+        lanes[..max].iter().map(|(l, _, _)| l.to_string()).collect();
+    (
+        bars.into_iter()
+            .filter(|b| keep.contains(&b.lane))
+            .collect(),
+        total,
+    )
 }
 
 /// Rows of a lane chart: each bar's row, and each row's label (the lane's name on its
@@ -420,8 +467,11 @@ pub fn lanes(title: &str, bars: &[LaneBar]) -> Result<String, String> {
     let end = bars.iter().map(|b| b.end_s).fold(1.0f64, f64::max) * 1.6;
     // A bar is drawn at least this wide; the label after it needs room too.
     let min_w = end * 0.004;
-    let (row_of, labels) = lane_rows(bars, end * 0.25);
+    let (row_of, mut labels) = lane_rows(bars, end * 0.25);
     let n = labels.len().max(1);
+    // Segment 0 is at the bottom: flip so the first lane is on top.
+    let row_of: Vec<usize> = row_of.iter().map(|r| n - 1 - r).collect();
+    labels.reverse();
     let row = 30u32;
     let height = 80 + row * n as u32 + 30;
     draw(WIDTH, height, |root| {
@@ -613,7 +663,20 @@ mod tests {
             end_s,
             label: String::new(),
             category: "running".into(),
+            weight: 1,
         }
+    }
+
+    #[test]
+    fn capped_lanes_keep_the_heaviest_in_order() {
+        let mut bars = vec![bar("a", 0.0, 1.0), bar("b", 0.0, 1.0), bar("c", 0.0, 1.0)];
+        bars.push(bar("c", 2.0, 3.0));
+        bars[1].weight = 5;
+        let (kept, total) = busiest_lanes(bars.clone(), 2);
+        assert_eq!(total, 3);
+        let lanes: Vec<&str> = kept.iter().map(|b| b.lane.as_str()).collect();
+        assert_eq!(lanes, ["b", "c", "c"]);
+        assert_eq!(busiest_lanes(bars, 3).0.len(), 4);
     }
 
     #[test]
@@ -649,5 +712,47 @@ mod tests {
         assert!(svg.contains("bars sum 3 requests each"));
         // One miss mark (a circle) for the one missed request, plus its legend swatch.
         assert_eq!(svg.matches("<circle").count(), 2);
+    }
+
+    #[test]
+    fn many_ttl_gaps_keep_their_lines_but_labels_do_not_overlap() {
+        // 50 gaps spread over 500 requests: about 860 pixels of plot, labels of 6 × 7
+        // pixels plus 12 between them: at most 15 fit.
+        let reqs: Vec<RequestBar> = (0..500)
+            .map(|i| RequestBar {
+                read: 10,
+                gap: (i % 10 == 5).then(|| format!("gap {i}")),
+                ..RequestBar::default()
+            })
+            .collect();
+        let svg = request_timeline(&reqs, &[]).unwrap();
+        let labels = svg.matches(">\ngap ").count();
+        assert!((5..=15).contains(&labels), "{labels} labels");
+        // The labels' spans (x, anchor, 7 px per character) do not overlap.
+        let mut spans: Vec<(f64, f64)> = svg
+            .split("<text ")
+            .filter(|t| t.contains(">\ngap "))
+            .map(|t| {
+                let x: f64 = t["x=\"".len()..]
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                let text = t.split(">\n").nth(1).unwrap().split('\n').next().unwrap();
+                let w = text.len() as f64 * LABEL_CHAR_PX;
+                if t.contains("text-anchor=\"end\"") {
+                    (x - w, x)
+                } else {
+                    (x, x + w)
+                }
+            })
+            .collect();
+        spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for w in spans.windows(2) {
+            assert!(w[0].1 <= w[1].0, "{:?} overlaps {:?}", w[0], w[1]);
+        }
+        let one = request_timeline(&reqs[..7], &[]).unwrap();
+        assert_eq!(one.matches(">\ngap ").count(), 1);
     }
 }

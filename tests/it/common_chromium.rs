@@ -139,12 +139,17 @@ impl Browser {
         ] {
             b.call(m, json!({}), true);
         }
-        b.call(
+        b.resize(width, height);
+        b
+    }
+
+    /// Set the page's viewport to `width` × `height` CSS pixels (screenshots show it).
+    pub fn resize(&mut self, width: u32, height: u32) {
+        self.call(
             "Emulation.setDeviceMetricsOverride",
             json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}),
             true,
         );
-        b
     }
 
     /// Send a command (to the page's session when `page`), wait for its result; events

@@ -32,6 +32,7 @@ mod replay;
 mod report_html;
 mod report_injection;
 mod report_md;
+mod report_scale;
 mod server;
 mod show;
 mod terminal;

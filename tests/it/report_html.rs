@@ -3,6 +3,10 @@
 //! tshark's reading of the same captures and from the scenarios), the page does nothing
 //! on its own (no console message, no dialog, no network request), and a screenshot is
 //! saved (its path printed; `AGENTWIRE_UPDATE_SCREENSHOTS=1` refreshes the README's).
+//! A generated 10,000-request audit stays under 20 MB and stays usable in the browser.
+//!
+//! One browser serves every page (starting Chromium is the slow part): the checks run in
+//! order inside one test.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -13,6 +17,7 @@ use agentwire::api::MessagesRequest;
 use crate::common::{bin, shared_capture};
 use crate::common_chromium::{save_screenshot, Browser};
 use crate::common_tshark::exchanges_from_pcap;
+use crate::report_scale;
 
 fn capture(name: &str) -> PathBuf {
     shared_capture(&format!("claude-code/{name}"))
@@ -44,8 +49,8 @@ fn strings(v: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn diff_report_in_chromium_shows_20_to_12_tools_and_names_the_ten_deferred() {
+/// Must-show 1 (diff): 20 → 12 tool definitions, the ten moved tools named.
+fn diff_report_shows_20_to_12_tools_and_names_the_ten_deferred(br: &mut Browser) {
     let (a, b) = (
         capture("cc2.1.303-hello.pcap"),
         capture("cc2.1.304-hello.pcap"),
@@ -67,7 +72,7 @@ fn diff_report_in_chromium_shows_20_to_12_tools_and_names_the_ten_deferred() {
         "-o",
         out.to_str().unwrap(),
     ]);
-    let mut br = Browser::launch(1200, 1500);
+    br.resize(1200, 1500);
     let url = br.open(&out);
     let title = br.eval("document.getElementById('title').textContent");
     assert_eq!(
@@ -100,8 +105,8 @@ fn diff_report_in_chromium_shows_20_to_12_tools_and_names_the_ten_deferred() {
     save_screenshot("report-diff", &br.screenshot());
 }
 
-#[test]
-fn audit_report_in_chromium_shows_19_redundant_polls_and_the_330_s_ttl_miss() {
+/// Must-show 1 (audit): 19 redundant polls, the 330 s TTL miss.
+fn audit_report_shows_19_redundant_polls_and_the_330_s_ttl_miss(br: &mut Browser) {
     let (polls, ttl) = (
         capture("cc2.1.303-mcp-status-polling.pcap"),
         capture("cc2.1.304-cache-ttl-gap.pcap"),
@@ -129,7 +134,7 @@ fn audit_report_in_chromium_shows_19_redundant_polls_and_the_330_s_ttl_miss() {
         "-o",
         out.to_str().unwrap(),
     ]);
-    let mut br = Browser::launch(1200, 1500);
+    br.resize(1200, 1500);
     let url = br.open(&out);
     let figure = br.eval(
         "Array.from(document.querySelectorAll('#figures .figure')).map(f => [f.querySelector('.label').textContent, f.querySelector('.value').textContent])",
@@ -157,8 +162,8 @@ fn audit_report_in_chromium_shows_19_redundant_polls_and_the_330_s_ttl_miss() {
     save_screenshot("report-audit", &br.screenshot());
 }
 
-#[test]
-fn history_report_in_chromium_tabulates_tool_counts_per_capture() {
+/// The history report's table and step links.
+fn history_report_tabulates_tool_counts_per_capture(br: &mut Browser) {
     // 2.1.303 defaults (20 tools), 2.1.303 with ENABLE_TOOL_SEARCH=true (12), 2.1.304
     // defaults (12), 2.1.304 with ENABLE_TOOL_SEARCH=false (20): counts from tshark.
     let caps: Vec<PathBuf> = [
@@ -181,7 +186,7 @@ fn history_report_in_chromium_tabulates_tool_counts_per_capture() {
     args.extend(caps.iter().map(|c| c.to_str().unwrap()));
     args.extend(["-o", out.to_str().unwrap()]);
     agentwire(&args);
-    let mut br = Browser::launch(1200, 1100);
+    br.resize(1200, 1100);
     let url = br.open(&out);
     let tools = br.eval(
         "Array.from(document.querySelectorAll('#history tbody tr')).map(r => r.cells[1].textContent)",
@@ -199,4 +204,14 @@ fn history_report_in_chromium_tabulates_tool_counts_per_capture() {
     let m = br.misdeeds(&url);
     assert!(m.none(), "{m:#?}");
     save_screenshot("report-history", &br.screenshot());
+}
+
+#[test]
+fn html_reports_in_one_headless_chromium() {
+    let mut br = Browser::launch(1200, 1500);
+    diff_report_shows_20_to_12_tools_and_names_the_ten_deferred(&mut br);
+    audit_report_shows_19_redundant_polls_and_the_330_s_ttl_miss(&mut br);
+    history_report_tabulates_tool_counts_per_capture(&mut br);
+    crate::report_injection::injected_markup_never_runs(&mut br);
+    report_scale::ten_thousand_request_audit_stays_usable(&mut br);
 }

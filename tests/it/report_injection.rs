@@ -90,15 +90,16 @@ fn run(args: &[&str]) {
     );
 }
 
-#[test]
-fn injected_markup_in_a_trace_never_runs_in_the_html_reports() {
+/// Must-show 2: recorded markup in every place a trace holds text never runs in the HTML
+/// reports and shows as text (run by `report_html`'s one-browser test).
+pub fn injected_markup_never_runs(br: &mut Browser) {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = hostile_pair(dir.path());
     let diff = dir.path().join("diff.html");
     let audit = dir.path().join("audit.html");
     run(&["report", "diff", &a, &b, "-o", diff.to_str().unwrap()]);
     run(&["report", "analyze", &a, &b, "-o", audit.to_str().unwrap()]);
-    let mut br = Browser::launch(1200, 900);
+    br.resize(1200, 900);
     // The diff shows every payload (prompt lines, tools, schema); the audit the ones in
     // names, tool inputs and the recording context.
     for (page, shown) in [(&diff, PAYLOADS), (&audit, &PAYLOADS[..5])] {

@@ -298,7 +298,8 @@ fn all_mode_summary_covers_every_comparison() {
         conv.user(vec![text(40, 'u')]);
         let mut t = TraceBuilder::default();
         t.send_text(&conv, 0.0);
-        conv.assistant(vec![text(30, 'a')]).user(vec![text(40, 'v')]);
+        conv.assistant(vec![text(30, 'a')])
+            .user(vec![text(40, 'v')]);
         if extra_tool_in_turn_1 {
             conv.tools.push(tool("Monitor", 120));
         }
@@ -333,8 +334,16 @@ fn all_mode_summary_covers_every_comparison() {
         "2 request pairs compared, aligned by session, thread and turn: 1 identical after normalization, 1 differ."
     );
     assert_eq!(summary.len(), 2, "{summary:#?}");
-    assert!(summary[1].starts_with("At s1/main turn 1: "), "{}", summary[1]);
-    assert!(summary[1].contains("1 tool added: Monitor."), "{}", summary[1]);
+    assert!(
+        summary[1].starts_with("At s1/main turn 1: "),
+        "{}",
+        summary[1]
+    );
+    assert!(
+        summary[1].contains("1 tool added: Monitor."),
+        "{}",
+        summary[1]
+    );
     // The Markdown carries the same sentences.
     let md = Command::new(bin())
         .args(["report", "diff", "--all"])
