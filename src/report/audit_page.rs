@@ -239,19 +239,19 @@ fn figures(a: &Analysis) -> Vec<Figure> {
         },
         Figure {
             label: "sessions",
-            value: s.sessions.to_string(),
+            value: thousands(s.sessions as i64),
         },
         Figure {
             label: "threads",
-            value: s.threads.to_string(),
+            value: thousands(s.threads as i64),
         },
         Figure {
             label: "polls",
-            value: s.polls.to_string(),
+            value: thousands(s.polls as i64),
         },
         Figure {
             label: "redundant polls",
-            value: s.redundant_polls.to_string(),
+            value: thousands(s.redundant_polls as i64),
         },
         Figure {
             label: "wasted $",
