@@ -12,7 +12,7 @@ FROM ?=
 
 .DEFAULT_GOAL := help
 
-.PHONY: help deps build demo test lint doc bench clean-demo install uninstall
+.PHONY: help deps build demo test lint doc bench load clean-demo install uninstall
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -78,6 +78,8 @@ bench: deps ## run the benchmarks (installs claude-tap and mitmproxy from PyPI i
 	@[ -x target/bench-venv/bin/claude-tap ] && [ -x target/bench-venv/bin/mitmdump ] || { echo "bench: installing the peer tools claude-tap and mitmproxy (PyPI) into target/bench-venv"; python3 -m venv target/bench-venv && target/bench-venv/bin/pip install -q claude-tap mitmproxy; }
 	cargo bench
 
+load: ## 60 s of 100 KB POSTs at full speed against `serve`: peak RSS from /proc (< 256 MB) and nothing lost (CI runs 5 s)
+	AGENTWIRE_LOAD_SECONDS=60 cargo test --locked --test it -- limits::sustained --nocapture
 install: ## install agentwire, its man pages and bash/zsh/fish/powershell completions under PREFIX (default /usr/local)
 	@set -e; from="$(FROM)"; \
 	if [ -z "$$from" ]; then cargo build --release --locked $(FEATURES); from=target/release/agentwire; fi; \

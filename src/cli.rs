@@ -5,6 +5,8 @@
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
+use std::time::Duration;
+
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 /// The exit-code table: (code, name, meaning). The `--help` footer of every command and
@@ -33,28 +35,37 @@ pub const EXIT_CODES: [(u8, &str, &str); 5] = [
     ),
 ];
 
-/// The `--help` footer listing [`EXIT_CODES`].
-fn exit_code_footer() -> String {
-    let mut s = String::from("Exit codes:\n");
+/// The `--help` footer listing [`EXIT_CODES`], one code a line (`sep` between lines: a
+/// blank line for man pages, whose paragraphs are filled).
+fn exit_code_footer(sep: &str) -> String {
+    let mut lines = vec![String::from("Exit codes:")];
     for (code, name, meaning) in EXIT_CODES {
-        s.push_str(&format!("  {code}  {name}: {meaning}\n"));
+        lines.push(format!("  {code}  {name}: {meaning}"));
     }
-    s.push_str("A closed stdout pipe (`| head`) exits 0.");
-    s
+    lines.push("A closed stdout pipe (`| head`) exits 0.".into());
+    lines.join(sep)
 }
 
 /// The full command definition: the derive's, with the exit-code footer on every command.
 pub fn command() -> clap::Command {
-    let footer = exit_code_footer();
+    command_with_footer(&exit_code_footer("\n"))
+}
+
+fn command_with_footer(footer: &str) -> clap::Command {
     Cli::command()
-        .after_help(footer.clone())
+        .after_help(footer.to_string())
         .mut_subcommands(|c| {
             let help = match c.get_after_help() {
                 Some(own) => format!("{own}\n\n{footer}"),
-                None => footer.clone(),
+                None => footer.to_string(),
             };
             c.after_help(help)
         })
+}
+
+/// The command definition for man pages: the footer's lines as paragraphs.
+fn man_command() -> clap::Command {
+    command_with_footer(&exit_code_footer("\n\n"))
 }
 
 /// Parse the process's arguments; usage errors print clap's message and exit 2.
@@ -72,7 +83,7 @@ pub fn write_completions(shell: clap_complete::Shell, out: &mut dyn std::io::Wri
 /// returns the paths written.
 pub fn write_man_pages(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
-    let cmd = command();
+    let cmd = man_command();
     clap_mangen::generate_to(cmd.clone(), dir)?;
     let mut written = vec![dir.join("agentwire.1")];
     written.extend(
@@ -86,7 +97,68 @@ pub fn write_man_pages(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 /// Write the top-level man page (`agentwire.1`) to `out`.
 pub fn write_man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
     // as `clap_mangen::generate_to` does for the files: no page for `help`
-    clap_mangen::Man::new(command().disable_help_subcommand(true)).render(out)
+    clap_mangen::Man::new(man_command().disable_help_subcommand(true)).render(out)
+}
+
+// Numeric flags: every one is parsed and range-checked here, so no value typed on the
+// command line can panic or hang the library (durations overflowing a clock, rates of 0
+// or NaN, sizes of 0).
+
+/// Seconds in a day, the cap of the server's timeouts.
+const DAY: u64 = 86_400;
+
+/// `--rate`: requests per second, finite, from 0.001 (one every ~17 min) to 1,000,000.
+fn parse_rate(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of requests per second (e.g. 20)"))?;
+    if !v.is_finite() || !(0.001..=1e6).contains(&v) {
+        return Err(format!(
+            "{s:?} is out of range: give requests per second from 0.001 to 1000000"
+        ));
+    }
+    Ok(v)
+}
+
+/// `--duration`: seconds, or a number with `s`, `m` or `h`; more than 0, at most 366 days.
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('s') => (&t[..t.len() - 1], 1.0),
+        Some('m') => (&t[..t.len() - 1], 60.0),
+        Some('h') => (&t[..t.len() - 1], 3600.0),
+        _ => (t, 1.0),
+    };
+    let bad =
+        || format!("{s:?}: use seconds, or a number with s, m or h (30s, 5m), up to 366 days");
+    let v: f64 = num.trim().parse().map_err(|_| bad())?;
+    let secs = v * mult;
+    if !secs.is_finite() || secs <= 0.0 || secs > 366.0 * DAY as f64 {
+        return Err(bad());
+    }
+    Duration::try_from_secs_f64(secs).map_err(|_| bad())
+}
+
+/// `--max-body`: bytes, from 1 to 4 GiB.
+fn parse_max_body(s: &str) -> Result<usize, String> {
+    let v: u64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of bytes"))?;
+    if !(1..=4 << 30).contains(&v) {
+        return Err(format!("{s:?} is out of range: give 1 to 4294967296 bytes"));
+    }
+    usize::try_from(v).map_err(|_| format!("{s:?} is too large for this platform"))
+}
+
+/// `--timing`: `recorded`, `none` or `xN` with N from 0.001 to 1000000.
+fn parse_timing(s: &str) -> Result<String, String> {
+    agentwire::capture::server::replay::Timing::parse(s)
+        .map(|_| s.to_string())
+        .ok_or_else(|| {
+            format!("{s:?}: use recorded, none, or xN with N from 0.001 to 1000000 (e.g. x10)")
+        })
 }
 
 /// Record what AI agent CLIs send to the Anthropic Messages API, and explain it.
@@ -196,9 +268,10 @@ pub struct DocOutputArgs {
     /// Overwrite the output file if it exists.
     #[arg(long)]
     pub force: bool,
-    /// Shorten diff lines longer than N characters (default: every line whole).
-    #[arg(long, value_name = "N")]
-    pub max_line: Option<usize>,
+    /// Shorten diff lines longer than N characters, 10 to 100000 (default: every line
+    /// whole).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(10..=100_000))]
+    pub max_line: Option<u32>,
 }
 
 /// `agentwire report`.
@@ -286,18 +359,18 @@ pub struct HistoryArgs {
     /// `claude-code@2.1.303,2.1.304,2.1.318`, or both mixed; or trace files.
     #[arg(required = true)]
     pub inputs: Vec<String>,
-    /// Keep every Nth version of a range (the first and last are always kept).
-    #[arg(long, default_value_t = 1)]
-    pub step: usize,
+    /// Keep every Nth version of a range, 1 to 1000 (the first and last are always kept).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub step: u16,
     /// Route the versions are recorded with (see `record --route`).
     #[arg(long, value_enum, default_value = "first-party")]
     pub route: RouteArg,
     /// Environment for the recordings, `K=V` (repeatable); part of the cache key.
     #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,
-    /// Versions recorded at once.
-    #[arg(long, default_value_t = 2)]
-    pub parallel: usize,
+    /// Versions recorded at once (1 to 32).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=32))]
+    pub parallel: u8,
     /// Directory for the pairwise diff reports the history links to (HTML output only;
     /// default: next to the output, `NAME-diffs/`).
     #[arg(long, value_name = "DIR")]
@@ -328,9 +401,9 @@ pub struct CachePruneArgs {
     /// Only recordings.
     #[arg(long)]
     pub recordings: bool,
-    /// Keep the newest N versions of each CLI (and their recordings).
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub keep: usize,
+    /// Keep the newest N versions of each CLI (and their recordings), 0 to 10000.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=10_000))]
+    pub keep: u16,
     /// Show what would be removed without removing it.
     #[arg(long)]
     pub dry_run: bool,
@@ -438,11 +511,11 @@ pub struct ReplayArgs {
     /// Base URL to send to, e.g. http://127.0.0.1:8080.
     #[arg(long)]
     pub to: String,
-    /// Requests in flight at once.
-    #[arg(long, default_value_t = 1)]
-    pub concurrency: usize,
-    /// Requests started per second at most, e.g. `--rate 20`.
-    #[arg(long)]
+    /// Requests in flight at once (1 to 1024).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub concurrency: u16,
+    /// Requests started per second at most, e.g. `--rate 20` (0.001 to 1000000).
+    #[arg(long, value_parser = parse_rate)]
     pub rate: Option<f64>,
     /// Extra header `K: V` (repeatable), e.g. a real key: traces hold only markers.
     #[arg(long = "header", value_name = "K: V")]
@@ -483,12 +556,18 @@ pub struct ServeArgs {
     /// printed.
     #[arg(long, default_value = "127.0.0.1:0")]
     pub addr: String,
-    /// Trace file to write (JSON Lines).
+    /// Trace file to write (JSON Lines; `-`: standard output, the base URL then goes to
+    /// stderr).
     #[arg(short, long, default_value = "trace.jsonl")]
     pub output: PathBuf,
     /// Overwrite the trace file if it exists.
     #[arg(long)]
     pub force: bool,
+    /// Replace Anthropic-key-shaped strings inside request and response bodies before
+    /// writing (bodies are otherwise byte-exact; their digests then describe the redacted
+    /// bytes, and each such body is marked `"redacted": true`).
+    #[arg(long)]
+    pub redact_body: bool,
     #[command(flatten)]
     pub reply: ReplyArgs,
     /// Recording proxy: forward every request to this upstream (e.g.
@@ -498,8 +577,9 @@ pub struct ServeArgs {
     /// PEM file with an extra CA certificate to trust for the upstream.
     #[arg(long, requires = "upstream")]
     pub upstream_ca: Option<PathBuf>,
-    /// Seconds without a byte from the upstream before the exchange fails with 504.
-    #[arg(long, default_value_t = 600, requires = "upstream")]
+    /// Seconds without a byte from the upstream before the exchange fails with 504 (1 to
+    /// 86400).
+    #[arg(long, default_value_t = 600, requires = "upstream", value_parser = clap::value_parser!(u64).range(1..=DAY))]
     pub upstream_timeout: u64,
     /// First-party route: run an HTTP CONNECT proxy that terminates TLS for these hosts
     /// (comma-separated) with certificates from agentwire's CA (`agentwire ca`).
@@ -527,8 +607,8 @@ pub struct ReplyArgs {
     /// Answer with the recorded responses of this trace, matched by thread and turn.
     #[arg(long)]
     pub replay: Option<PathBuf>,
-    /// Replay timing: `recorded`, `none`, or `xN` (N times faster).
-    #[arg(long, default_value = "none", requires = "replay")]
+    /// Replay timing: `recorded`, `none`, or `xN` (N times faster, 0.001 to 1000000).
+    #[arg(long, default_value = "none", requires = "replay", value_parser = parse_timing)]
     pub timing: String,
 }
 
@@ -546,11 +626,12 @@ impl Default for LimitArgs {
 /// Request limits of the server.
 #[derive(Args, Debug, Clone)]
 pub struct LimitArgs {
-    /// Largest request body accepted, in bytes; larger ones get 413 (first bytes kept).
-    #[arg(long, default_value_t = 32 * 1024 * 1024)]
+    /// Largest request body accepted, in bytes (1 to 4 GiB); larger ones get 413 (first
+    /// bytes kept).
+    #[arg(long, default_value_t = 32 * 1024 * 1024, value_parser = parse_max_body)]
     pub max_body: usize,
-    /// Seconds a client may take to send its request head and body; then 408.
-    #[arg(long, default_value_t = 30)]
+    /// Seconds a client may take to send its request head and body (1 to 86400); then 408.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=DAY))]
     pub body_timeout: u64,
 }
 
@@ -567,15 +648,19 @@ pub struct RecordArgs {
     pub env: Vec<String>,
     #[command(flatten)]
     pub reply: ReplyArgs,
-    /// Trace file to write.
+    /// Trace file to write (`-`: standard output; the summary then goes to stderr).
     #[arg(short, long, default_value = "trace.jsonl")]
     pub output: PathBuf,
-    /// Seconds before the CLI is killed.
-    #[arg(long, default_value_t = 300)]
+    /// Seconds before the CLI is killed (1 to 604800, a week).
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=7 * DAY))]
     pub timeout: u64,
     /// Overwrite the trace file if it exists.
     #[arg(long)]
     pub force: bool,
+    /// Replace Anthropic-key-shaped strings inside bodies before writing (see `serve
+    /// --redact-body`).
+    #[arg(long)]
+    pub redact_body: bool,
     /// How the CLI reaches agentwire: `first-party` (HTTPS_PROXY + agentwire's CA: what a
     /// user of api.anthropic.com sends) or `base-url` (ANTHROPIC_BASE_URL: what a gateway
     /// user sends).
@@ -618,9 +703,12 @@ pub struct MatrixArgs {
     /// Directory for the traces (one file per run).
     #[arg(short, long, default_value = "matrix")]
     pub dir: PathBuf,
-    /// Runs recorded at once.
-    #[arg(long, default_value_t = 2)]
-    pub parallel: usize,
+    /// Overwrite traces of the same runs already in the directory.
+    #[arg(long)]
+    pub force: bool,
+    /// Runs recorded at once (1 to 32).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=32))]
+    pub parallel: u8,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
@@ -675,6 +763,9 @@ pub struct DiffArgs {
     /// directory, removed afterwards).
     #[arg(long, value_name = "DIR")]
     pub record_dir: Option<PathBuf>,
+    /// Overwrite traces already in --record-dir.
+    #[arg(long, requires = "record_dir")]
+    pub force: bool,
     /// Route for inputs given as CLI specs (see `record --route`).
     #[arg(long, value_enum, default_value = "first-party")]
     pub route: RouteArg,
@@ -756,6 +847,9 @@ pub struct AnalyzeArgs {
     /// Also write the tables as Parquet files into this directory.
     #[arg(long, value_name = "DIR")]
     pub parquet: Option<PathBuf>,
+    /// Overwrite Parquet tables already in the --parquet directory.
+    #[arg(long, requires = "parquet")]
+    pub force: bool,
 }
 
 /// Filters shared by `pcap` and `capture`.
@@ -778,9 +872,12 @@ pub struct PcapArgs {
     /// Capture files (pcap or pcapng, optionally gzip-compressed), read in order.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// Trace file to write.
+    /// Trace file to write (`-`: standard output; the summary then goes to stderr).
     #[arg(short, long, default_value = "trace.jsonl")]
     pub output: PathBuf,
+    /// Overwrite the trace file if it exists.
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub filter: PacketFilterArgs,
 }
@@ -794,12 +891,137 @@ pub struct CaptureArgs {
     /// BPF filter expression, e.g. `tcp port 8080`.
     #[arg(long)]
     pub filter: Option<String>,
-    /// Stop after this long: seconds, or a number with `s`, `m` or `h` (default: until Ctrl-C).
-    #[arg(long)]
-    pub duration: Option<String>,
-    /// Trace file to write.
+    /// Stop after this long: seconds, or a number with `s`, `m` or `h`, up to 366 days
+    /// (default: until Ctrl-C).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+    /// Trace file to write (`-`: standard output; the summary then goes to stderr).
     #[arg(short, long, default_value = "trace.jsonl")]
     pub output: PathBuf,
+    /// Overwrite the trace file if it exists.
+    #[arg(long)]
+    pub force: bool,
     #[command(flatten)]
     pub packet_filter: PacketFilterArgs,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentwire::capture::server::replay::{Timing, MAX_DELAY};
+    use proptest::prelude::*;
+    use std::time::Instant;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        for bad in ["soon", "inf", "1e20", "-1", "0", "nan", "NaNs", ""] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// `replay --rate 0|-1|nan|1e-300` and friends panicked or hung; they are usage errors.
+    #[test]
+    fn out_of_range_numbers_are_usage_errors() {
+        for rate in ["0", "-1", "nan", "1e-300", "inf", "1e400"] {
+            let r = Cli::try_parse_from([
+                "agentwire",
+                "replay",
+                "t",
+                "--to",
+                "http://x",
+                "--rate",
+                rate,
+            ]);
+            assert!(r.is_err(), "--rate {rate}");
+        }
+        for d in ["inf", "1e20", "-5s"] {
+            let r = Cli::try_parse_from(["agentwire", "capture", "--iface", "lo", "--duration", d]);
+            assert!(r.is_err(), "--duration {d}");
+        }
+        for t in ["x0", "x1e-300", "xinf", "xnan", "x-1"] {
+            let r = Cli::try_parse_from(["agentwire", "serve", "--replay", "t", "--timing", t]);
+            assert!(r.is_err(), "--timing {t}");
+        }
+        for (flag, v) in [
+            ("--body-timeout", "18446744073709551615"),
+            ("--body-timeout", "0"),
+            ("--max-body", "0"),
+        ] {
+            assert!(
+                Cli::try_parse_from(["agentwire", "serve", flag, v]).is_err(),
+                "{flag} {v}"
+            );
+        }
+    }
+
+    fn numbers() -> impl Strategy<Value = String> {
+        prop_oneof![
+            any::<f64>().prop_map(|f| f.to_string()),
+            any::<i64>().prop_map(|i| i.to_string()),
+            any::<u64>().prop_map(|i| i.to_string()),
+            prop::sample::select(vec![
+                "nan", "NaN", "inf", "-inf", "1e-300", "1e20", "1e308", "0", "-0", "-1", "",
+                "0x10", "1_000",
+            ])
+            .prop_map(str::to_string),
+            "[0-9.eE+-]{0,12}[smh]?",
+        ]
+    }
+
+    proptest! {
+        /// Every numeric flag, fed any number-like text: parsing either refuses it or gives
+        /// a value the library uses without panicking (clocks, sleeps, sizes).
+        #[test]
+        fn numeric_flags_never_panic(v in numbers(), us in any::<u64>()) {
+            let now = Instant::now();
+            if let Ok(Cli { command: Command::Replay(a) }) =
+                Cli::try_parse_from(["agentwire", "replay", "t", "--to", "http://x", "--rate", &v, "--concurrency", &v])
+            {
+                let _ = now + Duration::from_secs_f64(1e7 / a.rate.unwrap_or(1.0));
+                prop_assert!(a.concurrency >= 1);
+            }
+            if let Ok(Cli { command: Command::Replay(a) }) =
+                Cli::try_parse_from(["agentwire", "replay", "t", "--to", "http://x", "--rate", &v])
+            {
+                let _ = now + Duration::from_secs_f64(1e7 / a.rate.unwrap_or(1.0));
+            }
+            if let Ok(Cli { command: Command::Capture(a) }) =
+                Cli::try_parse_from(["agentwire", "capture", "--iface", "lo", "--duration", &v])
+            {
+                let _ = now + a.duration.unwrap();
+            }
+            for flag in ["--body-timeout", "--max-body", "--upstream-timeout"] {
+                let mut args = vec!["agentwire", "serve", flag, &v];
+                if flag == "--upstream-timeout" {
+                    args.extend(["--upstream", "http://x"]);
+                }
+                if let Ok(Cli { command: Command::Serve(a) }) = Cli::try_parse_from(args) {
+                    let _ = now + Duration::from_secs(a.limits.body_timeout);
+                    let _ = now + Duration::from_secs(a.upstream_timeout);
+                    prop_assert!(a.limits.max_body >= 1);
+                }
+            }
+            if let Ok(Cli { command: Command::Serve(a) }) =
+                Cli::try_parse_from(["agentwire", "serve", "--replay", "t", "--timing", &format!("x{v}")])
+            {
+                let t = Timing::parse(&a.reply.timing).unwrap();
+                let d = t.scale(us);
+                prop_assert!(d <= MAX_DELAY);
+                let _ = tokio::time::Instant::now() + d;
+            }
+            if let Ok(Cli { command: Command::Record(a) }) =
+                Cli::try_parse_from(["agentwire", "record", "--timeout", &v, "--", "true"])
+            {
+                let _ = now + Duration::from_secs(a.timeout);
+            }
+            if let Ok(Cli { command: Command::Matrix(a) }) =
+                Cli::try_parse_from(["agentwire", "matrix", "--cli", "c@1", "--parallel", &v])
+            {
+                prop_assert!((1..=32).contains(&a.parallel));
+            }
+        }
+    }
 }

@@ -9,5 +9,6 @@ pub mod analyze;
 pub mod api;
 pub mod capture;
 pub mod diff;
+pub mod output;
 pub mod report;
 pub mod trace;

@@ -12,6 +12,8 @@
 pub mod calls;
 pub mod cell;
 pub mod tasks;
+#[cfg(test)]
+mod tests;
 
 use serde::Serialize;
 
@@ -155,7 +157,7 @@ pub struct TaskRow {
     pub model_polls: usize,
     /// Of those, made after the task had ended.
     pub model_redundant_polls: usize,
-    /// The model got the start call's result before the task ended.
+    /// The model got the start call's result (not an error) before the task ended.
     pub backgrounded: bool,
     /// How the result reached the model: `tool_result`, `notification`, `model_poll`,
     /// `none`.
@@ -241,7 +243,11 @@ pub fn analyze(
             .iter()
             .filter(|&&c| terminal_at.is_some_and(|ta| ta <= calls[c].at))
             .count();
-        let model_result_at = start_model.and_then(|m| m.result.as_ref()).map(|r| r.at);
+        // An error result (the CLI refused the task handle) hands nothing back to wait for.
+        let model_result_at = start_model
+            .and_then(|m| m.result.as_ref())
+            .filter(|r| !r.is_error)
+            .map(|r| r.at);
         let backgrounded = match (model_result_at, terminal_at) {
             (Some(r), Some(ta)) => r < ta,
             (Some(_), None) => true,

@@ -191,10 +191,18 @@ impl Analyzer {
                 return;
             }
             Err(e) => {
-                info.bad_bodies.push(e);
+                info.bad_bodies
+                    .push(format!("{e}; the request was skipped"));
                 return;
             }
         };
+        if ex.request.recorded.as_ref().is_some_and(|u| u.clamped) {
+            info.bad_bodies.push(format!(
+                "exchange #{}: a usage figure above {} tokens was clamped to that bound",
+                x.id,
+                crate::api::MAX_TOKENS
+            ));
+        }
         info.messages_requests += 1;
         let min = self.cfg.prices.min_cacheable(&ex.request.model);
         let pred = self.sim.observe(&ex.request, min);

@@ -28,7 +28,7 @@ pub use content::{Block, BlockKind};
 pub use request::{Message, MessagesRequest, Param, System, Tool, KNOWN_PARAMS};
 pub use response::{read_response, ResponseBody, ResponseMessage};
 pub use span::Span;
-pub use usage::{estimate_tokens, Usage};
+pub use usage::{estimate_tokens, Usage, MAX_TOKENS};
 
 /// Errors of the api module.
 #[derive(Debug, thiserror::Error)]

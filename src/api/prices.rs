@@ -302,6 +302,30 @@ impl PriceTable {
         if t.models.is_empty() {
             return Err(err("the table has no models".into()));
         }
+        // Every price is a finite, non-negative USD amount per million tokens, at most
+        // $1,000,000 (so costs stay finite); minimum cacheable prompts are at most 10M.
+        for m in &t.models {
+            for (name, v) in [
+                ("input", m.input),
+                ("output", m.output),
+                ("write_5m", m.write_5m),
+                ("write_1h", m.write_1h),
+                ("read", m.read),
+            ] {
+                if !v.is_finite() || !(0.0..=1e6).contains(&v) {
+                    return Err(err(format!(
+                        "model {:?}: {name} = {v} is not a price in USD per million tokens from 0 to 1000000",
+                        m.model
+                    )));
+                }
+            }
+            if m.min_cacheable > 10_000_000 {
+                return Err(err(format!(
+                    "model {:?}: min_cacheable = {} is above 10000000 tokens",
+                    m.model, m.min_cacheable
+                )));
+            }
+        }
         Ok(t)
     }
 
@@ -340,21 +364,24 @@ pub struct Tokens {
 impl Tokens {
     /// All cache-write tokens.
     pub fn write(&self) -> u64 {
-        self.write_5m + self.write_1h
+        self.write_5m.saturating_add(self.write_1h)
     }
 
     /// All input tokens.
     pub fn input(&self) -> u64 {
-        self.uncached + self.read + self.write()
+        self.uncached
+            .saturating_add(self.read)
+            .saturating_add(self.write())
     }
 
-    /// Field-wise sum.
+    /// Field-wise sum, saturating (figures are clamped on read, see
+    /// [`crate::api::MAX_TOKENS`], so this only matters for absurd totals).
     pub fn add(&mut self, o: &Tokens) {
-        self.uncached += o.uncached;
-        self.read += o.read;
-        self.write_5m += o.write_5m;
-        self.write_1h += o.write_1h;
-        self.output += o.output;
+        self.uncached = self.uncached.saturating_add(o.uncached);
+        self.read = self.read.saturating_add(o.read);
+        self.write_5m = self.write_5m.saturating_add(o.write_5m);
+        self.write_1h = self.write_1h.saturating_add(o.write_1h);
+        self.output = self.output.saturating_add(o.output);
     }
 }
 

@@ -28,7 +28,15 @@ pub struct Usage {
     /// Cache writes with a 1-hour TTL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ephemeral_1h_input_tokens: Option<u64>,
+    /// True when a reported figure was above [`MAX_TOKENS`] and was clamped to it
+    /// (numbers read from a trace are not trusted to be sane).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub clamped: bool,
 }
+
+/// Largest usage figure taken from a response: 2^32 tokens, far above any context window,
+/// so totals over billions of requests cannot overflow.
+pub const MAX_TOKENS: u64 = 1 << 32;
 
 impl Usage {
     /// Read a `usage` object; unknown fields are ignored.
@@ -42,9 +50,11 @@ impl Usage {
     /// figures replace earlier ones).
     pub fn merge(&mut self, v: &Value) {
         let get = |k: &str| v.get(k).and_then(Value::as_u64);
-        let set = |slot: &mut Option<u64>, val: Option<u64>| {
-            if val.is_some() {
-                *slot = val;
+        let mut clamped = false;
+        let mut set = |slot: &mut Option<u64>, val: Option<u64>| {
+            if let Some(n) = val {
+                clamped |= n > MAX_TOKENS;
+                *slot = Some(n.min(MAX_TOKENS));
             }
         };
         set(&mut self.input_tokens, get("input_tokens"));
@@ -68,6 +78,7 @@ impl Usage {
                 g("ephemeral_1h_input_tokens"),
             );
         }
+        self.clamped |= clamped;
     }
 
     /// True when the response reports any cache field (so cache figures are observed).
@@ -77,9 +88,10 @@ impl Usage {
 
     /// All input tokens: uncached + cache write + cache read.
     pub fn total_input(&self) -> u64 {
-        self.input_tokens.unwrap_or(0)
-            + self.cache_creation_input_tokens.unwrap_or(0)
-            + self.cache_read_input_tokens.unwrap_or(0)
+        self.input_tokens
+            .unwrap_or(0)
+            .saturating_add(self.cache_creation_input_tokens.unwrap_or(0))
+            .saturating_add(self.cache_read_input_tokens.unwrap_or(0))
     }
 }
 

@@ -28,6 +28,8 @@ pub enum CaError {
     BadKey { path: String, message: String },
     #[error("certificate generation failed: {0}")]
     Generate(String),
+    #[error("CA key {path} is missing but its certificate is there: the CA cannot sign; run `agentwire ca --rotate` to make a new CA (clients must then trust the new certificate)")]
+    MissingKey { path: String },
 }
 
 /// A CA that can mint leaf certificates.
@@ -96,63 +98,86 @@ impl CertificateAuthority {
         })
     }
 
-    /// Load the CA from `dir`, creating it on first use (key file mode 0600).
+    /// Load the CA from `dir`, creating it on first use. Both files are written to
+    /// temporary siblings and renamed into place (the key first, mode 0600), under an
+    /// exclusive lock on `dir/ca.lock`, so concurrent first uses agree on one CA and a
+    /// crash never leaves a half-written file. A half-present CA is repaired or refused:
+    /// a key without its certificate (a crash between the two renames) gets its
+    /// certificate re-issued from the same key (clients that trusted the old one keep
+    /// working: same name, same key); a certificate without its key is refused, with the
+    /// command that replaces the CA.
+    ///
+    /// Errors: [`CaError::Io`], [`CaError::BadKey`], [`CaError::MissingKey`].
     pub fn load_or_create(dir: &Path) -> Result<Self, CaError> {
+        std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
+        let _lock = Lock::take(dir)?;
+        Self::load_or_create_locked(dir)
+    }
+
+    fn load_or_create_locked(dir: &Path) -> Result<Self, CaError> {
         let (cert_path, key_path) = (dir.join("ca.pem"), dir.join("ca.key"));
-        if cert_path.is_file() && key_path.is_file() {
-            let cert_pem =
-                std::fs::read_to_string(&cert_path).map_err(io_err("read", &cert_path))?;
-            let key_pem = std::fs::read_to_string(&key_path).map_err(io_err("read", &key_path))?;
-            let key = KeyPair::from_pem(&key_pem).map_err(|e| CaError::BadKey {
-                path: key_path.display().to_string(),
-                message: e.to_string(),
-            })?;
-            return Ok(CertificateAuthority {
-                cert_pem,
-                issuer: Issuer::new(ca_params(), key),
-                dir: Some(dir.to_path_buf()),
-            });
-        }
-        let mut ca = Self::generate()?;
-        match ca.save(dir) {
-            Ok(()) => {}
-            // Another agentwire process created it at the same moment: use theirs.
-            Err(CaError::Io { source, .. })
-                if source.kind() == std::io::ErrorKind::AlreadyExists =>
-            {
-                for _ in 0..50 {
-                    if cert_path.is_file() && key_path.is_file() {
-                        return Self::load_or_create(dir);
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
+        match (cert_path.is_file(), key_path.is_file()) {
+            (true, true) => {
+                let cert_pem =
+                    std::fs::read_to_string(&cert_path).map_err(io_err("read", &cert_path))?;
+                let key = read_key(&key_path)?;
+                Ok(CertificateAuthority {
+                    cert_pem,
+                    issuer: Issuer::new(ca_params(), key),
+                    dir: Some(dir.to_path_buf()),
+                })
             }
-            Err(e) => return Err(e),
+            (false, true) => {
+                let key = read_key(&key_path)?;
+                let params = ca_params();
+                let cert = params.self_signed(&key).map_err(gen_err)?;
+                let cert_pem = cert.pem();
+                write_atomic(&cert_path, cert_pem.as_bytes(), 0o644)
+                    .map_err(io_err("write", &cert_path))?;
+                eprintln!(
+                    "agentwire: the CA in {} had its key but no certificate (an interrupted write); the certificate was re-issued from the same key",
+                    dir.display()
+                );
+                Ok(CertificateAuthority {
+                    cert_pem,
+                    issuer: Issuer::new(params, key),
+                    dir: Some(dir.to_path_buf()),
+                })
+            }
+            (true, false) => Err(CaError::MissingKey {
+                path: key_path.display().to_string(),
+            }),
+            (false, false) => {
+                let mut ca = Self::generate()?;
+                ca.save(dir)?;
+                ca.dir = Some(dir.to_path_buf());
+                Ok(ca)
+            }
         }
-        ca.dir = Some(dir.to_path_buf());
-        Ok(ca)
     }
 
     /// Replace the CA in `dir` with a new one.
     pub fn rotate(dir: &Path) -> Result<Self, CaError> {
-        for f in ["ca.pem", "ca.key"] {
-            let p = dir.join(f);
-            if p.exists() {
-                std::fs::remove_file(&p).map_err(io_err("remove", &p))?;
-            }
-        }
-        Self::load_or_create(dir)
+        std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
+        let _lock = Lock::take(dir)?;
+        let mut ca = Self::generate()?;
+        ca.save(dir)?;
+        ca.dir = Some(dir.to_path_buf());
+        Ok(ca)
     }
 
+    /// Write the key, then the certificate, each atomically (the caller holds the lock).
     fn save(&self, dir: &Path) -> Result<(), CaError> {
-        std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
         let key_path = dir.join("ca.key");
-        write_private(&key_path, self.issuer.key().serialize_pem().as_bytes())
-            .map_err(io_err("write", &key_path))?;
+        write_atomic(
+            &key_path,
+            self.issuer.key().serialize_pem().as_bytes(),
+            0o600,
+        )
+        .map_err(io_err("write", &key_path))?;
         let cert_path = dir.join("ca.pem");
-        let tmp = dir.join(format!("ca.pem.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, &self.cert_pem).map_err(io_err("write", &tmp))?;
-        std::fs::rename(&tmp, &cert_path).map_err(io_err("write", &cert_path))?;
+        write_atomic(&cert_path, self.cert_pem.as_bytes(), 0o644)
+            .map_err(io_err("write", &cert_path))?;
         Ok(())
     }
 
@@ -193,21 +218,65 @@ impl CertificateAuthority {
     }
 }
 
-#[cfg(unix)]
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?;
-    f.write_all(bytes)
+fn read_key(key_path: &Path) -> Result<KeyPair, CaError> {
+    let key_pem = std::fs::read_to_string(key_path).map_err(io_err("read", key_path))?;
+    KeyPair::from_pem(&key_pem).map_err(|e| CaError::BadKey {
+        path: key_path.display().to_string(),
+        message: e.to_string(),
+    })
 }
 
-#[cfg(not(unix))]
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::write(path, bytes)
+/// Write `bytes` to a temporary sibling of `path` with `mode`, flush it to disk and
+/// rename it over `path`.
+fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".ca.")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// An exclusive lock on `DIR/ca.lock` (flock: released when the process ends, even by a
+/// crash), so only one process creates or rotates the CA at a time.
+struct Lock(#[allow(dead_code)] std::fs::File);
+
+impl Lock {
+    fn take(dir: &Path) -> Result<Lock, CaError> {
+        let path = dir.join("ca.lock");
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io_err("lock", &path))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::io::AsRawFd;
+            // SAFETY: flock(2) on a file descriptor we own; blocks until the lock is ours.
+            let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) };
+            if r != 0 {
+                return Err(CaError::Io {
+                    action: "lock",
+                    path: path.display().to_string(),
+                    source: std::io::Error::last_os_error(),
+                });
+            }
+        }
+        Ok(Lock(f))
+    }
 }
 
 #[cfg(test)]
@@ -253,5 +322,61 @@ mod tests {
         }
         let c = CertificateAuthority::rotate(dir.path()).unwrap();
         assert_ne!(a.cert_pem(), c.cert_pem());
+    }
+
+    /// A key without its certificate (a crash between the two writes) made every run mint
+    /// a new, unsaved CA. Now the certificate is re-issued from the saved key and kept.
+    #[test]
+    fn half_present_ca_is_repaired_or_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = CertificateAuthority::load_or_create(dir.path()).unwrap();
+        let key_before = std::fs::read(dir.path().join("ca.key")).unwrap();
+        std::fs::remove_file(dir.path().join("ca.pem")).unwrap();
+        let b = CertificateAuthority::load_or_create(dir.path()).unwrap();
+        assert!(
+            dir.path().join("ca.pem").is_file(),
+            "the certificate is saved"
+        );
+        assert_eq!(
+            std::fs::read(dir.path().join("ca.key")).unwrap(),
+            key_before
+        );
+        let c = CertificateAuthority::load_or_create(dir.path()).unwrap();
+        assert_eq!(b.cert_pem(), c.cert_pem(), "the repaired CA is reused");
+        // a leaf minted by the repaired CA verifies against the old certificate (same key)
+        let (chain, _) = b.mint_leaf(&["api.anthropic.com".into()]).unwrap();
+        use rustls::pki_types::pem::PemObject;
+        let old =
+            rustls::pki_types::CertificateDer::from_pem_slice(a.cert_pem().as_bytes()).unwrap();
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(old).unwrap();
+        let verifier = rustls::client::WebPkiServerVerifier::builder_with_provider(
+            std::sync::Arc::new(roots),
+            std::sync::Arc::new(rustls::crypto::ring::default_provider()),
+        )
+        .build()
+        .unwrap();
+        use rustls::client::danger::ServerCertVerifier;
+        verifier
+            .verify_server_cert(
+                &chain[0],
+                &[],
+                &rustls::pki_types::ServerName::try_from("api.anthropic.com").unwrap(),
+                &[],
+                rustls::pki_types::UnixTime::now(),
+            )
+            .expect("clients trusting the old certificate trust the repaired CA");
+        // a certificate without its key is refused with the fix named
+        std::fs::remove_file(dir.path().join("ca.key")).unwrap();
+        let e = CertificateAuthority::load_or_create(dir.path())
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("agentwire ca --rotate"), "{e}");
+        // no temporary files are left behind
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
     }
 }

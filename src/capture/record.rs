@@ -263,30 +263,7 @@ pub async fn record(
     cfg: RecordConfig,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<RecordOutcome, RecordError> {
-    let (program, args, mut context) = match &cfg.target {
-        Target::Cli(spec) => {
-            let bin = tokio::task::block_in_place(|| npm::ensure(spec, progress))?;
-            let args = if cfg.args.is_empty() {
-                vec!["-p".to_string(), "hello".to_string()]
-            } else {
-                cfg.args.clone()
-            };
-            let mut c = Context::new();
-            c.cli = Some(spec.name.clone());
-            c.cli_version = Some(spec.version.clone());
-            c.cli_tag = spec.tag.clone();
-            c.platform = Some(spec.platform.clone());
-            (bin.to_string_lossy().into_owned(), args, c)
-        }
-        Target::Command(cmd) => {
-            let (p, rest) = cmd.split_first().ok_or(RecordError::NothingToRun)?;
-            let mut c = Context::new();
-            c.cli = std::path::Path::new(p)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned());
-            (p.clone(), rest.to_vec(), c)
-        }
-    };
+    let (program, args, mut context) = program_and_context(&cfg, progress)?;
     let sandbox = tempfile::Builder::new()
         .prefix("agentwire-record-")
         .tempdir()
@@ -304,47 +281,24 @@ pub async fn record(
     }
 
     // Start the server first: the base URL goes into the context and the env.
-    let placeholder = Context::new();
-    let writer = TraceWriter::create(&cfg.output.with_extension("jsonl.tmp"), &placeholder)?;
-    let mut server_cfg = cfg.server.clone();
-    let mut ca_path = None;
-    if cfg.route == Route::FirstParty {
-        let ca = super::ca::CertificateAuthority::load_or_create(&super::ca::default_dir())?;
-        ca_path = ca.cert_path();
-        server_cfg.intercept = Some(std::sync::Arc::new(
-            super::server::intercept::InterceptConfig {
-                hosts: vec![FIRST_PARTY_HOST.into()],
-                ca: std::sync::Arc::new(ca),
-                tunnel_others: false,
-            },
-        ));
-    }
-    let srv = server::start(server_cfg, writer).await?;
+    // The working trace, rewritten into `output` at the end: next to the output (a crash
+    // leaves it where the user looks), or in the sandbox when the output is stdout.
+    let tmp_trace = if crate::output::is_stdout(&cfg.output) {
+        sandbox.path().join("trace.jsonl.tmp")
+    } else {
+        cfg.output.with_extension("jsonl.tmp")
+    };
+    let (srv, ca_path) = start_server(&cfg, &tmp_trace).await?;
     let base_url = srv.base_url();
 
-    let bundle = sandbox.path().join("ca-bundle.pem");
-    let route_env = match (cfg.route, &ca_path) {
-        (Route::FirstParty, Some(ca)) => {
-            write_bundle(&bundle, ca).map_err(RecordError::Sandbox)?;
-            RouteEnv::FirstParty {
-                proxy: &base_url,
-                ca,
-                bundle: &bundle,
-            }
-        }
-        _ => RouteEnv::BaseUrl(&base_url),
-    };
-    let mut env = sandbox_env(&home, &config, &route_env);
-    for (k, v) in &cfg.env {
-        match v {
-            Some(v) => {
-                env.insert(k.clone(), v.clone());
-            }
-            None => {
-                env.remove(k);
-            }
-        }
-    }
+    let env = run_env(
+        &cfg,
+        &home,
+        &config,
+        sandbox.path(),
+        &base_url,
+        ca_path.as_deref(),
+    )?;
     // A fetched CLI runs in an empty directory (so no project files steer it); any other
     // command runs where agentwire was started, so its relative paths work.
     let cwd = match &cfg.target {
@@ -386,17 +340,7 @@ pub async fn record(
         }
     };
     let pgid = child.id();
-    let (exit_code, timed_out) = tokio::select! {
-        r = tokio::time::timeout(cfg.timeout, child.wait()) => match r {
-            Ok(Ok(status)) => (status.code(), false),
-            Ok(Err(_)) => (None, false),
-            Err(_) => (None, true),
-        },
-        _ = interrupted() => {
-            eprintln!("agentwire: interrupted; stopping the recorded command and saving the trace");
-            (None, false)
-        }
-    };
+    let (exit_code, timed_out) = wait_for(&mut child, cfg.timeout).await;
     // The command and everything it started (background jobs) end with the recording.
     kill_group(pgid);
     let _ = child.kill().await;
@@ -417,12 +361,131 @@ pub async fn record(
         .iter()
         .map(|(k, v)| (k.clone(), redact_env(k, v)))
         .collect();
-    let tmp_trace = cfg.output.with_extension("jsonl.tmp");
     // The trace as written (sorted, final context): the summary is computed from it,
     // not by reading the file back.
     let trace = finalize(&tmp_trace, &cfg.output, &context, &mcp_dir)?;
 
-    let text = std::fs::read_to_string(&out_path).unwrap_or_default();
+    Ok(outcome(&trace, &out_path, exit_code, timed_out))
+}
+
+/// Start the recording server, writing to a temporary trace next to the output; for the
+/// first-party route it intercepts TLS for the API host with agentwire's CA. Returns the
+/// server and the CA certificate the client must trust (first-party route only).
+async fn start_server(
+    cfg: &RecordConfig,
+    tmp_trace: &std::path::Path,
+) -> Result<(server::RunningServer, Option<PathBuf>), RecordError> {
+    let placeholder = Context::new();
+    let writer = TraceWriter::create(tmp_trace, &placeholder)?;
+    let mut server_cfg = cfg.server.clone();
+    let mut ca_path = None;
+    if cfg.route == Route::FirstParty {
+        let ca = super::ca::CertificateAuthority::load_or_create(&super::ca::default_dir())?;
+        ca_path = ca.cert_path();
+        server_cfg.intercept = Some(std::sync::Arc::new(
+            super::server::intercept::InterceptConfig {
+                hosts: vec![FIRST_PARTY_HOST.into()],
+                ca: std::sync::Arc::new(ca),
+                tunnel_others: false,
+            },
+        ));
+    }
+    Ok((server::start(server_cfg, writer).await?, ca_path))
+}
+
+/// The program to run, its arguments and the recording context naming it: a fetched CLI
+/// (downloaded first if it is not cached; default arguments `-p hello`) or a command.
+fn program_and_context(
+    cfg: &RecordConfig,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<(String, Vec<String>, Context), RecordError> {
+    Ok(match &cfg.target {
+        Target::Cli(spec) => {
+            let bin = tokio::task::block_in_place(|| npm::ensure(spec, progress))?;
+            let args = if cfg.args.is_empty() {
+                vec!["-p".to_string(), "hello".to_string()]
+            } else {
+                cfg.args.clone()
+            };
+            let mut c = Context::new();
+            c.cli = Some(spec.name.clone());
+            c.cli_version = Some(spec.version.clone());
+            c.cli_tag = spec.tag.clone();
+            c.platform = Some(spec.platform.clone());
+            (bin.to_string_lossy().into_owned(), args, c)
+        }
+        Target::Command(cmd) => {
+            let (p, rest) = cmd.split_first().ok_or(RecordError::NothingToRun)?;
+            let mut c = Context::new();
+            c.cli = std::path::Path::new(p)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+            (p.clone(), rest.to_vec(), c)
+        }
+    })
+}
+
+/// The recorded run's whole environment: [`sandbox_env`] (with the CA bundle written for
+/// the first-party route), then the caller's `--env` changes.
+fn run_env(
+    cfg: &RecordConfig,
+    home: &std::path::Path,
+    config: &std::path::Path,
+    sandbox: &std::path::Path,
+    base_url: &str,
+    ca_path: Option<&std::path::Path>,
+) -> Result<BTreeMap<String, String>, RecordError> {
+    let bundle = sandbox.join("ca-bundle.pem");
+    let route = match (cfg.route, ca_path) {
+        (Route::FirstParty, Some(ca)) => {
+            write_bundle(&bundle, ca).map_err(RecordError::Sandbox)?;
+            RouteEnv::FirstParty {
+                proxy: base_url,
+                ca,
+                bundle: &bundle,
+            }
+        }
+        _ => RouteEnv::BaseUrl(base_url),
+    };
+    let mut env = sandbox_env(home, config, &route);
+    for (k, v) in &cfg.env {
+        match v {
+            Some(v) => {
+                env.insert(k.clone(), v.clone());
+            }
+            None => {
+                env.remove(k);
+            }
+        }
+    }
+    Ok(env)
+}
+
+/// Wait for the recorded command until it exits, `timeout` passes (`timed_out`), or
+/// agentwire is interrupted; returns (exit code, timed out).
+async fn wait_for(child: &mut tokio::process::Child, timeout: Duration) -> (Option<i32>, bool) {
+    tokio::select! {
+        r = tokio::time::timeout(timeout, child.wait()) => match r {
+            Ok(Ok(status)) => (status.code(), false),
+            Ok(Err(_)) => (None, false),
+            Err(_) => (None, true),
+        },
+        _ = interrupted() => {
+            eprintln!("agentwire: interrupted; stopping the recorded command and saving the trace");
+            (None, false)
+        }
+    }
+}
+
+/// The outcome of a run: the command's exit, the last lines it printed (from `out_path`),
+/// and counts from the trace as written.
+fn outcome(
+    trace: &Trace,
+    out_path: &std::path::Path,
+    exit_code: Option<i32>,
+    timed_out: bool,
+) -> RecordOutcome {
+    let text = std::fs::read_to_string(out_path).unwrap_or_default();
     let tail: Vec<&str> = text.lines().rev().take(20).collect();
     let mut canon = Canonicalizer::new();
     let mut tools = None;
@@ -434,7 +497,7 @@ pub async fn record(
             tools.get_or_insert(c.req.tools.len());
         }
     }
-    Ok(RecordOutcome {
+    RecordOutcome {
         exit_code,
         timed_out,
         exchanges: trace.exchanges.len(),
@@ -446,8 +509,8 @@ pub async fn record(
             .map(|x| x.request.body.len() as u64)
             .sum(),
         output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
-        context,
-    })
+        context: trace.context.clone(),
+    }
 }
 
 /// Kill a process group (the recorded command and its children).
@@ -519,7 +582,8 @@ fn finalize(
         eprintln!("warning: MCP records {}: {p}", file.display());
     }
     t.mcp = mcp;
-    let mut w = TraceWriter::create(output, context)?;
+    // (`record` checked at its start that `output` may be written.)
+    let mut w = TraceWriter::create_atomic(output, true, context)?;
     for x in &t.exchanges {
         w.write_exchange(x)?;
     }
@@ -529,10 +593,10 @@ fn finalize(
     for o in &t.others {
         w.write_record(o)?;
     }
-    drop(w);
+    w.finish()?;
     let _ = std::fs::remove_file(tmp);
     t.path = output.to_path_buf();
-    t.context = context.clone();
+    t.context = crate::trace::redact::context(context);
     Ok(t)
 }
 

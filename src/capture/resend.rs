@@ -12,7 +12,7 @@ use tokio::sync::Semaphore;
 
 use crate::api::{read_response, ResponseBody};
 use crate::trace::redact::is_marker;
-use crate::trace::{Exchange, Trace};
+use crate::trace::{origin_form, Exchange, Trace};
 
 /// Errors of the replay client.
 #[derive(Debug, thiserror::Error)]
@@ -91,7 +91,7 @@ pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<Summary, Resend
         // unparseable
         .filter(|x| {
             !x.request.body.truncated
-                && x.request.target.starts_with('/')
+                && origin_form(&x.request.target).starts_with('/')
                 && !x.request.method.eq_ignore_ascii_case("CONNECT")
         })
         .cloned()
@@ -99,7 +99,10 @@ pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<Summary, Resend
     if exchanges.is_empty() {
         return Err(ResendError::Empty);
     }
+    // No redirect is followed: a 3xx would carry the user's credentials (and, on 307/308,
+    // the recorded prompt) to another host or port. It is reported as the status it is.
     let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| ResendError::BadUrl {
             url: cfg.to.clone(),
@@ -172,11 +175,10 @@ async fn send_one(
     compare: bool,
 ) -> Outcome {
     let mut url = base.clone();
-    let (path, query) = x
-        .request
-        .target
+    let target = origin_form(&x.request.target);
+    let (path, query) = target
         .split_once('?')
-        .map_or((x.request.target.as_str(), None), |(p, q)| (p, Some(q)));
+        .map_or((target, None), |(p, q)| (p, Some(q)));
     url.set_path(&format!("{}{path}", base.path().trim_end_matches('/')));
     url.set_query(query);
     let method =
@@ -220,7 +222,7 @@ async fn send_one(
             id: x.id,
             status: None,
             latency_ms,
-            error: Some(super::error_chain(&e)),
+            error: Some(crate::trace::redact::redact_text(&super::error_chain(&e))),
             differences: Vec::new(),
         },
     }

@@ -26,11 +26,15 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         usage: a.usage.into(),
         prices,
     };
+    if let Some(dir) = &a.parquet {
+        // Outputs checked before the (possibly long) analysis.
+        report::parquet::check_tables(dir, a.force)?;
+    }
     let paths: Vec<&std::path::Path> = a.traces.iter().map(|p| p.as_path()).collect();
     let result = analyze::analyze_files(&paths, cfg)?;
     out(&report::analyze::render(&result, a.format.into()))?;
     if let Some(dir) = &a.parquet {
-        let files = report::parquet::write_tables(&result, dir)?;
+        let files = report::parquet::write_tables(&result, dir, a.force)?;
         eprintln!("wrote {} Parquet tables to {}", files.len(), dir.display());
     }
     let mut code = warn(&result);
@@ -56,14 +60,14 @@ pub(super) fn warn(result: &agentwire::analyze::Analysis) -> ExitCode {
     let mut code = ExitCode::SUCCESS;
     for i in &result.inputs {
         if i.bad_lines > 0 {
-            eprintln!(
-                "warning: {}: {} unreadable lines skipped",
+            super::warn(&format!(
+                "{}: {} unreadable lines skipped",
                 i.path, i.bad_lines
-            );
+            ));
             code = ExitCode::from(DEGRADED);
         }
         for b in &i.bad_bodies {
-            eprintln!("warning: {}: {b}; the request was skipped", i.path);
+            super::warn(&format!("{}: {b}", i.path));
             code = ExitCode::from(DEGRADED);
         }
     }

@@ -50,7 +50,7 @@ pub(super) fn cache(c: CacheCommand) -> Result<ExitCode> {
             } else {
                 None
             };
-            let removed = recordings::prune(kind, p.keep, p.dry_run)?;
+            let removed = recordings::prune(kind, usize::from(p.keep), p.dry_run)?;
             let total: u64 = removed.iter().map(|e| e.bytes).sum();
             out(&table(&removed))?;
             out(&format!(

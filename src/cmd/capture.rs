@@ -7,47 +7,25 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 #[cfg(feature = "libpcap")]
 use std::sync::Arc;
-use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 
 #[cfg(feature = "libpcap")]
 use agentwire::capture::pcap::{self, Extractor, LiveConfig};
 #[cfg(feature = "libpcap")]
 use agentwire::report;
 #[cfg(feature = "libpcap")]
-use agentwire::trace::{Context, SourceKind, TraceWriter};
+use agentwire::trace::{Context, SourceKind};
 
 #[cfg(feature = "libpcap")]
 use super::pcap::{config, progress_message, write_ready};
 #[cfg(feature = "libpcap")]
-use super::{progress_spinner, shown, summary as summary_out, DEGRADED};
+use super::{live_trace, progress_spinner, shown, summary as summary_out, DEGRADED};
 use crate::cli::CaptureArgs;
-
-/// Parse `30`, `30s`, `5m`, `1h`, `1.5s`.
-fn parse_duration(s: &str) -> Result<Duration> {
-    let s = s.trim();
-    let (num, mult) = match s.chars().last() {
-        Some('s') => (&s[..s.len() - 1], 1.0),
-        Some('m') => (&s[..s.len() - 1], 60.0),
-        Some('h') => (&s[..s.len() - 1], 3600.0),
-        _ => (s, 1.0),
-    };
-    let v: f64 = num.parse().with_context(|| {
-        format!("invalid --duration {s:?}: use seconds, or a number with s, m or h (30s, 5m)")
-    })?;
-    anyhow::ensure!(v >= 0.0, "invalid --duration {s:?}: must not be negative");
-    Ok(Duration::from_secs_f64(v * mult))
-}
 
 /// `agentwire capture` in a build without libpcap.
 #[cfg(not(feature = "libpcap"))]
-pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
-    a.duration
-        .as_deref()
-        .map(parse_duration)
-        .transpose()
-        .map_err(super::usage)?;
+pub(super) fn capture(_a: CaptureArgs) -> Result<ExitCode> {
     anyhow::bail!(
         "this agentwire was built without live capture (cargo feature `libpcap`); install a build with it (`cargo install --path .` with default features, libpcap-dev installed), or capture with `tcpdump -w FILE` and run `agentwire pcap FILE`"
     )
@@ -56,14 +34,15 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
 /// `agentwire capture --iface IFACE`
 #[cfg(feature = "libpcap")]
 pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
-    let duration = a
-        .duration
-        .as_deref()
-        .map(parse_duration)
-        .transpose()
-        .map_err(super::usage)?;
     let mut ex = Extractor::new(config(&a.packet_filter, SourceKind::Live));
-    let mut w = TraceWriter::create(&a.output, &Context::new())?;
+    // The input (the interface) is opened before the output.
+    let cfg = LiveConfig {
+        iface: a.iface.clone(),
+        filter: a.filter.clone(),
+        duration: a.duration,
+    };
+    let mut live = pcap::open_live(&cfg)?;
+    let mut w = live_trace(&a.output, a.force, &Context::new())?;
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
@@ -79,12 +58,6 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
         });
     }
     let pb = progress_spinner();
-    let cfg = LiveConfig {
-        iface: a.iface.clone(),
-        filter: a.filter.clone(),
-        duration,
-    };
-    let mut live = pcap::open_live(&cfg)?;
     pb.suspend(|| {
         eprintln!(
             "agentwire: capturing on {} (link type {}); Ctrl-C to stop",
@@ -113,6 +86,7 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
     for x in &rest {
         w.write_exchange(x)?;
     }
+    w.finish()?;
     summary_out(
         &report::capture::render(&summary, a.packet_filter.format.into()),
         &a.output,
@@ -127,17 +101,4 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
-        assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
-        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
-        assert!(parse_duration("soon").is_err());
-    }
 }

@@ -22,7 +22,7 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(usage)?;
     let norm = super::normalizer(a.rules.as_deref(), a.no_normalize)?;
-    let recorder = RecordResolver::new(&a.env, a.record_dir.as_deref(), a.route)?;
+    let recorder = RecordResolver::new(&a.env, a.record_dir.as_deref(), a.route, a.force)?;
     let resolvers: [&dyn diff::InputResolver; 1] = [&recorder];
     let mut report = match (&a.within, &a.a, &a.b) {
         (Some(t), _, _) => diff::diff_within(&diff::resolve(t, &resolvers)?, &norm),
@@ -40,7 +40,7 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
         stdout_color(),
     ))?;
     for p in &report.problems {
-        eprintln!("warning: {p}");
+        super::warn(p);
     }
     // Tripped gates also go to stderr, so a CI log shows them when stdout is a file.
     for g in report.gates.iter().filter(|g| g.tripped) {
@@ -65,6 +65,9 @@ pub(super) struct RecordResolver {
     env: Vec<(String, Option<String>)>,
     dir: std::path::PathBuf,
     route: RouteArg,
+    /// The traces are kept (--record-dir): existing ones need --force.
+    keep: bool,
+    force: bool,
     _temp: Option<tempfile::TempDir>,
 }
 
@@ -73,6 +76,7 @@ impl RecordResolver {
         env: &[String],
         record_dir: Option<&std::path::Path>,
         route: RouteArg,
+        force: bool,
     ) -> Result<Self> {
         use agentwire::capture::record::parse_env;
         let env = env
@@ -94,6 +98,8 @@ impl RecordResolver {
             env,
             dir,
             route,
+            keep: temp.is_none(),
+            force,
             _temp: temp,
         })
     }
@@ -111,6 +117,9 @@ impl RecordResolver {
             })
             .collect();
         let output = self.dir.join(format!("{name}.jsonl"));
+        if self.keep {
+            super::check_output(&output, self.force)?;
+        }
         let limits = LimitArgs::default();
         let cfg = RecordConfig {
             target: Target::Cli(spec),

@@ -15,7 +15,8 @@ use agentwire::report::{diff_page, meta::InputMeta, DocFormat};
 use agentwire::trace::Trace;
 
 use super::{
-    doc_format, npm_error, progress_spinner, runtime, server_config, usage, write_doc, DEGRADED,
+    doc_format, npm_error, progress_spinner, runtime, server_config, write_doc, write_file,
+    DEGRADED,
 };
 use crate::cli::{HistoryArgs, LimitArgs, ReplyArgs};
 
@@ -79,7 +80,7 @@ pub(super) fn history(a: HistoryArgs) -> Result<ExitCode> {
                 format,
                 &diff_page::Options::default(),
             );
-            std::fs::write(dir.join(&name), text)?;
+            write_file(&dir.join(&name), text.as_bytes(), a.out.force)?;
             let rel = relative(out, &dir.join(&name));
             h.rows[k + 1].diff = Some(rel);
         }
@@ -112,16 +113,8 @@ type Inputs = Vec<(String, Trace, String)>;
 /// Every version `spec` names, oldest first within each item: `NAME@ITEM,ITEM,...` where
 /// an item is a version, a dist-tag or a range `A..B` (resolved by
 /// [`versions::resolve_range`]); a range keeps every `step`-th version and always both ends.
-/// Errors: a bad spec or step (usage), registry failures.
+/// Errors: a bad spec (usage), registry failures.
 fn expand(spec: &str, step: usize) -> Result<Vec<CliSpec>> {
-    let bad = || {
-        usage(anyhow::anyhow!(
-            "--step 0: keep every Nth version with N ≥ 1"
-        ))
-    };
-    if step == 0 {
-        return Err(bad());
-    }
     let (name, list) = spec.rsplit_once('@').unwrap_or((spec, ""));
     let mut out: Vec<CliSpec> = Vec::new();
     for item in list.split(',') {
@@ -139,7 +132,7 @@ fn expand(spec: &str, step: usize) -> Result<Vec<CliSpec>> {
 
 /// Expand `spec`, record what the cache lacks, and open every version's recording.
 fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
-    let specs = expand(spec, a.step)?;
+    let specs = expand(spec, usize::from(a.step))?;
     let name = specs.first().map_or_else(String::new, |s| s.name.clone());
     let versions: Vec<&str> = specs.iter().map(|s| s.version.as_str()).collect();
     let env = a
@@ -178,7 +171,7 @@ fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
             tmp.path(),
             &a.args,
             &server,
-            a.parallel,
+            usize::from(a.parallel),
             progress,
         ));
         spinner.finish_and_clear();
@@ -192,8 +185,9 @@ fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
                     o.output_tail
                 );
             }
+            // Into the cache whole or not at all: a later run trusts what it finds there.
             std::fs::create_dir_all(paths[i].parent().expect("cache path has a parent"))?;
-            std::fs::copy(&path, &paths[i])?;
+            write_file(&paths[i], &std::fs::read(&path)?, true)?;
         }
     }
     let title = format!("History of {name} {}", versions.join(", "));

@@ -7,7 +7,9 @@ use anyhow::Result;
 use agentwire::report;
 use agentwire::trace::Trace;
 
-use super::{npm_error, out, progress_spinner, runtime, server_config, usage, DEGRADED};
+use super::{
+    check_output, npm_error, out, progress_spinner, runtime, server_config, usage, DEGRADED,
+};
 use crate::cli::{LimitArgs, MatrixArgs};
 
 pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
@@ -27,6 +29,17 @@ pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
     let routes: Vec<agentwire::capture::record::Route> =
         a.route.iter().map(|r| (*r).into()).collect();
     let cells = matrix::plan(&specs, &axes, &routes);
+    if a.dir.is_file() {
+        anyhow::bail!(
+            "{} is a file; -d takes a directory for the traces",
+            a.dir.display()
+        );
+    }
+    // Outputs checked before anything runs: no run's trace replaces an earlier one
+    // unless --force.
+    for c in &cells {
+        check_output(&a.dir.join(matrix::file_name(&c.label)), a.force)?;
+    }
     std::fs::create_dir_all(&a.dir)?;
     let limits = LimitArgs::default();
     let server = server_config("127.0.0.1:0".into(), &a.reply, &limits)?;
@@ -35,7 +48,12 @@ pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
     let progress: std::sync::Arc<dyn Fn(&str) + Send + Sync> =
         std::sync::Arc::new(move |m: &str| sp.set_message(m.to_string()));
     let results = runtime()?.block_on(matrix::run(
-        &cells, &a.dir, &a.args, &server, a.parallel, progress,
+        &cells,
+        &a.dir,
+        &a.args,
+        &server,
+        usize::from(a.parallel),
+        progress,
     ));
     spinner.finish_and_clear();
     let mut traces = Vec::new();

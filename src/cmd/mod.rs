@@ -76,8 +76,10 @@ pub fn fail(e: &anyhow::Error) -> ExitCode {
     if broken_pipe {
         return ExitCode::SUCCESS;
     }
-    // Library errors carry their cause in their message; print it once.
-    eprintln!("error: {e}");
+    // Library errors carry their cause in their message; print it once, secrets redacted
+    // and through the printable filter (messages may quote recorded text).
+    let msg = agentwire::trace::redact::redact_text(&format!("{e}"));
+    eprintln!("error: {}", agentwire::report::printable_lines(&msg));
     if e.chain().any(|c| c.is::<UsageError>()) {
         ExitCode::from(USAGE)
     } else {
@@ -120,7 +122,7 @@ pub fn out(text: &str) -> Result<()> {
 
 /// True when an output path is `-`: the command's main output (a trace) goes to stdout.
 pub(crate) fn is_stdout(path: &std::path::Path) -> bool {
-    path.as_os_str() == "-"
+    agentwire::output::is_stdout(path)
 }
 
 /// A path as messages name it: `stdout` for `-`.
@@ -141,6 +143,17 @@ pub(crate) fn summary(text: &str, output: &std::path::Path) -> Result<()> {
     } else {
         out(text)
     }
+}
+
+/// Print `LEVEL: MSG` on stderr, secrets redacted and through the printable filter.
+pub fn stderr_line(level: &str, msg: &str) {
+    let msg = agentwire::trace::redact::redact_text(msg);
+    eprintln!("{level}: {}", agentwire::report::printable_lines(&msg));
+}
+
+/// Print `warning: MSG` on stderr (see [`stderr_line`]).
+pub fn warn(msg: &str) {
+    stderr_line("warning", msg);
 }
 
 /// Report a trace's unreadable lines on stderr; returns the exit code they imply.
@@ -175,11 +188,7 @@ impl Warnings {
     pub fn bad_line(&mut self, p: &agentwire::trace::ReadProblem) {
         self.count += 1;
         if self.count <= LISTED_PROBLEMS {
-            eprintln!(
-                "warning: {}: {}",
-                self.input,
-                agentwire::report::printable(&p.to_string())
-            );
+            warn(&format!("{}: {p}", self.input));
         }
     }
 
@@ -187,11 +196,13 @@ impl Warnings {
     pub fn skipped(&self, skipped: &[(std::path::PathBuf, String)]) {
         if let Some((_, why)) = skipped.first() {
             // the reason names the file
-            eprintln!(
-                "note: {}: skipped {} files that are not traces agentwire reads (first: {})",
-                self.input,
-                skipped.len(),
-                agentwire::report::printable(why)
+            stderr_line(
+                "note",
+                &format!(
+                    "{}: skipped {} files that are not traces agentwire reads (first: {why})",
+                    self.input,
+                    skipped.len(),
+                ),
             );
         }
     }
@@ -199,12 +210,12 @@ impl Warnings {
     /// Print the count of unlisted lines; the exit code they imply.
     pub fn finish(self) -> ExitCode {
         if self.count > LISTED_PROBLEMS {
-            eprintln!(
-                "warning: {}: {} unreadable lines in all ({} more not listed); they were skipped and kept nowhere else",
+            warn(&format!(
+                "{}: {} unreadable lines in all ({} more not listed); they were skipped and kept nowhere else",
                 self.input,
                 self.count,
                 self.count - LISTED_PROBLEMS
-            );
+            ));
         }
         if self.count == 0 {
             ExitCode::SUCCESS
@@ -244,8 +255,7 @@ pub(crate) fn server_config(
         mode,
         max_body: limits.max_body,
         body_timeout: std::time::Duration::from_secs(limits.body_timeout),
-        tls: None,
-        intercept: None,
+        ..ServerConfig::default()
     })
 }
 
@@ -255,14 +265,29 @@ pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
+/// Check that an output may be written (the one policy: `--force` to overwrite).
 pub(crate) fn check_output(path: &std::path::Path, force: bool) -> Result<()> {
-    if !force && std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
-        anyhow::bail!(
-            "{} already exists; pass --force to overwrite it or -o to write elsewhere",
-            path.display()
-        );
-    }
+    agentwire::output::check(path, force)?;
     Ok(())
+}
+
+/// Open the trace of a live recorder (`serve`, `capture`): written in place so a crash
+/// keeps what was recorded, mode 0600; `-` is standard output.
+pub(crate) fn live_trace(
+    path: &std::path::Path,
+    force: bool,
+    context: &agentwire::trace::Context,
+) -> Result<agentwire::trace::TraceWriter> {
+    use agentwire::trace::TraceWriter;
+    if agentwire::output::is_stdout(path) {
+        return Ok(TraceWriter::from_writer(
+            Box::new(std::io::stdout()),
+            path,
+            context,
+        )?);
+    }
+    check_output(path, force)?;
+    Ok(TraceWriter::create(path, context)?)
 }
 
 /// True when `NO_COLOR` is set to a non-empty value (no-color.org).
@@ -331,26 +356,34 @@ pub(crate) fn doc_format(o: &crate::cli::DocOutputArgs) -> Result<agentwire::rep
     match &o.output {
         None => Ok(DocFormat::Markdown),
         Some(p) => DocFormat::from_path(p).ok_or_else(|| {
-            anyhow::anyhow!(
+            usage(anyhow::anyhow!(
                 "{}: cannot tell the format from the extension; name it .html, .md or .json, or pass --format",
                 p.display()
-            )
+            ))
         }),
     }
 }
 
-/// Write a shareable report to `-o FILE` (refusing to overwrite without `--force`) or
-/// stdout.
+/// Write a shareable report to `-o FILE` (the one output policy: `--force` to overwrite,
+/// written whole or not at all) or stdout.
 pub(crate) fn write_doc(o: &crate::cli::DocOutputArgs, text: &str) -> Result<()> {
     match &o.output {
         None => out(text),
-        Some(p) if p.as_os_str() == "-" => out(text),
+        Some(p) if agentwire::output::is_stdout(p) => out(text),
         Some(p) => {
-            check_output(p, o.force)?;
-            std::fs::write(p, text)
-                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+            write_file(p, text.as_bytes(), o.force)?;
             eprintln!("wrote {} ({} bytes)", p.display(), text.len());
             Ok(())
         }
     }
+}
+
+/// Write `bytes` to `path` through [`agentwire::output::AtomicFile`]: a temporary sibling
+/// renamed over `path` when complete; an existing file only with `force`.
+pub(crate) fn write_file(path: &std::path::Path, bytes: &[u8], force: bool) -> Result<()> {
+    let mut f = agentwire::output::AtomicFile::create(path, force)?;
+    f.write_all(bytes)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    f.commit()?;
+    Ok(())
 }

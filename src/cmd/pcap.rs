@@ -37,29 +37,31 @@ pub(super) fn progress_message(ex: &Extractor) -> String {
 /// `agentwire pcap FILE...`
 pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
     let mut ex = Extractor::new(config(&a.filter, SourceKind::Pcap));
-    let mut w = TraceWriter::create(&a.output, &Context::new())?;
-    let total: u64 = a
-        .files
+    // Inputs first: every capture file must open before the output is touched.
+    let mut inputs = Vec::with_capacity(a.files.len());
+    for path in &a.files {
+        let f = File::open(path).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot read capture {}: {e} (check the path; no output was written)",
+                path.display()
+            )
+        })?;
+        inputs.push((path, f));
+    }
+    let mut w = TraceWriter::create_atomic(&a.output, a.force, &Context::new())?;
+    let total: u64 = inputs
         .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
+        .filter_map(|(_, f)| f.metadata().ok())
         .map(|m| m.len())
         .sum();
     let pb = progress_bytes(total);
-    // Files that could not be read at all make the run an error (exit 1); files read
-    // partly (truncated, corrupt) make it degraded (exit 3). Either way the other files
-    // are still read and their exchanges written.
+    // Every file opened (checked above); files that turn out not to be captures make the
+    // run an error (exit 1), files read partly (truncated, corrupt) make it degraded
+    // (exit 3). Either way the other files are still read and their exchanges written.
     let (mut unreadable, mut partial) = (0, 0);
-    for path in &a.files {
+    for (path, file) in inputs {
         let name = path.display().to_string();
         ex.set_source(Some(name.clone()));
-        let file = match File::open(path) {
-            Ok(f) => f,
-            Err(e) => {
-                pb.suspend(|| eprintln!("error: cannot read capture {name}: {e}"));
-                unreadable += 1;
-                continue;
-            }
-        };
         let mut write_err = None;
         let mut n = 0u32;
         let r = pcap::read_packets(pb.wrap_read(file), &name, &mut |p| {
@@ -78,11 +80,11 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
         match r {
             Ok(_) => {}
             Err(e @ (PcapError::Open { .. } | PcapError::NotACapture { .. })) => {
-                pb.suspend(|| eprintln!("error: {e}"));
+                pb.suspend(|| super::stderr_line("error", &e.to_string()));
                 unreadable += 1;
             }
             Err(e) => {
-                pb.suspend(|| eprintln!("warning: {e}"));
+                pb.suspend(|| super::warn(&e.to_string()));
                 partial += 1;
             }
         }
@@ -93,6 +95,7 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
     for x in &rest {
         w.write_exchange(x)?;
     }
+    w.finish()?;
     summary_out(
         &report::capture::render(&summary, a.filter.format.into()),
         &a.output,

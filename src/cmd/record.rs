@@ -37,7 +37,10 @@ pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
         },
         target,
         env,
-        server: server_config("127.0.0.1:0".into(), &a.reply, &limits)?,
+        server: agentwire::capture::server::ServerConfig {
+            redact_body: a.redact_body,
+            ..server_config("127.0.0.1:0".into(), &a.reply, &limits)?
+        },
         output: a.output.clone(),
         timeout: std::time::Duration::from_secs(a.timeout),
         label: None,

@@ -24,7 +24,7 @@ pub(super) fn replay(a: ReplayArgs) -> Result<ExitCode> {
         .collect::<Result<Vec<_>>>()?;
     let cfg = ResendConfig {
         to: a.to.clone(),
-        concurrency: a.concurrency,
+        concurrency: usize::from(a.concurrency),
         rate: a.rate,
         headers,
         compare: a.compare,

@@ -24,14 +24,14 @@ fn diff(a: ReportDiffArgs) -> Result<ExitCode> {
     use agentwire::diff::{self, Mode};
     let format = doc_format(&a.out)?;
     let norm = normalizer(a.rules.as_deref(), a.no_normalize)?;
-    let recorder = RecordResolver::new(&a.env, a.record_dir.as_deref(), a.route)?;
+    let recorder = RecordResolver::new(&a.env, a.record_dir.as_deref(), a.route, a.out.force)?;
     let resolvers: [&dyn diff::InputResolver; 1] = [&recorder];
     let ra = diff::resolve(&a.a, &resolvers)?;
     let rb = diff::resolve(&a.b, &resolvers)?;
     let mode = if a.all { Mode::All } else { Mode::First };
     let d = diff::diff_inputs(&ra, &rb, mode, &norm)?;
     let opts = report::diff_page::Options {
-        max_line: a.out.max_line,
+        max_line: a.out.max_line.map(|n| n as usize),
     };
     let text = report::diff_page::render(
         &d,

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use agentwire::capture::server::{self, Mode};
-use agentwire::trace::{Context, TraceWriter};
+use agentwire::trace::Context;
 
-use super::{check_output, runtime, server_config, shown, summary};
+use super::{live_trace, runtime, server_config, shown, summary};
 use crate::cli::ServeArgs;
 
 pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
@@ -45,11 +45,12 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
         .into(),
     );
     let intercepting = config.intercept.is_some();
+    config.redact_body = a.redact_body;
     runtime()?.block_on(async move {
         let listener = server::bind(&config.addr).await?;
-        check_output(&a.output, a.force)?;
-        let writer = TraceWriter::create(&a.output, &context)?;
+        let writer = live_trace(&a.output, a.force, &context)?;
         let srv = server::start_on(listener, config, writer).await?;
+        // The base URL is the first line on stdout (on stderr when stdout is the trace).
         summary(&format!("{}\n", srv.base_url()), &a.output)?;
         if intercepting {
             eprintln!(
@@ -68,12 +69,31 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
             );
         }
         wait_for_signal().await;
-        let n = srv.shutdown().await?;
+        let s = srv.shutdown().await?;
         eprintln!(
-            "agentwire: recorded {n} exchanges to {}",
-            shown(&a.output)
+            "agentwire: recorded {} exchanges to {}; writer queue peak {} exchanges, {} of {} bytes",
+            s.written,
+            shown(&a.output),
+            s.peak_queue,
+            s.peak_queue_bytes,
+            s.queue_limit
         );
-        Ok(ExitCode::SUCCESS)
+        let mut code = ExitCode::SUCCESS;
+        if s.cut_by_shutdown > 0 {
+            eprintln!(
+                "agentwire: {} exchanges were still open at shutdown; they are recorded with the error kind `shutdown` and what was seen so far",
+                s.cut_by_shutdown
+            );
+            code = ExitCode::from(super::DEGRADED);
+        }
+        if s.not_recorded > 0 {
+            super::warn(&format!(
+                "{} exchanges (503 answers while the trace could not be written) were not recorded",
+                s.not_recorded
+            ));
+            code = ExitCode::from(super::DEGRADED);
+        }
+        Ok(code)
     })
 }
 

@@ -10,11 +10,7 @@ use super::{markdown_table, Format};
 /// Render an analysis.
 pub fn render(a: &Analysis, format: Format) -> String {
     match format {
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(a).expect("analysis serializes");
-            s.push('\n');
-            s
-        }
+        Format::Json => super::json(a),
         Format::Table | Format::Markdown => text(a, format == Format::Markdown),
     }
 }
@@ -336,7 +332,7 @@ fn text(a: &Analysis, md: bool) -> String {
     let mut out = String::new();
     for s in sections(a) {
         if md {
-            out.push_str(&format!("## {}\n\n", s.title));
+            out.push_str(&format!("## {}\n\n", super::printable(&s.title)));
             if s.rows.is_empty() {
                 out.push_str("(none)\n\n");
             } else {
@@ -344,13 +340,13 @@ fn text(a: &Analysis, md: bool) -> String {
                 out.push('\n');
             }
         } else {
-            out.push_str(&format!("{}\n", s.title));
+            out.push_str(&format!("{}\n", super::printable(&s.title)));
             if s.rows.is_empty() {
                 out.push_str("  (none)\n\n");
             } else {
                 let mut t = super::table(&s.header);
                 for r in &s.rows {
-                    t.add_row(r.clone());
+                    super::add_row(&mut t, r.clone());
                 }
                 out.push_str(&format!("{t}\n\n"));
             }

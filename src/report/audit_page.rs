@@ -669,7 +669,7 @@ pub fn render(a: &Analysis, inputs: Vec<InputMeta>, format: DocFormat, o: &Optio
             glossary: &glossary,
             analysis: a,
         };
-        return serde_json::to_string_pretty(&doc).expect("analysis serializes") + "\n";
+        return super::json(&doc);
     }
     let mut notes = Vec::new();
     if !html {

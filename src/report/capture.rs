@@ -9,7 +9,7 @@ use super::Format;
 /// Render an extraction summary.
 pub fn render(s: &Summary, format: Format) -> String {
     if format == Format::Json {
-        return serde_json::to_string_pretty(s).unwrap_or_default() + "\n";
+        return super::json(s);
     }
     let mut rows: Vec<(String, String)> = vec![
         ("packets".into(), s.packets.to_string()),
@@ -58,7 +58,7 @@ pub fn render(s: &Summary, format: Format) -> String {
         _ => {
             let mut t = super::table(&["what", "count"]);
             for (a, b) in &rows {
-                t.add_row(vec![a.clone(), b.clone()]);
+                super::add_row(&mut t, vec![a.clone(), b.clone()]);
             }
             super::table_text(&t)
         }
@@ -66,14 +66,16 @@ pub fn render(s: &Summary, format: Format) -> String {
     if !s.tls.is_empty() {
         out.push_str("\nTLS connections (encrypted; not decoded):\n");
         for t in &s.tls {
-            out.push_str(&format!(
-                "  {} -> {}  {}  sni={}  {} bytes\n",
+            let line = format!(
+                "  {} -> {}  {}  sni={}  {} bytes",
                 t.client,
                 t.server,
                 t.version,
                 t.sni.as_deref().unwrap_or("-"),
                 t.bytes
-            ));
+            );
+            out.push_str(&super::printable(&line));
+            out.push('\n');
         }
     }
     out

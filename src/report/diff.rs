@@ -17,7 +17,7 @@ const MAX_VALUE: usize = 72;
 /// decides: a TTY and `NO_COLOR` unset).
 pub fn render(report: &DiffReport, format: Format, color: bool) -> String {
     if format == Format::Json {
-        return serde_json::to_string_pretty(report).expect("report serializes") + "\n";
+        return super::json(report);
     }
     let mut w = Writer {
         md: format == Format::Markdown,

@@ -702,7 +702,7 @@ pub fn render(
             glossary: &glossary,
             diff: report,
         };
-        return serde_json::to_string_pretty(&doc).expect("report serializes") + "\n";
+        return super::json(&doc);
     }
     let page = Page {
         meta,

@@ -217,7 +217,7 @@ pub fn render(h: &History, title: &str, inputs: Vec<InputMeta>, format: DocForma
             problems: &h.problems,
             glossary: &glossary,
         };
-        return serde_json::to_string_pretty(&doc).expect("history serializes") + "\n";
+        return super::json(&doc);
     }
     let html = format == DocFormat::Html;
     let x: Vec<String> = h.rows.iter().map(|r| r.version.clone()).collect();

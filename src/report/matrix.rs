@@ -7,7 +7,7 @@ use super::Format;
 /// Render the version × settings matrix.
 pub fn render_matrix(m: &crate::diff::matrix::Matrix, format: Format) -> String {
     if format == Format::Json {
-        return serde_json::to_string_pretty(m).expect("matrix serializes") + "\n";
+        return super::json(m);
     }
     let mut w = Writer {
         md: format == Format::Markdown,

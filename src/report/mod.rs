@@ -84,9 +84,9 @@ pub fn table_text(t: &comfy_table::Table) -> String {
     out
 }
 
-/// A Markdown table.
+/// A Markdown table; every cell passes [`printable`], and `|` is escaped.
 pub fn markdown_table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+    let esc = |s: &str| printable(s).replace('|', "\\|");
     let mut out = String::new();
     out.push_str(&format!("| {} |\n", header.join(" | ")));
     out.push_str(&format!("|{}\n", " --- |".repeat(header.len())));
@@ -97,22 +97,112 @@ pub fn markdown_table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// Text safe to print in a terminal or Markdown cell: control characters (escape
-/// sequences, NUL, newlines) become visible `\u{..}` escapes, so a recorded value can
-/// never drive the terminal or break a table row.
+/// Add a row to a terminal table, every cell passed through [`printable`].
+pub fn add_row(t: &mut comfy_table::Table, cells: Vec<String>) {
+    t.add_row(cells.iter().map(|c| printable(c)).collect::<Vec<_>>());
+}
+
+/// Characters that must not reach a terminal raw: Unicode general categories Cc (C0
+/// controls, DEL, C1 controls), Cf (format characters: bidi embeddings, overrides and
+/// isolates, zero-width space/joiners, BOM, soft hyphen, tag characters), Zl (U+2028) and
+/// Zp (U+2029).
+static UNPRINTABLE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]").expect("static regex")
+});
+
+/// The printable filter every renderer uses: text safe to print in a terminal or a
+/// Markdown cell. Control characters (escape sequences, NUL, newlines, C1), format
+/// characters (bidi overrides, zero-width characters) and line/paragraph separators become
+/// visible `\u{..}` escapes, so a recorded value can never drive the terminal, reorder
+/// what is shown, hide text, or break a table row.
 pub fn printable(s: &str) -> String {
-    if !s.chars().any(char::is_control) {
-        return s.to_string();
+    match UNPRINTABLE.replace_all(s, |c: &regex::Captures| {
+        c[0].chars()
+            .map(|ch| ch.escape_unicode().to_string())
+            .collect::<String>()
+    }) {
+        std::borrow::Cow::Borrowed(b) => b.to_string(),
+        std::borrow::Cow::Owned(o) => o,
     }
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_unicode().to_string()
-            } else {
-                c.to_string()
+}
+
+/// [`printable`] applied line by line: newlines stay, everything else is escaped (for
+/// multi-line messages such as errors).
+pub fn printable_lines(s: &str) -> String {
+    s.split('\n').map(printable).collect::<Vec<_>>().join("\n")
+}
+
+/// Pretty JSON of a report, with the characters [`printable`] escapes written as `\uXXXX`
+/// escapes (the JSON value is unchanged; a terminal showing it is safe). Ends in a newline.
+pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::new();
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, SafeFormatter::default());
+    if value.serialize(&mut ser).is_err() {
+        return "null\n".into();
+    }
+    let mut s = String::from_utf8(out).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// serde_json's pretty formatter, escaping unprintable characters in strings.
+#[derive(Default)]
+struct SafeFormatter(serde_json::ser::PrettyFormatter<'static>);
+
+impl serde_json::ser::Formatter for SafeFormatter {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut last = 0;
+        for m in UNPRINTABLE.find_iter(fragment) {
+            w.write_all(&fragment.as_bytes()[last..m.start()])?;
+            for ch in m.as_str().chars() {
+                let mut units = [0u16; 2];
+                for u in ch.encode_utf16(&mut units) {
+                    write!(w, "\\u{u:04x}")?;
+                }
             }
-        })
-        .collect()
+            last = m.end();
+        }
+        w.write_all(&fragment.as_bytes()[last..])
+    }
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.0.end_object_value(w)
+    }
 }
 
 #[cfg(test)]
@@ -121,5 +211,31 @@ mod tests {
     fn control_characters_are_escaped() {
         assert_eq!(super::printable("a\u{1b}[31mb\n"), "a\\u{1b}[31mb\\u{a}");
         assert_eq!(super::printable("plain é"), "plain é");
+    }
+
+    /// Unicode format characters and separators were passed raw (bidi overrides reorder
+    /// what a terminal shows; zero-width characters hide text).
+    #[test]
+    fn bidi_zero_width_and_separators_are_escaped() {
+        for (c, esc) in [
+            ('\u{202e}', "\\u{202e}"),
+            ('\u{2066}', "\\u{2066}"),
+            ('\u{200b}', "\\u{200b}"),
+            ('\u{200d}', "\\u{200d}"),
+            ('\u{feff}', "\\u{feff}"),
+            ('\u{2028}', "\\u{2028}"),
+            ('\u{2029}', "\\u{2029}"),
+            ('\u{9b}', "\\u{9b}"),
+            ('\u{e0041}', "\\u{e0041}"),
+        ] {
+            assert_eq!(super::printable(&format!("a{c}b")), format!("a{esc}b"));
+        }
+        let j = super::json(&serde_json::json!({"k": "x\u{202e}y\u{9b}z\u{1b}"}));
+        assert!(j.contains(r#""x\u202ey\u009bz\u001b""#), "{j}");
+        let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+        assert_eq!(
+            v["k"], "x\u{202e}y\u{9b}z\u{1b}",
+            "the JSON value is unchanged"
+        );
     }
 }

@@ -16,7 +16,7 @@ use base64::Engine;
 use minijinja::{Environment, Value};
 use sha2::{Digest, Sha256};
 
-use super::printable;
+use super::{printable, printable_lines};
 
 /// The stylesheet of every HTML report.
 pub const CSS: &str = include_str!("templates/report.css");
@@ -152,6 +152,15 @@ fn environment() -> Environment<'static> {
             .expect("default delimiters"),
     );
     env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
+    // Every string from a report reaches the page through the printable filter (newlines
+    // kept): a recorded escape sequence or bidi override never reaches a terminal that
+    // shows the report, and shows as a visible escape in a browser.
+    env.set_formatter(|out, state, value| match value.as_str() {
+        Some(s) if !value.is_safe() => {
+            minijinja::escape_formatter(out, state, &Value::from(printable_lines(s)))
+        }
+        _ => minijinja::escape_formatter(out, state, value),
+    });
     for (name, src) in TEMPLATES {
         env.add_template(name, src).expect("report templates parse");
     }

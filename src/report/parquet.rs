@@ -32,6 +32,11 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
 use crate::analyze::Analysis;
+use crate::output::{AtomicFile, OutputError};
+use crate::trace::redact::redact_text;
+
+/// The tables written, one `NAME.parquet` file each.
+pub const TABLES: [&str; 5] = ["requests", "episodes", "jobs", "decisions", "threads"];
 
 /// Errors writing Parquet tables.
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +50,9 @@ pub enum ParquetError {
         #[source]
         source: std::io::Error,
     },
+    /// A table file exists (and `--force` was not given), or cannot be replaced.
+    #[error(transparent)]
+    Output(#[from] OutputError),
     /// The parquet writer refused the table.
     #[error("cannot write table {table}: {message}")]
     Parquet {
@@ -97,18 +105,19 @@ fn opt_f64s(name: &'static str, v: impl Iterator<Item = Option<f64>>) -> Col {
         values: Values::F64(v.collect()),
     }
 }
+/// Text columns pass the one redaction function (targets and paths come from bodies).
 fn strs(name: &'static str, v: impl Iterator<Item = String>) -> Col {
     Col {
         name,
         required: true,
-        values: Values::Str(v.map(Some).collect()),
+        values: Values::Str(v.map(|s| Some(redact_text(&s))).collect()),
     }
 }
 fn opt_strs(name: &'static str, v: impl Iterator<Item = Option<String>>) -> Col {
     Col {
         name,
         required: false,
-        values: Values::Str(v.collect()),
+        values: Values::Str(v.map(|s| s.map(|s| redact_text(&s))).collect()),
     }
 }
 
@@ -140,16 +149,35 @@ fn split<T: Clone>(v: &[Option<T>]) -> (Vec<i16>, Vec<T>) {
     (defs, vals)
 }
 
-fn write(dir: &Path, table: &str, cols: Vec<Col>) -> Result<PathBuf, ParquetError> {
+/// The file of table `table` in `dir`.
+pub fn table_path(dir: &Path, table: &str) -> PathBuf {
+    dir.join(format!("{table}.parquet"))
+}
+
+/// Check, before any work, that the tables may be written into `dir` (none exists, or
+/// `force`).
+///
+/// Errors: [`ParquetError::Output`] naming the first table file in the way.
+pub fn check_tables(dir: &Path, force: bool) -> Result<(), ParquetError> {
+    if dir.is_file() {
+        return Err(OutputError::IsDirectory {
+            path: dir.display().to_string(),
+        }
+        .into());
+    }
+    for t in TABLES {
+        crate::output::check(&table_path(dir, t), force)?;
+    }
+    Ok(())
+}
+
+fn write(dir: &Path, force: bool, table: &str, cols: Vec<Col>) -> Result<AtomicFile, ParquetError> {
     let err = |e: parquet::errors::ParquetError| ParquetError::Parquet {
         table: table.to_string(),
         message: e.to_string(),
     };
-    let path = dir.join(format!("{table}.parquet"));
-    let file = std::fs::File::create(&path).map_err(|source| ParquetError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let path = table_path(dir, table);
+    let file = AtomicFile::create(&path, force)?;
     let schema = Arc::new(parse_message_type(&schema(table, &cols)).map_err(err)?);
     let props = Arc::new(WriterProperties::builder().build());
     let mut w = SerializedFileWriter::new(file, schema, props).map_err(err)?;
@@ -187,8 +215,8 @@ fn write(dir: &Path, table: &str, cols: Vec<Col>) -> Result<PathBuf, ParquetErro
         cw.close().map_err(err)?;
     }
     rg.close().map_err(err)?;
-    w.close().map_err(err)?;
-    Ok(path)
+    let file = w.into_inner().map_err(err)?;
+    Ok(file)
 }
 
 fn name<T: serde::Serialize>(v: T) -> String {
@@ -199,9 +227,13 @@ fn name<T: serde::Serialize>(v: T) -> String {
 }
 
 /// Write every table of `a` into `dir` (created if missing); returns the files written.
+/// Each table goes to a temporary file first; all are renamed into place only once every
+/// table was written, so a failure leaves the directory as it was. Existing tables are
+/// replaced only with `force`.
 ///
 /// Errors: [`ParquetError`] naming the file or table.
-pub fn write_tables(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ParquetError> {
+pub fn write_tables(a: &Analysis, dir: &Path, force: bool) -> Result<Vec<PathBuf>, ParquetError> {
+    check_tables(dir, force)?;
     std::fs::create_dir_all(dir).map_err(|source| ParquetError::Io {
         path: dir.display().to_string(),
         source,
@@ -214,7 +246,15 @@ pub fn write_tables(a: &Analysis, dir: &Path) -> Result<Vec<PathBuf>, ParquetErr
         ("threads", threads_columns(a)),
     ]
     .into_iter()
-    .map(|(table, cols)| write(dir, table, cols))
+    .map(|(table, cols)| write(dir, force, table, cols))
+    .collect::<Result<Vec<_>, _>>()?
+    .into_iter()
+    .map(|f| {
+        // every table was written: only now are they renamed into place
+        let path = f.dest().to_path_buf();
+        f.commit()?;
+        Ok(path)
+    })
     .collect()
 }
 

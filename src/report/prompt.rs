@@ -124,7 +124,7 @@ pub fn prompt(req: &MessagesRequest, exchange: u64, input: InputMeta) -> Prompt 
 /// forge).
 pub fn render(p: &Prompt, format: DocFormat) -> String {
     match format {
-        DocFormat::Json => serde_json::to_string_pretty(p).expect("prompt serializes") + "\n",
+        DocFormat::Json => super::json(p),
         DocFormat::Markdown | DocFormat::Html => page::render("prompt.md", p),
     }
 }

@@ -7,7 +7,7 @@ use super::Format;
 /// Render a replay summary.
 pub fn render(s: &Summary, format: Format) -> String {
     if format == Format::Json {
-        return serde_json::to_string_pretty(s).unwrap_or_default() + "\n";
+        return super::json(s);
     }
     let statuses: Vec<String> = s
         .statuses
@@ -38,7 +38,7 @@ pub fn render(s: &Summary, format: Format) -> String {
         _ => {
             let mut t = super::table(&["replay", "value"]);
             for r in &rows {
-                t.add_row(r.clone());
+                super::add_row(&mut t, r.clone());
             }
             super::table_text(&t)
         }
@@ -49,7 +49,8 @@ pub fn render(s: &Summary, format: Format) -> String {
         .filter(|o| !o.differences.is_empty() || o.error.is_some())
     {
         let what = o.error.clone().unwrap_or_else(|| o.differences.join("; "));
-        out.push_str(&format!("exchange #{}: {what}\n", o.id));
+        out.push_str(&super::printable(&format!("exchange #{}: {what}", o.id)));
+        out.push('\n');
     }
     out
 }

@@ -187,7 +187,7 @@ fn cells(r: &ShowRow) -> Vec<String> {
 /// Render rows in a format.
 pub fn render(rows: &[ShowRow], format: Format) -> String {
     match format {
-        Format::Json => serde_json::to_string_pretty(rows).unwrap_or_default() + "\n",
+        Format::Json => super::json(rows),
         Format::Markdown => {
             let body: Vec<Vec<String>> = rows.iter().map(cells).collect();
             super::markdown_table(&HEADER, &body)

@@ -1,5 +1,7 @@
 //! A small text writer shared by the diff and matrix reports: headings, bullets,
-//! tables and unified diffs, as terminal text (optionally coloured) or Markdown.
+//! tables and unified diffs, as terminal text (optionally coloured) or Markdown. Every piece
+//! of text passes [`super::printable`] on its way in (colours are added after), so recorded
+//! values cannot drive the terminal.
 
 use crate::diff::text::{Line, SegOp, TextDiff};
 
@@ -20,15 +22,23 @@ pub(super) struct Writer {
 }
 
 impl Writer {
+    /// A line of text (made printable).
     pub(super) fn line(&mut self, s: &str) {
+        let s = super::printable(s);
+        self.safe_line(&s);
+    }
+    /// A line already made printable (and possibly painted).
+    fn safe_line(&mut self, s: &str) {
         self.out.push_str(s);
         self.out.push('\n');
     }
+    /// Text made printable, then coloured when colours are on.
     pub(super) fn paint(&self, c: &str, s: &str) -> String {
+        let s = super::printable(s);
         if self.color {
             format!("{c}{s}{RESET}")
         } else {
-            s.to_string()
+            s
         }
     }
     /// End the output with an empty line (Markdown blocks need one around them).
@@ -44,7 +54,7 @@ impl Writer {
             self.out.push('\n');
         } else {
             let h = self.paint(BOLD, s);
-            self.line(&h);
+            self.safe_line(&h);
         }
     }
     pub(super) fn bullet(&mut self, s: &str) {
@@ -59,10 +69,10 @@ impl Writer {
         } else {
             let mut t = super::table(header);
             for r in rows {
-                t.add_row(r);
+                super::add_row(&mut t, r);
             }
             for l in t.to_string().lines() {
-                self.line(&format!("  {}", l.trim_end()));
+                self.safe_line(&format!("  {}", l.trim_end()));
             }
         }
     }
@@ -77,17 +87,19 @@ impl Writer {
                 h.a_start, h.a_lines, h.b_start, h.b_lines
             );
             let head = self.paint(CYAN, &head);
-            self.line(&head);
+            self.safe_line(&head);
             for l in &h.lines {
                 let s = match l {
-                    Line::Context { text } => format!(" {}", clip(text, 120)),
+                    Line::Context { text } => format!(" {}", super::printable(&clip(text, 120))),
                     Line::Delete { text } => self.paint(RED, &format!("-{}", clip(text, 200))),
                     Line::Insert { text } => self.paint(GREEN, &format!("+{}", clip(text, 200))),
                     Line::Change { segments } => {
                         let mut s = String::from("~");
                         for seg in segments {
                             match seg.op {
-                                SegOp::Equal => s.push_str(&elide(&seg.text, 40)),
+                                SegOp::Equal => {
+                                    s.push_str(&super::printable(&elide(&seg.text, 40)))
+                                }
                                 SegOp::Delete => {
                                     s.push_str(&self.paint(RED, &format!("[-{}-]", seg.text)))
                                 }
@@ -99,7 +111,7 @@ impl Writer {
                         s
                     }
                 };
-                self.line(&s);
+                self.safe_line(&s);
             }
         }
         if self.md {

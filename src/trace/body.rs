@@ -4,7 +4,8 @@
 //! `"json"` (the body itself, embedded verbatim when it is a single-line JSON document, so
 //! `jq .request.body.json.model` works), `"text"` (valid UTF-8 as a JSON string) or
 //! `"base64"` (anything else). Optional `"truncated": true` marks a body that was cut off
-//! (client disconnect, size limit); `size` is then the number of bytes kept.
+//! (client disconnect, size limit); `size` is then the number of bytes kept. Optional
+//! `"redacted": true` marks a body whose secrets were replaced before writing.
 
 use base64::Engine;
 use serde::de::{self, Deserializer};
@@ -25,6 +26,10 @@ pub struct Body {
     pub content_encoding: Option<String>,
     /// Size in bytes on the wire before decoding, when a content encoding was removed.
     pub wire_size: Option<u64>,
+    /// True when secrets were replaced inside the bytes before they were written (a raw
+    /// request head kept for diagnosis, or `--redact-body`): size and digest describe the
+    /// redacted bytes, not the wire bytes.
+    pub redacted: bool,
     /// SHA-256 read from a trace file, kept to verify `bytes` against (`None` for new bodies).
     stored_sha256: Option<String>,
 }
@@ -112,6 +117,9 @@ impl Serialize for Body {
         if let Some(w) = self.wire_size {
             m.serialize_entry("wire_size", &w)?;
         }
+        if self.redacted {
+            m.serialize_entry("redacted", &true)?;
+        }
         if let Some(json) = self.embeddable_json() {
             let raw: &RawValue = serde_json::from_str(json).map_err(serde::ser::Error::custom)?;
             m.serialize_entry("json", raw)?;
@@ -135,6 +143,8 @@ struct BodyRepr<'a> {
     content_encoding: Option<String>,
     #[serde(default)]
     wire_size: Option<u64>,
+    #[serde(default)]
+    redacted: bool,
     #[serde(default, borrow)]
     json: Option<&'a RawValue>,
     #[serde(default)]
@@ -162,6 +172,7 @@ impl<'de> Deserialize<'de> for Body {
             truncated: r.truncated,
             content_encoding: r.content_encoding,
             wire_size: r.wire_size,
+            redacted: r.redacted,
             stored_sha256: r.sha256,
         })
     }

@@ -12,6 +12,14 @@ use super::Body;
 /// (see [`super::redact`]). On disk: `[["name","value"],...]`.
 pub type Headers = Vec<(String, String)>;
 
+/// The value of the first header named `name` (ASCII case-insensitive).
+pub fn header_value<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
 /// One HTTP exchange.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Exchange {
@@ -45,17 +53,35 @@ impl Exchange {
             .map(|e| (e - self.started_at).num_microseconds().unwrap_or(i64::MAX))
     }
 
-    /// Path without the query string (`/v1/messages` for `/v1/messages?beta=true`).
+    /// Path without the query string (`/v1/messages` for `/v1/messages?beta=true`); an
+    /// absolute-form target (`http://host:port/v1/messages`, as sent to a proxy) gives its
+    /// path too, so such requests count like any other.
     pub fn path(&self) -> &str {
-        self.request
-            .target
-            .split_once('?')
-            .map_or(self.request.target.as_str(), |(p, _)| p)
+        let t = origin_form(&self.request.target);
+        t.split_once('?').map_or(t, |(p, _)| p)
     }
 
     /// True for a `POST /v1/messages` (any query string).
     pub fn is_messages(&self) -> bool {
         self.request.method.eq_ignore_ascii_case("POST") && self.path() == "/v1/messages"
+    }
+}
+
+/// The origin form (`/path?query`) of a request target: absolute-form targets
+/// (`http://host/path`) lose their scheme and authority (RFC 9112 §3.2.2).
+pub fn origin_form(target: &str) -> &str {
+    let lower = target.get(..8).unwrap_or(target).to_ascii_lowercase();
+    let rest = if lower.starts_with("http://") {
+        &target[7..]
+    } else if lower.starts_with("https://") {
+        &target[8..]
+    } else {
+        return target;
+    };
+    match rest.find(['/', '?']) {
+        Some(i) if rest[i..].starts_with('/') => &rest[i..],
+        Some(i) => &rest[i..],
+        None => "/",
     }
 }
 

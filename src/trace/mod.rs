@@ -23,7 +23,8 @@ mod writer;
 
 pub use body::Body;
 pub use exchange::{
-    Context, Exchange, ExchangeError, Headers, HttpRequest, HttpResponse, Source, SourceKind,
+    header_value, origin_form, Context, Exchange, ExchangeError, Headers, HttpRequest,
+    HttpResponse, Source, SourceKind,
 };
 pub use input::{open_input, InputOptions, TraceInput};
 pub use mcp::McpRecord;
@@ -58,6 +59,8 @@ pub enum TraceError {
         #[source]
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
     #[error("trace {path} has format version {found}, newer than this agentwire reads ({FORMAT_VERSION}); upgrade agentwire")]
     Version { path: String, found: u32 },
     /// An input that is not a trace agentwire reads, or an import that failed.

@@ -1,54 +1,78 @@
-//! Redaction of secrets at capture time: API keys, authorization headers, cookies,
-//! credentials in URLs and query strings, and secret-looking environment variables and
-//! arguments are replaced by a marker that keeps only an allow-listed scheme and a short
-//! fingerprint, so runs with the same key can be told apart from runs with different keys,
-//! and the secret never reaches disk.
+//! Redaction of secrets: the one place that decides what is secret and how it is hidden.
+//! API keys, authorization headers, cookies, credentials in URLs (userinfo) and query
+//! strings, secret-looking environment variables and command-line arguments, and secrets
+//! quoted in error messages are replaced by a marker that keeps only an allow-listed scheme
+//! and a short fingerprint, so runs with the same key can be told apart from runs with
+//! different keys, and the secret never reaches disk.
+//!
+//! Every string agentwire writes passes through here: the trace writer applies
+//! [`exchange`] and [`context`] to every record (so no source can forget), raw request
+//! heads kept for diagnosis pass [`raw_head`], and Parquet text columns pass [`redact_text`].
+//! Request and response *bodies* are kept byte-exact and are not redacted unless the user
+//! asks for it ([`body_keys`], `--redact-body`).
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
+use regex::bytes::Regex as BytesRegex;
 use regex::Regex;
 use sha2::{Digest, Sha256};
 
-use super::Headers;
+use super::{Context, Exchange, Headers};
 
-/// Substrings (lowercase) that make a header name secret: `x-api-key`, `authorization`,
-/// `proxy-authorization`, `cookie`, `set-cookie`, `x-auth-token`, `anthropic-auth-token`…
-const SECRET_HEADER_PARTS: &[&str] = &[
+/// Words (lowercase) that make a name secret when a word of the name equals one or ends
+/// with one (`apikey`, `accesstoken`, `xsrftoken`, `oauth`).
+const SECRET_SUFFIXES: &[&str] = &[
     "key",
-    "auth",
-    "cookie",
     "token",
     "secret",
     "password",
+    "passwd",
+    "pass",
+    "auth",
     "credential",
+    "credentials",
+    "creds",
+    "cookie",
+    "signature",
 ];
+/// Words that make a name secret when a word starts with one (`authorization`,
+/// `secrets`, `cookies`).
+const SECRET_PREFIXES: &[&str] = &["auth", "secret", "credential", "cookie", "passw"];
+/// Words that make a name secret only when a word equals one.
+const SECRET_EXACT: &[&str] = &["pwd", "sig", "pat"];
 
-/// True when a header with this name carries a secret.
-pub fn is_secret_header(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    SECRET_HEADER_PARTS.iter().any(|p| n.contains(p))
+/// True when a name (header, environment variable, query parameter, command-line flag)
+/// denotes a secret. The name is split into words at every non-alphanumeric character
+/// (`x-api-key` → x, api, key; `OPENAI_APIKEY` → openai, apikey); it is secret when a word
+/// ends with key, token, secret, password, passwd, pass, auth, credential(s), creds,
+/// cookie or signature, starts with auth (not author), secret, credential, cookie or
+/// passw, or is pwd, sig or pat. Plurals such as `tokens` (`max_tokens`,
+/// `anthropic-ratelimit-tokens-remaining`) are counts, not secrets.
+pub fn is_secret_name(name: &str) -> bool {
+    name.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .any(|w| {
+            SECRET_EXACT.contains(&w.as_str())
+                || SECRET_SUFFIXES
+                    .iter()
+                    .any(|s| w.ends_with(s) && !w.ends_with("bypass"))
+                || SECRET_PREFIXES.iter().any(|s| {
+                    w.starts_with(s) && (!w.starts_with("author") || w.starts_with("authoriz"))
+                })
+        })
 }
 
-/// True when an environment variable of this name is treated as a secret.
+/// True when a header with this name carries a secret (see [`is_secret_name`]).
+pub fn is_secret_header(name: &str) -> bool {
+    is_secret_name(name)
+}
+
+/// True when an environment variable of this name is treated as a secret (see
+/// [`is_secret_name`]; also `*SESSION*` variables, which hold session cookies).
 pub fn is_secret_env(name: &str) -> bool {
-    let n = name.to_ascii_uppercase();
-    [
-        "KEY",
-        "TOKEN",
-        "SECRET",
-        "PASS",
-        "PWD",
-        "CREDENTIAL",
-        "AUTH",
-        "COOKIE",
-        "PAT",
-        "SESSION",
-    ]
-    .iter()
-    .any(|w| {
-        n.split('_')
-            .any(|part| part == *w || (w.len() > 3 && part.contains(w)))
-    })
+    is_secret_name(name) || name.to_ascii_uppercase().contains("SESSION")
 }
 
 /// Schemes kept in a marker (case-insensitive match, written as listed).
@@ -60,13 +84,31 @@ static MARKER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"^\[redacted (?:(?:Bearer|Basic|Digest|Token|Negotiate|sk-ant-[a-z]{3}\d{2}) )?fp=[0-9a-f]{8}\]$")
         .expect("static regex")
 });
-static SECRET_IN_TEXT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"sk-ant-[A-Za-z0-9_-]{8,}|(?i)((?:api[_-]?key|key|token|secret|password|passwd|auth)=)([^&\s]+)")
+/// Key shapes found anywhere in text: Anthropic keys, and a few other providers' tokens
+/// that are unambiguous by prefix (GitHub, AWS access key ids, Slack).
+static KEY_SHAPES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"sk-ant-[A-Za-z0-9_-]{8,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bAKIA[0-9A-Z]{16}\b|\bxox[abpr]-[A-Za-z0-9-]{10,}",
+    )
+    .expect("static regex")
+});
+/// `scheme://userinfo@`: the whole userinfo (a token is often the user name).
+static URL_USERINFO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/?#@\s\x22'<>]+)@").expect("static regex")
+});
+/// `name=value` (query strings, `--flag=value`, `VAR=value`) and `name: value` (header
+/// lines quoted in messages); the name is checked with [`is_secret_name`].
+static NAME_VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)([A-Za-z0-9_.-]+)(=|:[ \t]*)([^&\s\x22',;<>\]]+)").expect("static regex")
+});
+/// `Bearer TOKEN`, `Basic CREDENTIALS` in free text.
+static AUTH_SCHEME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)(\[redacted )?\b(bearer|basic|token)[ \t]+([A-Za-z0-9._~+/=-]{8,})")
         .expect("static regex")
 });
-static URL_USERINFO: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/@\s:]+):([^/@\s]+)@").expect("static regex")
-});
+/// Anthropic-key-shaped byte strings inside bodies (`--redact-body`).
+static BODY_KEY: LazyLock<BytesRegex> =
+    LazyLock::new(|| BytesRegex::new(r"sk-ant-[A-Za-z0-9_-]{8,}").expect("static regex"));
 
 /// The marker that replaces a secret value: `[redacted SCHEME fp=XXXXXXXX]`.
 ///
@@ -98,43 +140,267 @@ pub fn is_marker(value: &str) -> bool {
     MARKER.is_match(value)
 }
 
-/// Replace the values of secret headers (and any header value holding an Anthropic key)
-/// by markers, in place.
+/// The marker for a value, or the value itself when it already is a marker.
+fn hide(value: &str) -> String {
+    if is_marker(value) {
+        value.to_string()
+    } else {
+        marker(value)
+    }
+}
+
+/// Replace the values of secret headers (and any header value holding a secret) by
+/// markers, in place.
 pub fn redact_headers(headers: &mut Headers) {
     for (name, value) in headers.iter_mut() {
-        if (is_secret_header(name) || value.contains("sk-ant-")) && !is_marker(value) {
+        if is_marker(value) {
+            continue;
+        }
+        if is_secret_header(name) {
             *value = marker(value);
+        } else {
+            let v = redact_text_cow(value);
+            if v != value.as_str() {
+                *value = v.into_owned();
+            }
         }
     }
 }
 
-/// Redact secrets inside free text: Anthropic keys, `key=`/`token=`/`password=`-style
-/// query parameters, and passwords in URLs (`scheme://user:PASS@`).
+/// Redact secrets inside free text (URLs, query strings, command lines, error messages):
+/// URL userinfo, values of secret-looking `name=value` / `name: value` pairs,
+/// `Bearer`/`Basic` credentials, and key-shaped strings (Anthropic keys and a few other
+/// providers' prefixed tokens). Markers already present are left as they are, so applying
+/// it twice changes nothing.
 pub fn redact_text(text: &str) -> String {
-    let t = URL_USERINFO.replace_all(text, |c: &regex::Captures| {
-        format!("{}{}:{}@", &c[1], &c[2], marker(&c[3]))
-    });
-    SECRET_IN_TEXT
-        .replace_all(&t, |c: &regex::Captures| match (c.get(1), c.get(2)) {
-            (Some(k), Some(v)) => format!("{}{}", k.as_str(), marker(v.as_str())),
-            _ => marker(&c[0]),
-        })
-        .into_owned()
+    redact_text_cow(text).into_owned()
+}
+
+/// [`redact_text`] without allocating when nothing is secret.
+pub fn redact_text_cow(text: &str) -> Cow<'_, str> {
+    // Fast path: no character that any rule needs.
+    if !text.contains(['=', ':', '@', ' ', '-', '_']) && !text.contains("AKIA") {
+        return Cow::Borrowed(text);
+    }
+    let mut t: Cow<str> = Cow::Borrowed(text);
+    if let Cow::Owned(s) = KEY_SHAPES.replace_all(&t, |c: &regex::Captures| marker(&c[0])) {
+        t = Cow::Owned(s);
+    }
+    if let Cow::Owned(s) = URL_USERINFO.replace_all(&t, |c: &regex::Captures| {
+        format!("{}{}@", &c[1], hide(&c[2]))
+    }) {
+        t = Cow::Owned(s);
+    }
+    if let Cow::Owned(s) = AUTH_SCHEME.replace_all(&t, |c: &regex::Captures| {
+        if c.get(1).is_some() {
+            return c[0].to_string(); // already a marker
+        }
+        marker(&format!("{} {}", &c[2], &c[3]))
+    }) {
+        t = Cow::Owned(s);
+    }
+    if let Cow::Owned(s) = NAME_VALUE.replace_all(&t, |c: &regex::Captures| {
+        let (name, sep, value) = (&c[1], &c[2], &c[3]);
+        if is_secret_name(name) && !value.starts_with("[redacted") {
+            format!("{name}{sep}{}", marker(value))
+        } else {
+            c[0].to_string()
+        }
+    }) {
+        t = Cow::Owned(s);
+    }
+    t
 }
 
 /// Redacted copy of an environment value: a marker if the name looks secret, else the
-/// value with secrets inside it (URL passwords, keys) redacted.
+/// value with secrets inside it (URL userinfo, keys) redacted.
 pub fn redact_env(name: &str, value: &str) -> String {
-    if is_secret_env(name) && !value.is_empty() && !is_marker(value) {
-        marker(value)
+    if is_secret_env(name) && !value.is_empty() {
+        hide(value)
     } else {
         redact_text(value)
+    }
+}
+
+/// Redacted copy of a command line (argv): the value of a secret-looking option, given as
+/// `--api-key VALUE`, `--token=VALUE` or `-p=VALUE`-style, becomes a marker, and every
+/// argument passes [`redact_text`] (so a key given bare is hidden too).
+pub fn redact_argv(argv: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(argv.len());
+    let mut hide_next = false;
+    for a in argv {
+        if hide_next {
+            hide_next = false;
+            out.push(hide(a));
+            continue;
+        }
+        if let Some(flag) = a.strip_prefix('-').filter(|f| !f.is_empty()) {
+            let flag = flag.trim_start_matches('-');
+            match flag.split_once('=') {
+                Some((name, value)) if is_secret_name(name) => {
+                    let dashes = &a[..a.len() - flag.len()];
+                    out.push(format!("{dashes}{name}={}", hide(value)));
+                    continue;
+                }
+                None if is_secret_name(flag) => hide_next = true,
+                _ => {}
+            }
+        }
+        out.push(redact_text(a));
+    }
+    out
+}
+
+/// A raw request head (request line and header lines, as bytes received) with the values of
+/// secret header lines replaced by markers and the request target passed through
+/// [`redact_text`]; bytes after the head (a body) get only key-shaped strings replaced.
+/// Used for requests that could not be parsed and are kept raw for diagnosis.
+pub fn raw_head(raw: &[u8]) -> Vec<u8> {
+    let head_end = find_head_end(raw).unwrap_or(raw.len());
+    let (head, rest) = raw.split_at(head_end);
+    let mut out = Vec::with_capacity(raw.len() + 64);
+    for (i, line) in head.split(|&b| b == b'\n').enumerate() {
+        if i > 0 {
+            out.push(b'\n');
+        }
+        let text = String::from_utf8_lossy(line);
+        let (body, cr) = match text.strip_suffix('\r') {
+            Some(t) => (t, "\r"),
+            None => (text.as_ref(), ""),
+        };
+        let redacted = match body.split_once(':') {
+            Some((name, value)) if i > 0 && is_secret_name(name.trim()) => {
+                let v = value.trim();
+                if v.is_empty() {
+                    body.to_string()
+                } else {
+                    format!("{name}: {}", hide(v))
+                }
+            }
+            _ => redact_text(body),
+        };
+        if redacted == body && std::str::from_utf8(line).is_ok() {
+            out.extend_from_slice(line);
+        } else {
+            out.extend_from_slice(redacted.as_bytes());
+            out.extend_from_slice(cr.as_bytes());
+        }
+    }
+    out.extend_from_slice(&body_keys(rest).0);
+    out
+}
+
+fn find_head_end(raw: &[u8]) -> Option<usize> {
+    raw.windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|p| p + 4)
+        .or_else(|| raw.windows(2).position(|w| w == b"\n\n").map(|p| p + 2))
+}
+
+/// `--redact-body`: a body with every Anthropic-key-shaped string replaced by its marker,
+/// and the number of replacements. The marker holds no quote or backslash, so a JSON body
+/// stays valid JSON; its size and digest then describe the redacted bytes.
+pub fn body_keys(body: &[u8]) -> (Cow<'_, [u8]>, usize) {
+    let mut n = 0;
+    let out = BODY_KEY.replace_all(body, |c: &regex::bytes::Captures| {
+        n += 1;
+        marker(&String::from_utf8_lossy(&c[0])).into_bytes()
+    });
+    (out, n)
+}
+
+/// Redact every string of an exchange that is not a body: header values, the request
+/// target, the source's upstream URL, the error message, and strings inside notes. Returns
+/// `None` when nothing needed redaction (the common case: sources redact at capture time).
+pub fn exchange(x: &Exchange) -> Option<Exchange> {
+    let dirty = headers_dirty(&x.request.headers)
+        || x.response
+            .as_ref()
+            .is_some_and(|r| headers_dirty(&r.headers))
+        || is_dirty(&x.request.target)
+        || x.source.upstream.as_deref().is_some_and(is_dirty)
+        || x.source.server.as_deref().is_some_and(is_dirty)
+        || x.error.as_ref().is_some_and(|e| is_dirty(&e.message))
+        || x.notes.values().any(json_dirty);
+    if !dirty {
+        return None;
+    }
+    let mut y = x.clone();
+    redact_headers(&mut y.request.headers);
+    if let Some(r) = y.response.as_mut() {
+        redact_headers(&mut r.headers);
+    }
+    y.request.target = redact_text(&y.request.target);
+    for s in [&mut y.source.upstream, &mut y.source.server]
+        .into_iter()
+        .flatten()
+    {
+        *s = redact_text(s);
+    }
+    if let Some(e) = y.error.as_mut() {
+        e.message = redact_text(&e.message);
+    }
+    for v in y.notes.values_mut() {
+        redact_json(v);
+    }
+    Some(y)
+}
+
+/// Redact a recording context: the command line ([`redact_argv`]), environment values
+/// ([`redact_env`]), base URL and label ([`redact_text`]).
+pub fn context(c: &Context) -> Context {
+    let mut c = c.clone();
+    c.command = redact_argv(&c.command);
+    for (k, v) in c.env.iter_mut() {
+        *v = redact_env(k, v);
+    }
+    for s in [&mut c.base_url, &mut c.label].into_iter().flatten() {
+        *s = redact_text(s);
+    }
+    c
+}
+
+fn is_dirty(s: &str) -> bool {
+    redact_text_cow(s) != s
+}
+
+fn headers_dirty(h: &Headers) -> bool {
+    h.iter()
+        .any(|(k, v)| !is_marker(v) && ((is_secret_header(k) && !v.is_empty()) || is_dirty(v)))
+}
+
+fn json_dirty(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::String(s) => is_dirty(s),
+        serde_json::Value::Array(a) => a.iter().any(json_dirty),
+        serde_json::Value::Object(o) => o
+            .iter()
+            .any(|(k, v)| (is_secret_name(k) && v.is_string()) || json_dirty(v)),
+        _ => false,
+    }
+}
+
+fn redact_json(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::String(s) => *s = redact_text(s),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(redact_json),
+        serde_json::Value::Object(o) => {
+            for (k, v) in o.iter_mut() {
+                match v {
+                    serde_json::Value::String(s) if is_secret_name(k) => *s = hide(s),
+                    _ => redact_json(v),
+                }
+            }
+        }
+        _ => {}
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const KEY: &str = "sk-ant-api03-UNIQUEfakeKEY0123456789";
 
     #[test]
     fn api_key_keeps_type_prefix_only() {
@@ -177,29 +443,88 @@ mod tests {
             ("X-Api-Key".to_string(), "sk-ant-api03-zzz".to_string()),
             ("Cookie".to_string(), "a=b".to_string()),
             ("x-auth-token".to_string(), "t".to_string()),
-            ("x-custom".to_string(), "sk-ant-api03-hidden".to_string()),
+            (
+                "x-custom".to_string(),
+                "sk-ant-api03-hiddenhidden".to_string(),
+            ),
             ("content-type".to_string(), "application/json".to_string()),
             ("x-claude-code-session-id".to_string(), "abc".to_string()),
+            (
+                "anthropic-ratelimit-tokens-remaining".to_string(),
+                "1000".to_string(),
+            ),
         ];
         redact_headers(&mut h);
-        for kv in &h[..4] {
+        for kv in &h[..3] {
             assert!(is_marker(&kv.1), "{kv:?}");
         }
+        assert!(h[3].1.starts_with("[redacted sk-ant-api03"), "{:?}", h[3]);
         assert_eq!(h[4].1, "application/json");
         assert_eq!(h[5].1, "abc");
+        assert_eq!(h[6].1, "1000", "plural 'tokens' is a count, not a secret");
+    }
+
+    #[test]
+    fn secret_names() {
+        for n in [
+            "x-api-key",
+            "OPENAI_APIKEY",
+            "MYAPIKEY",
+            "AWS_CREDS",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "X-Amz-Signature",
+            "sig",
+            "access_token",
+            "client_secret",
+            "proxy-authorization",
+            "DB_PASS",
+            "GH_PAT",
+            "set-cookie",
+            "api-key",
+        ] {
+            assert!(is_secret_name(n), "{n}");
+        }
+        for n in [
+            "max_tokens",
+            "content-type",
+            "beta",
+            "ENABLE_TOOL_SEARCH",
+            "PATH",
+            "author",
+            "anthropic-version",
+            "keep-alive",
+            "x-claude-code-session-id",
+        ] {
+            assert!(!is_secret_name(n), "{n}");
+        }
     }
 
     #[test]
     fn secrets_in_text() {
-        let t = redact_text("/v1/messages?beta=true&key=QSECRET1 http://u:PW123@h/x --api-key=sk-ant-api03-abcdefghij");
-        assert!(
-            !t.contains("QSECRET1") && !t.contains("PW123") && !t.contains("abcdefghij"),
-            "{t}"
-        );
+        let t = redact_text(&format!(
+            "/v1/messages?beta=true&key=QSECRET1&X-Amz-Signature=abcd1234&sig=s1g http://u:PW123@h/x https://ghtoken999@github.com/x --api-key={KEY} Authorization: Bearer tok.tok.tok"
+        ));
+        for s in [
+            "QSECRET1",
+            "PW123",
+            "UNIQUEfake",
+            "abcd1234",
+            "s1g",
+            "ghtoken999",
+            "tok.tok",
+        ] {
+            assert!(!t.contains(s), "{s} in {t}");
+        }
         assert!(
             t.starts_with("/v1/messages?beta=true&key=[redacted fp="),
             "{t}"
         );
+        assert_eq!(redact_text(&t), t, "idempotent");
+        assert_eq!(
+            redact_text("/v1/messages?beta=true"),
+            "/v1/messages?beta=true"
+        );
+        assert_eq!(redact_text("max_tokens=100"), "max_tokens=100");
     }
 
     #[test]
@@ -210,6 +535,8 @@ mod tests {
             "GH_PAT",
             "SESSION_COOKIE",
             "MY_PASSWORD",
+            "OPENAI_APIKEY",
+            "SERVICE_CREDS",
         ] {
             assert!(is_marker(&redact_env(k, "v")), "{k}");
         }
@@ -217,5 +544,56 @@ mod tests {
         assert!(!redact_env("ANTHROPIC_BASE_URL", "http://u:SECRET@x").contains("SECRET"));
         assert_eq!(redact_env("ENABLE_TOOL_SEARCH", "true"), "true");
         assert_eq!(redact_env("PATH", "/usr/bin"), "/usr/bin");
+    }
+
+    #[test]
+    fn argv_secrets() {
+        let argv: Vec<String> = [
+            "claude",
+            "--api-key",
+            "VALUE1",
+            "--token=VALUE2",
+            KEY,
+            "-p",
+            "hello",
+            "--max-tokens",
+            "100",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let r = redact_argv(&argv).join(" ");
+        for s in ["VALUE1", "VALUE2", "UNIQUEfake"] {
+            assert!(!r.contains(s), "{s} in {r}");
+        }
+        assert!(r.contains("-p hello --max-tokens 100"), "{r}");
+    }
+
+    #[test]
+    fn raw_heads_lose_their_secrets() {
+        let raw = format!("POST /v1/messages?key=Q1 HTTP/1.1\r\nx-api-key: {KEY}\r\nAuthorization: Bearer abcdefgh\r\nhost: x\r\n\r\n{{\"k\":\"{KEY}\"}}");
+        let r = String::from_utf8(raw_head(raw.as_bytes())).unwrap();
+        assert!(
+            !r.contains("UNIQUEfake") && !r.contains("abcdefgh") && !r.contains("Q1"),
+            "{r}"
+        );
+        assert!(r.contains("\r\nhost: x\r\n\r\n"), "{r}");
+        // a head cut off mid-line is still redacted
+        let cut = format!("GET / HTTP/1.1\r\nx-api-key: {}", &KEY[..20]);
+        assert!(!String::from_utf8(raw_head(cut.as_bytes()))
+            .unwrap()
+            .contains("UNIQUE"));
+    }
+
+    #[test]
+    fn body_keys_keep_json_valid() {
+        let body = format!("{{\"text\":\"my key is {KEY}, ok\"}}");
+        let (out, n) = body_keys(body.as_bytes());
+        assert_eq!(n, 1);
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert!(v["text"]
+            .as_str()
+            .unwrap()
+            .contains("[redacted sk-ant-api03 fp="));
     }
 }

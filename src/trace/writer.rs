@@ -1,21 +1,40 @@
 //! `TraceWriter`: appends records to a JSON Lines trace, one complete line per record,
-//! flushed after each so a crash leaves only whole lines (plus at most one partial last
-//! line, which the reader reports).
+//! written with one call each so a crash leaves only whole lines (plus at most one partial
+//! last line, which the reader reports).
+//!
+//! Every record passes [`super::redact`] on its way out (the context with
+//! [`redact::context`], exchanges with [`redact::exchange`]), so no source can write a
+//! secret by forgetting to redact. A failed write (disk full) is cut back to the last whole
+//! line, so a later record never lands glued to a partial one.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{Context, Exchange, TraceError, FORMAT_NAME, FORMAT_VERSION};
+use super::{redact, Body, Context, Exchange, TraceError, FORMAT_NAME, FORMAT_VERSION};
+use crate::output::{self, AtomicFile, OutputError};
+
+/// Where the lines go.
+enum Output {
+    /// A file written in place (live recorders).
+    InPlace(File),
+    /// A temporary file renamed over the destination by [`TraceWriter::finish`].
+    Atomic(AtomicFile),
+    /// Anything else (standard output).
+    Stream(Box<dyn Write + Send>),
+}
 
 /// Writes a trace file. Not shared between threads: the server funnels records to one
-/// writer task.
+/// writer thread.
 pub struct TraceWriter {
-    out: BufWriter<Box<dyn Write + Send>>,
+    out: Output,
     path: PathBuf,
     buf: Vec<u8>,
+    /// Bytes of whole lines written so far.
+    good: u64,
+    redact_bodies: bool,
 }
 
 #[derive(Serialize)]
@@ -35,16 +54,35 @@ struct ExchangeLine<'a> {
     exchange: &'a Exchange,
 }
 
+fn out_err(e: OutputError) -> TraceError {
+    match e {
+        OutputError::Write { path, source } => TraceError::Write { path, source },
+        other => TraceError::Output(other),
+    }
+}
+
 impl TraceWriter {
-    /// Create (truncate) `path` and write the header line with `context`.
+    /// Create (truncate) `path`, mode 0600, and write the header line with `context`. The
+    /// file is written in place; callers that must not replace an existing trace check it
+    /// first ([`crate::output::check`]).
     ///
     /// Errors: [`TraceError::Write`] if the file cannot be created or written.
     pub fn create(path: &Path, context: &Context) -> Result<Self, TraceError> {
-        let file = File::create(path).map_err(|e| TraceError::Write {
-            path: path.display().to_string(),
-            source: e,
-        })?;
-        Self::from_writer(Box::new(file), path, context)
+        let file = output::create_in_place(path, true).map_err(out_err)?;
+        Self::with_output(Output::InPlace(file), path, context)
+    }
+
+    /// Write the trace to a temporary file next to `path`, renamed over `path` by
+    /// [`finish`](Self::finish) (`-`: standard output). An existing `path` is refused
+    /// unless `force`.
+    ///
+    /// Errors: [`TraceError::Output`] when `path` exists, [`TraceError::Write`] otherwise.
+    pub fn create_atomic(path: &Path, force: bool, context: &Context) -> Result<Self, TraceError> {
+        if output::is_stdout(path) {
+            return Self::from_writer(Box::new(std::io::stdout()), path, context);
+        }
+        let f = AtomicFile::create(path, force).map_err(out_err)?;
+        Self::with_output(Output::Atomic(f), path, context)
     }
 
     /// Write a trace to any writer (`path` is used in error messages only).
@@ -53,25 +91,47 @@ impl TraceWriter {
         path: &Path,
         context: &Context,
     ) -> Result<Self, TraceError> {
+        Self::with_output(Output::Stream(out), path, context)
+    }
+
+    fn with_output(out: Output, path: &Path, context: &Context) -> Result<Self, TraceError> {
         let mut w = TraceWriter {
-            out: BufWriter::with_capacity(1 << 16, out),
+            out,
             path: path.to_path_buf(),
             buf: Vec::with_capacity(1 << 16),
+            good: 0,
+            redact_bodies: false,
         };
         w.write_record(&HeaderLine {
             kind: "trace",
             format: FORMAT_NAME,
             version: FORMAT_VERSION,
-            context,
+            context: &redact::context(context),
         })?;
         Ok(w)
     }
 
-    /// Append one exchange as one line and flush it to the OS.
+    /// `--redact-body`: replace Anthropic-key-shaped strings inside request and response
+    /// bodies before writing (the body's size and digest then describe the redacted bytes,
+    /// and the body is marked `"redacted": true`).
+    pub fn redact_bodies(mut self, on: bool) -> Self {
+        self.redact_bodies = on;
+        self
+    }
+
+    /// Append one exchange as one line (secrets redacted) and hand it to the OS.
     pub fn write_exchange(&mut self, exchange: &Exchange) -> Result<(), TraceError> {
+        let mut redacted = redact::exchange(exchange);
+        if self.redact_bodies {
+            let x = redacted.get_or_insert_with(|| exchange.clone());
+            redact_body(&mut x.request.body);
+            if let Some(r) = x.response.as_mut() {
+                redact_body(&mut r.body);
+            }
+        }
         self.write_record(&ExchangeLine {
             kind: "exchange",
-            exchange,
+            exchange: redacted.as_ref().unwrap_or(exchange),
         })
     }
 
@@ -81,8 +141,56 @@ impl TraceWriter {
         serde_json::to_writer(&mut self.buf, record)
             .map_err(|e| self.err(std::io::Error::other(e)))?;
         self.buf.push(b'\n');
-        let r = self.out.write_all(&self.buf).and_then(|_| self.out.flush());
-        r.map_err(|e| self.err(e))
+        let r = match &mut self.out {
+            Output::InPlace(f) => f.write_all(&self.buf),
+            Output::Atomic(f) => f.write_all(&self.buf),
+            Output::Stream(s) => s.write_all(&self.buf).and_then(|_| s.flush()),
+        };
+        match r {
+            Ok(()) => {
+                self.good += self.buf.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                self.cut_back();
+                Err(self.err(e))
+            }
+        }
+    }
+
+    /// After a failed write: remove the partial line, so the next line starts clean.
+    fn cut_back(&mut self) {
+        let f = match &mut self.out {
+            Output::InPlace(f) => f,
+            Output::Atomic(f) => f.file(),
+            Output::Stream(_) => return,
+        };
+        let _ = f.set_len(self.good);
+        let _ = f.seek(SeekFrom::Start(self.good));
+    }
+
+    /// Bytes of whole lines written so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.good
+    }
+
+    /// Complete the trace: an atomic output is flushed and renamed over its destination;
+    /// standard output is flushed.
+    ///
+    /// Errors: [`TraceError::Write`], or [`TraceError::Output`] when the destination
+    /// appeared meanwhile.
+    pub fn finish(self) -> Result<(), TraceError> {
+        match self.out {
+            Output::InPlace(f) => f.sync_data().map_err(|e| TraceError::Write {
+                path: self.path.display().to_string(),
+                source: e,
+            }),
+            Output::Atomic(f) => f.commit().map_err(out_err),
+            Output::Stream(mut s) => s.flush().map_err(|e| TraceError::Write {
+                path: self.path.display().to_string(),
+                source: e,
+            }),
+        }
     }
 
     fn err(&self, e: std::io::Error) -> TraceError {
@@ -90,5 +198,46 @@ impl TraceWriter {
             path: self.path.display().to_string(),
             source: e,
         }
+    }
+}
+
+fn redact_body(b: &mut Body) {
+    let (out, n) = redact::body_keys(&b.bytes);
+    if n > 0 {
+        let bytes = out.into_owned();
+        let mut nb = Body::new(bytes).with_truncated(b.truncated);
+        nb.content_encoding = b.content_encoding.take();
+        nb.wire_size = b.wire_size;
+        nb.redacted = true;
+        *b = nb;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Disk full, simulated: a writer that accepts only part of a line. The partial line is
+    /// cut off, so the next record starts on a clean line.
+    #[test]
+    fn failed_write_leaves_no_partial_line() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t.jsonl");
+        let mut w = TraceWriter::create(&p, &Context::new()).unwrap();
+        let good = w.bytes_written();
+        // Simulate a partial write: append half a line by hand, then let the writer cut
+        // back as it does after a failed write.
+        if let Output::InPlace(f) = &mut w.out {
+            f.write_all(b"{\"type\":\"exch").unwrap();
+        }
+        w.cut_back();
+        w.write_record(&serde_json::json!({"type":"note","n":1}))
+            .unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(text.len() as u64, w.bytes_written());
+        assert!(
+            text[good as usize..].starts_with("{\"type\":\"note\""),
+            "{text}"
+        );
     }
 }

@@ -311,3 +311,78 @@ fn billing_header_block_does_not_break_the_cache_on_the_first_party_route() {
         .iter()
         .all(|r| !matches!(r.predicted.cause, Some(MissCause::SystemChanged { .. }))));
 }
+
+/// Reported by a user: `--usage auto` trusted the usage figures agentwire's own stub
+/// server made up (cache fields 0), so a stub recording showed a 0% hit rate and
+/// "unexplained" misses. Synthesized responses are marked in the trace (the
+/// `synthesized` note) and recognisable on the wire (`msg_agentwire_` ids), and `auto`
+/// simulates them; the summary says which usage each figure comes from.
+#[tokio::test(flavor = "multi_thread")]
+async fn usage_agentwire_made_up_is_never_taken_for_the_apis() {
+    use crate::common::TestServer;
+    use crate::hand_trace::{cc, text, tool, Conv};
+    use agentwire::capture::server::ServerConfig;
+    let s = TestServer::start(ServerConfig::default()).await;
+    let mut c = Conv::new("claude-sonnet-4-5");
+    c.tools = vec![tool("Bash", 2000)];
+    c.system = vec![cc(text(8000, 's'), None)];
+    c.user(vec![text(400, 'u')]);
+    let client = reqwest::Client::new();
+    for k in 0..2 {
+        let r = client
+            .post(s.url("/v1/messages"))
+            .header("content-type", "application/json")
+            .header("x-api-key", crate::common::TEST_KEY)
+            .body(c.body())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        r.bytes().await.unwrap();
+        c.assistant(vec![text(100, 'a')]);
+        c.user(vec![text(100, if k == 0 { 'v' } else { 'w' })]);
+    }
+    let t = s.finish().await;
+    let xs: Vec<_> = t
+        .exchanges
+        .iter()
+        .filter(|x| x.is_messages())
+        .cloned()
+        .collect();
+    assert_eq!(xs.len(), 2);
+    assert!(xs.iter().all(|x| x.notes.contains_key("synthesized")));
+    let check = |xs: &[agentwire::trace::Exchange], why: &str| {
+        let a = analyze_exchanges(xs, AnalyzeConfig::default());
+        assert_eq!(
+            (a.usage_used.simulated, a.usage_used.recorded),
+            (2, 0),
+            "{why}"
+        );
+        assert!(
+            a.usage_used
+                .reasons
+                .keys()
+                .all(|r| r.contains("synthesized")),
+            "{why}: {:?}",
+            a.usage_used.reasons
+        );
+        assert_eq!(a.requests[1].status, "hit", "{why}");
+        assert!(a.summary.cache_hit_rate > 0.0, "{why}");
+        assert!(a
+            .requests
+            .iter()
+            .all(|r| r.cause != Some(MissCause::Unexplained)));
+    };
+    check(&xs, "recorded by agentwire's server");
+    // The same bytes as a packet capture would give them: no notes, another source kind.
+    let pcap_like: Vec<_> = xs
+        .iter()
+        .cloned()
+        .map(|mut x| {
+            x.notes.clear();
+            x.source = agentwire::trace::Source::new(agentwire::trace::SourceKind::Pcap);
+            x
+        })
+        .collect();
+    check(&pcap_like, "captured from the wire");
+}

@@ -318,3 +318,118 @@ fn background_agent_completed_and_bash_job_stopped() {
         (Some(0.0), Some(10.0))
     );
 }
+
+/// Reported by a user: 20 status polls whose results differed only in a progress counter,
+/// an elapsed time, an attempt number, a percentage and a spinner frame counted 0
+/// redundant (only ISO timestamps and clock times were masked).
+#[test]
+fn polls_whose_results_differ_only_in_progress_counters_are_redundant() {
+    let spin = ['⠋', '⠙', '⠹', '⠸', '⠼'];
+    let results: Vec<String> = (1..=20)
+        .map(|i| {
+            format!(
+                "{} build running: {i}/20 steps done, {}.{}s elapsed, attempt {i}, {}% at 12:00:{:02}",
+                spin[i % 5],
+                i * 3,
+                i % 10,
+                i * 5,
+                i * 2
+            )
+        })
+        .collect();
+    let ids: Vec<String> = (1..=20).map(|i| format!("p{i}")).collect();
+    let mut steps: Vec<Step> = (0..20)
+        .map(|i| {
+            (
+                vec![tool_use(
+                    &ids[i],
+                    "mcp__ci__get_status",
+                    json!({"job_id": "j9"}),
+                )],
+                vec![(ids[i].as_str(), results[i].as_str())],
+                None,
+            )
+        })
+        .collect();
+    steps.push((vec![json!({"type":"text","text":"ok"})], vec![], None));
+    let a = analyze(&session(&steps));
+    assert_eq!(a.episodes.len(), 1);
+    let e = &a.episodes[0];
+    assert_eq!((e.polls, e.redundant), (20, 19));
+    // The JSON says which rules made each pair equal.
+    assert_eq!(e.redundant_calls.len(), 19);
+    assert_eq!(e.redundant_calls[0].call, "p2");
+    for want in [
+        "counter",
+        "duration",
+        "attempt",
+        "percentage",
+        "spinner",
+        "clock-time",
+    ] {
+        assert!(
+            e.redundant_calls[0].equal_by.iter().any(|r| r == want),
+            "{want}: {:?}",
+            e.redundant_calls[0].equal_by
+        );
+    }
+    // A real change of state is not hidden.
+    assert_eq!(
+        agentwire::analyze::polling::equal_results(
+            &agentwire::api::normalize::Normalizer::defaults(),
+            &results[0],
+            "build failed: 3/20 steps done"
+        ),
+        None
+    );
+}
+
+/// Reported by a user: in a generated 10,000-request session most "polls" were `grep`
+/// calls with different patterns over the same files, grouped as polls of one target.
+/// A poll repeats a status query; different queries over the same files are work.
+#[test]
+fn greps_with_different_patterns_over_one_file_are_work_not_polls() {
+    let grep = |id: &str, pattern: &str| {
+        vec![tool_use(
+            id,
+            "Bash",
+            json!({"command": format!("grep -n {pattern} src/lib.rs")}),
+        )]
+    };
+    let xs = session(&[
+        (grep("g1", "fn"), vec![("g1", "1: fn a")], None),
+        (grep("g2", "struct"), vec![("g2", "9: struct B")], None),
+        (grep("g3", "impl"), vec![("g3", "12: impl B")], None),
+        (grep("g4", "enum"), vec![("g4", "20: enum C")], None),
+        (vec![json!({"type":"text","text":"ok"})], vec![], None),
+    ]);
+    let a = analyze(&xs);
+    assert_eq!(a.summary.polls, 0, "{:#?}", a.episodes);
+    assert_eq!(a.summary.poll_cost_usd, 0.0);
+}
+
+#[test]
+fn the_same_grep_repeated_is_a_poll_of_one_query() {
+    let grep = |id: &str, sleep: &str| {
+        vec![tool_use(
+            id,
+            "Bash",
+            json!({"command": format!("{sleep}grep -c done  build.log")}),
+        )]
+    };
+    let xs = session(&[
+        (grep("g1", ""), vec![("g1", "0")], None),
+        (grep("g2", "sleep 5; "), vec![("g2", "0")], None),
+        (grep("g3", ""), vec![("g3", "1")], None),
+        (vec![json!({"type":"text","text":"ok"})], vec![], None),
+    ]);
+    let a = analyze(&xs);
+    assert_eq!(a.episodes.len(), 1, "{:#?}", a.episodes);
+    let e = &a.episodes[0];
+    // The wait before the second query does not make it another query.
+    assert_eq!(
+        (e.kind.as_str(), e.target.as_str(), e.polls, e.redundant),
+        ("shell_inspect", "build.log", 3, 1)
+    );
+    assert_eq!(e.redundant_calls[0].equal_by, ["identical"]);
+}

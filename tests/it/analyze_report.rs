@@ -308,3 +308,56 @@ fn several_traces_share_the_cache_and_keep_threads_apart() {
     assert!(r7["tokens"]["read"].as_u64().unwrap() > 0);
     assert_eq!(v["summary"]["polls"], 8);
 }
+
+/// Reported by a user: an unknown model was priced silently with another model's row
+/// (any `claude-opus-…` as Opus 4.5). Unknown models are unpriced: cost null, a warning
+/// naming the model and `--prices`, and every priced row says where its price comes from.
+#[test]
+fn an_unknown_model_is_unpriced_with_a_warning_not_priced_as_a_relative() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("t.jsonl");
+    let mut b = TraceBuilder::default();
+    let mut c = crate::hand_trace::Conv::new("claude-opus-9-1");
+    c.user(vec![crate::hand_trace::text(100, 'u')]);
+    b.send_text(&c, 0.0);
+    let known = crate::hand_trace::Conv {
+        model: "claude-sonnet-4-5-20250929".into(),
+        ..c.clone()
+    };
+    b.send_text(&known, 1.0);
+    let mut w =
+        agentwire::trace::TraceWriter::create(&p, &agentwire::trace::Context::new()).unwrap();
+    for x in &b.exchanges {
+        w.write_exchange(x).unwrap();
+    }
+    drop(w);
+    let out = Command::new(bin())
+        .args(["analyze", "--format", "json", "--usage", "simulated"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["requests"][0]["cost_usd"], Value::Null);
+    assert_eq!(v["requests"][0]["miss_cost_usd"], Value::Null);
+    assert!(v["requests"][1]["cost_usd"].as_f64().unwrap() > 0.0);
+    assert_eq!(v["summary"]["unpriced_models"], json!(["claude-opus-9-1"]));
+    // The total is the priced request's cost only.
+    assert_eq!(
+        v["summary"]["total_cost_usd"].as_f64(),
+        v["requests"][1]["cost_usd"].as_f64()
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("claude-opus-9-1") && err.contains("--prices"),
+        "{err}"
+    );
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 1);
+    let t = agentwire::api::prices::PriceTable::builtin();
+    let row = t.lookup("claude-sonnet-4-5-20250929").unwrap();
+    assert!(row.source.as_deref().unwrap().contains("pricing"));
+    assert_eq!(
+        row.checked.as_deref(),
+        Some(v["prices"]["date"].as_str().unwrap())
+    );
+}

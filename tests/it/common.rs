@@ -127,3 +127,125 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// An `agentwire serve` child process whose output is kept (for "nothing secret was
+/// printed" checks). The first stdout line is the base URL.
+pub struct ServeProcess {
+    pub child: std::process::Child,
+    pub url: String,
+    stdout: std::thread::JoinHandle<String>,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+impl ServeProcess {
+    /// Start `agentwire serve ARGS...` with extra environment `env`.
+    pub fn start(args: &[&str], env: &[(&str, &std::path::Path)]) -> ServeProcess {
+        use std::io::{BufRead, Read};
+        let mut cmd = std::process::Command::new(bin());
+        cmd.arg("serve")
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut url = String::new();
+        out.read_line(&mut url).unwrap();
+        let mut err = child.stderr.take().unwrap();
+        let stdout = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = out.read_to_string(&mut s);
+            s
+        });
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        ServeProcess {
+            child,
+            url: url.trim().to_string(),
+            stdout,
+            stderr,
+        }
+    }
+
+    /// The listen address.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.url.rsplit("://").next().unwrap().parse().unwrap()
+    }
+
+    /// SIGTERM, wait; returns the exit code and everything printed (stdout with the URL
+    /// line, then stderr).
+    pub fn stop(mut self) -> (Option<i32>, String) {
+        signal(self.child.id(), libc::SIGTERM);
+        let status = self.child.wait().unwrap();
+        let out = self.stdout.join().unwrap();
+        let err = self.stderr.join().unwrap();
+        (status.code(), format!("{}\n{out}{err}", self.url))
+    }
+}
+
+/// Send a signal to a process.
+pub fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill(2) on a child process id; no memory is shared.
+    unsafe {
+        libc::kill(pid as i32, sig);
+    }
+}
+
+/// Paths of every file under `dir`, recursively.
+pub fn files_under(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// How many times `needle` occurs in `hay`.
+pub fn count(hay: &[u8], needle: &[u8]) -> usize {
+    hay.windows(needle.len()).filter(|w| *w == needle).count()
+}
+
+/// Send raw bytes on a new connection and read until the server closes or `wait` passes.
+pub fn raw_exchange(
+    addr: std::net::SocketAddr,
+    bytes: &[u8],
+    wait: std::time::Duration,
+) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(wait)).unwrap();
+    let _ = s.write_all(bytes);
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    buf
+}
+
+/// A rustls client config trusting only the CA in `ca_pem` (agentwire's CA).
+pub fn tls_client_config(ca_pem: &[u8]) -> std::sync::Arc<rustls::ClientConfig> {
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from_pem_slice(ca_pem).unwrap())
+        .unwrap();
+    let cfg = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    std::sync::Arc::new(cfg)
+}

@@ -9,7 +9,7 @@ use agentwire::api::normalize::Normalizer;
 use agentwire::api::tools::Mechanism;
 use agentwire::diff::text::SegOp;
 use agentwire::diff::tools::ToolState;
-use agentwire::diff::{self, Mode, RequestDiff};
+use agentwire::diff::{self, matrix, Mode, RequestDiff};
 
 use crate::common::bin;
 use crate::tshark;
@@ -389,9 +389,94 @@ fn bad_inputs_are_named_with_a_fix() {
     assert_eq!(o.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["comparisons"][0]["tools"]["identical"], true);
+    let body_bytes = v["comparisons"][0]["sizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "body_bytes")
+        .unwrap();
+    assert_eq!(body_bytes["delta"], 0, "body_bytes equal");
+}
+
+/// Reported by a user: diffing against a bare request body (no headers) reported every
+/// beta "removed" and tripped `--fail-on beta-removed`. Absent information is unknown.
+#[test]
+fn a_bare_body_has_unknown_betas_never_removed_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = tshark::trace(dir.path(), "cc2.1.304-hello.pcap");
+    let x = &tshark::exchanges(&crate::common::shared_capture(
+        "claude-code/cc2.1.304-hello.pcap",
+    ))[0];
+    assert!(
+        x.request
+            .headers
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case("anthropic-beta") && v.contains(',')),
+        "the recorded request sends several betas"
+    );
+    let body = dir.path().join("body.json");
+    std::fs::write(&body, &x.request.body.bytes).unwrap();
+    for (a, b) in [(t.as_path(), body.as_path()), (body.as_path(), t.as_path())] {
+        let o = Command::new(bin())
+            .arg("diff")
+            .arg(a)
+            .arg(b)
+            .args([
+                "--format",
+                "json",
+                "--fail-on",
+                "beta-removed,beta-added,headers-changed",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let h = &v["comparisons"][0]["headers"];
+        assert_eq!(h["betas_removed"], serde_json::json!([]));
+        assert_eq!(h["betas_added"], serde_json::json!([]));
+        assert!(h["a_betas"].is_null() || h["b_betas"].is_null());
+        assert_eq!(v["comparisons"][0]["identical"], true);
+    }
+}
+
+/// Reported by a user: the report said `deferred_tools 1 → 1` while Claude Code lists
+/// ten deferred tools: the one `defer_loading` definition is a placeholder. Deferred is
+/// Claude Code's word (announced for ToolSearch or sent with `defer_loading`), and the
+/// placeholder and the announced list are named separately, in diff and matrix alike.
+#[test]
+fn deferred_tools_counts_what_claude_code_announces_not_the_placeholder() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = tshark::trace(dir.path(), "cc2.1.304-toolsearch-load.pcap");
+    let r = diff::diff_within(
+        &diff::resolve(t.to_str().unwrap(), &[]).unwrap(),
+        &Normalizer::defaults(),
+    );
+    let step = &r.comparisons[0];
+    let row = |m: &str| {
+        let s = step.size(m).unwrap();
+        (s.a, s.b)
+    };
+    // Ten tools announced before and after ToolSearch fetched CronCreate and CronList;
+    // the fetched two are now deferred definitions; the placeholder stays one.
+    assert_eq!(row("deferred_tools"), (10, 10));
+    assert_eq!(row("announced_tools"), (10, 10));
+    assert_eq!(row("deferred_definitions"), (0, 2));
+    assert_eq!(row("placeholder_tools"), (1, 1));
+    assert_eq!(row("loaded_tools"), (11, 11));
+    let trace = agentwire::trace::Trace::open(&t).unwrap();
+    let m = matrix::build(&[("304".to_string(), &trace)], &Normalizer::defaults());
     assert_eq!(
-        v["comparisons"][0]["sizes"][5]["delta"], 0,
-        "body_bytes equal"
+        (
+            m.rows[0].deferred_tools,
+            m.rows[0].announced_tools,
+            m.rows[0].placeholder_tools
+        ),
+        (10, 10, 1)
     );
 }
 
@@ -427,7 +512,6 @@ fn unreadable_request_is_a_problem_not_an_abort() {
 
 #[test]
 fn matrix_groups_runs_with_identical_tool_definitions() {
-    use agentwire::diff::matrix;
     use agentwire::trace::Trace;
     let dir = tempfile::tempdir().unwrap();
     let runs = [

@@ -110,8 +110,9 @@ fn history_of_four_published_versions_matches_record_and_reuses_the_cache() {
         for k in [
             "version",
             "tools",
+            "loaded",
+            "deferred",
             "announced",
-            "defer_loading",
             "tool_bytes",
             "system_bytes",
         ] {

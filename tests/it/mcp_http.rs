@@ -12,7 +12,7 @@ use agentwire::trace::mcp::McpDirection;
 use agentwire::trace::Trace;
 use serde_json::{json, Value};
 
-use crate::common::{bin, sha256_hex};
+use crate::common::sha256_hex;
 use crate::mcp_tap::jobs_server;
 
 /// The test server over HTTP; killed on drop.
@@ -233,13 +233,7 @@ async fn streamable_http_is_recorded_in_both_generations_with_tasks() {
     );
 
     // analyze: the generation of each server, one protocol task each, their polls.
-    let out = Command::new(bin())
-        .args(["analyze", "--format", "json"])
-        .arg(&trace_path)
-        .output()
-        .unwrap();
-    let a: Value = serde_json::from_slice(&out.stdout).unwrap();
-    crate::mcp_tap::assert_matches_schema(&a);
+    let a = crate::mcp_tap::analyze_json(&trace_path);
     let servers = a["mcp"]["servers"].as_array().unwrap();
     let version = |name: &str| {
         servers.iter().find(|s| s["server"] == name).unwrap()["protocol_version"].clone()

@@ -112,15 +112,6 @@ fn tasks_get_per_task(t: &Trace) -> std::collections::BTreeMap<String, usize> {
     m
 }
 
-fn analyze(path: &Path) -> Value {
-    let o = Command::new(bin())
-        .args(["analyze", "--format", "json"])
-        .arg(path)
-        .output()
-        .unwrap();
-    serde_json::from_slice(&o.stdout).unwrap()
-}
-
 #[test]
 fn real_claude_code_over_stdio_and_http_records_both_layers_and_links_status_polls() {
     let dir = tempfile::tempdir().unwrap();
@@ -188,8 +179,7 @@ fn real_claude_code_over_stdio_and_http_records_both_layers_and_links_status_pol
             .collect();
         assert_eq!(polls, ["toolu_poll1", "toolu_poll2"], "{transport}");
 
-        let a = analyze(path);
-        crate::mcp_tap::assert_matches_schema(&a);
+        let a = crate::mcp_tap::analyze_json(path);
         let m = &a["mcp"];
         assert_eq!(m["servers"][0]["transport"], expected_transport);
         for id in &polls {

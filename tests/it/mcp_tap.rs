@@ -185,13 +185,7 @@ fn mcp_tap_relays_a_task_session_byte_for_byte_and_records_every_message() {
     assert_eq!(t.mcp.last().unwrap().event.as_deref(), Some("exited"));
 
     // analyze follows the task: its polls, the too-fast ones, the one after the end.
-    let out = Command::new(bin())
-        .args(["analyze", "--format", "json"])
-        .arg(&trace_path)
-        .output()
-        .unwrap();
-    let a: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_matches_schema(&a);
+    let a = analyze_json(&trace_path);
     let tasks = a["mcp"]["tasks"].as_array().unwrap();
     assert_eq!(tasks.len(), 1, "{tasks:?}");
     let task = &tasks[0];
@@ -215,9 +209,21 @@ fn mcp_tap_relays_a_task_session_byte_for_byte_and_records_every_message() {
     assert_eq!(get["calls"], polls);
 }
 
+/// `analyze --format json` of a trace, checked against the committed schema.
+pub fn analyze_json(trace: &Path) -> Value {
+    let out = Command::new(bin())
+        .args(["analyze", "--format", "json"])
+        .arg(trace)
+        .output()
+        .unwrap();
+    let a: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_matches_schema(&a);
+    a
+}
+
 /// `analyze --format json` output with MCP tables against the committed schema, which
 /// must also reject a value outside it.
-pub fn assert_matches_schema(a: &Value) {
+fn assert_matches_schema(a: &Value) {
     let schema: Value =
         serde_json::from_slice(&std::fs::read(repo().join("schemas/analyze.schema.json")).unwrap())
             .unwrap();
@@ -273,12 +279,7 @@ fn mcp_tap_keeps_a_readable_trace_when_the_server_crashes_mid_message() {
     assert_eq!(last.event.as_deref(), Some("exited"));
     assert!(last.detail.as_deref().unwrap().contains('3'), "{last:?}");
     // analyze reads it and counts the call as unanswered.
-    let out = Command::new(bin())
-        .args(["analyze", "--format", "json"])
-        .arg(&trace_path)
-        .output()
-        .unwrap();
-    let a: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let a = analyze_json(&trace_path);
     assert_eq!(a["mcp"]["summary"]["unanswered"], 1);
     assert_eq!(a["mcp"]["servers"][0]["raw_messages"], 1);
 }

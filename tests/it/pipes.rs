@@ -53,7 +53,6 @@ fn pcap_to_stdout_piped_into_show_matches_going_through_a_file() {
 }
 
 #[test]
-#[ignore = "needs `analyze -` (issue 12) on main"]
 fn trace_on_stdin_analyzes_like_the_file() {
     let trace = repo().join("captures/sample-session.jsonl");
     let run = |format: &str, piped: bool| {

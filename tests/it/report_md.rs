@@ -355,3 +355,57 @@ fn all_mode_summary_covers_every_comparison() {
     check_markdown(&md);
     assert!(md.contains("At s1/main turn 1: "), "{md}");
 }
+
+/// Recorded terminal escapes, a bell and a bidi override in a prompt and a tool
+/// description never reach standard output raw, in any report format (they show as
+/// visible escapes), whether or not a terminal is attached.
+#[test]
+fn recorded_control_characters_never_reach_stdout_raw() {
+    use crate::hand_trace::{text, Conv, TraceBuilder};
+    use agentwire::trace::{Context, TraceWriter};
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, extra: &str| {
+        let mut conv = Conv::new("claude-sonnet-4-5");
+        conv.tools = vec![
+            serde_json::json!({"name": "Bash", "description": format!("run\u{7} it{extra}"), "input_schema": {}}),
+        ];
+        conv.system = vec![
+            serde_json::json!({"type": "text", "text": format!("clear\u{1b}[2J now\u{202e}desrever {extra}")}),
+        ];
+        conv.user(vec![text(40, 'u')]);
+        let mut t = TraceBuilder::default();
+        t.send_text(&conv, 0.0);
+        let p = dir.path().join(name);
+        let mut w = TraceWriter::create(&p, &Context::new()).unwrap();
+        w.write_exchange(&t.exchanges[0]).unwrap();
+        p.display().to_string()
+    };
+    let (a, b) = (write("a.jsonl", "1"), write("b.jsonl", "2"));
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["report", "diff", &a, &b],
+        vec!["report", "diff", &a, &b, "--format", "json"],
+        vec!["report", "diff", &a, &b, "--format", "html"],
+        vec!["report", "analyze", &a, &b],
+        vec!["report", "analyze", &a, &b, "--format", "html"],
+        vec!["prompt", &a],
+        vec!["prompt", &a, "--format", "json"],
+    ];
+    for args in runs {
+        let o = Command::new(bin()).args(&args).output().unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let out = String::from_utf8(o.stdout).unwrap();
+        for bad in ['\u{1b}', '\u{7}', '\u{202e}'] {
+            assert!(!out.contains(bad), "{args:?} printed {bad:?} raw");
+        }
+        if args.iter().any(|a| *a == "prompt" || *a == "diff") {
+            assert!(
+                out.contains("\\u{1b}[2J") || out.contains("\\u001b[2J"),
+                "{args:?}: the escape is not shown"
+            );
+        }
+    }
+}

@@ -17,6 +17,9 @@ use serde_json::Value;
 use super::calls::{Call, Note, TOOL_USE_ID_META};
 use crate::analyze::events::{Notification, ToolCall};
 
+/// Shortest string taken for a tool job's id (known task ids match at any length).
+pub const MIN_JOB_ID: usize = 3;
+
 /// Terminal task states.
 pub const TERMINAL: &[&str] = &["completed", "failed", "cancelled"];
 
@@ -183,9 +186,11 @@ pub fn find_tasks(calls: &[Call], notes: &[Note]) -> Vec<Task> {
                 }
                 let mut args = Vec::new();
                 strings(c.params.get("arguments").unwrap_or(&Value::Null), &mut args);
-                for v in args.into_iter().filter(|v| v.len() >= 3) {
+                for v in args {
                     let ti = match by_id.get(&key(v)) {
                         Some(&ti) => Some(ti),
+                        // A new job id must be long enough not to be a common word.
+                        None if v.len() < MIN_JOB_ID => None,
                         None => job_start(calls, i, v).map(|j| {
                             let mut t = new_task(&calls[j], j, v, TaskKind::ToolJob);
                             let text = calls[j]

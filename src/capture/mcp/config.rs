@@ -78,11 +78,8 @@ pub async fn prepare(args: &[String], dir: &Path, tap_exe: &Path) -> Result<Prep
                 let rewritten = rewrite(&config, &v, dir, tap_exe, &mut p).await?;
                 let path = dir.join(format!("mcp-config-{n}.json"));
                 n += 1;
-                std::fs::write(
-                    &path,
-                    serde_json::to_vec_pretty(&rewritten).unwrap_or_default(),
-                )
-                .map_err(|e| write_err(&path, e))?;
+                let bytes = serde_json::to_vec_pretty(&rewritten).unwrap_or_default();
+                write_private(&path, &bytes).map_err(|e| write_err(&path, e))?;
                 let path = path.to_string_lossy().into_owned();
                 out.push(if inline_flag {
                     format!("{MCP_CONFIG_FLAG}={path}")
@@ -94,6 +91,17 @@ pub async fn prepare(args: &[String], dir: &Path, tap_exe: &Path) -> Result<Prep
     }
     p.args = out;
     Ok(p)
+}
+
+/// Write a file only the owner can read: a configuration may carry the servers' `env`
+/// secrets and HTTP headers (it lives in the run's sandbox, removed afterwards).
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    o.open(path)?.write_all(bytes)
 }
 
 fn write_err(path: &Path, e: std::io::Error) -> McpError {

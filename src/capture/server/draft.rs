@@ -1,6 +1,8 @@
 //! An exchange being answered: the recorded request plus the response as it goes out.
-//! A streamed response is recorded when its stream ends — or, if the client goes away
-//! first, when hyper drops the stream — so no exchange is ever lost.
+//! A streamed response is recorded when its last declared byte was sent (Content-Length,
+//! or no body for HEAD, 1xx, 204 and 304) or its stream ends — or, if the client goes away
+//! or the server stops first, when the stream is dropped — so no exchange is ever lost,
+//! and only a real early end is recorded as one.
 
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
@@ -25,6 +27,9 @@ pub(crate) struct Draft {
     pub(crate) request: HttpRequest,
     pub(crate) notes: std::collections::BTreeMap<String, serde_json::Value>,
     pub(crate) recorder: Option<Recorder>,
+    /// The request body's share of the server's in-flight budget, returned once the
+    /// exchange is handed to the recorder.
+    pub(crate) permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl Draft {
@@ -52,6 +57,7 @@ impl Draft {
             request,
             notes: Default::default(),
             recorder: Some(st.recorder.clone()),
+            permit: None,
         }
     }
 
@@ -89,6 +95,7 @@ impl Draft {
             error,
             notes: std::mem::take(&mut self.notes),
         });
+        self.permit = None;
     }
 
     /// Microseconds since the request started.
@@ -99,15 +106,22 @@ impl Draft {
 
 impl Drop for Draft {
     fn drop(&mut self) {
-        if self.recorder.is_some() {
+        if let Some(r) = &self.recorder {
             let ms = self.clock.elapsed().as_millis();
-            self.record(
-                None,
-                Some(ExchangeError {
+            let error = if r.shutting_down() {
+                ExchangeError {
+                    kind: "shutdown".into(),
+                    message: format!(
+                        "the server stopped {ms} ms into the exchange, before a response was sent"
+                    ),
+                }
+            } else {
+                ExchangeError {
                     kind: "client_disconnected".into(),
                     message: format!("the connection closed {ms} ms into the exchange, before a response was sent"),
-                }),
-            );
+                }
+            };
+            self.record(None, Some(error));
         }
     }
 }
@@ -134,10 +148,25 @@ pub(crate) struct RecordingStream<S> {
     body: Vec<u8>,
     chunks: Vec<(u64, u64)>,
     first_byte_at: Option<DateTime<Utc>>,
+    /// Body bytes the response declared (Content-Length; 0 for HEAD, 1xx, 204, 304).
+    expected: Option<u64>,
+}
+
+/// Body bytes a response declares by its framing (RFC 9112 §6.3): none for a HEAD request
+/// and for 1xx, 204 and 304; else its Content-Length, if any.
+pub(crate) fn declared_length(method: &str, status: u16, headers: &Headers) -> Option<u64> {
+    if method.eq_ignore_ascii_case("HEAD") || status < 200 || status == 204 || status == 304 {
+        return Some(0);
+    }
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.trim().parse().ok())
 }
 
 impl<S> RecordingStream<S> {
     pub(crate) fn new(draft: Draft, status: u16, headers: Headers, inner: S) -> Self {
+        let expected = declared_length(&draft.request.method, status, &headers);
         RecordingStream {
             inner,
             draft: Some(draft),
@@ -146,7 +175,13 @@ impl<S> RecordingStream<S> {
             body: Vec::new(),
             chunks: Vec::new(),
             first_byte_at: None,
+            expected,
         }
+    }
+
+    /// True when the declared body has been sent in full.
+    fn all_sent(&self) -> bool {
+        self.expected.is_some_and(|e| self.body.len() as u64 >= e)
     }
 
     fn finish(&mut self, error: Option<ExchangeError>) {
@@ -180,6 +215,10 @@ impl<S: Stream<Item = SourceItem> + Unpin> Stream for RecordingStream<S> {
                     this.chunks.push((d.elapsed_us(), b.len() as u64));
                 }
                 this.body.extend_from_slice(&b);
+                if this.all_sent() {
+                    // The last declared byte: hyper may not poll again.
+                    this.finish(None);
+                }
                 Poll::Ready(Some(Ok(b)))
             }
             Poll::Ready(Some(Err(f))) => {
@@ -201,15 +240,28 @@ impl<S: Stream<Item = SourceItem> + Unpin> Stream for RecordingStream<S> {
 
 impl<S> Drop for RecordingStream<S> {
     fn drop(&mut self) {
-        if self.draft.is_some() {
-            let (n, bytes) = (self.chunks.len(), self.body.len());
-            self.finish(Some(ExchangeError {
+        let Some(d) = &self.draft else { return };
+        if self.all_sent() {
+            self.finish(None);
+            return;
+        }
+        let (n, bytes) = (self.chunks.len(), self.body.len());
+        let error = if d.recorder.as_ref().is_some_and(|r| r.shutting_down()) {
+            ExchangeError {
+                kind: "shutdown".into(),
+                message: format!(
+                    "the server stopped after {n} response pieces ({bytes} bytes) had been sent"
+                ),
+            }
+        } else {
+            ExchangeError {
                 kind: "client_disconnected".into(),
                 message: format!(
                     "client closed the connection after {n} response pieces ({bytes} bytes)"
                 ),
-            }));
-        }
+            }
+        };
+        self.finish(Some(error));
     }
 }
 

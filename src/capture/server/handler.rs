@@ -12,6 +12,7 @@ use bytes::Bytes;
 use chrono::Utc;
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::draft::{Draft, RecordingStream, ScriptedEvents, StreamFault};
 use super::reply::{error_body, error_type_for, sse, Reply};
@@ -22,9 +23,28 @@ use crate::trace::{Body, ExchangeError, Headers, HttpRequest, HttpResponse};
 
 /// Why reading a request body stopped early.
 enum BodyEnd {
-    TooLarge { seen: u64 },
+    TooLarge {
+        seen: u64,
+    },
     Timeout,
     Disconnected(String),
+    /// The server's in-flight body budget is used up.
+    Overloaded,
+}
+
+/// How long a body frame may wait for room in the in-flight budget before the request is
+/// answered 503.
+const BUDGET_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The transfer codings of a request other than `chunked` (which hyper removes), e.g.
+/// `gzip` in `Transfer-Encoding: gzip, chunked`: RFC 9112 §6.1 answers those 501.
+fn unsupported_codings(h: &Headers) -> Vec<String> {
+    h.iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("transfer-encoding"))
+        .flat_map(|(_, v)| v.split(','))
+        .map(|c| c.trim().to_ascii_lowercase())
+        .filter(|c| !c.is_empty() && c != "chunked")
+        .collect()
 }
 
 pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Response {
@@ -47,13 +67,40 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
         })
         .collect();
     redact_headers(&mut headers);
-    if let Some(c) = &conn {
-        c.recent.clear();
+    let rid = format!("req_agentwire_{id:06}");
+    // Answered before the body is read: the request is recorded with its head only.
+    let refuse = |headers, status, msg: &str, kind| {
+        let request = HttpRequest {
+            method: parts.method.to_string(),
+            target: redact_text(&parts.uri.to_string()),
+            version: format!("{:?}", parts.version),
+            headers,
+            body: Body::default().with_truncated(true),
+        };
+        let draft = Draft::new(&st, conn.as_ref(), id, started_at, clock, request);
+        error_response(draft, status, msg, &rid, kind)
+    };
+    // Backpressure: wait while the trace writer is behind; answer 503 while the trace
+    // cannot be written at all (disk full), so clients retry later.
+    if st.recorder.admit().await.is_err() {
+        let msg = "agentwire cannot write its trace right now (see its stderr: disk full?); retry shortly";
+        return refuse(headers, 503, msg, "trace_unwritable");
     }
-    let (bytes, end) = read_body(body, st.config.max_body, clock + st.config.body_timeout).await;
-    if let Some(c) = &conn {
-        c.recent.clear();
+    let codings = unsupported_codings(&headers);
+    if !codings.is_empty() {
+        let msg = format!(
+            "transfer coding {} is not supported (only chunked; RFC 9112 §6.1)",
+            codings.join(", ")
+        );
+        return refuse(headers, 501, &msg, "unsupported_transfer_coding");
     }
+    let (bytes, end, permit) = read_body(
+        body,
+        st.config.max_body,
+        clock + st.config.body_timeout,
+        &st.bodies,
+    )
+    .await;
     let request = HttpRequest {
         method: parts.method.to_string(),
         target: redact_text(&parts.uri.to_string()),
@@ -62,12 +109,12 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
         body: Body::new(bytes).with_truncated(end.is_some()),
     };
     let mut draft = Draft::new(&st, conn.as_ref(), id, started_at, clock, request);
+    draft.permit = permit;
     if let Some(host) = conn.as_ref().and_then(|c| c.host.as_ref()) {
         // Came through CONNECT: the client believed it was talking to this host.
         draft.source.server = Some(host.to_string());
         draft.source.mode = Some(format!("{}+intercept", st.config.mode.name()));
     }
-    let rid = format!("req_agentwire_{id:06}");
     match end {
         Some(BodyEnd::TooLarge { seen }) => {
             let max = st.config.max_body;
@@ -80,6 +127,13 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
                 st.config.body_timeout.as_secs()
             );
             return error_response(draft, 408, &msg, &rid, "body_timeout");
+        }
+        Some(BodyEnd::Overloaded) => {
+            let msg = format!(
+                "request bodies in flight exceed {} bytes; retry shortly",
+                st.config.max_inflight
+            );
+            return error_response(draft, 503, &msg, &rid, "overloaded");
         }
         Some(BodyEnd::Disconnected(e)) => {
             let n = draft.request.body.len();
@@ -124,22 +178,42 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
     }
 }
 
+/// Read a body up to `max` bytes by `deadline`, taking room for every byte from the
+/// in-flight budget `bodies` (returned with the bytes; dropped, it frees the room).
 async fn read_body(
     mut body: AxumBody,
     max: usize,
     deadline: Instant,
-) -> (Vec<u8>, Option<BodyEnd>) {
+    bodies: &Arc<Semaphore>,
+) -> (Vec<u8>, Option<BodyEnd>, Option<OwnedSemaphorePermit>) {
     let mut buf = Vec::new();
+    let mut held: Option<OwnedSemaphorePermit> = None;
     let deadline = tokio::time::Instant::from_std(deadline);
     loop {
         match tokio::time::timeout_at(deadline, body.frame()).await {
-            Err(_) => return (buf, Some(BodyEnd::Timeout)),
-            Ok(None) => return (buf, None),
-            Ok(Some(Err(e))) => return (buf, Some(BodyEnd::Disconnected(e.to_string()))),
+            Err(_) => return (buf, Some(BodyEnd::Timeout), held),
+            Ok(None) => return (buf, None, held),
+            Ok(Some(Err(e))) => return (buf, Some(BodyEnd::Disconnected(e.to_string())), held),
             Ok(Some(Ok(frame))) => {
                 let Ok(data) = frame.into_data() else {
                     continue;
                 };
+                let want = u32::try_from(data.len().min(max.saturating_sub(buf.len()) + 1))
+                    .unwrap_or(u32::MAX);
+                let got = match bodies.clone().try_acquire_many_owned(want) {
+                    Ok(p) => Some(p),
+                    Err(_) => {
+                        tokio::time::timeout(BUDGET_WAIT, bodies.clone().acquire_many_owned(want))
+                            .await
+                            .ok()
+                            .and_then(Result::ok)
+                    }
+                };
+                match (got, held.as_mut()) {
+                    (None, _) => return (buf, Some(BodyEnd::Overloaded), held),
+                    (Some(p), Some(h)) => h.merge(p),
+                    (Some(p), None) => held = Some(p),
+                }
                 if buf.len() + data.len() > max {
                     let keep = max - buf.len();
                     buf.extend_from_slice(&data[..keep]);
@@ -154,7 +228,7 @@ async fn read_body(
                             _ => break,
                         }
                     }
-                    return (buf, Some(BodyEnd::TooLarge { seen }));
+                    return (buf, Some(BodyEnd::TooLarge { seen }), held);
                 }
                 buf.extend_from_slice(&data);
             }

@@ -11,15 +11,15 @@ use std::time::Instant;
 
 use axum::body::Body as AxumBody;
 use axum::response::Response;
-use axum::Router;
 use chrono::Utc;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
-use tower::ServiceExt;
 
+use super::conn::Connections;
 use super::draft::Draft;
 use super::{AppState, ConnInfo};
 use crate::capture::ca::CertificateAuthority;
+use crate::trace::redact::redact_text;
 use crate::trace::{Body, ExchangeError, HttpRequest, HttpResponse};
 
 /// What the intercepting proxy does.
@@ -58,12 +58,9 @@ impl Interceptor {
     /// The TLS config for a listed host (minted once, then cached). `None` for a host
     /// that is not listed: no certificate is ever issued for it.
     fn leaf(&self, host: &str) -> Option<Result<Arc<rustls::ServerConfig>, String>> {
-        if !self
-            .config
-            .hosts
-            .iter()
-            .any(|h| h.eq_ignore_ascii_case(host))
-        {
+        let host = canonical_host(host);
+        let host = host.as_str();
+        if !self.config.hosts.iter().any(|h| canonical_host(h) == host) {
             return None;
         }
         let mut leaves = self.leaves.lock().unwrap_or_else(|p| p.into_inner());
@@ -114,33 +111,64 @@ fn status_only(status: u16) -> HttpResponse {
     }
 }
 
-/// Handle a CONNECT request on the proxy port.
-pub(crate) fn connect(
-    st: Arc<AppState>,
+/// A host name or address in the one form every host comparison uses: lowercase, without
+/// IPv6 brackets and trailing dots, IP addresses in their standard text form
+/// (`API.Anthropic.com.` → `api.anthropic.com`, `[0:0::1]` → `::1`).
+pub fn canonical_host(host: &str) -> String {
+    let h = host.trim();
+    let h = h
+        .strip_prefix('[')
+        .and_then(|x| x.strip_suffix(']'))
+        .unwrap_or(h);
+    let h = h.trim_end_matches('.').to_ascii_lowercase();
+    match h.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.to_string(),
+        Err(_) => h,
+    }
+}
+
+/// `host:port` for messages and notes (IPv6 in brackets).
+fn host_port(host: &str, port: u16) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// Handle a CONNECT request on the proxy port: intercept a listed host (TLS with a minted
+/// leaf, then the same serving as any connection), tunnel another one (only after the
+/// connection to it succeeded), or refuse it.
+pub(crate) async fn connect(
+    conns: &Connections,
     icpt: Arc<Interceptor>,
-    router: Router,
     info: ConnInfo,
     req: hyper::Request<Incoming>,
 ) -> Response {
+    let st = conns.state.clone();
     let target = req
         .uri()
         .authority()
         .map(|a| a.to_string())
         .unwrap_or_default();
     let (host, port) = match req.uri().authority() {
-        Some(a) => (a.host().to_ascii_lowercase(), a.port_u16().unwrap_or(443)),
+        Some(a) => (canonical_host(a.host()), a.port_u16().unwrap_or(443)),
         None => (String::new(), 0),
     };
-    let draft = connect_draft(&st, &info, &target);
+    let draft = connect_draft(&st, &info, &redact_text(&target));
     match icpt.leaf(&host) {
         Some(Ok(tls)) => {
-            tokio::spawn(async move {
+            let conns = conns.clone();
+            let timeout = st.config.body_timeout;
+            st.tasks.spawn(async move {
                 let Ok(upgraded) = hyper::upgrade::on(req).await else {
                     return;
                 };
                 let acceptor = tokio_rustls::TlsAcceptor::from(tls);
-                match acceptor.accept(TokioIo::new(upgraded)).await {
-                    Ok(stream) => {
+                let handshake =
+                    tokio::time::timeout(timeout, acceptor.accept(TokioIo::new(upgraded))).await;
+                match handshake {
+                    Ok(Ok(stream)) => {
                         let mut draft = draft;
                         draft.notes.insert(
                             "tls".into(),
@@ -148,19 +176,13 @@ pub(crate) fn connect(
                         );
                         draft.finish(Some(status_only(200)), None);
                         let inner = ConnInfo {
-                            host: Some(format!("{host}:{port}").into()),
+                            host: Some(host_port(&host, port).into()),
+                            recent: Default::default(),
                             ..info
                         };
-                        let svc =
-                            hyper::service::service_fn(move |mut r: hyper::Request<Incoming>| {
-                                r.extensions_mut().insert(inner.clone());
-                                router.clone().oneshot(r.map(AxumBody::new))
-                            });
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(TokioIo::new(stream), svc)
-                            .await;
+                        conns.serve(stream, inner).await;
                     }
-                    Err(e) => {
+                    Ok(Err(e)) => {
                         let ca = icpt.config.ca.cert_path().map_or(
                             "agentwire's CA certificate (`agentwire ca --path`)".into(),
                             |p| p.display().to_string(),
@@ -168,14 +190,15 @@ pub(crate) fn connect(
                         let message = format!(
                             "TLS handshake for {host} failed: {e}. The client does not trust agentwire's CA: set NODE_EXTRA_CA_CERTS={ca} (Node.js and Claude Code), or SSL_CERT_FILE / REQUESTS_CA_BUNDLE to a bundle that includes it"
                         );
-                        eprintln!("agentwire: {message}");
-                        draft.finish(
-                            Some(status_only(200)),
-                            Some(ExchangeError {
-                                kind: "tls_failed".into(),
-                                message,
-                            }),
+                        eprintln!("agentwire: {}", crate::report::printable(&message));
+                        draft.finish(Some(status_only(200)), Some(tls_failed(message)));
+                    }
+                    Err(_) => {
+                        let message = format!(
+                            "no TLS handshake for {host} within {} s after CONNECT (--body-timeout); the tunnel was closed",
+                            timeout.as_secs()
                         );
+                        draft.finish(Some(status_only(200)), Some(tls_failed(message)));
                     }
                 }
             });
@@ -183,46 +206,38 @@ pub(crate) fn connect(
         }
         Some(Err(e)) => {
             let message = format!("cannot mint a certificate for {host}: {e}");
-            draft.finish(
-                Some(status_only(502)),
-                Some(ExchangeError {
-                    kind: "tls_failed".into(),
-                    message,
-                }),
-            );
+            draft.finish(Some(status_only(502)), Some(tls_failed(message)));
             empty(502)
         }
         None if icpt.config.tunnel_others && port != 0 => {
-            tokio::spawn(async move {
+            // Connect first: a CONNECT is answered 200 only once the tunnel exists.
+            let dial = tokio::time::timeout(
+                std::time::Duration::from_secs(10),
+                tokio::net::TcpStream::connect((host.as_str(), port)),
+            )
+            .await;
+            let mut server = match dial {
+                Ok(Ok(s)) => s,
+                Ok(Err(e)) => return tunnel_failed(draft, &host, port, &e.to_string()),
+                Err(_) => return tunnel_failed(draft, &host, port, "no answer within 10 s"),
+            };
+            st.tasks.spawn(async move {
+                let mut draft = draft;
                 let Ok(upgraded) = hyper::upgrade::on(req).await else {
                     return;
                 };
                 let mut client = TokioIo::new(upgraded);
-                let mut draft = draft;
-                match tokio::net::TcpStream::connect((host.as_str(), port)).await {
-                    Ok(mut server) => {
-                        let r = tokio::io::copy_bidirectional(&mut client, &mut server).await;
-                        let (up, down) = r.unwrap_or((0, 0));
-                        draft.notes.insert("tunnel".into(), serde_json::json!({"host": host, "port": port, "bytes_up": up, "bytes_down": down}));
-                        draft.finish(Some(status_only(200)), None);
-                    }
-                    Err(e) => {
-                        let message = format!("cannot tunnel to {host}:{port}: {e}");
-                        draft.finish(
-                            None,
-                            Some(ExchangeError {
-                                kind: "tunnel_failed".into(),
-                                message,
-                            }),
-                        );
-                    }
-                }
+                let r = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                let (up, down) = r.unwrap_or((0, 0));
+                draft.notes.insert("tunnel".into(), serde_json::json!({"host": host, "port": port, "bytes_up": up, "bytes_down": down}));
+                draft.finish(Some(status_only(200)), None);
             });
             empty(200)
         }
         None => {
             let message = format!(
-                "CONNECT {target} refused: agentwire intercepts only {} (offline mode; --tunnel-others passes other hosts through)",
+                "CONNECT {} refused: agentwire intercepts only {} (offline mode; --tunnel-others passes other hosts through)",
+                redact_text(&target),
                 icpt.config.hosts.join(", ")
             );
             draft.finish(
@@ -235,6 +250,25 @@ pub(crate) fn connect(
             empty(403)
         }
     }
+}
+
+fn tls_failed(message: String) -> ExchangeError {
+    ExchangeError {
+        kind: "tls_failed".into(),
+        message,
+    }
+}
+
+fn tunnel_failed(draft: Draft, host: &str, port: u16, why: &str) -> Response {
+    let message = format!("cannot tunnel to {}: {why}", host_port(host, port));
+    draft.finish(
+        Some(status_only(502)),
+        Some(ExchangeError {
+            kind: "tunnel_failed".into(),
+            message,
+        }),
+    );
+    empty(502)
 }
 
 fn empty(status: u16) -> Response {

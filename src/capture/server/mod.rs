@@ -7,6 +7,7 @@
 //! 404 in the API's error shape. Modes: stub (a short text reply) and script (see
 //! [`script`]).
 
+mod conn;
 mod draft;
 mod handler;
 pub mod intercept;
@@ -24,15 +25,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use hyper::body::Incoming;
-use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
-use tower::ServiceExt;
+use tokio::sync::{oneshot, watch, Semaphore};
 
 use crate::trace::{TraceError, TraceWriter};
-use recorder::{Recorder, RecorderThread};
+use recorder::{Recorder, RecorderSummary, RecorderThread};
 pub use script::Script;
 
 /// Errors of the server.
@@ -98,6 +95,15 @@ pub struct ServerConfig {
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// Act as a TLS-intercepting CONNECT proxy (the first-party route).
     pub intercept: Option<Arc<intercept::InterceptConfig>>,
+    /// `--redact-body`: replace Anthropic-key-shaped strings inside bodies before writing.
+    pub redact_body: bool,
+    /// Most request-body bytes held in memory across all connections at once (bodies
+    /// being read, and exchanges not yet handed to the writer); a request that would
+    /// exceed it gets 503 `overloaded_error`.
+    pub max_inflight: usize,
+    /// Most bytes of finished exchanges waiting for the trace writer; new requests wait
+    /// (backpressure) while the queue is this full.
+    pub queue_limit: usize,
 }
 
 impl Default for ServerConfig {
@@ -109,6 +115,9 @@ impl Default for ServerConfig {
             body_timeout: Duration::from_secs(30),
             tls: None,
             intercept: None,
+            redact_body: false,
+            max_inflight: 96 << 20,
+            queue_limit: 64 << 20,
         }
     }
 }
@@ -120,6 +129,11 @@ pub(crate) struct AppState {
     pub(crate) recorder: Recorder,
     pub(crate) next_id: AtomicU64,
     pub(crate) script_state: Mutex<script::ScriptState>,
+    /// The connection tasks.
+    pub(crate) tasks: conn::Tasks,
+    /// Request-body bytes that may be held at once, across connections (permits are
+    /// bytes; see [`ServerConfig::max_inflight`]).
+    pub(crate) bodies: Arc<Semaphore>,
 }
 
 impl AppState {
@@ -151,11 +165,15 @@ pub struct RunningServer {
     /// The bound address.
     pub addr: SocketAddr,
     tls: bool,
-    recorder: Recorder,
-    shutdown: oneshot::Sender<()>,
+    state: Arc<AppState>,
+    stop_accept: oneshot::Sender<()>,
+    stop_conns: watch::Sender<bool>,
     task: tokio::task::JoinHandle<()>,
     thread: RecorderThread,
 }
+
+/// How long open exchanges may take to finish after a shutdown was asked for.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 impl RunningServer {
     /// `http://ADDR` (or `https://` when serving TLS), for `ANTHROPIC_BASE_URL`.
@@ -166,21 +184,26 @@ impl RunningServer {
 
     /// Exchanges recorded so far.
     pub fn recorded(&self) -> u64 {
-        self.recorder.count()
+        self.state.recorder.count()
     }
 
-    /// Stop accepting, let open exchanges finish (up to 5 s), flush the trace; returns the
-    /// number of exchanges written. Exchanges still open after the grace period are not
-    /// waited for.
-    pub async fn shutdown(self) -> Result<u64, ServerError> {
-        let _ = self.shutdown.send(());
+    /// Stop accepting, let open exchanges finish (up to [`SHUTDOWN_GRACE`]), then cut
+    /// the rest — each is written with the error kind `shutdown` and what was seen so far
+    /// — and flush the trace. Returns what the recorder did.
+    ///
+    /// Errors: [`ServerError::Trace`] when exchanges could not be written.
+    pub async fn shutdown(self) -> Result<RecorderSummary, ServerError> {
+        let _ = self.stop_accept.send(());
         let _ = self.task.await;
-        self.recorder.stop();
-        drop(self.recorder);
+        let _ = self.stop_conns.send(true);
+        self.state.tasks.wind_down(SHUTDOWN_GRACE).await;
+        self.state.recorder.begin_shutdown();
+        self.state.tasks.abort_all().await;
+        self.state.recorder.stop();
         let thread = self.thread;
         Ok(tokio::task::spawn_blocking(move || thread.finish())
             .await
-            .unwrap_or(Ok(0))?)
+            .unwrap_or_else(|_| Ok(RecorderSummary::default()))?)
     }
 }
 
@@ -216,150 +239,42 @@ pub async fn start_on(
         addr: config.addr.clone(),
         source: e,
     })?;
-    let (recorder, thread) = recorder::spawn(writer);
-    let timeout = config.body_timeout;
+    let (recorder, thread) =
+        recorder::spawn(writer.redact_bodies(config.redact_body), config.queue_limit);
     let tls = config.tls.clone();
     let intercept = config
         .intercept
         .clone()
         .map(|c| Arc::new(intercept::Interceptor::new(c)));
+    let bodies = Arc::new(Semaphore::new(
+        config.max_inflight.clamp(1, Semaphore::MAX_PERMITS),
+    ));
     let state = Arc::new(AppState {
         config,
         listen,
-        recorder: recorder.clone(),
+        recorder,
         next_id: AtomicU64::new(0),
         script_state: Mutex::new(script::ScriptState::default()),
+        tasks: conn::Tasks::default(),
+        bodies,
     });
     let router = app(state.clone());
     let (tx, rx) = oneshot::channel();
-    let conns = Connections {
-        state,
+    let (stop_conns, stop) = watch::channel(false);
+    let conns = conn::Connections {
+        state: state.clone(),
         router,
-        header_timeout: timeout,
         intercept,
+        stop,
     };
-    let task = tokio::spawn(accept_loop(listener, conns, tls.clone(), rx));
+    let task = tokio::spawn(conn::accept_loop(listener, conns, tls.clone(), rx));
     Ok(RunningServer {
         addr: listen,
         tls: tls.is_some(),
-        recorder,
-        shutdown: tx,
+        state,
+        stop_accept: tx,
+        stop_conns,
         task,
         thread,
     })
-}
-
-/// What every accepted connection needs.
-#[derive(Clone)]
-struct Connections {
-    state: Arc<AppState>,
-    router: Router,
-    header_timeout: Duration,
-    intercept: Option<Arc<intercept::Interceptor>>,
-}
-
-impl Connections {
-    /// The per-connection service: CONNECT goes to the interceptor (when on), everything
-    /// else to the router with the connection's facts attached.
-    fn service(
-        &self,
-        info: ConnInfo,
-    ) -> impl hyper::service::Service<
-        hyper::Request<Incoming>,
-        Response = axum::response::Response,
-        Error = std::convert::Infallible,
-        Future = impl std::future::Future<
-            Output = Result<axum::response::Response, std::convert::Infallible>,
-        > + Send,
-    > + Clone {
-        let this = self.clone();
-        hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
-            let this = this.clone();
-            let info = info.clone();
-            async move {
-                if let Some(icpt) = &this.intercept {
-                    if req.method() == hyper::Method::CONNECT {
-                        return Ok(intercept::connect(
-                            this.state.clone(),
-                            icpt.clone(),
-                            this.router.clone(),
-                            info,
-                            req,
-                        ));
-                    }
-                }
-                req.extensions_mut().insert(info);
-                this.router.oneshot(req.map(axum::body::Body::new)).await
-            }
-        })
-    }
-}
-
-async fn accept_loop(
-    listener: TcpListener,
-    conns: Connections,
-    tls: Option<Arc<rustls::ServerConfig>>,
-    mut stop: oneshot::Receiver<()>,
-) {
-    let header_timeout = conns.header_timeout;
-    let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
-    let graceful = GracefulShutdown::new();
-    let mut next_conn = 0u64;
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(header_timeout)
-        // A client may shut down its write side after sending its request and still wait
-        // for the answer.
-        .half_close(true);
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let (stream, peer) = match accepted {
-                    Ok(x) => x,
-                    Err(e) => {
-                        // Out of file descriptors and the like: back off, keep serving.
-                        eprintln!("warning: accept failed: {e}");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                };
-                let _ = stream.set_nodelay(true);
-                let info = ConnInfo { peer, id: next_conn, host: None, recent: tee::Recent::default() };
-                next_conn += 1;
-                let svc = conns.service(info.clone());
-                match &acceptor {
-                    None if conns.intercept.is_some() => {
-                        // CONNECT needs upgrades, which hyper-util's graceful shutdown does
-                        // not track; these connections end with the client or the runtime.
-                        let conn = builder.serve_connection(TokioIo::new(stream), svc).with_upgrades();
-                        tokio::spawn(async move {
-                            let _ = conn.await;
-                        });
-                    }
-                    None => {
-                        let io = TokioIo::new(tee::Tee::new(stream, info.recent.clone()));
-                        let conn = graceful.watch(builder.serve_connection(io, svc));
-                        let state = conns.state.clone();
-                        tokio::spawn(async move {
-                            if let Err(e) = conn.await {
-                                tee::record_unparsed(&state, &info, &e);
-                            }
-                        });
-                    }
-                    Some(acceptor) => {
-                        let (acceptor, builder, watcher) = (acceptor.clone(), builder.clone(), graceful.watcher());
-                        tokio::spawn(async move {
-                            let handshake = tokio::time::timeout(header_timeout, acceptor.accept(stream)).await;
-                            let Ok(Ok(tls_stream)) = handshake else { return };
-                            let _ = watcher.watch(builder.serve_connection(TokioIo::new(tls_stream), svc)).await;
-                        });
-                    }
-                }
-            }
-            _ = &mut stop => break,
-        }
-    }
-    drop(listener);
-    let _ = tokio::time::timeout(Duration::from_secs(5), graceful.shutdown()).await;
 }

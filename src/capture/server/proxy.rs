@@ -14,7 +14,7 @@ use futures_util::StreamExt;
 
 use super::draft::{Draft, RecordingStream, StreamFailure};
 use super::ServerError;
-use crate::trace::redact::redact_headers;
+use crate::trace::redact::{redact_headers, redact_text};
 use crate::trace::{ExchangeError, Headers};
 
 /// Hop-by-hop headers (RFC 9110 §7.6.1): never forwarded in either direction.
@@ -40,11 +40,26 @@ fn skip_request(name: &str) -> bool {
     HOP_BY_HOP.contains(&name) || REQUEST_ONLY.contains(&name)
 }
 
+/// Header names a message declares hop-by-hop in its `Connection` field (RFC 9110
+/// §7.6.1): they are for this hop only and never forwarded.
+fn connection_named(h: &HeaderMap) -> Vec<String> {
+    h.get_all("connection")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|n| n.trim().to_ascii_lowercase())
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
 /// The one upstream a proxy forwards to.
 #[derive(Clone, Debug)]
 pub struct Upstream {
     /// Base URL, e.g. `https://api.anthropic.com`; request targets are appended to it.
+    /// May hold credentials (userinfo): never write or echo it; use [`Upstream::display`].
     pub base: reqwest::Url,
+    /// The base URL with credentials redacted: what traces, error bodies and messages show.
+    pub display: String,
     client: reqwest::Client,
 }
 
@@ -60,8 +75,8 @@ impl Upstream {
         read_timeout: Duration,
     ) -> Result<Upstream, ServerError> {
         let bad = |reason: &str| ServerError::BadUpstream {
-            url: url.into(),
-            reason: reason.into(),
+            url: redact_text(url),
+            reason: redact_text(reason),
         };
         let base = reqwest::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
         if !matches!(base.scheme(), "http" | "https") || base.host_str().is_none() {
@@ -88,7 +103,12 @@ impl Upstream {
             }
         }
         let client = b.build().map_err(|e| bad(&e.to_string()))?;
-        Ok(Upstream { base, client })
+        let display = redact_text(base.as_str());
+        Ok(Upstream {
+            base,
+            display,
+            client,
+        })
     }
 
     fn url_for(&self, uri: &Uri) -> reqwest::Url {
@@ -122,8 +142,8 @@ impl Upstream {
         match uri.authority() {
             None => true,
             Some(a) => {
-                a.host()
-                    .eq_ignore_ascii_case(self.base.host_str().unwrap_or(""))
+                use super::intercept::canonical_host;
+                canonical_host(a.host()) == canonical_host(self.base.host_str().unwrap_or(""))
                     && a.port_u16().or_else(|| default_port(uri.scheme_str()))
                         == self.base.port_or_known_default()
             }
@@ -148,17 +168,19 @@ pub(crate) async fn forward(
     rid: &str,
 ) -> Response {
     draft.source.kind = crate::trace::SourceKind::Proxy;
-    draft.source.upstream = Some(up.base.to_string());
+    draft.source.upstream = Some(up.display.clone());
     if method == Method::CONNECT || !up.is_upstream_authority(&uri) {
         let msg = format!(
-            "this proxy only forwards to {}; {method} {uri} refused",
-            up.base
+            "this proxy only forwards to {}; {method} {} refused",
+            up.display,
+            redact_text(&uri.to_string())
         );
         return super::handler::error_response(draft, 403, &msg, rid, "refused_upstream");
     }
     let mut req = up.client.request(method, up.url_for(&uri));
+    let named = connection_named(&headers);
     for (k, v) in &headers {
-        if !skip_request(k.as_str()) {
+        if !skip_request(k.as_str()) && !named.iter().any(|n| n == k.as_str()) {
             req = req.header(k, v);
         }
     }
@@ -174,17 +196,19 @@ pub(crate) async fn forward(
             };
             let msg = format!(
                 "upstream {} {what}: {}",
-                up.base,
-                crate::capture::error_chain(&e)
+                up.display,
+                redact_text(&crate::capture::error_chain(&e))
             );
             return super::handler::error_response(draft, status, &msg, rid, "upstream_error");
         }
     };
     let status = resp.status().as_u16();
+    let named = connection_named(resp.headers());
+    let hop = |k: &str| HOP_BY_HOP.contains(&k) || named.iter().any(|n| n == k);
     let mut out_headers: Headers = resp
         .headers()
         .iter()
-        .filter(|(k, _)| !HOP_BY_HOP.contains(&k.as_str()))
+        .filter(|(k, _)| !hop(k.as_str()))
         .map(|(k, v)| {
             (
                 k.as_str().to_string(),
@@ -194,19 +218,19 @@ pub(crate) async fn forward(
         .collect();
     let mut builder = Response::builder().status(status);
     for (k, v) in resp.headers() {
-        if !HOP_BY_HOP.contains(&k.as_str()) {
+        if !hop(k.as_str()) {
             builder = builder.header(k, v);
         }
     }
     redact_headers(&mut out_headers);
-    let base = up.base.to_string();
+    let base = up.display.clone();
     let source = resp.bytes_stream().map(move |r| {
         r.map_err(|e| StreamFailure {
             error: ExchangeError {
                 kind: "upstream_reset".into(),
                 message: format!(
                     "upstream {base} broke off the response: {}",
-                    crate::capture::error_chain(&e)
+                    redact_text(&crate::capture::error_chain(&e))
                 ),
             },
             abort: true,

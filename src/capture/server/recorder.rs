@@ -1,90 +1,288 @@
 //! The recorder: one writer thread owns the trace file; request handlers hand it finished
-//! exchanges through a channel, so lines never interleave and every line is complete.
+//! exchanges through a queue, so lines never interleave and every line is complete.
+//!
+//! The queue is bounded in bytes (backpressure): a new request waits in
+//! [`Recorder::admit`] while the queued exchanges hold more than the limit, so a disk
+//! slower than the clients costs latency, not memory. When the trace cannot be written
+//! (disk full), the exchange is kept and retried, the server answers new requests 503
+//! (`overloaded_error`) until a write succeeds again, and says so on stderr.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Notify};
 
 use crate::trace::{Exchange, TraceError, TraceWriter};
+
+/// How long the writer waits between attempts to write a record that failed.
+const RETRY: Duration = Duration::from_millis(200);
+/// Attempts at shutdown before a record that cannot be written is given up (≈ 2 s).
+const FINAL_ATTEMPTS: u32 = 10;
 
 /// A cheap, cloneable handle to send exchanges to the writer thread.
 #[derive(Clone)]
 pub struct Recorder {
     tx: mpsc::UnboundedSender<Msg>,
-    sent: Arc<AtomicU64>,
+    shared: Arc<Shared>,
 }
 
-/// The writer thread; [`RecorderThread::finish`] waits for it after the last
-/// [`Recorder`] clone is dropped.
+/// Counters shared by the handles and the writer thread.
+struct Shared {
+    /// Exchanges handed over.
+    sent: AtomicU64,
+    /// Bytes (estimated) and exchanges in the queue now, and their peaks.
+    queued_bytes: AtomicU64,
+    queued: AtomicU64,
+    peak_bytes: AtomicU64,
+    peak: AtomicU64,
+    /// Queue limit in bytes.
+    limit: u64,
+    /// Woken when the queue shrinks or the trace becomes writable.
+    space: Notify,
+    /// False while the last write failed.
+    writable: AtomicBool,
+    /// The server is stopping: exchanges cut now are cut by the shutdown.
+    shutting_down: AtomicBool,
+    /// [`Recorder::stop`] was called.
+    stop_requested: AtomicBool,
+    /// Exchanges recorded with the error kind `shutdown`.
+    cut_by_shutdown: AtomicU64,
+    /// Exchanges not recorded: the 503 answers given while the trace could not be
+    /// written and the queue was full, and records given up at shutdown.
+    not_recorded: AtomicU64,
+}
+
+/// What the recorder did, for the server's closing summary.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecorderSummary {
+    /// Exchanges written to the trace.
+    pub written: u64,
+    /// Exchanges still in flight when the server stopped, written with the error kind
+    /// `shutdown` and what had been seen.
+    pub cut_by_shutdown: u64,
+    /// Exchanges that could not be written (the trace stayed unwritable).
+    pub not_recorded: u64,
+    /// Most exchanges waiting for the writer at once.
+    pub peak_queue: u64,
+    /// Most bytes (request and response bodies plus a fixed overhead per exchange)
+    /// waiting for the writer at once.
+    pub peak_queue_bytes: u64,
+    /// The queue's limit in bytes.
+    pub queue_limit: u64,
+}
+
+/// The writer thread; [`RecorderThread::finish`] waits for it after [`Recorder::stop`].
 pub struct RecorderThread {
     handle: JoinHandle<Result<u64, TraceError>>,
+    shared: Arc<Shared>,
 }
 
 enum Msg {
-    Exchange(Box<Exchange>),
+    Exchange(Box<Exchange>, u64),
     Stop,
 }
 
-/// Start the writer thread.
-pub fn spawn(mut writer: TraceWriter) -> (Recorder, RecorderThread) {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+/// Why a request cannot be admitted now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The trace cannot be written (disk full, I/O error): answer 503 so clients retry.
+    Unwritable,
+}
+
+/// Estimated memory of a queued exchange, bytes: bodies plus 2 KiB for heads and fields.
+fn weight(x: &Exchange) -> u64 {
+    let resp = x.response.as_ref().map_or(0, |r| r.body.len());
+    (x.request.body.len() + resp) as u64 + 2048
+}
+
+/// Start the writer thread; the queue holds at most `queue_limit` bytes before new
+/// requests wait.
+pub fn spawn(writer: TraceWriter, queue_limit: usize) -> (Recorder, RecorderThread) {
+    let (tx, rx) = mpsc::unbounded_channel::<Msg>();
+    let shared = Arc::new(Shared {
+        sent: AtomicU64::new(0),
+        queued_bytes: AtomicU64::new(0),
+        queued: AtomicU64::new(0),
+        peak_bytes: AtomicU64::new(0),
+        peak: AtomicU64::new(0),
+        limit: queue_limit.max(1) as u64,
+        space: Notify::new(),
+        writable: AtomicBool::new(true),
+        shutting_down: AtomicBool::new(false),
+        stop_requested: AtomicBool::new(false),
+        cut_by_shutdown: AtomicU64::new(0),
+        not_recorded: AtomicU64::new(0),
+    });
+    let sh = shared.clone();
     let handle = std::thread::Builder::new()
         .name("agentwire-recorder".into())
-        .spawn(move || {
-            let mut n = 0u64;
-            let mut first_err = None;
-            while let Some(Msg::Exchange(x)) = rx.blocking_recv() {
-                match writer.write_exchange(&x) {
-                    Ok(()) => n += 1,
-                    Err(e) => {
-                        // Keep draining so senders never block; report the first error.
-                        eprintln!("error: {e}");
-                        first_err.get_or_insert(e);
-                    }
-                }
-            }
-            match first_err {
-                Some(e) => Err(e),
-                None => Ok(n),
-            }
-        })
+        .spawn(move || write_loop(writer, rx, &sh))
         .expect("spawn recorder thread");
     (
         Recorder {
             tx,
-            sent: Arc::new(AtomicU64::new(0)),
+            shared: shared.clone(),
         },
-        RecorderThread { handle },
+        RecorderThread { handle, shared },
     )
 }
 
+fn write_loop(
+    mut writer: TraceWriter,
+    mut rx: mpsc::UnboundedReceiver<Msg>,
+    sh: &Shared,
+) -> Result<u64, TraceError> {
+    let mut n = 0u64;
+    let mut first_err = None;
+    let mut stopping = false;
+    loop {
+        let msg = if stopping {
+            match rx.try_recv() {
+                Ok(m) => m,
+                Err(_) => break,
+            }
+        } else {
+            match rx.blocking_recv() {
+                Some(m) => m,
+                None => break,
+            }
+        };
+        let (x, w) = match msg {
+            Msg::Exchange(x, w) => (x, w),
+            Msg::Stop => {
+                // Write what is queued now, then end even if senders remain.
+                stopping = true;
+                continue;
+            }
+        };
+        let mut attempts = 0u32;
+        loop {
+            match writer.write_exchange(&x) {
+                Ok(()) => {
+                    n += 1;
+                    if !sh.writable.swap(true, Ordering::SeqCst) {
+                        eprintln!(
+                            "agentwire: the trace is writable again; recording and answering resume"
+                        );
+                    }
+                    break;
+                }
+                Err(e) => {
+                    if sh.writable.swap(false, Ordering::SeqCst) {
+                        eprintln!("error: {e}; answering new requests 503 (overloaded_error) until the trace can be written again");
+                    }
+                    attempts += 1;
+                    if stopping && attempts >= FINAL_ATTEMPTS {
+                        sh.not_recorded.fetch_add(1, Ordering::Relaxed);
+                        first_err.get_or_insert(e);
+                        break;
+                    }
+                    std::thread::sleep(RETRY);
+                    // A stop may be queued behind this record: give up sooner then.
+                    stopping |= sh.stop_requested.load(Ordering::SeqCst);
+                }
+            }
+        }
+        sh.queued_bytes.fetch_sub(w, Ordering::SeqCst);
+        sh.queued.fetch_sub(1, Ordering::SeqCst);
+        sh.space.notify_waiters();
+    }
+    if let Err(e) = writer.finish() {
+        first_err.get_or_insert(e);
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(n),
+    }
+}
+
 impl Recorder {
-    /// Queue an exchange for writing.
+    /// Wait until the queue has room for another exchange (backpressure); refuse at once
+    /// while the trace cannot be written.
+    pub async fn admit(&self) -> Result<(), Refusal> {
+        loop {
+            let notified = self.shared.space.notified();
+            if !self.shared.writable.load(Ordering::SeqCst) {
+                return Err(Refusal::Unwritable);
+            }
+            if self.shared.queued_bytes.load(Ordering::SeqCst) < self.shared.limit {
+                return Ok(());
+            }
+            // Re-checked on every wake-up; a timeout guards against a missed wake-up.
+            let _ = tokio::time::timeout(Duration::from_millis(100), notified).await;
+        }
+    }
+
+    /// Queue an exchange for writing. Never blocks: the bound is enforced when requests
+    /// are admitted. While the trace cannot be written and the queue is full, the
+    /// exchange (a 503 answer) is counted as not recorded instead.
     pub fn record(&self, x: Exchange) {
-        self.sent.fetch_add(1, Ordering::Relaxed);
-        // The receiver lives until every sender is gone, so this cannot fail while `self`
-        // exists.
-        let _ = self.tx.send(Msg::Exchange(Box::new(x)));
+        let sh = &self.shared;
+        if !sh.writable.load(Ordering::SeqCst) && sh.queued_bytes.load(Ordering::SeqCst) >= sh.limit
+        {
+            sh.not_recorded.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        if x.error.as_ref().is_some_and(|e| e.kind == "shutdown") {
+            sh.cut_by_shutdown.fetch_add(1, Ordering::Relaxed);
+        }
+        let w = weight(&x);
+        sh.sent.fetch_add(1, Ordering::Relaxed);
+        let bytes = sh.queued_bytes.fetch_add(w, Ordering::SeqCst) + w;
+        let n = sh.queued.fetch_add(1, Ordering::SeqCst) + 1;
+        sh.peak_bytes.fetch_max(bytes, Ordering::Relaxed);
+        sh.peak.fetch_max(n, Ordering::Relaxed);
+        // The receiver lives until the writer thread ends, after the server stopped.
+        if self.tx.send(Msg::Exchange(Box::new(x), w)).is_err() {
+            sh.not_recorded.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Mark the server as stopping: exchanges cut from now on are cut by the shutdown.
+    pub fn begin_shutdown(&self) {
+        self.shared.shutting_down.store(true, Ordering::SeqCst);
+    }
+
+    /// True once [`begin_shutdown`](Self::begin_shutdown) was called.
+    pub fn shutting_down(&self) -> bool {
+        self.shared.shutting_down.load(Ordering::SeqCst)
+    }
+
+    /// False while the trace cannot be written.
+    pub fn writable(&self) -> bool {
+        self.shared.writable.load(Ordering::SeqCst)
     }
 
     /// Ask the writer to finish after what is queued now, even if other senders are still
-    /// alive (connections past the shutdown grace period).
+    /// alive.
     pub fn stop(&self) {
+        self.shared.stop_requested.store(true, Ordering::SeqCst);
         let _ = self.tx.send(Msg::Stop);
     }
 
     /// Exchanges handed to the recorder so far.
     pub fn count(&self) -> u64 {
-        self.sent.load(Ordering::Relaxed)
+        self.shared.sent.load(Ordering::Relaxed)
     }
 }
 
 impl RecorderThread {
-    /// Wait until every exchange queued before [`Recorder::stop`] (or before the last
-    /// [`Recorder`] clone was dropped) is written; returns how many were written.
-    pub fn finish(self) -> Result<u64, TraceError> {
-        self.handle.join().unwrap_or(Ok(0))
+    /// Wait until every exchange queued before [`Recorder::stop`] is written; returns
+    /// what was done.
+    ///
+    /// Errors: the first [`TraceError`] of a record that could not be written.
+    pub fn finish(self) -> Result<RecorderSummary, TraceError> {
+        let written = self.handle.join().unwrap_or(Ok(0))?;
+        let sh = &self.shared;
+        Ok(RecorderSummary {
+            written,
+            cut_by_shutdown: sh.cut_by_shutdown.load(Ordering::Relaxed),
+            not_recorded: sh.not_recorded.load(Ordering::Relaxed),
+            peak_queue: sh.peak.load(Ordering::Relaxed),
+            peak_queue_bytes: sh.peak_bytes.load(Ordering::Relaxed),
+            queue_limit: sh.limit,
+        })
     }
 }

@@ -39,7 +39,7 @@ pub enum Timing {
 }
 
 impl Timing {
-    /// Parse `recorded`, `none` or `xN`.
+    /// Parse `recorded`, `none` or `xN` (N finite, from 0.001 to 1,000,000).
     pub fn parse(s: &str) -> Option<Timing> {
         match s {
             "recorded" => Some(Timing::Recorded),
@@ -47,19 +47,55 @@ impl Timing {
             _ => s
                 .strip_prefix('x')
                 .and_then(|n| n.parse::<f64>().ok())
-                .filter(|f| *f > 0.0)
+                .filter(|f| f.is_finite() && (0.001..=1e6).contains(f))
                 .map(Timing::Speed),
         }
     }
 
-    /// The delay to wait for a recorded offset (µs).
+    /// The delay to wait for a recorded offset (µs), at most [`MAX_DELAY`].
     pub fn scale(&self, us: u64) -> Duration {
-        match self {
+        let d = match self {
             Timing::Recorded => Duration::from_micros(us),
             Timing::None => Duration::ZERO,
-            Timing::Speed(f) => Duration::from_micros((us as f64 / f) as u64),
-        }
+            Timing::Speed(f) => {
+                Duration::try_from_secs_f64(us as f64 / 1e6 / f).unwrap_or(MAX_DELAY)
+            }
+        };
+        d.min(MAX_DELAY)
     }
+}
+
+/// Longest wait before a replayed piece: 1 hour (a recorded offset beyond it, or beyond
+/// the recorded exchange's own duration, is clamped: numbers read from a trace are not
+/// trusted to be sane).
+pub const MAX_DELAY: Duration = Duration::from_secs(3600);
+
+/// Cut a recorded body at its recorded piece boundaries: `(delay, start..end)` per piece,
+/// with offsets clamped to the exchange's recorded duration (`limit_us`) and lengths to the
+/// body; whatever the recorded pieces do not cover is sent last, at once.
+pub fn pieces(
+    body_len: usize,
+    chunks: &[(u64, u64)],
+    limit_us: Option<u64>,
+    timing: Timing,
+) -> Vec<(Duration, std::ops::Range<usize>)> {
+    let mut out = Vec::with_capacity(chunks.len() + 1);
+    let mut at = 0usize;
+    let mut last = Duration::ZERO;
+    for (offset_us, len) in chunks {
+        let offset = limit_us.map_or(*offset_us, |l| (*offset_us).min(l));
+        let end = at
+            .saturating_add(usize::try_from(*len).unwrap_or(usize::MAX))
+            .min(body_len);
+        // Offsets only move forward.
+        last = last.max(timing.scale(offset));
+        out.push((last, at..end));
+        at = end;
+    }
+    if at < body_len || out.is_empty() {
+        out.push((last, at..body_len));
+    }
+    out
 }
 
 /// One recorded Messages request and its response, indexed for matching.
@@ -289,23 +325,12 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
         builder = builder.header(k, v);
     }
     // Cut the recorded body at its recorded piece boundaries.
-    let body = resp.body.bytes;
-    let mut pieces = Vec::new();
-    let mut at = 0usize;
-    for (offset_us, len) in &resp.chunks {
-        let end = (at + *len as usize).min(body.len());
-        pieces.push((
-            replay.timing.scale(*offset_us),
-            Bytes::copy_from_slice(&body[at..end]),
-        ));
-        at = end;
-    }
-    if at < body.len() || pieces.is_empty() {
-        pieces.push((
-            std::time::Duration::ZERO,
-            Bytes::copy_from_slice(&body[at..]),
-        ));
-    }
+    let body = Bytes::from(resp.body.bytes);
+    let limit_us = recorded.duration_us().and_then(|d| u64::try_from(d).ok());
+    let pieces: Vec<(Duration, Bytes)> = pieces(body.len(), &resp.chunks, limit_us, replay.timing)
+        .into_iter()
+        .map(|(d, r)| (d, body.slice(r)))
+        .collect();
     let start = tokio::time::Instant::from_std(draft.clock);
     let source = futures_util::stream::unfold(pieces.into_iter(), move |mut it| async move {
         let (delay, b) = it.next()?;

@@ -169,7 +169,9 @@ pub fn error_type_for(status: u16) -> &'static str {
         413 => "request_too_large",
         429 => "rate_limit_error",
         504 => "timeout_error",
-        529 => "overloaded_error",
+        // agentwire answers 503 when it is overloaded (trace unwritable, body budget used
+        // up): the same retryable error type as the API's 529.
+        503 | 529 => "overloaded_error",
         _ => "api_error",
     }
 }

@@ -1,12 +1,20 @@
-//! Keeps the bytes a connection received since its last well-formed request, so that a
-//! request hyper cannot parse (a bad request line, oversized or malformed headers, a slow
-//! head) is still recorded raw instead of vanishing.
+//! Accounts for every byte a connection received, so nothing the server read can vanish:
+//! a request hyper cannot parse (a bad request line, oversized or malformed headers, a slow
+//! head, a head cut off), and requests read but never answered (pipelined behind a request
+//! after which the connection closes: `Connection: close`, HTTP/1.0, or both
+//! Content-Length and Transfer-Encoding, RFC 9112 §6.3) are recorded raw, secrets redacted.
+//!
+//! The connection's IO is wrapped in a [`Tee`] that feeds every byte read to a [`Ledger`]:
+//! it frames requests the way hyper does (heads with `httparse`, bodies by Content-Length
+//! or chunked framing, counted, not copied, once a handler has claimed the request), and
+//! each request hyper hands to the service claims the oldest framed one. When the
+//! connection ends, whatever was not claimed is recorded ([`finish`]).
 
+use std::collections::VecDeque;
 use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-
 use std::time::Instant;
 
 use chrono::Utc;
@@ -14,36 +22,266 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::draft::Draft;
 use super::{AppState, ConnInfo};
-use crate::trace::redact::redact_text;
+use crate::trace::redact::{raw_head, redact_text};
 use crate::trace::{Body, ExchangeError, HttpRequest};
 
-/// Most bytes kept per connection: 64 KiB (hyper's head limit is smaller).
+/// Most bytes kept per unclaimed request or unparseable run: 64 KiB (hyper's head limit is
+/// smaller).
 pub const KEEP: usize = 64 * 1024;
+/// Longest chunk-size or trailer line followed, bytes.
+const MAX_LINE: usize = 8 << 10;
 
-/// The bytes received since the last request the handler saw. Shared between the
-/// connection's IO and its requests.
-#[derive(Clone, Default, Debug)]
-pub(crate) struct Recent(Arc<Mutex<Vec<u8>>>);
+/// Where the ledger is in the byte stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+enum State {
+    /// Before or inside a request head.
+    #[default]
+    Head,
+    /// Inside a body of known length: bytes left.
+    Length(u64),
+    /// Reading a chunk-size line.
+    ChunkSize,
+    /// Inside chunk data: bytes left.
+    ChunkData(u64),
+    /// After chunk data, up to its line end.
+    ChunkEnd,
+    /// Reading trailer lines after the last chunk.
+    Trailers,
+    /// After CONNECT: the rest is a tunnel (counted by nobody here).
+    Tunnel,
+    /// Bytes that do not frame as requests: kept for the record, up to [`KEEP`].
+    Garbage,
+}
 
-impl Recent {
-    /// Forget what was received so far (a request was parsed).
-    pub(crate) fn clear(&self) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clear();
+/// One request framed from the stream.
+#[derive(Debug, Default)]
+struct Unit {
+    /// Its raw bytes, up to [`KEEP`] (only kept while no handler has claimed it).
+    raw: Vec<u8>,
+    /// Bytes it has in the stream so far.
+    len: u64,
+    /// Its framing ended.
+    complete: bool,
+    /// A handler received it.
+    claimed: bool,
+}
+
+/// The per-connection account of received bytes.
+#[derive(Debug, Default)]
+pub(crate) struct Ledger {
+    state: State,
+    /// Bytes of the head being accumulated (or of the garbage run).
+    pending: Vec<u8>,
+    /// Total size of the garbage run (may exceed what is kept).
+    garbage_len: u64,
+    /// A chunk-size or trailer line being accumulated.
+    line: Vec<u8>,
+    /// Framed requests, oldest first; claimed complete ones are dropped from the front.
+    units: VecDeque<Unit>,
+}
+
+impl Ledger {
+    fn push(&mut self, mut data: &[u8]) {
+        while !data.is_empty() {
+            match self.state {
+                State::Head => {
+                    if self.pending.is_empty() {
+                        let n = data
+                            .iter()
+                            .take_while(|b| **b == b'\r' || **b == b'\n')
+                            .count();
+                        data = &data[n..];
+                        if data.is_empty() {
+                            return;
+                        }
+                    }
+                    let had = self.pending.len();
+                    let room = (KEEP + 1).saturating_sub(had);
+                    self.pending
+                        .extend_from_slice(&data[..data.len().min(room)]);
+                    match self.parse_head() {
+                        Ok(Some(used)) => data = &data[(used - had).min(data.len())..],
+                        Ok(None) if self.pending.len() > KEEP => {
+                            self.add_garbage(&data[room.min(data.len())..]);
+                            return;
+                        }
+                        Ok(None) => return,
+                        Err(()) => {
+                            let rest = &data[data.len().min(room)..];
+                            self.add_garbage(rest);
+                            return;
+                        }
+                    }
+                }
+                State::Length(rem) => {
+                    let n = (rem as usize).min(data.len());
+                    self.body(&data[..n]);
+                    data = &data[n..];
+                    if rem == n as u64 {
+                        self.end_unit();
+                    } else {
+                        self.state = State::Length(rem - n as u64);
+                    }
+                }
+                State::ChunkSize | State::Trailers | State::ChunkEnd => {
+                    let nl = data.iter().position(|b| *b == b'\n');
+                    let take = nl.map_or(data.len(), |p| p + 1);
+                    self.body(&data[..take]);
+                    if self.state != State::ChunkEnd {
+                        self.line.extend_from_slice(&data[..take]);
+                    }
+                    data = &data[take..];
+                    if nl.is_none() {
+                        if self.line.len() > MAX_LINE {
+                            self.state = State::Garbage;
+                        }
+                        return;
+                    }
+                    let line = std::mem::take(&mut self.line);
+                    let line = String::from_utf8_lossy(&line);
+                    let line = line.trim_end_matches(['\r', '\n']);
+                    match self.state {
+                        State::ChunkEnd => self.state = State::ChunkSize,
+                        State::ChunkSize => {
+                            let size = line.split(';').next().unwrap_or("").trim();
+                            match u64::from_str_radix(size, 16) {
+                                Ok(0) => self.state = State::Trailers,
+                                Ok(n) => self.state = State::ChunkData(n),
+                                Err(_) => self.state = State::Garbage,
+                            }
+                        }
+                        _ if line.is_empty() => self.end_unit(),
+                        _ => {}
+                    }
+                }
+                State::ChunkData(rem) => {
+                    let n = (rem as usize).min(data.len());
+                    self.body(&data[..n]);
+                    data = &data[n..];
+                    self.state = if rem == n as u64 {
+                        State::ChunkEnd
+                    } else {
+                        State::ChunkData(rem - n as u64)
+                    };
+                }
+                State::Tunnel => return,
+                State::Garbage => {
+                    self.add_garbage(data);
+                    return;
+                }
+            }
+        }
     }
 
-    /// What was received since the last clear (up to [`KEEP`] bytes).
-    pub(crate) fn take(&self) -> Vec<u8> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    /// Try to parse the pending head: `Ok(Some(bytes used))`, `Ok(None)` when partial,
+    /// `Err` when it is not a request hyper would accept.
+    fn parse_head(&mut self) -> Result<Option<usize>, ()> {
+        let mut headers = [httparse::EMPTY_HEADER; 128];
+        let mut req = httparse::Request::new(&mut headers);
+        let used = match req.parse(&self.pending) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) => return Ok(None),
+            Err(_) => return Err(()),
+        };
+        let connect = req
+            .method
+            .is_some_and(|m| m.eq_ignore_ascii_case("CONNECT"));
+        let mut te = None;
+        let mut cl = None;
+        for h in req.headers.iter() {
+            let v = String::from_utf8_lossy(h.value);
+            if h.name.eq_ignore_ascii_case("transfer-encoding") {
+                te = Some(v.trim().to_ascii_lowercase());
+            } else if h.name.eq_ignore_ascii_case("content-length") {
+                cl = Some(v.trim().parse::<u64>().map_err(|_| ())?);
+            }
+        }
+        let state = match (te, cl) {
+            (Some(te), _) if te.rsplit(',').next().is_some_and(|c| c.trim() == "chunked") => {
+                State::ChunkSize
+            }
+            (Some(_), _) => return Err(()),
+            (None, Some(0)) | (None, None) => State::Head,
+            (None, Some(n)) => State::Length(n),
+        };
+        let raw = self.pending[..used].to_vec();
+        self.pending.clear();
+        self.units.push_back(Unit {
+            len: used as u64,
+            raw,
+            ..Unit::default()
+        });
+        self.state = state;
+        if state == State::Head {
+            self.end_unit();
+            if connect {
+                self.state = State::Tunnel;
+            }
+        }
+        Ok(Some(used))
     }
 
-    fn push(&self, b: &[u8]) {
-        let mut v = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let room = KEEP.saturating_sub(v.len());
-        v.extend_from_slice(&b[..b.len().min(room)]);
+    fn body(&mut self, b: &[u8]) {
+        if let Some(u) = self.units.back_mut() {
+            u.len += b.len() as u64;
+            if !u.claimed {
+                let room = KEEP.saturating_sub(u.raw.len());
+                u.raw.extend_from_slice(&b[..b.len().min(room)]);
+            }
+        }
+    }
+
+    fn end_unit(&mut self) {
+        if let Some(u) = self.units.back_mut() {
+            u.complete = true;
+        }
+        self.state = State::Head;
+        self.prune();
+    }
+
+    fn add_garbage(&mut self, more: &[u8]) {
+        if self.state != State::Garbage {
+            self.garbage_len = self.pending.len() as u64;
+            self.state = State::Garbage;
+        }
+        self.garbage_len += more.len() as u64;
+        let room = KEEP.saturating_sub(self.pending.len());
+        self.pending
+            .extend_from_slice(&more[..more.len().min(room)]);
+    }
+
+    /// A handler received the oldest unclaimed request.
+    fn claim(&mut self) {
+        if let Some(u) = self.units.iter_mut().find(|u| !u.claimed) {
+            u.claimed = true;
+            u.raw = Vec::new();
+        }
+        self.prune();
+    }
+
+    fn prune(&mut self) {
+        while self.units.front().is_some_and(|u| u.claimed && u.complete) {
+            self.units.pop_front();
+        }
     }
 }
 
-/// An IO that copies what it reads into a [`Recent`].
+/// A connection's [`Ledger`], shared between its IO and its requests.
+#[derive(Clone, Default, Debug)]
+pub(crate) struct Recent(Arc<Mutex<Ledger>>);
+
+impl Recent {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Ledger> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The service received the next request of this connection.
+    pub(crate) fn claim(&self) {
+        self.lock().claim();
+    }
+}
+
+/// An IO that feeds what it reads into a [`Recent`] ledger.
 pub(crate) struct Tee<T> {
     inner: T,
     recent: Recent,
@@ -66,7 +304,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for Tee<T> {
         if let Poll::Ready(Ok(())) = &r {
             let new = &buf.filled()[before..];
             if !new.is_empty() {
-                self.recent.push(new);
+                self.recent.lock().push(new);
             }
         }
         r
@@ -99,35 +337,66 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Tee<T> {
     }
 }
 
-/// Record what a connection sent that hyper could not parse as a request (bad request
-/// line or headers, a head too large, a head too slow, a head cut off), raw.
-pub(crate) fn record_unparsed(st: &AppState, conn: &ConnInfo, e: &hyper::Error) {
-    let raw = conn.recent.take();
+/// The connection ended (`error`: how hyper ended it): record every request it read but
+/// never handed to a handler, and every byte that did not frame as a request, raw, with
+/// secrets redacted.
+pub(crate) fn finish(st: &AppState, conn: &ConnInfo, error: Option<&hyper::Error>) {
+    let mut ledger = std::mem::take(&mut *conn.recent.lock());
+    let hyper_kind = error.map(|e| {
+        if e.is_parse_too_large() {
+            "head_too_large"
+        } else if e.is_parse() || e.is_parse_status() {
+            "malformed_http"
+        } else if e.is_timeout() {
+            "head_timeout"
+        } else {
+            "incomplete_head"
+        }
+    });
+    let why = error.map_or_else(|| "the connection closed".to_string(), |e| e.to_string());
+    for u in ledger.units.drain(..).filter(|u| !u.claimed) {
+        let (kind, message) = if u.complete {
+            (
+                "unprocessed",
+                format!("the server read this request ({} bytes) but did not process it: the connection ended after an earlier request ({why}; HTTP/1.0, `Connection: close`, or both Content-Length and Transfer-Encoding, RFC 9112 §6.3, end a connection); kept raw", u.len),
+            )
+        } else {
+            (
+                hyper_kind.unwrap_or("incomplete_request"),
+                format!(
+                    "the connection ended ({why}) after {} bytes of this request; kept raw",
+                    u.len
+                ),
+            )
+        };
+        record_raw(st, conn, u.raw, u.len, kind, message);
+    }
+    let raw = std::mem::take(&mut ledger.pending);
     if raw.iter().all(u8::is_ascii_whitespace) {
         return; // an idle keep-alive connection closed or timed out: nothing was sent
     }
-    let kind = if e.is_parse_too_large() {
-        "head_too_large"
-    } else if e.is_parse() || e.is_parse_status() {
-        "malformed_http"
-    } else if e.is_timeout() {
-        "head_timeout"
-    } else {
-        "incomplete_head"
-    };
+    let n = ledger.garbage_len.max(raw.len() as u64);
+    let kind = hyper_kind.unwrap_or("incomplete_head");
+    let message = format!("the connection sent {n} bytes that are not a valid HTTP/1.1 request ({why}); they are kept raw as the body, secrets redacted");
+    record_raw(st, conn, raw, n, kind, message.to_string());
+}
+
+/// Record raw request bytes (`len` bytes seen, `raw` kept) as an exchange with an error.
+fn record_raw(st: &AppState, conn: &ConnInfo, raw: Vec<u8>, len: u64, kind: &str, message: String) {
     let line = raw.split(|&b| b == b'\n').next().unwrap_or(&[]);
     let line = String::from_utf8_lossy(line).trim_end().to_string();
     let mut parts = line.splitn(3, ' ');
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let n = raw.len();
+    let mut body = Body::new(raw_head(&raw)).with_truncated(true);
+    body.redacted = true;
     let request = HttpRequest {
         method: method.chars().take(32).collect(),
         target: redact_text(&target.chars().take(2048).collect::<String>()),
         version: String::new(),
         headers: Vec::new(),
-        body: Body::new(raw).with_truncated(true),
+        body,
     };
-    let draft = Draft::new(
+    let mut draft = Draft::new(
         st,
         Some(conn),
         st.take_id(),
@@ -135,7 +404,12 @@ pub(crate) fn record_unparsed(st: &AppState, conn: &ConnInfo, e: &hyper::Error) 
         Instant::now(),
         request,
     );
-    let message = format!("the connection sent {n} bytes that are not a valid HTTP/1.1 request ({e}); they are kept raw as the body");
+    if conn.host.is_some() {
+        draft.source.mode = Some(format!("{}+intercept", st.config.mode.name()));
+    }
+    draft
+        .notes
+        .insert("raw_bytes".into(), serde_json::json!(len));
     draft.finish(
         None,
         Some(ExchangeError {
@@ -143,4 +417,47 @@ pub(crate) fn record_unparsed(st: &AppState, conn: &ConnInfo, e: &hyper::Error) 
             message,
         }),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(parts: &[&[u8]]) -> Ledger {
+        let mut l = Ledger::default();
+        for p in parts {
+            l.push(p);
+        }
+        l
+    }
+
+    #[test]
+    fn pipelined_requests_frame_one_by_one() {
+        let r = b"POST /a HTTP/1.1\r\ncontent-length: 3\r\n\r\nabcGET /b HTTP/1.1\r\n\r\n";
+        let mut l = feed(&[r]);
+        assert_eq!(l.units.len(), 2);
+        assert!(l.units.iter().all(|u| u.complete));
+        l.claim();
+        assert_eq!(l.units.len(), 1, "the claimed request is forgotten");
+        assert!(l.units[0].raw.starts_with(b"GET /b"));
+    }
+
+    #[test]
+    fn chunked_bodies_and_garbage_after_them() {
+        let mut l = feed(&[
+            b"POST /a HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n3\r\nab",
+            b"c\r\n0\r\n\r\nGARBAGE\r\n\r\n",
+        ]);
+        l.claim();
+        assert!(l.units.is_empty());
+        assert_eq!(l.state, State::Garbage);
+        assert_eq!(l.pending, b"GARBAGE\r\n\r\n");
+    }
+
+    #[test]
+    fn connect_turns_into_a_tunnel() {
+        let l = feed(&[b"CONNECT h:443 HTTP/1.1\r\nhost: h\r\n\r\n\x16\x03\x01binary"]);
+        assert_eq!(l.state, State::Tunnel);
+        assert!(l.pending.is_empty());
+    }
 }

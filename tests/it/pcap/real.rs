@@ -203,6 +203,7 @@ fn pcap_command_writes_a_trace_and_summary() {
             out.to_str().unwrap(),
             "--port",
             "1",
+            "--force",
             "--format",
             "json",
         ])

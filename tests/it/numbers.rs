@@ -1,0 +1,119 @@
+//! Numbers read from a trace are range-checked (issue 10, kind 15): crafted chunk offsets
+//! and lengths, huge recorded delays, and usage figures up to `u64::MAX` never panic or hang
+//! a replay, `show` or `analyze`, and totals saturate instead of overflowing.
+
+use agentwire::analyze::{analyze_exchanges, AnalyzeConfig, PriceTable, TtlMode, UsageMode};
+use agentwire::capture::server::replay::{pieces, Timing, MAX_DELAY};
+use agentwire::trace::{Body, Exchange, HttpRequest, HttpResponse, Source, SourceKind};
+use proptest::prelude::*;
+
+fn exchange(id: u64, usage: [u64; 4], chunks: Vec<(u64, u64)>, end_s: i64) -> Exchange {
+    let req = br#"{"model":"claude-sonnet-4-5","max_tokens":5,"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"hi"}]}"#;
+    let resp = serde_json::json!({
+        "type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],
+        "stop_reason":"end_turn",
+        "usage":{"input_tokens":usage[0],"output_tokens":usage[1],
+                 "cache_creation_input_tokens":usage[2],"cache_read_input_tokens":usage[3]}
+    });
+    let started = chrono::DateTime::from_timestamp(1_700_000_000 + id as i64, 0).unwrap();
+    Exchange {
+        id,
+        started_at: started,
+        ended_at: chrono::DateTime::from_timestamp(1_700_000_000i64.saturating_add(end_s), 0),
+        source: Source::new(SourceKind::Proxy),
+        request: HttpRequest {
+            method: "POST".into(),
+            target: "/v1/messages".into(),
+            version: "HTTP/1.1".into(),
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: Body::new(req.to_vec()),
+        },
+        response: Some(HttpResponse {
+            status: 200,
+            version: "HTTP/1.1".into(),
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: Body::new(serde_json::to_vec(&resp).unwrap()),
+            chunks,
+            first_byte_at: None,
+        }),
+        error: None,
+        notes: Default::default(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn trace_numbers_never_panic(
+        usage in prop::array::uniform4(prop_oneof![any::<u64>(), Just(u64::MAX), 0u64..10_000]),
+        chunks in prop::collection::vec((any::<u64>(), any::<u64>()), 0..6),
+        end_s in prop_oneof![any::<i32>().prop_map(i64::from), Just(0i64)],
+        body_len in 0usize..10_000,
+        speed in prop_oneof![Just(Timing::Recorded), Just(Timing::None), (0.001f64..1e6).prop_map(Timing::Speed)],
+    ) {
+        let xs: Vec<Exchange> = (0..3).map(|i| exchange(i, usage, chunks.clone(), end_s)).collect();
+        for usage_mode in [UsageMode::Recorded, UsageMode::Auto] {
+            let a = analyze_exchanges(&xs, AnalyzeConfig {
+                ttl: TtlMode::Auto,
+                usage: usage_mode,
+                prices: PriceTable::builtin(),
+            });
+            prop_assert!(a.summary.total_cost_usd.is_finite());
+        }
+        agentwire::report::show::rows(&agentwire::trace::Trace {
+            exchanges: xs.clone(),
+            ..Default::default()
+        });
+        let limit = xs[0].duration_us().and_then(|d| u64::try_from(d).ok());
+        let p = pieces(body_len, &chunks, limit, speed);
+        let mut last = std::time::Duration::ZERO;
+        let mut at = 0;
+        for (d, r) in &p {
+            prop_assert!(*d <= MAX_DELAY && *d >= last, "delays only move forward, bounded");
+            prop_assert!(r.start == at && r.end <= body_len && r.start <= r.end);
+            last = *d;
+            at = r.end;
+        }
+        prop_assert_eq!(at, body_len, "the pieces cover the body");
+    }
+}
+
+/// Usage figures above the bound are clamped and said so (exit 3 with a warning).
+#[test]
+fn absurd_usage_is_clamped_and_reported() {
+    let xs = vec![exchange(0, [u64::MAX; 4], Vec::new(), 1)];
+    let a = analyze_exchanges(
+        &xs,
+        AnalyzeConfig {
+            ttl: TtlMode::Auto,
+            usage: UsageMode::Recorded,
+            prices: PriceTable::builtin(),
+        },
+    );
+    assert!(
+        a.inputs[0].bad_bodies.iter().any(|b| b.contains("clamped")),
+        "{:?}",
+        a.inputs
+    );
+    assert!(a.summary.total_cost_usd.is_finite());
+}
+
+/// A price file with a negative or absurd price was accepted (costs went negative or
+/// infinite); it is refused on load, naming the model and field.
+#[test]
+fn price_files_are_validated_on_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("prices.json");
+    let mut t = serde_json::to_value(PriceTable::builtin()).unwrap();
+    t["models"][0]["output"] = serde_json::json!(-15.0);
+    std::fs::write(&p, serde_json::to_vec(&t).unwrap()).unwrap();
+    let Err(e) = PriceTable::from_file(&p) else {
+        panic!("a negative price was accepted")
+    };
+    let e = e.to_string();
+    assert!(e.contains("output") && e.contains("-15"), "{e}");
+    t["models"][0]["output"] = serde_json::json!(1e300);
+    std::fs::write(&p, serde_json::to_vec(&t).unwrap()).unwrap();
+    assert!(PriceTable::from_file(&p).is_err());
+}

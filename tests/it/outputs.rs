@@ -1,0 +1,152 @@
+//! One output policy for every writer (issue 10, kinds 9 and 10): an existing output is
+//! replaced only with `--force`, inputs are checked before any output is opened, outputs
+//! appear whole (temp file + rename) and owner-only, and `-` is standard output.
+
+use crate::common::*;
+
+fn agentwire(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(bin())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[cfg(unix)]
+fn mode(p: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+/// `pcap` overwrote existing outputs silently, and a mistyped input path replaced an
+/// existing trace with an empty one.
+#[test]
+fn pcap_keeps_existing_traces_and_checks_inputs_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("t.jsonl");
+    std::fs::write(&out, b"precious\n").unwrap();
+    let cap = shared_capture("claude-code/cc2.1.304-subagent.pcap");
+    let (cap, o) = (cap.to_str().unwrap(), out.to_str().unwrap());
+    let typo = agentwire(&["pcap", "/no/such/capture.pcap", "-o", o, "--force"]);
+    assert_eq!(typo.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&typo.stderr).contains("/no/such/capture.pcap"));
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        b"precious\n",
+        "a mistyped input costs nothing"
+    );
+    let refused = agentwire(&["pcap", cap, "-o", o]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--force"));
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious\n");
+    let forced = agentwire(&["pcap", cap, "-o", o, "--force", "--format", "json"]);
+    assert!(forced.status.success());
+    assert_eq!(
+        agentwire::trace::Trace::open(&out).unwrap().exchanges.len(),
+        4
+    );
+    #[cfg(unix)]
+    assert_eq!(mode(&out), 0o600, "traces hold bodies: owner-only");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 1, "no temporary file left: {names:?}");
+    // `-`: the trace on stdout, the summary on stderr
+    let piped = agentwire(&["pcap", cap, "-o", "-", "--format", "json"]);
+    assert!(piped.status.success());
+    let first = String::from_utf8_lossy(&piped.stdout)
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(first.contains("\"format\":\"agentwire-trace\""), "{first}");
+    let summary: serde_json::Value = serde_json::from_slice(
+        &piped.stderr[..piped.stderr.iter().rposition(|b| *b == b'}').unwrap() + 1],
+    )
+    .unwrap();
+    assert_eq!(summary["exchanges"], 4);
+}
+
+/// `analyze --parquet` replaced existing tables silently; now it refuses before the
+/// analysis, and `--force` replaces them whole.
+#[test]
+fn analyze_parquet_needs_force_to_replace_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let pq = dir.path().join("pq");
+    let trace = repo().join("captures/sample-session.jsonl");
+    let (t, p) = (trace.to_str().unwrap(), pq.to_str().unwrap());
+    assert!(
+        agentwire(&["analyze", t, "--parquet", p, "--format", "json"])
+            .status
+            .success()
+    );
+    let before = std::fs::read(pq.join("requests.parquet")).unwrap();
+    let again = agentwire(&["analyze", t, "--parquet", p, "--format", "json"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(again.stdout.is_empty(), "refused before the analysis ran");
+    assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
+    assert_eq!(std::fs::read(pq.join("requests.parquet")).unwrap(), before);
+    assert!(
+        agentwire(&["analyze", t, "--parquet", p, "--force", "--format", "json"])
+            .status
+            .success()
+    );
+    #[cfg(unix)]
+    assert_eq!(mode(&pq.join("jobs.parquet")), 0o600);
+}
+
+/// `matrix` replaced earlier runs' traces; now it refuses before recording anything.
+#[test]
+fn matrix_refuses_to_replace_earlier_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let earlier = dir
+        .path()
+        .join(agentwire::capture::matrix::file_name("claude-code@2.1.303"));
+    std::fs::write(&earlier, b"earlier run\n").unwrap();
+    let o = agentwire(&[
+        "matrix",
+        "--cli",
+        "claude-code@2.1.303",
+        "--route",
+        "base-url",
+        "-d",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--force"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read(&earlier).unwrap(), b"earlier run\n");
+}
+
+/// `capture` replaced an existing trace; the interface is opened first, then the output
+/// is refused without `--force`.
+#[test]
+fn capture_keeps_existing_traces() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: live capture needs root (CI runs as root)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("live.jsonl");
+    std::fs::write(&out, b"precious\n").unwrap();
+    let o = agentwire(&[
+        "capture",
+        "--iface",
+        "lo",
+        "--duration",
+        "1",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious\n");
+}
