@@ -8,11 +8,12 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::analysis_tables::{self as tables, pct, session_of, total, usd};
 use super::chart::{self, LaneBar, RequestBar};
 use super::glossary::{self, Entry};
 use super::meta::{InputMeta, Meta};
 use super::page::{self, thousands};
-use super::table::{Cell, Table};
+use super::table::Table;
 use super::DocFormat;
 use crate::analyze::Analysis;
 
@@ -22,59 +23,6 @@ pub struct Options {
     /// Show at most this many request rows in Markdown (all in HTML and JSON); `None`:
     /// all.
     pub max_rows: Option<usize>,
-}
-
-fn usd(v: f64) -> String {
-    format!("${:.4}", v + 0.0)
-}
-
-/// The text of a cost the analysis may leave unpriced (`None`: the model is not in the
-/// price table).
-fn usd_or_unpriced(v: Option<f64>) -> String {
-    v.map_or_else(|| "unpriced".to_string(), usd)
-}
-
-/// A cost cell: unpriced costs show as such and sort first.
-fn cost_cell(v: Option<f64>) -> Cell {
-    Cell::num(usd_or_unpriced(v), v.unwrap_or(-1.0))
-}
-
-/// The session of a thread label, from the analysis's thread rows.
-fn session_of<'a>(a: &'a Analysis, thread: &str) -> &'a str {
-    a.threads
-        .iter()
-        .find(|t| t.thread == thread)
-        .map_or("-", |t| t.session.as_str())
-}
-
-/// Threads whose requests include unpriced ones (their cost figures leave those out).
-fn unpriced_threads(a: &Analysis) -> Vec<&str> {
-    let mut v: Vec<&str> = a
-        .requests
-        .iter()
-        .filter(|r| r.cost_usd.is_none())
-        .map(|r| r.thread.as_str())
-        .collect();
-    v.sort_unstable();
-    v.dedup();
-    v
-}
-
-/// `$1.2345`, or `$1.2345 + unpriced` when some requests behind it are unpriced.
-fn total(v: f64, partial: bool) -> String {
-    if partial {
-        format!("{} + unpriced", usd(v))
-    } else {
-        usd(v)
-    }
-}
-
-fn pct(v: f64) -> String {
-    format!("{:.1}%", v * 100.0)
-}
-
-fn opt<T: ToString>(v: &Option<T>) -> String {
-    v.as_ref().map_or_else(|| "-".to_string(), T::to_string)
 }
 
 #[derive(Serialize)]
@@ -391,237 +339,6 @@ fn charts(a: &Analysis) -> Charts {
     }
 }
 
-fn tables(a: &Analysis, o: &Options, html: bool) -> Vec<Table> {
-    let mut out = Vec::new();
-    let mut t = Table::new(
-        "causes",
-        "Cache misses by cause",
-        &["cause", "requests", "miss tokens", "extra cost"],
-    );
-    for c in &a.summary.misses_by_cause {
-        t.push(
-            "",
-            vec![
-                Cell::code(&c.cause),
-                Cell::int(c.requests as u64),
-                Cell::int(c.tokens),
-                Cell::num(usd(c.cost_usd), c.cost_usd),
-            ],
-        );
-    }
-    out.push(t);
-    let mut t = Table::new(
-        "threads",
-        "Threads",
-        &[
-            "session",
-            "thread",
-            "requests",
-            "polls",
-            "redundant",
-            "input",
-            "read",
-            "write",
-            "output",
-            "hit rate",
-            "miss tokens",
-            "miss cost",
-            "cost",
-        ],
-    );
-    let unpriced = unpriced_threads(a);
-    for r in &a.threads {
-        let partial = unpriced.contains(&r.thread.as_str());
-        t.push(
-            "",
-            vec![
-                Cell::code(&r.session),
-                Cell::code(&r.thread),
-                Cell::int(r.requests as u64),
-                Cell::int(r.polls as u64),
-                Cell::int(r.redundant_polls as u64),
-                Cell::int(r.tokens.input()),
-                Cell::int(r.tokens.read),
-                Cell::int(r.tokens.write()),
-                Cell::int(r.tokens.output),
-                Cell::num(pct(r.cache_hit_rate), r.cache_hit_rate),
-                Cell::int(r.miss_tokens),
-                Cell::num(total(r.miss_cost_usd, partial), r.miss_cost_usd),
-                Cell::num(total(r.cost_usd, partial), r.cost_usd),
-            ],
-        );
-    }
-    out.push(t);
-    let mut t = Table::new(
-        "episodes",
-        "Poll episodes",
-        &[
-            "thread",
-            "kind",
-            "tool",
-            "target",
-            "job",
-            "polls",
-            "redundant",
-            "after notif.",
-            "pending",
-            "interval s",
-            "job s",
-            "tokens",
-            "cost",
-            "wasted $",
-        ],
-    );
-    for e in &a.episodes {
-        t.push(
-            "",
-            vec![
-                Cell::code(&e.thread),
-                Cell::text(&e.kind),
-                Cell::code(&e.tool),
-                Cell::code(&e.target),
-                Cell::code(opt(&e.job)),
-                Cell::int(e.polls as u64),
-                Cell::int(e.redundant as u64),
-                Cell::int(e.after_notified as u64),
-                Cell::int(e.while_pending as u64),
-                Cell::text(opt(&e.mean_interval_s.map(|v| format!("{v:.1}")))),
-                Cell::text(opt(&e.job_duration_s.map(|v| format!("{v:.1}")))),
-                Cell::int(e.tokens.input() + e.tokens.output),
-                Cell::num(usd(e.cost_usd), e.cost_usd),
-                Cell::num(usd(e.wasted_cost_usd), e.wasted_cost_usd),
-            ],
-        );
-    }
-    out.push(t);
-    let mut t = Table::new(
-        "requests",
-        "Requests",
-        &[
-            "#",
-            "thread",
-            "time",
-            "usage",
-            "uncached",
-            "read",
-            "write",
-            "output",
-            "status",
-            "cause",
-            "detail",
-            "miss tokens",
-            "cost",
-        ],
-    );
-    t.paged = true;
-    let limit = if html { None } else { o.max_rows };
-    for r in a.requests.iter().take(limit.unwrap_or(usize::MAX)) {
-        let class = match r.status.as_str() {
-            "miss" | "partial" => r.status.as_str(),
-            _ => "",
-        };
-        t.push(
-            class,
-            vec![
-                Cell::int(r.seq as u64),
-                Cell::code(&r.thread),
-                Cell::text(r.at.format("%H:%M:%S%.3f").to_string()),
-                Cell::text(&r.usage),
-                Cell::int(r.tokens.uncached),
-                Cell::int(r.tokens.read),
-                Cell::int(r.tokens.write()),
-                Cell::int(r.tokens.output),
-                Cell::text(&r.status),
-                Cell::code(opt(&r.cause.as_ref().map(|c| c.name()))),
-                Cell::text(
-                    r.cause_detail
-                        .clone()
-                        .filter(|d| !d.is_empty())
-                        .unwrap_or_else(|| "-".into()),
-                ),
-                Cell::int(r.miss_tokens),
-                cost_cell(r.cost_usd),
-            ],
-        );
-    }
-    out.push(t);
-    let mut t = Table::new(
-        "jobs",
-        "Background jobs",
-        &[
-            "job",
-            "kind",
-            "session",
-            "thread",
-            "tool",
-            "state",
-            "exit",
-            "started",
-            "notified",
-            "duration s",
-            "polls",
-            "duplicate of",
-            "artifact",
-        ],
-    );
-    for j in &a.jobs {
-        let kind = serde_json::to_value(j.job.kind)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
-        t.push(
-            "",
-            vec![
-                Cell::code(&j.job.reference),
-                Cell::text(kind),
-                Cell::code(session_of(a, &j.job.thread_label)),
-                Cell::code(&j.job.thread_label),
-                Cell::code(&j.job.tool),
-                Cell::text(j.job.state.name()),
-                Cell::text(opt(&j.job.exit_code)),
-                Cell::text(j.job.started_at.format("%H:%M:%S%.3f").to_string()),
-                Cell::text(opt(&j
-                    .job
-                    .notified_at
-                    .map(|t| t.format("%H:%M:%S%.3f").to_string()))),
-                Cell::text(opt(&j.duration_s.map(|v| format!("{v:.1}")))),
-                Cell::int(j.job.polls as u64),
-                Cell::code(opt(&j.job.duplicate_of)),
-                Cell::code(opt(&j.job.artifact)),
-            ],
-        );
-    }
-    out.push(t);
-    let mut t = Table::new(
-        "decisions",
-        "Decision records",
-        &[
-            "job",
-            "thread",
-            "state",
-            "acceptance",
-            "decision",
-            "unresolved",
-        ],
-    );
-    for d in &a.decisions {
-        let thread = a.jobs.iter().find(|j| j.job.reference == d.job_reference);
-        t.push(
-            "",
-            vec![
-                Cell::code(&d.job_reference),
-                Cell::code(thread.map_or_else(|| "-".to_string(), |j| j.job.thread_label.clone())),
-                Cell::text(&d.observed_state),
-                Cell::text(&d.acceptance_result),
-                Cell::text(&d.decision),
-                Cell::text(opt(&d.unresolved_fact)),
-            ],
-        );
-    }
-    out.push(t);
-    out
-}
-
 /// Title of an audit report: the clients, routes and settings of its inputs.
 pub fn title(inputs: &[InputMeta]) -> String {
     let mut who: Vec<String> = Vec::new();
@@ -639,7 +356,7 @@ pub fn render(a: &Analysis, inputs: Vec<InputMeta>, format: DocFormat, o: &Optio
     let meta = Meta::new(title(&inputs), inputs);
     let summary = summary(a);
     let html = format == DocFormat::Html;
-    let tables = tables(a, o, html);
+    let tables = tables::all(a, if html { None } else { o.max_rows });
     let figures = figures(a);
     let mut terms: Vec<String> = figures.iter().map(|f| f.label.to_string()).collect();
     for t in &tables {

@@ -90,6 +90,51 @@ where
     Ok(svg)
 }
 
+/// A chart with named rows on its y axis and a numeric x axis.
+type RowChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<
+        plotters::coord::types::RangedCoordf64,
+        plotters::coord::ranged1d::SegmentedCoord<plotters::coord::types::RangedCoordi32>,
+    >,
+>;
+
+/// A chart of named rows: one y segment per label (the first at the bottom), a numeric x
+/// axis from 0 to `x_max` described as `x_desc`, `label_width` pixels for the row labels;
+/// caption and mesh drawn.
+fn row_chart<'a, 'b>(
+    root: &'a Area<'b>,
+    title: &str,
+    labels: &[String],
+    x_max: f64,
+    x_desc: &str,
+    label_width: u32,
+) -> Result<RowChart<'a, 'b>, String> {
+    let n = labels.len().max(1);
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (FONT, 18))
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(label_width)
+        .build_cartesian_2d(0f64..x_max, (0..(n as i32 - 1).max(1)).into_segmented())
+        .map_err(err)?;
+    let fmt = |v: &SegmentValue<i32>| match v {
+        SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
+        _ => String::new(),
+    };
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(n)
+        .y_label_formatter(&fmt)
+        .x_desc(x_desc)
+        .label_style((FONT, 12))
+        .draw()
+        .map_err(err)?;
+    Ok(chart)
+}
+
 /// Per-tool definition bytes, A above B, B coloured by how it is sent (loaded, deferred
 /// definition, placeholder, announced only). Largest tools first, as given.
 pub fn tool_bytes(tools: &[ToolBar], a_name: &str, b_name: &str) -> Result<String, String> {
@@ -101,26 +146,14 @@ pub fn tool_bytes(tools: &[ToolBar], a_name: &str, b_name: &str) -> Result<Strin
     let max = tools.iter().map(|t| t.a.max(t.b)).max().unwrap_or(1).max(1) as f64 * 1.08;
     let labels: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
     draw(WIDTH, height, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption("Tool definition bytes, A vs B", (FONT, 18))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(190)
-            .build_cartesian_2d(0f64..max, (0..(n as i32 - 1).max(1)).into_segmented())
-            .map_err(err)?;
-        let fmt = |v: &SegmentValue<i32>| match v {
-            SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
-            _ => String::new(),
-        };
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(n)
-            .y_label_formatter(&fmt)
-            .x_desc("bytes")
-            .label_style((FONT, 12))
-            .draw()
-            .map_err(err)?;
+        let mut chart = row_chart(
+            root,
+            "Tool definition bytes, A vs B",
+            &labels,
+            max,
+            "bytes",
+            190,
+        )?;
         let half = (row / 2).saturating_sub(2);
         let bar = |x: f64, i: usize, top: bool, c: RGBColor| {
             let mut r = Rectangle::new(
@@ -475,26 +508,14 @@ pub fn lanes(title: &str, bars: &[LaneBar]) -> Result<String, String> {
     let row = 30u32;
     let height = 80 + row * n as u32 + 30;
     draw(WIDTH, height, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, (FONT, 18))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(240)
-            .build_cartesian_2d(0f64..end, (0..(n as i32 - 1).max(1)).into_segmented())
-            .map_err(err)?;
-        let fmt = |v: &SegmentValue<i32>| match v {
-            SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
-            _ => String::new(),
-        };
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(n)
-            .y_label_formatter(&fmt)
-            .x_desc("seconds from the first request")
-            .label_style((FONT, 12))
-            .draw()
-            .map_err(err)?;
+        let mut chart = row_chart(
+            root,
+            title,
+            &labels,
+            end,
+            "seconds from the first request",
+            240,
+        )?;
         for (k, cat) in cats.iter().enumerate() {
             let c = color(k);
             chart
@@ -539,26 +560,7 @@ pub fn hbars(title: &str, items: &[(String, f64)], unit: &str) -> Result<String,
     let height = 70 + row * n as u32 + 30;
     let labels: Vec<String> = items.iter().map(|i| i.0.clone()).collect();
     draw(WIDTH, height, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, (FONT, 18))
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(190)
-            .build_cartesian_2d(0f64..max, (0..(n as i32 - 1).max(1)).into_segmented())
-            .map_err(err)?;
-        let fmt = |v: &SegmentValue<i32>| match v {
-            SegmentValue::CenterOf(i) => labels.get(*i as usize).cloned().unwrap_or_default(),
-            _ => String::new(),
-        };
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(n)
-            .y_label_formatter(&fmt)
-            .x_desc(unit)
-            .label_style((FONT, 12))
-            .draw()
-            .map_err(err)?;
+        let mut chart = row_chart(root, title, &labels, max, unit, 190)?;
         chart
             .draw_series(items.iter().enumerate().map(|(i, (_, v))| {
                 let mut r = Rectangle::new(

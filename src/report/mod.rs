@@ -2,6 +2,7 @@
 //! Markdown, self-contained HTML with SVG charts, JSON). Each report type has a module
 //! that turns an analysis result into text; nothing here reads files or sockets.
 
+pub mod analysis_tables;
 pub mod analyze;
 pub mod audit_page;
 pub mod capture;

@@ -233,7 +233,7 @@ fn packet_captures_are_read_by_every_command_as_agentwire_pcap_extracts_them() {
         gz_path.clone(),
     ] {
         let trace = d.join("extracted.jsonl");
-        ok(&["pcap", &s(&input), "-o", &s(&trace)]);
+        ok(&["pcap", &s(&input), "-o", &s(&trace), "--force"]);
         let show = |p: &Path| ok(&["show", &s(p), "--format", "json"]).stdout;
         let shown = show(&input);
         let n = serde_json::from_slice::<serde_json::Value>(&shown)

@@ -144,12 +144,12 @@ fn audit_report_shows_19_redundant_polls_and_the_330_s_ttl_miss(br: &mut Browser
     assert!(figure.contains(&vec!["polls".to_string(), "21".to_string()]));
     assert!(figure.contains(&vec!["redundant polls".to_string(), "19".to_string()]));
     let miss = br.eval(
-        "Array.from(document.querySelectorAll('#requests tbody tr')).map(r => Array.from(r.cells).map(c => c.textContent)).filter(c => c[9] == 'ttl_expired')",
+        "Array.from(document.querySelectorAll('#requests tbody tr')).map(r => Array.from(r.cells).map(c => c.textContent)).filter(c => c[10] == 'ttl_expired')",
     );
     let miss: Vec<Vec<String>> = miss.as_array().unwrap().iter().map(strings).collect();
     assert_eq!(miss.len(), 1, "{miss:?}");
-    assert_eq!(miss[0][8], "miss");
-    assert_eq!(miss[0][10], format!("gap {gap:.1} s > 300 s"));
+    assert_eq!(miss[0][9], "miss");
+    assert_eq!(miss[0][11], format!("gap {gap:.1} s > 300 s"));
     let marked = br.eval(
         "Array.from(document.querySelectorAll('#chart-timeline svg text')).map(t => t.textContent.trim()).filter(t => t.startsWith('TTL gap'))",
     );
