@@ -319,15 +319,8 @@ pub struct ReportAnalyzeArgs {
     /// Trace files or pcap files, analysed together (threads per file, one shared cache).
     #[arg(required = true)]
     pub traces: Vec<PathBuf>,
-    /// Cache TTL: each breakpoint's own (auto), or force 5m / 1h.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub ttl: TtlArg,
-    /// Price table JSON file replacing the built-in one (see `analyze --prices`).
-    #[arg(long)]
-    pub prices: Option<PathBuf>,
-    /// Which usage figures to trust (see `analyze --usage`).
-    #[arg(long, value_enum, default_value = "auto")]
-    pub usage: UsageArg,
+    #[command(flatten)]
+    pub settings: AnalysisArgs,
     #[command(flatten)]
     pub out: DocOutputArgs,
 }
@@ -819,15 +812,9 @@ impl From<UsageArg> for agentwire::analyze::UsageMode {
     }
 }
 
-/// `agentwire analyze`.
+/// How an analysis counts and prices (`analyze`, `report analyze`).
 #[derive(Args, Debug)]
-pub struct AnalyzeArgs {
-    /// Trace files (JSON Lines), analysed together (threads per file, one shared cache).
-    #[arg(required = true)]
-    pub traces: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: FormatArg,
+pub struct AnalysisArgs {
     /// Cache TTL: each breakpoint's own (auto), or force 5m / 1h.
     #[arg(long, value_enum, default_value = "auto")]
     pub ttl: TtlArg,
@@ -840,6 +827,19 @@ pub struct AnalyzeArgs {
     /// usage) need `simulated`.
     #[arg(long, value_enum, default_value = "auto")]
     pub usage: UsageArg,
+}
+
+/// `agentwire analyze`.
+#[derive(Args, Debug)]
+pub struct AnalyzeArgs {
+    /// Trace files (JSON Lines), analysed together (threads per file, one shared cache).
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: FormatArg,
+    #[command(flatten)]
+    pub settings: AnalysisArgs,
     /// Fail (exit 4) when a metric crosses a threshold, e.g. `redundant-polls>5`,
     /// `cache-miss-cost>$0.50` (repeatable).
     #[arg(long = "fail-on", value_name = "EXPR")]

@@ -7,25 +7,17 @@ use anyhow::Result;
 use agentwire::report;
 
 use super::{out, usage, DEGRADED, GATE_TRIPPED};
-use crate::cli::AnalyzeArgs;
+use crate::cli::{AnalysisArgs, AnalyzeArgs};
 
 pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
-    use agentwire::analyze::{self, AnalyzeConfig, FailOn, PriceTable};
+    use agentwire::analyze::{self, FailOn};
     let gates = a
         .fail_on
         .iter()
         .map(|e| FailOn::parse(e))
         .collect::<Result<Vec<_>, _>>()
         .map_err(usage)?;
-    let prices = match &a.prices {
-        Some(p) => PriceTable::from_file(p)?,
-        None => PriceTable::builtin(),
-    };
-    let cfg = AnalyzeConfig {
-        ttl: a.ttl.into(),
-        usage: a.usage.into(),
-        prices,
-    };
+    let cfg = config(&a.settings)?;
     if let Some(dir) = &a.parquet {
         // Outputs checked before the (possibly long) analysis.
         report::parquet::check_tables(dir, a.force)?;
@@ -72,4 +64,18 @@ pub(super) fn warn(result: &agentwire::analyze::Analysis) -> ExitCode {
         }
     }
     code
+}
+
+/// The analysis settings of `--ttl`, `--usage` and `--prices FILE` (default: the built-in
+/// price table).
+pub(super) fn config(s: &AnalysisArgs) -> Result<agentwire::analyze::AnalyzeConfig> {
+    use agentwire::analyze::{AnalyzeConfig, PriceTable};
+    Ok(AnalyzeConfig {
+        ttl: s.ttl.into(),
+        usage: s.usage.into(),
+        prices: match &s.prices {
+            Some(p) => PriceTable::from_file(p)?,
+            None => PriceTable::builtin(),
+        },
+    })
 }

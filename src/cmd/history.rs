@@ -14,10 +14,7 @@ use agentwire::report::history_page::{self, Step};
 use agentwire::report::{diff_page, meta::InputMeta, DocFormat};
 use agentwire::trace::Trace;
 
-use super::{
-    doc_format, npm_error, progress_spinner, runtime, server_config, write_doc, write_file,
-    DEGRADED,
-};
+use super::{doc_format, npm_error, server_config, write_doc, write_file, DEGRADED};
 use crate::cli::{HistoryArgs, LimitArgs, ReplyArgs};
 
 pub(super) fn history(a: HistoryArgs) -> Result<ExitCode> {
@@ -162,19 +159,7 @@ fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
             &ReplyArgs::default(),
             &LimitArgs::default(),
         )?;
-        let spinner = std::sync::Arc::new(progress_spinner());
-        let sp = spinner.clone();
-        let progress: std::sync::Arc<dyn Fn(&str) + Send + Sync> =
-            std::sync::Arc::new(move |m: &str| sp.set_message(m.to_string()));
-        let results = runtime()?.block_on(matrix::run(
-            &cells,
-            tmp.path(),
-            &a.args,
-            &server,
-            usize::from(a.parallel),
-            progress,
-        ));
-        spinner.finish_and_clear();
+        let results = super::matrix::run_cells(&cells, tmp.path(), &a.args, &server, a.parallel)?;
         for ((cell, &i), (path, r)) in cells.iter().zip(&missing).zip(results) {
             let o = r.map_err(|e| anyhow::anyhow!("{}: recording failed: {e:#}", cell.label))?;
             eprintln!("{}", o.summary(&paths[i]));

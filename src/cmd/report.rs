@@ -52,18 +52,9 @@ fn diff(a: ReportDiffArgs) -> Result<ExitCode> {
 }
 
 fn analyze(a: ReportAnalyzeArgs) -> Result<ExitCode> {
-    use agentwire::analyze::{AnalyzeConfig, Analyzer, PriceTable};
+    use agentwire::analyze::Analyzer;
     let format = doc_format(&a.out)?;
-    let prices = match &a.prices {
-        Some(p) => PriceTable::from_file(p)?,
-        None => PriceTable::builtin(),
-    };
-    let cfg = AnalyzeConfig {
-        ttl: a.ttl.into(),
-        usage: a.usage.into(),
-        prices,
-    };
-    let mut an = Analyzer::new(cfg);
+    let mut an = Analyzer::new(super::analyze::config(&a.settings)?);
     let mut metas = Vec::new();
     // One input at a time: each trace is dropped once the analyzer has taken it in.
     for p in &a.traces {

@@ -298,7 +298,8 @@ fn sizes(a: &MessagesRequest, b: &MessagesRequest) -> Vec<SizeRow> {
         .collect()
 }
 
-fn blocks(r: &MessagesRequest) -> Vec<SystemBlock> {
+/// The `system` blocks of a request with their sizes, ends and breakpoints.
+pub fn system_blocks(r: &MessagesRequest) -> Vec<SystemBlock> {
     let Some(s) = &r.system else { return vec![] };
     s.blocks
         .iter()
@@ -320,7 +321,7 @@ fn diff_system(a: &MessagesRequest, b: &MessagesRequest, norm: &mut Norm) -> Sys
     } else {
         diff_text(&norm.a(&ta), &norm.b(&tb))
     };
-    let (a_blocks, b_blocks) = (blocks(a), blocks(b));
+    let (a_blocks, b_blocks) = (system_blocks(a), system_blocks(b));
     let bp = |v: &[SystemBlock]| -> Vec<usize> {
         v.iter()
             .filter(|b| b.cache_control.is_some())

@@ -10,15 +10,13 @@ use super::{page, DocFormat};
 use crate::api::tools::ToolView;
 use crate::api::MessagesRequest;
 
-/// One system block.
+/// One system block: its index, size and breakpoint (as the diff reports them) and its
+/// whole text.
 #[derive(Clone, Debug, Serialize)]
 pub struct SystemBlock {
-    /// Index from 0.
-    pub index: usize,
-    /// Size as sent, bytes.
-    pub bytes: usize,
-    /// `cache_control` (compact JSON), if the block is a cache breakpoint.
-    pub cache_control: Option<String>,
+    /// Index, size in bytes, end offset and `cache_control`.
+    #[serde(flatten)]
+    pub block: crate::diff::request::SystemBlock,
     /// The block's text, whole.
     pub text: String,
 }
@@ -65,18 +63,15 @@ pub struct Prompt {
 
 /// The prompt of request `req`, exchange `exchange` of `input`.
 pub fn prompt(req: &MessagesRequest, exchange: u64, input: InputMeta) -> Prompt {
-    let system = req.system.as_ref().map_or_else(Vec::new, |s| {
-        s.blocks
-            .iter()
-            .enumerate()
-            .map(|(i, b)| SystemBlock {
-                index: i,
-                bytes: b.span.len(),
-                cache_control: b.cache_control.as_ref().map(|c| c.to_string()),
-                text: b.text().unwrap_or_default().to_string(),
-            })
-            .collect()
-    });
+    let texts = req.system.iter().flat_map(|s| s.blocks.iter());
+    let system = crate::diff::request::system_blocks(req)
+        .into_iter()
+        .zip(texts)
+        .map(|(block, b)| SystemBlock {
+            block,
+            text: b.text().unwrap_or_default().to_string(),
+        })
+        .collect();
     let view = ToolView::of(req);
     let defined: Vec<&str> = req.tools.iter().map(|t| t.name.as_str()).collect();
     let role = |name: &str| {
