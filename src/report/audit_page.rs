@@ -223,14 +223,18 @@ fn figures(a: &Analysis) -> Vec<Figure> {
 /// Most lanes a lane chart draws; the table below it lists every row.
 const MAX_LANES: usize = 40;
 
-/// A lane chart's title, saying so when only the [`MAX_LANES`] busiest of `total` lanes
-/// are drawn.
-fn capped(title: &str, total: usize, lanes: &str, weight: &str, table: &str) -> String {
-    if total <= MAX_LANES {
+/// A lane chart of at most [`MAX_LANES`] lanes, the busiest; its title says so when
+/// lanes were left out. `what` names the lanes, their weight and the table that lists
+/// every row (`("targets", "polls", "Poll episodes")`).
+fn lane_chart(title: &str, bars: Vec<LaneBar>, what: (&str, &str, &str)) -> minijinja::Value {
+    let (lanes, weight, table) = what;
+    let (bars, total) = chart::busiest_lanes(bars, MAX_LANES);
+    let title = if total <= MAX_LANES {
         title.to_string()
     } else {
         format!("{title}: {MAX_LANES} of {total} {lanes}, those with the most {weight} (all in the {table} table)")
-    }
+    };
+    page::svg(chart::lanes(&title, &bars))
 }
 
 fn secs(t0: DateTime<Utc>, t: DateTime<Utc>) -> f64 {
@@ -277,15 +281,11 @@ fn charts(a: &Analysis) -> Charts {
                 weight: e.polls as u64,
             })
             .collect();
-        let (lanes, total) = chart::busiest_lanes(lanes, MAX_LANES);
-        let title = capped(
+        lane_chart(
             "Poll episodes over time, per target",
-            total,
-            "targets",
-            "polls",
-            "Poll episodes",
-        );
-        page::svg(chart::lanes(&title, &lanes))
+            lanes,
+            ("targets", "polls", "Poll episodes"),
+        )
     });
     let mut cost: Vec<(String, f64)> = a
         .summary
@@ -321,15 +321,11 @@ fn charts(a: &Analysis) -> Charts {
                 }
             })
             .collect();
-        let (lanes, total) = chart::busiest_lanes(lanes, MAX_LANES);
-        let title = capped(
+        lane_chart(
             "Background jobs per session",
-            total,
-            "sessions",
-            "jobs",
-            "Background jobs",
-        );
-        page::svg(chart::lanes(&title, &lanes))
+            lanes,
+            ("sessions", "jobs", "Background jobs"),
+        )
     });
     Charts {
         timeline: page::svg(chart::request_timeline(&bars, &causes)),

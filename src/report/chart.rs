@@ -90,6 +90,21 @@ where
     Ok(svg)
 }
 
+/// Draw the legend of a chart's labelled series at `pos`.
+fn legend<'a, 'b: 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, CT>,
+    pos: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(pos)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font((FONT, 12))
+        .draw()
+        .map_err(err)
+}
+
 /// A chart with named rows on its y axis and a numeric x axis.
 type RowChart<'a, 'b> = ChartContext<
     'a,
@@ -219,14 +234,7 @@ pub fn tool_bytes(tools: &[ToolBar], a_name: &str, b_name: &str) -> Result<Strin
                     }),
             )
             .map_err(err)?;
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FONT, 12))
-            .draw()
-            .map_err(err)
+        legend(&mut chart, SeriesLabelPosition::LowerRight)
     })
 }
 
@@ -393,14 +401,7 @@ pub fn request_timeline(reqs: &[RequestBar], causes: &[String]) -> Result<String
                 )))
                 .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FONT, 12))
-            .draw()
-            .map_err(err)
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)
     })
 }
 
@@ -629,14 +630,7 @@ pub fn lines(title: &str, x: &[String], series: &[(String, Vec<u64>)]) -> Result
                 .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))
                 .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FONT, 12))
-            .draw()
-            .map_err(err)
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)
     })
 }
 

@@ -217,15 +217,7 @@ fn packet_captures_are_read_by_every_command_as_agentwire_pcap_extracts_them() {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     std::io::Write::write_all(&mut gz, &bytes).unwrap();
     let gz_path = write(d, "capture.gz", &gz.finish().unwrap());
-    let ok = |args: &[&str]| {
-        let o = agentwire(args);
-        assert!(
-            o.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        o
-    };
+    let ok = agentwire_ok;
     let s = |p: &Path| p.to_str().unwrap().to_string();
     for input in [
         pcap.clone(),

@@ -2,11 +2,9 @@
 //! checked against the request body tshark extracts from the same capture (parsed here
 //! with serde_json, not agentwire's API model).
 
-use std::process::Command;
-
 use serde_json::Value;
 
-use crate::common::{bin, shared_capture};
+use crate::common::{agentwire_ok, shared_capture};
 use crate::common_tshark::exchanges_from_pcap;
 
 #[test]
@@ -16,15 +14,7 @@ fn prompt_export_holds_every_system_block_and_tool_definition_whole() {
     let x = xs.iter().find(|x| x.is_messages()).unwrap();
     let body: Value = serde_json::from_slice(&x.request.body.bytes).unwrap();
 
-    let out = Command::new(bin())
-        .args(["prompt", pcap.to_str().unwrap(), "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = agentwire_ok(&["prompt", pcap.to_str().unwrap(), "--format", "json"]);
     let p: Value = serde_json::from_slice(&out.stdout).unwrap();
     let sys = body["system"].as_array().unwrap();
     let got = p["system"].as_array().unwrap();
@@ -54,11 +44,19 @@ fn prompt_export_holds_every_system_block_and_tool_definition_whole() {
     assert_eq!(p["announced"].as_array().unwrap().len(), 10);
 
     // Markdown: one section per block and per tool, every description whole.
-    let out = Command::new(bin())
-        .args(["prompt", pcap.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let md = String::from_utf8(out.stdout).unwrap();
+    // Roles in the api layer's words: 2.1.304 sends its tools without defer_loading
+    // except the `DeferredToolPlaceholder`, which stands for no tool.
+    for (g, t) in got.iter().zip(tools) {
+        let want = match (t.get("defer_loading"), t["name"].as_str().unwrap()) {
+            (Some(Value::Bool(true)), "DeferredToolPlaceholder") => "placeholder",
+            (Some(Value::Bool(true)), _) => "deferred definition",
+            _ => "loaded",
+        };
+        assert_eq!(g["role"], want, "{}", t["name"]);
+    }
+    assert!(got.iter().any(|g| g["role"] == "placeholder"));
+
+    let md = String::from_utf8(agentwire_ok(&["prompt", pcap.to_str().unwrap()]).stdout).unwrap();
     assert_eq!(md.matches("\n### ").count(), sys.len() + tools.len());
     for t in tools {
         assert!(md.contains(t["description"].as_str().unwrap()));

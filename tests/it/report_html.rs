@@ -10,27 +10,16 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use agentwire::api::MessagesRequest;
 
-use crate::common::{bin, shared_capture};
+use crate::common::{agentwire_ok, shared_capture};
 use crate::common_chromium::{save_screenshot, Browser};
 use crate::common_tshark::exchanges_from_pcap;
 use crate::report_scale;
 
 fn capture(name: &str) -> PathBuf {
     shared_capture(&format!("claude-code/{name}"))
-}
-
-/// Run agentwire with `args`; panics with its stderr when it fails.
-fn agentwire(args: &[&str]) {
-    let out = Command::new(bin()).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "agentwire {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// Tool names of the first Messages request tshark finds in a capture.
@@ -64,7 +53,7 @@ fn diff_report_shows_20_to_12_tools_and_names_the_ten_deferred(br: &mut Browser)
 
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("diff.html");
-    agentwire(&[
+    agentwire_ok(&[
         "report",
         "diff",
         a.to_str().unwrap(),
@@ -124,7 +113,7 @@ fn audit_report_shows_19_redundant_polls_and_the_330_s_ttl_miss(br: &mut Browser
 
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("audit.html");
-    agentwire(&[
+    agentwire_ok(&[
         "report",
         "analyze",
         "--usage",
@@ -185,7 +174,7 @@ fn history_report_tabulates_tool_counts_per_capture(br: &mut Browser) {
     let mut args = vec!["history"];
     args.extend(caps.iter().map(|c| c.to_str().unwrap()));
     args.extend(["-o", out.to_str().unwrap()]);
-    agentwire(&args);
+    agentwire_ok(&args);
     br.resize(1200, 1100);
     let url = br.open(&out);
     let tools = br.eval(

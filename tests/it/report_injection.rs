@@ -6,13 +6,12 @@
 //! Markdown reports, parsed by a CommonMark renderer, contain no raw HTML.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::json;
 
 use agentwire::trace::{Context, TraceWriter};
 
-use crate::common::bin;
+use crate::common::agentwire_ok;
 use crate::common_chromium::Browser;
 use crate::hand_trace::{text, tool_result, tool_use, Conv, TraceBuilder};
 
@@ -81,15 +80,6 @@ pub fn hostile_pair(dir: &Path) -> (String, String) {
     (a.display().to_string(), b.display().to_string())
 }
 
-fn run(args: &[&str]) {
-    let out = Command::new(bin()).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "agentwire {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Must-show 2: recorded markup in every place a trace holds text never runs in the HTML
 /// reports and shows as text (run by `report_html`'s one-browser test).
 pub fn injected_markup_never_runs(br: &mut Browser) {
@@ -97,8 +87,8 @@ pub fn injected_markup_never_runs(br: &mut Browser) {
     let (a, b) = hostile_pair(dir.path());
     let diff = dir.path().join("diff.html");
     let audit = dir.path().join("audit.html");
-    run(&["report", "diff", &a, &b, "-o", diff.to_str().unwrap()]);
-    run(&["report", "analyze", &a, &b, "-o", audit.to_str().unwrap()]);
+    agentwire_ok(&["report", "diff", &a, &b, "-o", diff.to_str().unwrap()]);
+    agentwire_ok(&["report", "analyze", &a, &b, "-o", audit.to_str().unwrap()]);
     br.resize(1200, 900);
     // The diff shows every payload (prompt lines, tools, schema); the audit the ones in
     // names, tool inputs and the recording context.

@@ -4,14 +4,13 @@
 //! and no raw HTML from recorded text.
 
 use std::collections::BTreeSet;
-use std::process::Command;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
 use agentwire::report::meta::InputMeta;
 use agentwire::report::{audit_page, diff_page, DocFormat};
 
-use crate::common::{bin, shared_capture};
+use crate::common::{agentwire_ok, shared_capture};
 
 fn settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
@@ -103,15 +102,7 @@ fn markdown_of_real_captures_has_whole_lines_and_explained_labels() {
             .display()
             .to_string()
     };
-    let run = |args: &[&str]| {
-        let out = Command::new(bin()).args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let run = |args: &[&str]| String::from_utf8(agentwire_ok(args).stdout).unwrap();
     let md = run(&[
         "report",
         "diff",
@@ -138,6 +129,10 @@ fn markdown_of_real_captures_has_whole_lines_and_explained_labels() {
     let (a, b) = crate::report_injection::hostile_pair(dir.path());
     check_markdown(&run(&["report", "diff", &a, &b]));
     check_markdown(&run(&["report", "analyze", &a, &b]));
+}
+
+fn s(p: &std::path::Path) -> String {
+    p.display().to_string()
 }
 
 /// Parse `md` as CommonMark (GFM tables) and check: no raw HTML, no text line ending in
@@ -313,15 +308,8 @@ fn all_mode_summary_covers_every_comparison() {
     };
     let (a, b) = (write("a.jsonl", false), write("b.jsonl", true));
     let out = dir.path().join("r.json");
-    let o = Command::new(bin())
-        .args(["report", "diff", "--all"])
-        .arg(&a)
-        .arg(&b)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (a, b, out_s) = (s(&a), s(&b), s(&out));
+    agentwire_ok(&["report", "diff", "--all", &a, &b, "-o", &out_s]);
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let summary: Vec<&str> = v["summary"]
         .as_array()
@@ -345,13 +333,7 @@ fn all_mode_summary_covers_every_comparison() {
         summary[1]
     );
     // The Markdown carries the same sentences.
-    let md = Command::new(bin())
-        .args(["report", "diff", "--all"])
-        .arg(&a)
-        .arg(&b)
-        .output()
-        .unwrap();
-    let md = String::from_utf8(md.stdout).unwrap();
+    let md = String::from_utf8(agentwire_ok(&["report", "diff", "--all", &a, &b]).stdout).unwrap();
     check_markdown(&md);
     assert!(md.contains("At s1/main turn 1: "), "{md}");
 }
@@ -391,13 +373,7 @@ fn recorded_control_characters_never_reach_stdout_raw() {
         vec!["prompt", &a, "--format", "json"],
     ];
     for args in runs {
-        let o = Command::new(bin()).args(&args).output().unwrap();
-        assert!(
-            o.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let out = String::from_utf8(o.stdout).unwrap();
+        let out = String::from_utf8(agentwire_ok(&args).stdout).unwrap();
         for bad in ['\u{1b}', '\u{7}', '\u{202e}'] {
             assert!(!out.contains(bad), "{args:?} printed {bad:?} raw");
         }
