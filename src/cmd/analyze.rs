@@ -29,7 +29,7 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         let files = report::parquet::write_tables(&result, dir, a.force)?;
         eprintln!("wrote {} Parquet tables to {}", files.len(), dir.display());
     }
-    let mut code = warn(&result);
+    let mut code = warnings(&result);
     let tripped: Vec<String> = gates
         .iter()
         .filter_map(|g| g.check(&result.summary))
@@ -45,9 +45,9 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
 
 /// Print an analysis's warnings (unpriced models, unreadable lines, skipped requests) on
 /// stderr; the exit code they imply.
-pub(super) fn warn(result: &agentwire::analyze::Analysis) -> ExitCode {
+pub(super) fn warnings(result: &agentwire::analyze::Analysis) -> ExitCode {
     for w in &result.warnings {
-        eprintln!("warning: {w}");
+        super::warn(w);
     }
     let mut code = ExitCode::SUCCESS;
     for i in &result.inputs {

@@ -14,7 +14,7 @@ use agentwire::report::history_page::{self, Step};
 use agentwire::report::{diff_page, meta::InputMeta, DocFormat};
 use agentwire::trace::Trace;
 
-use super::{doc_format, npm_error, server_config, write_doc, write_file, DEGRADED};
+use super::{doc_format, npm_error, server_config, warn_problems, write_doc, write_file};
 use crate::cli::{HistoryArgs, LimitArgs, ReplyArgs};
 
 pub(super) fn history(a: HistoryArgs) -> Result<ExitCode> {
@@ -85,14 +85,7 @@ pub(super) fn history(a: HistoryArgs) -> Result<ExitCode> {
     let metas = inputs.iter().map(|(i, t, _)| InputMeta::of(i, t)).collect();
     let text = history_page::render(&h, &title, metas, format);
     write_doc(&a.out, &text)?;
-    for p in &h.problems {
-        eprintln!("warning: {p}");
-    }
-    Ok(if h.problems.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(DEGRADED)
-    })
+    Ok(warn_problems(&h.problems))
 }
 
 /// `target` relative to the directory of `from` (both under the same directory here).
@@ -162,7 +155,7 @@ fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
         let results = super::matrix::run_cells(&cells, tmp.path(), &a.args, &server, a.parallel)?;
         for ((cell, &i), (path, r)) in cells.iter().zip(&missing).zip(results) {
             let o = r.map_err(|e| anyhow::anyhow!("{}: recording failed: {e:#}", cell.label))?;
-            eprintln!("{}", o.summary(&paths[i]));
+            eprintln!("{}", agentwire::report::printable(&o.summary(&paths[i])));
             if o.messages == 0 {
                 anyhow::bail!(
                     "{}: the CLI sent no /v1/messages request; last output lines:\n{}",

@@ -156,6 +156,18 @@ pub fn warn(msg: &str) {
     stderr_line("warning", msg);
 }
 
+/// Print each problem as a warning (see [`warn`]); exit [`DEGRADED`] when there were any.
+pub(crate) fn warn_problems(problems: &[String]) -> ExitCode {
+    for p in problems {
+        warn(p);
+    }
+    if problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(DEGRADED)
+    }
+}
+
 /// Report a trace's unreadable lines on stderr; returns the exit code they imply.
 pub fn report_problems(trace: &Trace) -> ExitCode {
     let mut w = Warnings::new(&trace.path.display().to_string());

@@ -10,7 +10,7 @@ use agentwire::report::{self, meta::InputMeta};
 use agentwire::trace::Trace;
 
 use super::diff::RecordResolver;
-use super::{doc_format, normalizer, write_doc, DEGRADED};
+use super::{doc_format, normalizer, warn_problems, write_doc};
 use crate::cli::{ReportAnalyzeArgs, ReportCommand, ReportDiffArgs};
 
 pub(super) fn report(c: ReportCommand) -> Result<ExitCode> {
@@ -41,14 +41,7 @@ fn diff(a: ReportDiffArgs) -> Result<ExitCode> {
         &opts,
     );
     write_doc(&a.out, &text)?;
-    for p in &d.problems {
-        eprintln!("warning: {p}");
-    }
-    Ok(if d.problems.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(DEGRADED)
-    })
+    Ok(warn_problems(&d.problems))
 }
 
 fn analyze(a: ReportAnalyzeArgs) -> Result<ExitCode> {
@@ -73,7 +66,7 @@ fn analyze(a: ReportAnalyzeArgs) -> Result<ExitCode> {
         metas.push(InputMeta::of(&name, &trace));
     }
     let result = an.finish();
-    let code = super::analyze::warn(&result);
+    let code = super::analyze::warnings(&result);
     let opts = report::audit_page::Options { max_rows: None };
     let text = report::audit_page::render(&result, metas, format, &opts);
     write_doc(&a.out, &text)?;
