@@ -128,6 +128,22 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.finish();
+    let cfg = AnalyzeConfig {
+        usage: UsageMode::Simulated,
+        ..AnalyzeConfig::default()
+    };
+    let a = analyze_files(&[path.as_path()], cfg).unwrap();
+    let s = &a.summary;
+    eprintln!(
+        "sessions {}, threads {}, polls {} ({} redundant), poll cost ${:.2}, total cost ${:.2}, cache hit rate {:.1}%",
+        s.sessions,
+        s.threads,
+        s.polls,
+        s.redundant_polls,
+        s.poll_cost_usd,
+        s.total_cost_usd,
+        s.cache_hit_rate * 100.0
+    );
     eprintln!("peak RSS (VmHWM): {:?} KiB", peak_rss_kib());
 }
 

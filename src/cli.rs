@@ -218,6 +218,27 @@ pub enum Command {
     Export(ExportArgs),
 }
 
+/// `agentwire mcp-tap`.
+#[derive(Args, Debug)]
+pub struct McpTapArgs {
+    /// Server name written in every record (the `mcpServers` key).
+    #[arg(long, default_value = "mcp")]
+    pub name: String,
+    /// Trace file for the records (default `mcp-NAME.jsonl`); it is replaced.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Directory the server runs in (default: the current one).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Record a Streamable HTTP server instead: serve a recording proxy for URL on
+    /// 127.0.0.1 (its URL is the first stdout line) until interrupted.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["command", "cwd"])]
+    pub http: Option<String>,
+    /// The server command and its arguments.
+    #[arg(last = true, required_unless_present = "http")]
+    pub command: Vec<String>,
+}
+
 /// `agentwire completions`.
 #[derive(Args, Debug)]
 pub struct CompletionsArgs {
@@ -400,20 +421,6 @@ pub struct CachePruneArgs {
     /// Show what would be removed without removing it.
     #[arg(long)]
     pub dry_run: bool,
-}
-
-/// `agentwire mcp-tap`.
-#[derive(Args, Debug)]
-pub struct McpTapArgs {
-    /// Server name written in every record (the `mcpServers` key).
-    #[arg(long, default_value = "mcp")]
-    pub name: String,
-    /// Trace file for the records (default `mcp-NAME.jsonl`); it is replaced.
-    #[arg(short, long)]
-    pub output: Option<PathBuf>,
-    /// The server command and its arguments.
-    #[arg(last = true, required = true)]
-    pub command: Vec<String>,
 }
 
 /// `agentwire import`.

@@ -10,8 +10,8 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 
 use crate::api::cache::{hash_of, CachePrefix};
-use crate::api::view::Canonicalizer;
-use crate::api::{read_response, BlockKind, MessagesRequest, ResponseBody, ResponseMessage, Usage};
+use crate::api::view::{exchange_response, Canonicalizer};
+use crate::api::{BlockKind, MessagesRequest, ResponseBody, ResponseMessage, Usage};
 use crate::trace::{Exchange, SourceKind};
 
 use super::events::{cap, parse_notifications};
@@ -67,6 +67,16 @@ pub fn synthesized(x: &Exchange, m: Option<&ResponseMessage>) -> Option<String> 
     m.and_then(|m| m.id.as_deref())
         .filter(|id| id.starts_with("msg_agentwire_"))
         .map(|_| "synthesized by agentwire (message id)".to_string())
+}
+
+/// The model and recorded token figures of an exchange's response, if it is a Messages
+/// response with usage (read through the one decoder).
+pub fn recorded_tokens(x: &Exchange) -> Option<(String, crate::api::prices::Tokens)> {
+    let ResponseBody::Message(m) = exchange_response(x)? else {
+        return None;
+    };
+    let tokens = super::result::tokens_of(&m.usage)?;
+    Some((m.model.clone().unwrap_or_default(), tokens))
 }
 
 /// Everything the input stage extracted from one exchange.
@@ -131,19 +141,12 @@ impl InputStage {
         if thread == self.threads.len() {
             self.threads.push((session, view.place.thread_label));
         }
-        let body = &x.request.body.bytes;
+        let body = c.body(x);
         let prefix = CachePrefix::of(&c.req, body, &c.betas);
-        let response = x.response.as_ref().and_then(|resp| {
-            let ct = resp
-                .headers
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-                .map(|(_, v)| v.as_str());
-            match read_response(ct, &resp.body.bytes) {
-                ResponseBody::Message(m) => Some(m),
-                _ => None,
-            }
-        });
+        let response = match exchange_response(x) {
+            Some(ResponseBody::Message(m)) => Some(m),
+            _ => None,
+        };
         let request = Request {
             seq,
             trace: self.trace,

@@ -224,6 +224,8 @@ pub struct RecordOutcome {
     pub tools: Option<usize>,
     /// Sum of request body sizes, in bytes.
     pub body_bytes: u64,
+    /// MCP records (messages and server events) merged into the trace.
+    pub mcp_records: usize,
     /// Last lines of the CLI's stderr and stdout (for failures).
     pub output_tail: String,
     /// The recording context written to the trace.
@@ -247,11 +249,16 @@ impl RecordOutcome {
             (None, _) => "killed".to_string(),
         };
         format!(
-            "{who}: {exit}; {} exchanges ({} /v1/messages), {} tools, {} request body bytes -> {}",
+            "{who}: {exit}; {} exchanges ({} /v1/messages), {} tools, {} request body bytes{} -> {}",
             self.exchanges,
             self.messages,
             self.tools.map_or("-".into(), |t| t.to_string()),
             self.body_bytes,
+            if self.mcp_records > 0 {
+                format!(", {} MCP records", self.mcp_records)
+            } else {
+                String::new()
+            },
             output.display()
         )
     }
@@ -306,7 +313,9 @@ pub async fn record(
         Target::Command(_) => std::env::current_dir().map_err(RecordError::Sandbox)?,
     };
     // MCP servers named by `--mcp-config` run under agentwire's tap or behind its proxy.
-    let mcp = super::mcp::config::prepare(&args, &sandbox.path().join("mcp"), &tap_exe()).await;
+    let here = std::env::current_dir().map_err(RecordError::Sandbox)?;
+    let mcp_dir = sandbox.path().join("mcp");
+    let mcp = super::mcp::config::prepare(&args, &mcp_dir, &tap_exe(), &here).await;
     let mcp = match mcp {
         Ok(m) => m,
         Err(e) => {
@@ -368,7 +377,7 @@ pub async fn record(
     Ok(outcome(&trace, &out_path, exit_code, timed_out))
 }
 
-/// Start the recording server, writing to a temporary trace next to the output; for the
+/// Start the recording server, writing to the working trace `tmp_trace`; for the
 /// first-party route it intercepts TLS for the API host with agentwire's CA. Returns the
 /// server and the CA certificate the client must trust (first-party route only).
 async fn start_server(
@@ -508,6 +517,7 @@ fn outcome(
             .iter()
             .map(|x| x.request.body.len() as u64)
             .sum(),
+        mcp_records: trace.mcp.len(),
         output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
         context: trace.context.clone(),
     }
@@ -528,7 +538,7 @@ fn kill_group(pgid: Option<u32>) {
 }
 
 /// Resolves on SIGINT or SIGTERM.
-async fn interrupted() {
+pub async fn interrupted() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

@@ -12,19 +12,18 @@ use super::{check_output, Warnings};
 use crate::cli::ExportArgs;
 
 pub(super) fn export(a: ExportArgs) -> Result<ExitCode> {
-    let to_stdout = a.output.as_os_str() == "-";
+    let to_stdout = super::is_stdout(&a.output);
+    check_output(&a.output, a.force)?;
+    // The input is opened before the output; the HAR file is written to a temporary file
+    // (owner-only: it holds bodies) and renamed into place only when complete.
+    let mut input = open_input(&a.input, &InputOptions::default())?;
+    let mut file = None;
     let sink: Box<dyn Write> = if to_stdout {
         Box::new(std::io::stdout().lock())
     } else {
-        check_output(&a.output, a.force)?;
-        Box::new(std::fs::File::create(&a.output).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot write {}: {e} (check the directory and permissions)",
-                a.output.display()
-            )
-        })?)
+        let f = agentwire::output::AtomicFile::create(&a.output, a.force)?;
+        Box::new(file.insert(f).file().try_clone()?)
     };
-    let mut input = open_input(&a.input, &InputOptions::default())?;
     let mut har = HarWriter::new(std::io::BufWriter::new(sink), &a.base_url)?;
     let mut warnings = Warnings::new(&a.input.display().to_string());
     for rec in &mut input {
@@ -36,7 +35,11 @@ pub(super) fn export(a: ExportArgs) -> Result<ExitCode> {
         }
     }
     warnings.skipped(input.skipped());
-    let (n, _) = har.finish()?;
+    let (n, sink) = har.finish()?;
+    drop(sink);
+    if let Some(f) = file {
+        f.commit()?;
+    }
     if !to_stdout {
         eprintln!("wrote {n} entries to {}", a.output.display());
     }

@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use agentwire::trace::{open_input, Context, InputOptions, Record, TraceWriter};
 
-use super::{check_output, out, Warnings};
+use super::{check_output, Warnings};
 use crate::cli::ImportArgs;
 
 pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
@@ -84,18 +84,24 @@ pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
         }
     }
     bar.finish_and_clear();
-    drop(writer);
+    if let Some(w) = writer {
+        // the trace appears whole, or not at all
+        w.finish()?;
+    }
     let by_format: Vec<String> = formats.iter().map(|(f, n)| format!("{n} {f}")).collect();
     let skipped = if skipped > 0 {
         format!("; {skipped} files skipped")
     } else {
         String::new()
     };
-    out(&format!(
-        "imported {count} exchanges ({}){skipped} -> {}\n",
-        by_format.join(", "),
-        a.output.display()
-    ))?;
+    super::summary(
+        &format!(
+            "imported {count} exchanges ({}){skipped} -> {}\n",
+            by_format.join(", "),
+            super::shown(&a.output)
+        ),
+        &a.output,
+    )?;
     Ok(code)
 }
 
@@ -112,5 +118,5 @@ fn create(a: &ImportArgs, mut context: Context) -> Result<TraceWriter> {
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    Ok(TraceWriter::create(&a.output, &context)?)
+    Ok(TraceWriter::create_atomic(&a.output, a.force, &context)?)
 }

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use crate::api::view::Canonicalizer;
-use crate::api::{read_response, ResponseBody};
+use crate::api::view::{exchange_response, Canonicalizer};
+use crate::api::ResponseBody;
 use crate::trace::{Exchange, Trace};
 
 use super::Format;
@@ -72,13 +72,8 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
     let thread = view.place.thread_label;
     let session = canon.session(view.place.session).label.clone();
     let (mut stop, mut usage) = (None, None);
-    if let Some(resp) = &x.response {
-        let ct = resp
-            .headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-            .map(|(_, v)| v.as_str());
-        match read_response(ct, &resp.body.bytes) {
+    if let Some(body) = exchange_response(x) {
+        match body {
             ResponseBody::Message(m) => {
                 stop = m.stop_reason.clone().or(Some("(incomplete)".into()));
                 let u = &m.usage;
@@ -106,8 +101,16 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
             .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         session,
         thread,
-        method: x.request.method.clone(),
-        path: x.request.target.clone(),
+        method: if x.request.captured() {
+            x.request.method.clone()
+        } else {
+            "-".into()
+        },
+        path: if x.request.captured() {
+            x.request.target.clone()
+        } else {
+            "(request not captured)".into()
+        },
         model: parsed.as_ref().and_then(|r| r.model.clone()),
         status: x.response.as_ref().map(|r| r.status),
         body_bytes: x.request.body.len(),

@@ -249,3 +249,44 @@ async fn streamable_http_is_recorded_in_both_generations_with_tasks() {
     assert_eq!(task(&new_task)["poll_interval_ms"], 200);
     assert_eq!(a["mcp"]["summary"]["protocol_tasks"], 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_tap_http_serves_a_recording_proxy_until_interrupted() {
+    let server = HttpServer::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let trace_path = dir.path().join("h.jsonl");
+    let mut tap = Command::new(crate::common::bin())
+        .args(["mcp-tap", "--name", "web", "--http", &server.url, "-o"])
+        .arg(&trace_path)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(tap.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let local = line.trim().to_string();
+    assert!(
+        local.starts_with("http://127.0.0.1:") && local.ends_with("/mcp"),
+        "{local}"
+    );
+    let init = post(
+        &local,
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+        &[],
+    )
+    .await;
+    assert_eq!(init.status, 200);
+    // SIGTERM ends it cleanly.
+    unsafe {
+        libc::kill(tap.id() as i32, libc::SIGTERM);
+    }
+    let status = tap.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let t = Trace::open(&trace_path).unwrap();
+    let dirs: Vec<McpDirection> = t.mcp.iter().map(|r| r.direction).collect();
+    assert_eq!(dirs, [McpDirection::ToServer, McpDirection::ToClient]);
+    assert_eq!(t.mcp[1].sha256, sha256_hex(&init.answer));
+    assert_eq!(t.mcp[1].http.as_ref().unwrap().session_id, init.session);
+}
