@@ -119,6 +119,18 @@ pub fn agentwire(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Run the built `agentwire` with `args` and assert it succeeded (its stderr in the
+/// panic message otherwise).
+pub fn agentwire_ok(args: &[&str]) -> std::process::Output {
+    let o = agentwire(args);
+    assert!(
+        o.status.success(),
+        "agentwire {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
 /// A free loopback TCP port (bound, then released; fine for a test peer to take).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
