@@ -35,28 +35,37 @@ pub const EXIT_CODES: [(u8, &str, &str); 5] = [
     ),
 ];
 
-/// The `--help` footer listing [`EXIT_CODES`].
-fn exit_code_footer() -> String {
-    let mut s = String::from("Exit codes:\n");
+/// The `--help` footer listing [`EXIT_CODES`], one code a line (`sep` between lines: a
+/// blank line for man pages, whose paragraphs are filled).
+fn exit_code_footer(sep: &str) -> String {
+    let mut lines = vec![String::from("Exit codes:")];
     for (code, name, meaning) in EXIT_CODES {
-        s.push_str(&format!("  {code}  {name}: {meaning}\n"));
+        lines.push(format!("  {code}  {name}: {meaning}"));
     }
-    s.push_str("A closed stdout pipe (`| head`) exits 0.");
-    s
+    lines.push("A closed stdout pipe (`| head`) exits 0.".into());
+    lines.join(sep)
 }
 
 /// The full command definition: the derive's, with the exit-code footer on every command.
 pub fn command() -> clap::Command {
-    let footer = exit_code_footer();
+    command_with_footer(&exit_code_footer("\n"))
+}
+
+fn command_with_footer(footer: &str) -> clap::Command {
     Cli::command()
-        .after_help(footer.clone())
+        .after_help(footer.to_string())
         .mut_subcommands(|c| {
             let help = match c.get_after_help() {
                 Some(own) => format!("{own}\n\n{footer}"),
-                None => footer.clone(),
+                None => footer.to_string(),
             };
             c.after_help(help)
         })
+}
+
+/// The command definition for man pages: the footer's lines as paragraphs.
+fn man_command() -> clap::Command {
+    command_with_footer(&exit_code_footer("\n\n"))
 }
 
 /// Parse the process's arguments; usage errors print clap's message and exit 2.
@@ -74,7 +83,7 @@ pub fn write_completions(shell: clap_complete::Shell, out: &mut dyn std::io::Wri
 /// returns the paths written.
 pub fn write_man_pages(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)?;
-    let cmd = command();
+    let cmd = man_command();
     clap_mangen::generate_to(cmd.clone(), dir)?;
     let mut written = vec![dir.join("agentwire.1")];
     written.extend(
@@ -88,7 +97,7 @@ pub fn write_man_pages(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 /// Write the top-level man page (`agentwire.1`) to `out`.
 pub fn write_man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
     // as `clap_mangen::generate_to` does for the files: no page for `help`
-    clap_mangen::Man::new(command().disable_help_subcommand(true)).render(out)
+    clap_mangen::Man::new(man_command().disable_help_subcommand(true)).render(out)
 }
 
 // Numeric flags: every one is parsed and range-checked here, so no value typed on the
@@ -197,6 +206,27 @@ pub enum Command {
     Export(ExportArgs),
 }
 
+/// `agentwire mcp-tap`.
+#[derive(Args, Debug)]
+pub struct McpTapArgs {
+    /// Server name written in every record (the `mcpServers` key).
+    #[arg(long, default_value = "mcp")]
+    pub name: String,
+    /// Trace file for the records (default `mcp-NAME.jsonl`); it is replaced.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Directory the server runs in (default: the current one).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Record a Streamable HTTP server instead: serve a recording proxy for URL on
+    /// 127.0.0.1 (its URL is the first stdout line) until interrupted.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["command", "cwd"])]
+    pub http: Option<String>,
+    /// The server command and its arguments.
+    #[arg(last = true, required_unless_present = "http")]
+    pub command: Vec<String>,
+}
+
 /// `agentwire completions`.
 #[derive(Args, Debug)]
 pub struct CompletionsArgs {
@@ -212,20 +242,6 @@ pub struct ManArgs {
     /// instead of printing `agentwire.1`.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-}
-
-/// `agentwire mcp-tap`.
-#[derive(Args, Debug)]
-pub struct McpTapArgs {
-    /// Server name written in every record (the `mcpServers` key).
-    #[arg(long, default_value = "mcp")]
-    pub name: String,
-    /// Trace file for the records (default `mcp-NAME.jsonl`); it is replaced.
-    #[arg(short, long)]
-    pub output: Option<PathBuf>,
-    /// The server command and its arguments.
-    #[arg(last = true, required = true)]
-    pub command: Vec<String>,
 }
 
 /// `agentwire import`.

@@ -109,7 +109,7 @@ fn stream_mode(data: &[u8]) {
         if rng.below(16) == 0 {
             pkt.truncate(40 + rng.below(payload.len() as u64 + 1) as usize);
         }
-        ex.packet(&Packet { frame: i as u64 + 1, ts_ns: i as i64 * 1000, link_type: 101, data: &pkt, orig_len: orig });
+        ex.packet(&Packet { frame: i as u64 + 1, ts_ns: Some(i as i64 * 1000), link_type: 101, data: &pkt, orig_len: orig });
     }
     check(ex);
 }

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 
 use crate::api::cache::{hash_of, CachePrefix};
-use crate::api::view::{response_body, Canonicalizer};
+use crate::api::view::{exchange_response, Canonicalizer};
 use crate::api::{BlockKind, MessagesRequest, ResponseBody, ResponseMessage, Usage};
 use crate::trace::{Exchange, SourceKind};
 
@@ -67,6 +67,16 @@ pub fn synthesized(x: &Exchange, m: Option<&ResponseMessage>) -> Option<String> 
     m.and_then(|m| m.id.as_deref())
         .filter(|id| id.starts_with("msg_agentwire_"))
         .map(|_| "synthesized by agentwire (message id)".to_string())
+}
+
+/// The model and recorded token figures of an exchange's response, if it is a Messages
+/// response with usage (read through the one decoder).
+pub fn recorded_tokens(x: &Exchange) -> Option<(String, crate::api::prices::Tokens)> {
+    let ResponseBody::Message(m) = exchange_response(x)? else {
+        return None;
+    };
+    let tokens = super::result::tokens_of(&m.usage)?;
+    Some((m.model.clone().unwrap_or_default(), tokens))
 }
 
 /// Everything the input stage extracted from one exchange.
@@ -131,9 +141,9 @@ impl InputStage {
         if thread == self.threads.len() {
             self.threads.push((session, view.place.thread_label));
         }
-        let body = &x.request.body.bytes;
+        let body = c.body(x);
         let prefix = CachePrefix::of(&c.req, body, &c.betas);
-        let response = match response_body(x) {
+        let response = match exchange_response(x) {
             Some(ResponseBody::Message(m)) => Some(m),
             _ => None,
         };

@@ -103,6 +103,22 @@ pub struct InputInfo {
     pub bad_bodies: Vec<String>,
     /// Unreadable lines of the trace file.
     pub bad_lines: usize,
+    /// Responses whose request was not captured (a packet capture that began
+    /// mid-conversation) that carry usage: not analysed as requests, but counted in the
+    /// summary's token and cost totals.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub responses_without_request: Option<Unattributed>,
+}
+
+/// Usage of responses whose request was not captured.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Unattributed {
+    /// Responses.
+    pub responses: usize,
+    /// Their recorded token figures.
+    pub tokens: Tokens,
+    /// Their cost at the model's prices, USD.
+    pub cost_usd: f64,
 }
 
 /// The streaming analyzer: [`Analyzer::begin_trace`], then [`Analyzer::push`] every
@@ -184,6 +200,24 @@ impl Analyzer {
         let seq = self.requests.len();
         let info = self.inputs.last_mut().expect("begun");
         info.exchanges += 1;
+        if !x.request.captured() {
+            match input::recorded_tokens(x) {
+                Some((model, tokens)) => {
+                    let u = info
+                        .responses_without_request
+                        .get_or_insert_with(Default::default);
+                    u.responses += 1;
+                    u.tokens.add(&tokens);
+                    u.cost_usd += self
+                        .cfg
+                        .prices
+                        .lookup(&model)
+                        .map_or(0.0, |p| p.cost(&tokens));
+                }
+                None => info.skipped += 1,
+            }
+            return;
+        }
         let ex = match self.stage.extract(x, seq) {
             Ok(Some(ex)) => ex,
             Ok(None) => {

@@ -211,7 +211,11 @@ pub struct Parts<'a> {
 }
 
 fn observed(r: &Request) -> Option<Tokens> {
-    let u = r.recorded.as_ref()?;
+    tokens_of(r.recorded.as_ref()?)
+}
+
+/// Recorded usage as token figures (`None` when it has neither input nor output).
+pub(crate) fn tokens_of(u: &crate::api::Usage) -> Option<Tokens> {
     if u.input_tokens.is_none() && u.output_tokens.is_none() {
         return None;
     }
@@ -404,6 +408,13 @@ pub fn build(parts: Parts<'_>) -> Analysis {
         .collect();
     let threads = thread_rows(&parts.labels, &session_labels, &rows, &parts.episodes);
     let mut summary = summarize(&rows, &episodes, &jobs, threads.len(), compared, agreed);
+    for u in parts
+        .inputs
+        .iter()
+        .filter_map(|i| i.responses_without_request.as_ref())
+    {
+        summary.add_unattributed(&u.tokens, u.cost_usd);
+    }
     summary.sessions = parts.sessions.len();
     summary.unpriced_models = unpriced;
     Analysis {

@@ -86,6 +86,19 @@ pub struct Summary {
     pub agreement: Option<Agreement>,
 }
 
+impl Summary {
+    /// Count usage that no analysed request carries (responses whose request was not
+    /// captured) in the token and cost totals.
+    pub fn add_unattributed(&mut self, t: &Tokens, cost_usd: f64) {
+        self.input_tokens += t.input();
+        self.cache_read_tokens += t.read;
+        self.cache_write_tokens += t.write();
+        self.output_tokens += t.output;
+        self.cache_hit_rate = rate(self.cache_read_tokens, self.input_tokens);
+        self.total_cost_usd += cost_usd;
+    }
+}
+
 /// One thread.
 #[derive(Clone, Debug, Serialize)]
 pub struct ThreadRow {

@@ -1,7 +1,8 @@
 //! A typed, tolerant view of Anthropic Messages API bodies: requests with byte spans for
 //! every part ([`MessagesRequest`]), content blocks ([`Block`]), streamed responses
-//! assembled from SSE ([`sse`]), usage ([`Usage`]) and a token estimate; and the
-//! **canonical view** every command uses ([`view::Canonicalizer`]): session identity
+//! assembled from SSE ([`sse`], the one event-stream parser), usage ([`Usage`]) and a
+//! token estimate; [`decode`] is the one content decoder every reader sees bodies through;
+//! and the **canonical view** every command uses ([`view::Canonicalizer`]): session identity
 //! ([`session`]), threads ([`thread`]), volatile-value normalization ([`normalize`]),
 //! beta sets ([`betas`]), loaded/deferred/announced tools ([`tools`]), the prompt-cache
 //! prefix and invalidation rules ([`cache`]), and model prices ([`prices`]).
@@ -12,6 +13,7 @@
 pub mod betas;
 pub mod cache;
 mod content;
+pub mod decode;
 pub mod normalize;
 pub mod prices;
 mod request;
@@ -25,6 +27,7 @@ mod usage;
 pub mod view;
 
 pub use content::{Block, BlockKind};
+pub use decode::{decode_body, request_body, response_body, Decoded};
 pub use request::{Message, MessagesRequest, Param, System, Tool, KNOWN_PARAMS};
 pub use response::{read_response, ResponseBody, ResponseMessage};
 pub use span::Span;

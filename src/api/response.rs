@@ -87,10 +87,11 @@ pub enum ResponseBody {
     Other,
 }
 
-/// Interpret a `/v1/messages` response body. `content_type` decides SSE vs JSON; a body
-/// starting with `event:` or `data:` is treated as SSE whatever the header says.
+/// Interpret a `/v1/messages` response body (already decoded: see [`super::decode`]).
+/// `content_type` decides SSE vs JSON; a body that starts like an event stream
+/// ([`sse::looks_like_event_stream`]) is treated as SSE whatever the header says.
 pub fn read_response(content_type: Option<&str>, body: &[u8]) -> ResponseBody {
-    let looks_sse = body.starts_with(b"event:") || body.starts_with(b"data:");
+    let looks_sse = sse::looks_like_event_stream(body);
     if looks_sse || content_type.is_some_and(|c| c.contains("text/event-stream")) {
         return ResponseBody::Message(Box::new(sse::assemble(body)));
     }

@@ -1,10 +1,16 @@
-//! Server-sent events: an incremental parser (bytes in any split, including inside a
-//! multi-byte UTF-8 character) and the assembly of a streamed Messages response into the
-//! final message.
+//! Server-sent events: the one event-stream parser (every source and reader uses it), an
+//! incremental parser (bytes in any split, including inside a multi-byte UTF-8
+//! character) and the assembly of a streamed Messages response into the final message.
 //!
-//! Sources: the SSE format of the WHATWG HTML standard ("event stream interpretation":
-//! `event:`, `data:` lines joined by `\n`, `:` comments, blank line dispatches, CR/LF/CRLF
-//! line ends); the Messages API streaming reference for the event types (`message_start`,
+//! Parsing follows the WHATWG HTML standard, "Interpreting an event stream" (§9.2.6): a
+//! leading U+FEFF byte order mark is ignored; lines end in CRLF, LF or CR; a line starting
+//! with `:` is a comment; `field: value` loses one leading space of the value; a line
+//! without `:` is a field with an empty value; `event` sets the type, `data` lines are
+//! joined with LF, `id` (without NUL) sets the last event id, `retry` (ASCII digits only)
+//! sets the reconnection time, other fields are ignored; a blank line dispatches the event
+//! unless its data buffer is empty; an event not ended by a blank line when the stream
+//! ends is not dispatched ([`SseParser::finish`] hands it back for readers that show cut
+//! streams). Event types are from the Messages API streaming reference (`message_start`,
 //! `content_block_start`, `content_block_delta` with `text_delta`, `input_json_delta`,
 //! `thinking_delta`, `signature_delta`, `citations_delta`, `content_block_stop`,
 //! `message_delta` with cumulative usage, `message_stop`, `ping`, `error`).
@@ -17,23 +23,34 @@ use super::Usage;
 /// One dispatched event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SseEvent {
-    /// The `event:` field (`None` if absent).
+    /// The `event:` field (`None` if absent or empty: the type is then `message`).
     pub event: Option<String>,
     /// The `data:` lines joined with `\n`.
     pub data: String,
-    /// Byte offset of the event's first line in the stream.
+    /// The last event id when this event was dispatched (`id:` field), if any was set.
+    pub id: Option<String>,
+    /// Byte offset of the event's first line in the stream (the byte order mark counts).
     pub offset: u64,
 }
+
+/// UTF-8 byte order mark.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Incremental SSE parser: feed bytes as they arrive, take events as they complete.
 #[derive(Default)]
 pub struct SseParser {
     line: Vec<u8>,
-    event: Option<String>,
-    data: Option<String>,
+    event: String,
+    data: String,
+    /// Set once a `data` field was seen for the pending event.
+    has_data: bool,
+    last_id: Option<String>,
+    retry: Option<u64>,
     consumed: u64,
     event_start: Option<u64>,
     last_was_cr: bool,
+    /// Bytes of a possible byte order mark held at the start of the stream.
+    bom: Vec<u8>,
 }
 
 impl SseParser {
@@ -42,8 +59,29 @@ impl SseParser {
         Self::default()
     }
 
+    /// The reconnection time the stream asked for (`retry:`), in milliseconds.
+    pub fn retry_ms(&self) -> Option<u64> {
+        self.retry
+    }
+
     /// Feed bytes; completed events are appended to `out`.
-    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
+    pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) {
+        // A byte order mark is only ever the stream's first three bytes.
+        while self.consumed == 0 && !bytes.is_empty() {
+            self.bom.push(bytes[0]);
+            bytes = &bytes[1..];
+            if !BOM.starts_with(&self.bom) {
+                let held = std::mem::take(&mut self.bom);
+                self.feed_bytes(&held, out);
+            } else if self.bom.len() == BOM.len() {
+                self.consumed = BOM.len() as u64;
+                self.bom.clear();
+            }
+        }
+        self.feed_bytes(bytes, out);
+    }
+
+    fn feed_bytes(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
         for &b in bytes {
             let pos = self.consumed;
             self.consumed += 1;
@@ -68,12 +106,32 @@ impl SseParser {
         }
     }
 
-    /// Dispatch a final event not followed by a blank line (a stream cut short).
-    pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
-        if !self.line.is_empty() {
-            self.end_line(out);
+    /// The stream ended. By the standard an event not ended by a blank line is not
+    /// dispatched; it is returned here (with a last line not ended by a line break
+    /// included) for readers that show what a cut stream held.
+    pub fn finish(&mut self) -> Option<SseEvent> {
+        if !self.bom.is_empty() {
+            let held = std::mem::take(&mut self.bom);
+            self.consumed = 1; // no longer at the start: a partial mark is content
+            let mut out = Vec::new();
+            self.feed_bytes(&held, &mut out);
+            debug_assert!(out.is_empty());
         }
-        self.dispatch(out);
+        if !self.line.is_empty() {
+            let mut out = Vec::new();
+            self.end_line(&mut out);
+        }
+        let start = self.event_start.take();
+        let cut = self.has_data.then(|| SseEvent {
+            event: Some(std::mem::take(&mut self.event)).filter(|e| !e.is_empty()),
+            data: strip_last_lf(std::mem::take(&mut self.data)),
+            id: self.last_id.clone(),
+            offset: start.unwrap_or(0),
+        });
+        self.event.clear();
+        self.data.clear();
+        self.has_data = false;
+        cut
     }
 
     fn end_line(&mut self, out: &mut Vec<SseEvent>) {
@@ -87,42 +145,81 @@ impl SseParser {
             return;
         }
         let (field, value) = match line.split_once(':') {
-            Some((f, v)) => (f.to_string(), v.strip_prefix(' ').unwrap_or(v).to_string()),
-            None => (line, String::new()),
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line.as_str(), ""),
         };
-        match field.as_str() {
-            "event" => self.event = Some(value),
-            "data" => match &mut self.data {
-                Some(d) => {
-                    d.push('\n');
-                    d.push_str(&value);
-                }
-                None => self.data = Some(value),
-            },
+        match field {
+            "event" => self.event = value.to_string(),
+            "data" => {
+                self.data.push_str(value);
+                self.data.push('\n');
+                self.has_data = true;
+            }
+            "id" if !value.contains('\0') => self.last_id = Some(value.to_string()),
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                self.retry = value.parse().ok().or(Some(u64::MAX));
+            }
             _ => {}
         }
     }
 
     fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
         let start = self.event_start.take();
-        if self.data.is_none() && self.event.is_none() {
+        let event = std::mem::take(&mut self.event);
+        if !std::mem::take(&mut self.has_data) {
+            self.data.clear();
             return;
         }
         out.push(SseEvent {
-            event: self.event.take(),
-            data: self.data.take().unwrap_or_default(),
+            event: Some(event).filter(|e| !e.is_empty()),
+            data: strip_last_lf(std::mem::take(&mut self.data)),
+            id: self.last_id.clone(),
             offset: start.unwrap_or(0),
         });
     }
 }
 
-/// Parse a complete SSE body into events.
+fn strip_last_lf(mut s: String) -> String {
+    if s.ends_with('\n') {
+        s.pop();
+    }
+    s
+}
+
+/// Parse a complete SSE body into its dispatched events (an event cut off at the end is
+/// not one, by the standard).
 pub fn parse_events(body: &[u8]) -> Vec<SseEvent> {
     let mut p = SseParser::new();
     let mut out = Vec::new();
     p.feed(body, &mut out);
-    p.finish(&mut out);
+    p.finish();
     out
+}
+
+/// True when `body` starts like an event stream (after an optional byte order mark: a
+/// field `event:`, `data:`, `id:`, `retry:` or a `:` comment), whatever the content type says.
+pub fn looks_like_event_stream(body: &[u8]) -> bool {
+    let b = body.strip_prefix(BOM).unwrap_or(body);
+    [&b"event:"[..], b"data:", b"id:", b"retry:", b":"]
+        .iter()
+        .any(|p| b.starts_with(p))
+}
+
+/// The `error` object of the first `error` event of a stream (by event type or by the
+/// data's `type`), if there is one; JSON is parsed only for candidate events.
+pub fn first_error(body: &[u8]) -> Option<Value> {
+    parse_events(body).into_iter().find_map(|ev| {
+        let named = ev.event.as_deref() == Some("error");
+        if !named && !ev.data.contains("\"error\"") {
+            return None;
+        }
+        let v: Value = serde_json::from_str(&ev.data).ok()?;
+        let ty = v
+            .get("type")
+            .and_then(Value::as_str)
+            .or(ev.event.as_deref());
+        (ty == Some("error")).then(|| v.get("error").cloned().unwrap_or(v))
+    })
 }
 
 /// Builds the final message from a stream of Messages API events.
@@ -340,7 +437,7 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
             for chunk in bytes.chunks(step) {
                 p.feed(chunk, &mut out);
             }
-            p.finish(&mut out);
+            assert_eq!(p.finish(), None);
             assert_eq!(out, whole, "split every {step} bytes");
         }
         // the é is split across chunks at step 1: still decoded correctly
@@ -356,5 +453,87 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
         assert!(!m.complete);
         assert_eq!(m.stream_errors[0]["type"], "overloaded_error");
         assert_eq!(m.content[0].text(), Some("h\u{e9}llo world"));
+    }
+
+    fn events(body: &[u8]) -> Vec<(Option<String>, String)> {
+        parse_events(body)
+            .into_iter()
+            .map(|e| (e.event, e.data))
+            .collect()
+    }
+
+    fn ev(name: Option<&str>, data: &str) -> (Option<String>, String) {
+        (name.map(str::to_string), data.to_string())
+    }
+
+    #[test]
+    fn cr_lf_and_crlf_line_ends_are_one_rule() {
+        let want = vec![ev(Some("a"), "1"), ev(Some("b"), "2")];
+        for nl in ["\n", "\r", "\r\n"] {
+            let body = format!("event: a{nl}data: 1{nl}{nl}event: b{nl}data: 2{nl}{nl}");
+            assert_eq!(events(body.as_bytes()), want, "{nl:?}");
+        }
+        // Mixed within one stream, CRLF split across feeds.
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        for piece in [&b"data: x\r"[..], b"\ndata: y\r", b"\r"] {
+            p.feed(piece, &mut out);
+        }
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].data, "x\ny");
+    }
+
+    #[test]
+    fn bom_comments_ids_retry_and_multi_line_data() {
+        let body = "\u{feff}: a comment\nretry: 2500\nid: 7\nevent: error\ndata: {\"a\":\ndata:1}\ndata\n\n";
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        // The byte order mark split across feeds is still one mark.
+        let bytes = body.as_bytes();
+        p.feed(&bytes[..1], &mut out);
+        p.feed(&bytes[1..2], &mut out);
+        p.feed(&bytes[2..], &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].event.as_deref(), Some("error"));
+        assert_eq!(out[0].data, "{\"a\":\n1}\n");
+        assert_eq!(out[0].id.as_deref(), Some("7"));
+        assert_eq!(p.retry_ms(), Some(2500));
+        // `retry` with anything but digits is ignored; an id with NUL is ignored.
+        let mut p = SseParser::new();
+        p.feed(b"retry: 1s\nid: a\0b\ndata: z\n\n", &mut out);
+        assert_eq!(p.retry_ms(), None);
+        assert_eq!(out[1].id, None);
+        // A mark that is not at the start is content (an unknown field here).
+        assert_eq!(events("data: 1\n\n\u{feff}data: 2\n\n".as_bytes()).len(), 1);
+    }
+
+    #[test]
+    fn events_without_data_are_not_dispatched_and_a_cut_event_is_handed_back() {
+        assert_eq!(events(b"event: ping\n\n"), vec![]);
+        // `data:` with an empty value is data.
+        assert_eq!(events(b"data:\n\n"), vec![ev(None, "")]);
+        // Only one leading space is removed; a field without a colon has an empty value.
+        assert_eq!(events(b"data:  two\n\n"), vec![ev(None, " two")]);
+        let mut p = SseParser::new();
+        let mut out = Vec::new();
+        p.feed(
+            b"data: whole\n\nevent: message_stop\ndata: {\"cut\"",
+            &mut out,
+        );
+        assert_eq!(out.len(), 1);
+        let cut = p.finish().unwrap();
+        assert_eq!(cut.event.as_deref(), Some("message_stop"));
+        assert_eq!(cut.data, "{\"cut\"");
+        assert_eq!(cut.offset, 13);
+    }
+
+    #[test]
+    fn error_event_is_found_whatever_the_line_ends() {
+        let body = "event: message_start\rdata: {\"type\":\"message_start\",\"message\":{}}\r\revent: error\rdata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\r\r";
+        let e = first_error(body.as_bytes()).unwrap();
+        assert_eq!(e["type"], "overloaded_error");
+        assert_eq!(first_error(STREAM.as_bytes()), None);
+        assert!(looks_like_event_stream(b"\xEF\xBB\xBF: hi\n"));
+        assert!(!looks_like_event_stream(b"{\"type\":\"message\"}"));
     }
 }

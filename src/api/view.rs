@@ -10,16 +10,17 @@ use super::tools::ToolView;
 use super::{read_response, ApiError, MessagesRequest, ResponseBody};
 use crate::trace::Exchange;
 
-/// An exchange's response body read by its `content-type` (a message assembled from SSE
-/// or JSON, an API error, or other), `None` when there was no response.
-pub fn response_body(x: &Exchange) -> Option<ResponseBody> {
+/// An exchange's response body, decoded by the one content decoder
+/// ([`super::response_body`]) and read by its `content-type` (a message assembled from SSE
+/// or JSON, an API error, or other); `None` when there was no response.
+pub fn exchange_response(x: &Exchange) -> Option<ResponseBody> {
     let resp = x.response.as_ref()?;
     let ct = resp
         .headers
         .iter()
         .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
         .map(|(_, v)| v.as_str());
-    Some(read_response(ct, &resp.body.bytes))
+    Some(read_response(ct, &super::response_body(resp).bytes))
 }
 
 /// A Messages request in canonical form.
@@ -33,6 +34,9 @@ pub struct CanonicalRequest {
     pub betas: BetaSet,
     /// False when the request was recorded without header lines (a bare body).
     pub headers_known: bool,
+    /// The body with its content coding removed ([`super::decode`]), when it had one:
+    /// the spans of `req` index it. `None`: they index the body as recorded.
+    pub decoded: Option<Vec<u8>>,
 }
 
 impl CanonicalRequest {
@@ -46,7 +50,14 @@ impl CanonicalRequest {
             betas: BetaSet::from_headers(headers),
             headers_known: !headers.is_empty(),
             req,
+            decoded: None,
         })
+    }
+
+    /// The bytes the spans of `req` index: the decoded body, or the body of `x` as
+    /// recorded.
+    pub fn body<'a>(&'a self, x: &'a Exchange) -> &'a [u8] {
+        self.decoded.as_deref().unwrap_or(&x.request.body.bytes)
     }
 
     /// The tools by role (loaded, deferred, announced, placeholders).
@@ -87,8 +98,14 @@ impl Canonicalizer {
     /// Place one exchange.
     pub fn view(&mut self, x: &Exchange) -> View {
         let (request, error) = if x.is_messages() {
-            match CanonicalRequest::parse(&x.request.body.bytes, &x.request.headers) {
-                Ok(r) => (Some(r), None),
+            let body = super::decode::request_body(&x.request).bytes;
+            match CanonicalRequest::parse(&body, &x.request.headers) {
+                Ok(mut r) => {
+                    if let std::borrow::Cow::Owned(decoded) = body {
+                        r.decoded = Some(decoded);
+                    }
+                    (Some(r), None)
+                }
                 Err(e) => (None, Some(e)),
             }
         } else {

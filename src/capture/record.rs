@@ -164,6 +164,8 @@ pub struct RecordOutcome {
     pub tools: Option<usize>,
     /// Sum of request body sizes, in bytes.
     pub body_bytes: u64,
+    /// MCP records (messages and server events) merged into the trace.
+    pub mcp_records: usize,
     /// Last lines of the CLI's stderr and stdout (for failures).
     pub output_tail: String,
     /// The recording context written to the trace.
@@ -187,11 +189,16 @@ impl RecordOutcome {
             (None, _) => "killed".to_string(),
         };
         format!(
-            "{who}: {exit}; {} exchanges ({} /v1/messages), {} tools, {} request body bytes -> {}",
+            "{who}: {exit}; {} exchanges ({} /v1/messages), {} tools, {} request body bytes{} -> {}",
             self.exchanges,
             self.messages,
             self.tools.map_or("-".into(), |t| t.to_string()),
             self.body_bytes,
+            if self.mcp_records > 0 {
+                format!(", {} MCP records", self.mcp_records)
+            } else {
+                String::new()
+            },
             output.display()
         )
     }
@@ -203,30 +210,7 @@ pub async fn record(
     cfg: RecordConfig,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<RecordOutcome, RecordError> {
-    let (program, args, mut context) = match &cfg.target {
-        Target::Cli(spec) => {
-            let bin = tokio::task::block_in_place(|| npm::ensure(spec, progress))?;
-            let args = if cfg.args.is_empty() {
-                vec!["-p".to_string(), "hello".to_string()]
-            } else {
-                cfg.args.clone()
-            };
-            let mut c = Context::new();
-            c.cli = Some(spec.name.clone());
-            c.cli_version = Some(spec.version.clone());
-            c.cli_tag = spec.tag.clone();
-            c.platform = Some(spec.platform.clone());
-            (bin.to_string_lossy().into_owned(), args, c)
-        }
-        Target::Command(cmd) => {
-            let (p, rest) = cmd.split_first().ok_or(RecordError::NothingToRun)?;
-            let mut c = Context::new();
-            c.cli = std::path::Path::new(p)
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned());
-            (p.clone(), rest.to_vec(), c)
-        }
-    };
+    let (program, args, mut context) = program_and_context(&cfg, progress)?;
     let sandbox = tempfile::Builder::new()
         .prefix("agentwire-record-")
         .tempdir()
@@ -244,7 +228,6 @@ pub async fn record(
     }
 
     // Start the server first: the base URL goes into the context and the env.
-    let placeholder = Context::new();
     // The working trace, rewritten into `output` at the end: next to the output (a crash
     // leaves it where the user looks), or in the sandbox when the output is stdout.
     let tmp_trace = if crate::output::is_stdout(&cfg.output) {
@@ -252,52 +235,17 @@ pub async fn record(
     } else {
         cfg.output.with_extension("jsonl.tmp")
     };
-    let writer = TraceWriter::create(&tmp_trace, &placeholder)?;
-    let mut server_cfg = cfg.server.clone();
-    let mut ca_path = None;
-    if cfg.route == Route::FirstParty {
-        let ca = super::ca::CertificateAuthority::load_or_create(&super::ca::default_dir())?;
-        ca_path = ca.cert_path();
-        server_cfg.intercept = Some(std::sync::Arc::new(
-            super::server::intercept::InterceptConfig {
-                hosts: vec![FIRST_PARTY_HOST.into()],
-                ca: std::sync::Arc::new(ca),
-                tunnel_others: false,
-            },
-        ));
-    }
-    let srv = server::start(server_cfg, writer).await?;
+    let (srv, ca_path) = start_server(&cfg, &tmp_trace).await?;
     let base_url = srv.base_url();
 
-    let mut env = clean_env(&home);
-    let set = |env: &mut BTreeMap<String, String>, k: &str, v: &str| {
-        env.insert(k.to_string(), v.to_string());
-    };
-    set(&mut env, "CLAUDE_CONFIG_DIR", &config.to_string_lossy());
-    set(&mut env, "ANTHROPIC_API_KEY", FAKE_API_KEY);
-    match (cfg.route, &ca_path) {
-        (Route::FirstParty, Some(ca)) => {
-            set(&mut env, "HTTPS_PROXY", &base_url);
-            set(&mut env, "https_proxy", &base_url);
-            set(&mut env, "NODE_EXTRA_CA_CERTS", &ca.to_string_lossy());
-            let bundle = sandbox.path().join("ca-bundle.pem");
-            write_bundle(&bundle, ca).map_err(RecordError::Sandbox)?;
-            set(&mut env, "SSL_CERT_FILE", &bundle.to_string_lossy());
-        }
-        _ => set(&mut env, "ANTHROPIC_BASE_URL", &base_url),
-    }
-    set(&mut env, "DISABLE_TELEMETRY", "1");
-    set(&mut env, "DISABLE_ERROR_REPORTING", "1");
-    set(&mut env, "DISABLE_AUTOUPDATER", "1");
-    set(&mut env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-    for (k, v) in &cfg.env {
-        match v {
-            Some(v) => set(&mut env, k, v),
-            None => {
-                env.remove(k);
-            }
-        }
-    }
+    let env = run_env(
+        &cfg,
+        &home,
+        &config,
+        sandbox.path(),
+        &base_url,
+        ca_path.as_deref(),
+    )?;
     // A fetched CLI runs in an empty directory (so no project files steer it); any other
     // command runs where agentwire was started, so its relative paths work.
     let cwd = match &cfg.target {
@@ -305,7 +253,9 @@ pub async fn record(
         Target::Command(_) => std::env::current_dir().map_err(RecordError::Sandbox)?,
     };
     // MCP servers named by `--mcp-config` run under agentwire's tap or behind its proxy.
-    let mcp = super::mcp::config::prepare(&args, &sandbox.path().join("mcp"), &tap_exe()).await;
+    let here = std::env::current_dir().map_err(RecordError::Sandbox)?;
+    let mcp_dir = sandbox.path().join("mcp");
+    let mcp = super::mcp::config::prepare(&args, &mcp_dir, &tap_exe(), &here).await;
     let mcp = match mcp {
         Ok(m) => m,
         Err(e) => {
@@ -339,17 +289,7 @@ pub async fn record(
         }
     };
     let pgid = child.id();
-    let (exit_code, timed_out) = tokio::select! {
-        r = tokio::time::timeout(cfg.timeout, child.wait()) => match r {
-            Ok(Ok(status)) => (status.code(), false),
-            Ok(Err(_)) => (None, false),
-            Err(_) => (None, true),
-        },
-        _ = interrupted() => {
-            eprintln!("agentwire: interrupted; stopping the recorded command and saving the trace");
-            (None, false)
-        }
-    };
+    let (exit_code, timed_out) = wait_for(&mut child, cfg.timeout).await;
     // The command and everything it started (background jobs) end with the recording.
     kill_group(pgid);
     let _ = child.kill().await;
@@ -374,7 +314,134 @@ pub async fn record(
     // not by reading the file back.
     let trace = finalize(&tmp_trace, &cfg.output, &context, &mcp_dir)?;
 
-    let text = std::fs::read_to_string(&out_path).unwrap_or_default();
+    Ok(outcome(&trace, &out_path, exit_code, timed_out))
+}
+
+/// Start the recording server, writing to the working trace `tmp_trace`; for the
+/// first-party route it intercepts TLS for the API host with agentwire's CA. Returns the
+/// server and the CA certificate the client must trust (first-party route only).
+async fn start_server(
+    cfg: &RecordConfig,
+    tmp_trace: &std::path::Path,
+) -> Result<(server::RunningServer, Option<PathBuf>), RecordError> {
+    let placeholder = Context::new();
+    let writer = TraceWriter::create(tmp_trace, &placeholder)?;
+    let mut server_cfg = cfg.server.clone();
+    let mut ca_path = None;
+    if cfg.route == Route::FirstParty {
+        let ca = super::ca::CertificateAuthority::load_or_create(&super::ca::default_dir())?;
+        ca_path = ca.cert_path();
+        server_cfg.intercept = Some(std::sync::Arc::new(
+            super::server::intercept::InterceptConfig {
+                hosts: vec![FIRST_PARTY_HOST.into()],
+                ca: std::sync::Arc::new(ca),
+                tunnel_others: false,
+            },
+        ));
+    }
+    Ok((server::start(server_cfg, writer).await?, ca_path))
+}
+
+/// The program to run, its arguments and the recording context naming it: a fetched CLI
+/// (downloaded first if it is not cached; default arguments `-p hello`) or a command.
+fn program_and_context(
+    cfg: &RecordConfig,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<(String, Vec<String>, Context), RecordError> {
+    Ok(match &cfg.target {
+        Target::Cli(spec) => {
+            let bin = tokio::task::block_in_place(|| npm::ensure(spec, progress))?;
+            let args = if cfg.args.is_empty() {
+                vec!["-p".to_string(), "hello".to_string()]
+            } else {
+                cfg.args.clone()
+            };
+            let mut c = Context::new();
+            c.cli = Some(spec.name.clone());
+            c.cli_version = Some(spec.version.clone());
+            c.cli_tag = spec.tag.clone();
+            c.platform = Some(spec.platform.clone());
+            (bin.to_string_lossy().into_owned(), args, c)
+        }
+        Target::Command(cmd) => {
+            let (p, rest) = cmd.split_first().ok_or(RecordError::NothingToRun)?;
+            let mut c = Context::new();
+            c.cli = std::path::Path::new(p)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+            (p.clone(), rest.to_vec(), c)
+        }
+    })
+}
+
+/// The recorded run's whole environment: [`clean_env`], the sandbox's config dir, the fake
+/// key, the route's variables (base URL, or proxy and CA for the first-party route),
+/// telemetry off, then the caller's `--env` changes.
+fn run_env(
+    cfg: &RecordConfig,
+    home: &std::path::Path,
+    config: &std::path::Path,
+    sandbox: &std::path::Path,
+    base_url: &str,
+    ca_path: Option<&std::path::Path>,
+) -> Result<BTreeMap<String, String>, RecordError> {
+    let mut env = clean_env(home);
+    let set = |env: &mut BTreeMap<String, String>, k: &str, v: &str| {
+        env.insert(k.to_string(), v.to_string());
+    };
+    set(&mut env, "CLAUDE_CONFIG_DIR", &config.to_string_lossy());
+    set(&mut env, "ANTHROPIC_API_KEY", FAKE_API_KEY);
+    match (cfg.route, ca_path) {
+        (Route::FirstParty, Some(ca)) => {
+            set(&mut env, "HTTPS_PROXY", base_url);
+            set(&mut env, "https_proxy", base_url);
+            set(&mut env, "NODE_EXTRA_CA_CERTS", &ca.to_string_lossy());
+            let bundle = sandbox.join("ca-bundle.pem");
+            write_bundle(&bundle, ca).map_err(RecordError::Sandbox)?;
+            set(&mut env, "SSL_CERT_FILE", &bundle.to_string_lossy());
+        }
+        _ => set(&mut env, "ANTHROPIC_BASE_URL", base_url),
+    }
+    set(&mut env, "DISABLE_TELEMETRY", "1");
+    set(&mut env, "DISABLE_ERROR_REPORTING", "1");
+    set(&mut env, "DISABLE_AUTOUPDATER", "1");
+    set(&mut env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    for (k, v) in &cfg.env {
+        match v {
+            Some(v) => set(&mut env, k, v),
+            None => {
+                env.remove(k);
+            }
+        }
+    }
+    Ok(env)
+}
+
+/// Wait for the recorded command until it exits, `timeout` passes (`timed_out`), or
+/// agentwire is interrupted; returns (exit code, timed out).
+async fn wait_for(child: &mut tokio::process::Child, timeout: Duration) -> (Option<i32>, bool) {
+    tokio::select! {
+        r = tokio::time::timeout(timeout, child.wait()) => match r {
+            Ok(Ok(status)) => (status.code(), false),
+            Ok(Err(_)) => (None, false),
+            Err(_) => (None, true),
+        },
+        _ = interrupted() => {
+            eprintln!("agentwire: interrupted; stopping the recorded command and saving the trace");
+            (None, false)
+        }
+    }
+}
+
+/// The outcome of a run: the command's exit, the last lines it printed (from `out_path`),
+/// and counts from the trace as written.
+fn outcome(
+    trace: &Trace,
+    out_path: &std::path::Path,
+    exit_code: Option<i32>,
+    timed_out: bool,
+) -> RecordOutcome {
+    let text = std::fs::read_to_string(out_path).unwrap_or_default();
     let tail: Vec<&str> = text.lines().rev().take(20).collect();
     let mut canon = Canonicalizer::new();
     let mut tools = None;
@@ -386,7 +453,7 @@ pub async fn record(
             tools.get_or_insert(c.req.tools.len());
         }
     }
-    Ok(RecordOutcome {
+    RecordOutcome {
         exit_code,
         timed_out,
         exchanges: trace.exchanges.len(),
@@ -397,9 +464,10 @@ pub async fn record(
             .iter()
             .map(|x| x.request.body.len() as u64)
             .sum(),
+        mcp_records: trace.mcp.len(),
         output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
         context: trace.context.clone(),
-    })
+    }
 }
 
 /// Kill a process group (the recorded command and its children).
@@ -417,7 +485,7 @@ fn kill_group(pgid: Option<u32>) {
 }
 
 /// Resolves on SIGINT or SIGTERM.
-async fn interrupted() {
+pub async fn interrupted() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::sync::Semaphore;
 
-use crate::api::{read_response, ResponseBody};
+use crate::api::{decode_body, read_response, response_body, ResponseBody};
 use crate::trace::redact::is_marker;
-use crate::trace::{origin_form, Exchange, Trace};
+use crate::trace::{origin_form, Body, Exchange, Trace};
 
 /// Errors of the replay client.
 #[derive(Debug, thiserror::Error)]
@@ -201,7 +201,13 @@ async fn send_one(
             .get("content-type")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let body = r.bytes().await?;
+        let headers: Vec<(String, String)> = r
+            .headers()
+            .iter()
+            .filter_map(|(k, v)| Some((k.to_string(), v.to_str().ok()?.to_string())))
+            .collect();
+        let wire = Body::new(r.bytes().await?.to_vec());
+        let body = decode_body(&headers, &wire).bytes.into_owned();
         Ok::<_, reqwest::Error>((status, ct, body))
     }
     .await;
@@ -242,15 +248,13 @@ pub fn compare_response(x: &Exchange, status: u16, ct: Option<&str>, body: &[u8]
     if old.status != status {
         d.push(format!("status {} -> {status}", old.status));
     }
+    let old_body = response_body(old).bytes;
     let old_ct = old
         .headers
         .iter()
         .find(|(k, _)| k == "content-type")
         .map(|(_, v)| v.as_str());
-    match (
-        read_response(old_ct, &old.body.bytes),
-        read_response(ct, body),
-    ) {
+    match (read_response(old_ct, &old_body), read_response(ct, body)) {
         (ResponseBody::Message(a), ResponseBody::Message(b)) => {
             if a.stop_reason != b.stop_reason {
                 d.push(format!(
@@ -293,7 +297,7 @@ pub fn compare_response(x: &Exchange, status: u16, ct: Option<&str>, body: &[u8]
             d.push(format!("error {error_type} -> message"))
         }
         _ => {
-            if old.body.bytes != body {
+            if *old_body != *body {
                 d.push("body differs".into());
             }
         }

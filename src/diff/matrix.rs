@@ -75,7 +75,7 @@ pub fn build(runs: &[(String, &Trace)], norm: &Normalizer) -> Matrix {
             continue;
         };
         let r = &it.req;
-        let body = &it.x.request.body.bytes;
+        let body = &it.body;
         let tools_text = r
             .tools_span
             .map(|s| String::from_utf8_lossy(s.slice(body)).into_owned())

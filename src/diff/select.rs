@@ -11,6 +11,8 @@
 //! connections, then shared message prefixes), turns from the number of assistant
 //! messages in the request.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use super::gate::GateResult;
@@ -89,6 +91,8 @@ impl DiffReport {
 /// A Messages request of a trace with its thread and turn.
 pub(crate) struct Item<'t> {
     pub x: &'t Exchange,
+    /// The request body, decoded (spans of `req` index it).
+    pub body: Cow<'t, [u8]>,
     pub session: String,
     pub thread: String,
     pub turn: usize,
@@ -125,8 +129,13 @@ pub(crate) fn items_of<'t>(
             .iter()
             .filter(|o| o.session == session && o.thread == thread && o.turn == c.turn)
             .count();
+        let body = match c.decoded {
+            Some(d) => Cow::Owned(d),
+            None => Cow::Borrowed(&x.request.body.bytes[..]),
+        };
         out.push(Item {
             x,
+            body,
             session,
             thread,
             turn: c.turn,
@@ -149,7 +158,7 @@ fn side<'t>(r: &Resolved, it: &'t Item) -> RequestSide<'t> {
         session: Some(it.session.clone()),
         thread: Some(it.thread.clone()),
         headers: &it.x.request.headers,
-        body: &it.x.request.body.bytes,
+        body: &it.body,
     }
 }
 

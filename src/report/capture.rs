@@ -33,7 +33,12 @@ pub fn render(s: &Summary, format: Format) -> String {
     opt("retransmitted bytes", s.retransmitted_bytes);
     opt("conflicting retransmitted bytes", s.conflicting_bytes);
     opt("out-of-order segments", s.out_of_order_segments);
-    opt("responses without request", s.orphan_responses);
+    opt(
+        "responses without captured request (kept)",
+        s.orphan_responses,
+    );
+    opt("responses lost in capture gaps", s.lost_responses);
+    opt("packets without timestamp", s.untimed_packets);
     opt("unparsed http bytes", s.skipped_http_bytes);
     opt("bytes after protocol switch", s.tunneled_bytes);
     opt("non-http flows", s.non_http_connections);

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::api::view::{response_body, Canonicalizer};
+use crate::api::view::{exchange_response, Canonicalizer};
 use crate::api::ResponseBody;
 use crate::trace::{Exchange, Trace};
 
@@ -72,7 +72,7 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
     let thread = view.place.thread_label;
     let session = canon.session(view.place.session).label.clone();
     let (mut stop, mut usage) = (None, None);
-    if let Some(body) = response_body(x) {
+    if let Some(body) = exchange_response(x) {
         match body {
             ResponseBody::Message(m) => {
                 stop = m.stop_reason.clone().or(Some("(incomplete)".into()));
@@ -101,8 +101,16 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
             .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         session,
         thread,
-        method: x.request.method.clone(),
-        path: x.request.target.clone(),
+        method: if x.request.captured() {
+            x.request.method.clone()
+        } else {
+            "-".into()
+        },
+        path: if x.request.captured() {
+            x.request.target.clone()
+        } else {
+            "(request not captured)".into()
+        },
         model: parsed.as_ref().and_then(|r| r.model.clone()),
         status: x.response.as_ref().map(|r| r.status),
         body_bytes: x.request.body.len(),

@@ -12,6 +12,14 @@ use super::Body;
 /// (see [`super::redact`]). On disk: `[["name","value"],...]`.
 pub type Headers = Vec<(String, String)>;
 
+/// The value of the first header named `name` (ASCII case-insensitive).
+pub fn header_value<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
 /// One HTTP exchange.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Exchange {
@@ -78,11 +86,18 @@ pub fn origin_form(target: &str) -> &str {
 }
 
 /// The request half of an exchange.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+///
+/// A request that was not captured (a packet capture that began after it was sent, or a
+/// capture gap that swallowed it, while its response was captured) has every field empty
+/// ([`HttpRequest::not_captured`]) and is written as `"request": {"captured": false}`: no
+/// request field is invented.
+#[derive(Clone, Debug, Deserialize)]
 pub struct HttpRequest {
-    /// Method, e.g. `POST`.
+    /// Method, e.g. `POST` (empty: not captured).
+    #[serde(default)]
     pub method: String,
     /// Request target as sent: path and query (`/v1/messages?beta=true`).
+    #[serde(default)]
     pub target: String,
     /// Protocol version, e.g. `HTTP/1.1`.
     #[serde(default)]
@@ -93,6 +108,42 @@ pub struct HttpRequest {
     /// The body, byte-exact.
     #[serde(default)]
     pub body: Body,
+}
+
+impl HttpRequest {
+    /// The request of an exchange whose request was not captured: every field empty.
+    pub fn not_captured() -> Self {
+        HttpRequest {
+            method: String::new(),
+            target: String::new(),
+            version: String::new(),
+            headers: Headers::new(),
+            body: Body::default(),
+        }
+    }
+
+    /// False when the request was not captured (see [`HttpRequest::not_captured`]); a
+    /// captured request always has a method.
+    pub fn captured(&self) -> bool {
+        !self.method.is_empty()
+    }
+}
+
+impl Serialize for HttpRequest {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = ser.serialize_map(None)?;
+        if !self.captured() {
+            m.serialize_entry("captured", &false)?;
+            return m.end();
+        }
+        m.serialize_entry("method", &self.method)?;
+        m.serialize_entry("target", &self.target)?;
+        m.serialize_entry("version", &self.version)?;
+        m.serialize_entry("headers", &self.headers)?;
+        m.serialize_entry("body", &self.body)?;
+        m.end()
+    }
 }
 
 /// The response half of an exchange.

@@ -17,7 +17,7 @@ use super::import::har::{
     Content, Creator, Entry, NameValue, PostData, Request, Response, Timings,
 };
 use super::redact::{redact_headers, redact_text};
-use super::{Body, Exchange, TraceError};
+use super::{header_value as header, Body, Exchange, TraceError};
 
 /// Writes a HAR document entry by entry, so a large trace needs no more memory than one
 /// exchange.
@@ -95,12 +95,6 @@ fn body_text(b: &Body) -> (String, Option<String>) {
             Some("base64".into()),
         ),
     }
-}
-
-fn header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    h.iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
 }
 
 fn ms(us: i64) -> f64 {

@@ -23,8 +23,8 @@ mod writer;
 
 pub use body::Body;
 pub use exchange::{
-    origin_form, Context, Exchange, ExchangeError, Headers, HttpRequest, HttpResponse, Source,
-    SourceKind,
+    header_value, origin_form, Context, Exchange, ExchangeError, Headers, HttpRequest,
+    HttpResponse, Source, SourceKind,
 };
 pub use input::{open_input, InputOptions, TraceInput};
 pub use mcp::McpRecord;

@@ -377,6 +377,51 @@ fn rows(f: &Fixtures, stub_url: &str) -> Vec<Row> {
             2,
             "fast".into(),
         ),
+        // import and export
+        (
+            "import an agentwire trace",
+            v(&["import", &good, "-o", &f.out("i1.jsonl")]),
+            0,
+            String::new(),
+        ),
+        (
+            "import missing input",
+            v(&["import", &missing, "-o", &f.out("i2.jsonl")]),
+            1,
+            "missing.jsonl".into(),
+        ),
+        (
+            "import bad --since",
+            v(&[
+                "import",
+                &good,
+                "--since",
+                "yesterday",
+                "-o",
+                &f.out("i3.jsonl"),
+            ]),
+            2,
+            "yesterday".into(),
+        ),
+        (
+            "export to HAR",
+            v(&["export", "--har", &good, "-o", &f.out("e1.har")]),
+            0,
+            String::new(),
+        ),
+        (
+            "export missing trace",
+            v(&["export", "--har", &missing, "-o", &f.out("e2.har")]),
+            1,
+            "missing.jsonl".into(),
+        ),
+        // mcp-tap relays a server; its exit is the server's fate, not a report
+        (
+            "mcp-tap without a command",
+            v(&["mcp-tap", "-o", &f.out("m.jsonl")]),
+            2,
+            "COMMAND".into(),
+        ),
         // completions and man pages
         (
             "completions bash",

@@ -339,3 +339,46 @@ async fn absolute_form_messages_requests_are_counted() {
         "show parses it as Messages"
     );
 }
+
+/// Malformed requests on a `--tls-cert` listener were not recorded (only plain listeners
+/// kept unparsed bytes). Every listener now records them the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_requests_over_tls_are_recorded() {
+    use agentwire::capture::ca::CertificateAuthority;
+    use agentwire::capture::server::tls;
+    let ca = CertificateAuthority::generate().unwrap();
+    let (chain, key) = ca.mint_leaf(&["localhost".into()]).unwrap();
+    let s = TestServer::start(ServerConfig {
+        tls: Some(tls::server_config(chain, key).unwrap()),
+        ..Default::default()
+    })
+    .await;
+    let addr = s.server.addr;
+    let pem = ca.cert_pem().to_string();
+    let reply = tokio::task::spawn_blocking(move || {
+        let tcp = std::net::TcpStream::connect(addr).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let conn = rustls::ClientConnection::new(tls_client_config(pem.as_bytes()), name).unwrap();
+        let mut tls = rustls::StreamOwned::new(conn, tcp);
+        tls.write_all(b"BROKEN\r\nhost: localhost\r\n\r\n").unwrap();
+        let mut out = Vec::new();
+        let _ = tls.read_to_end(&mut out);
+        out
+    })
+    .await
+    .unwrap();
+    assert!(
+        reply.starts_with(b"HTTP/1.1 400"),
+        "{}",
+        String::from_utf8_lossy(&reply)
+    );
+    let t = s.finish().await;
+    let x = t
+        .exchanges
+        .iter()
+        .find(|x| x.request.method == "BROKEN")
+        .expect("recorded");
+    assert_eq!(x.error.as_ref().unwrap().kind, "malformed_http");
+    assert_eq!(x.request.body.bytes, b"BROKEN\r\nhost: localhost\r\n\r\n");
+}

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use agentwire::api::{read_response, ResponseBody};
-use agentwire::trace::{Exchange, Trace};
+use agentwire::trace::{header_value as header, Exchange, Trace};
 use serde_json::Value;
 
 use crate::common::*;
@@ -70,12 +70,6 @@ fn import(input: &Path, out: &Path) {
     assert_no_key(out);
 }
 
-fn header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    h.iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
-}
-
 fn json(bytes: &[u8]) -> Value {
     serde_json::from_slice(bytes).unwrap()
 }
@@ -122,6 +116,30 @@ fn analyze_json(path: &Path) -> Value {
     json(&o.stdout)
 }
 
+/// `(session, thread)` of every exchange as `show` labels them, sorted (the two sources
+/// may order near-simultaneous requests differently).
+fn show_sessions(path: &Path) -> Vec<(String, String)> {
+    let o = agentwire(&["show", path.to_str().unwrap(), "--format", "json"]);
+    assert!(
+        o.status.success(),
+        "show: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut v: Vec<(String, String)> = json(&o.stdout)
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["session"].as_str().unwrap().into(),
+                r["thread"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
 /// Polls, redundant polls, jobs (reference, state) and thread count of an analysis.
 fn polls_and_jobs(a: &Value) -> (u64, u64, Vec<(String, String)>, u64) {
     let s = &a["summary"];
@@ -144,26 +162,34 @@ fn polls_and_jobs(a: &Value) -> (u64, u64, Vec<(String, String)>, u64) {
     )
 }
 
+/// Copy a directory tree, replacing `from` by `to` in every file.
+fn copy_replacing(src: &Path, dst: &Path, from: &str, to: &str) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap().flatten() {
+        let (s, d) = (e.path(), dst.join(e.file_name()));
+        if s.is_dir() {
+            copy_replacing(&s, &d, from, to);
+        } else {
+            std::fs::write(&d, std::fs::read_to_string(&s).unwrap().replace(from, to)).unwrap();
+        }
+    }
+}
+
 /// Usage each request's reply recorded in the transcript, read straight from its lines:
 /// request id -> input tokens of the reply's last entry.
 fn transcript_usage(projects: &Path) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
-    let mut stack = vec![projects.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                for line in std::fs::read_to_string(&p).unwrap().lines() {
-                    let v: Value = serde_json::from_str(line).unwrap();
-                    if v["type"] == "assistant" {
-                        out.insert(
-                            v["requestId"].as_str().unwrap().to_string(),
-                            v["message"]["usage"]["input_tokens"].as_u64().unwrap(),
-                        );
-                    }
-                }
+    for p in files_under(projects) {
+        if p.extension().is_none_or(|x| x != "jsonl") {
+            continue;
+        }
+        for line in std::fs::read_to_string(&p).unwrap().lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            if v["type"] == "assistant" {
+                out.insert(
+                    v["requestId"].as_str().unwrap().to_string(),
+                    v["message"]["usage"]["input_tokens"].as_u64().unwrap(),
+                );
             }
         }
     }
@@ -252,43 +278,54 @@ fn transcripts_of_real_claude_code_match_their_wire_traces() {
             assert_eq!(tool_calls(wx), tool_calls(ix), "{version} {id}");
         }
 
-        // the same polls and jobs
+        // the same sessions and threads as the session rules find them
+        assert_eq!(
+            show_sessions(&run.wire),
+            show_sessions(&imported_path),
+            "{version}"
+        );
+        // the same polls and jobs; the import uses the usage the transcript recorded
         let (wa, ia) = (analyze_json(&run.wire), analyze_json(&imported_path));
+        assert_eq!(wa["sessions"], ia["sessions"], "{version}");
+        assert_eq!(ia["sessions"].as_array().unwrap().len(), 1, "{version}");
         let (wp, ip) = (polls_and_jobs(&wa), polls_and_jobs(&ia));
         assert_eq!(wp, ip, "{version}");
         assert_eq!(ip.0, 3, "{version}: three polls of the build output");
         assert_eq!(ip.1, 2, "{version}: two of them redundant");
         assert_eq!(ip.2.len(), 1, "{version}: the background build: {:?}", ip.2);
         assert_eq!(ip.2[0].1, "completed", "{version}");
-        // The transcript's usage is what agentwire's scenario server made up (its replies
-        // carry `msg_agentwire_` ids): `--usage auto` recognises it and simulates...
+        // agentwire's stub answered this run (message ids `msg_agentwire_…`), so `auto`
+        // rightly simulates usage for it, the import as the wire
         assert_eq!(
             ia["usage_used"]["simulated"], 9,
             "{version}: {}",
             ia["usage_used"]
         );
-        assert!(ia["usage_used"]["reasons"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .all(|r| r.contains("synthesized by agentwire")));
-        // ...and `--usage recorded` takes the transcript's figures.
-        let o = agentwire(&[
-            "analyze",
-            imported_path.to_str().unwrap(),
-            "--format",
-            "json",
-            "--usage",
-            "recorded",
-        ]);
-        let ir = json(&o.stdout);
-        assert_eq!(ir["usage_used"]["recorded"], 9, "{version}");
-        let recorded = transcript_usage(&run.config.join("projects"));
+
+        // Must-show 2: the same history as a user's, with the API's message ids: `auto`
+        // uses the usage the transcript recorded and finds the same redundant polls
+        let real = run.wire.with_file_name("real-projects");
+        copy_replacing(
+            &run.config.join("projects"),
+            &real,
+            "msg_agentwire_",
+            "msg_01Qz",
+        );
+        let real_trace = run.wire.with_file_name("real.jsonl");
+        import(&real, &real_trace);
+        let ra = analyze_json(&real_trace);
         assert_eq!(
-            ir["summary"]["input_tokens"].as_u64().unwrap(),
+            ra["usage_used"]["recorded"], 9,
+            "{version}: {}",
+            ra["usage_used"]
+        );
+        let recorded = transcript_usage(&real);
+        assert_eq!(
+            ra["summary"]["input_tokens"].as_u64().unwrap(),
             recorded.values().sum::<u64>(),
             "{version}: input tokens are the transcript's"
         );
+        assert_eq!(polls_and_jobs(&ra), wp, "{version}");
     }
 }
 
@@ -337,5 +374,7 @@ fn older_transcript_layout_imports_requests_tool_calls_polls_and_jobs() {
     let (wa, ia) = (analyze_json(&run.wire), analyze_json(&imported_path));
     let (wp, ip) = (polls_and_jobs(&wa), polls_and_jobs(&ia));
     assert_eq!((wp.0, wp.1, &wp.2), (ip.0, ip.1, &ip.2));
+    assert_eq!(wa["sessions"].as_array().unwrap().len(), 1);
+    assert_eq!(ia["sessions"].as_array().unwrap().len(), 1);
     assert_eq!(ip.0, 3);
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use agentwire::trace::{Exchange, Trace};
+use agentwire::trace::{header_value as header, Exchange, Trace};
 use serde_json::Value;
 
 use crate::common::*;
@@ -42,12 +42,6 @@ fn send(url: &str, bodies: &[Vec<u8>]) {
             r.bytes().await.unwrap();
         }
     });
-}
-
-fn header<'a>(h: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    h.iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
 }
 
 /// `(request body sha256, response body sha256)` by the server's request id.

@@ -98,3 +98,22 @@ fn absurd_usage_is_clamped_and_reported() {
     );
     assert!(a.summary.total_cost_usd.is_finite());
 }
+
+/// A price file with a negative or absurd price was accepted (costs went negative or
+/// infinite); it is refused on load, naming the model and field.
+#[test]
+fn price_files_are_validated_on_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("prices.json");
+    let mut t = serde_json::to_value(PriceTable::builtin()).unwrap();
+    t["models"][0]["output"] = serde_json::json!(-15.0);
+    std::fs::write(&p, serde_json::to_vec(&t).unwrap()).unwrap();
+    let Err(e) = PriceTable::from_file(&p) else {
+        panic!("a negative price was accepted")
+    };
+    let e = e.to_string();
+    assert!(e.contains("output") && e.contains("-15"), "{e}");
+    t["models"][0]["output"] = serde_json::json!(1e300);
+    std::fs::write(&p, serde_json::to_vec(&t).unwrap()).unwrap();
+    assert!(PriceTable::from_file(&p).is_err());
+}

@@ -214,7 +214,7 @@ async fn handle(State(p): State<Arc<Proxy>>, req: Request) -> Response {
                 break;
             }
         }
-        parser.finish(&mut events);
+        events.extend(parser.finish());
         for ev in events.drain(..).filter(|e| !e.data.is_empty()) {
             pc.record(McpDirection::ToClient, ev.data.as_bytes(), &http, !clean);
         }

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use super::http::HttpConn;
 use super::ip::Segment;
 use super::message::Stamp;
-use super::tcp::{Chunk, Stream};
+use super::tcp::{Chunk, Meta, Stream};
 use super::tls::{self, Hello};
 use crate::trace::Exchange;
 
@@ -25,7 +25,7 @@ pub(super) struct Conn {
     pub(super) hello: Option<Hello>,
     pub(super) bytes: u64,
     pub(super) ended: [bool; 2],
-    pub(super) last: Stamp,
+    pub(super) last: Meta,
     pub(super) held: Vec<Held>,
     pub(super) held_bytes: usize,
 }
@@ -44,11 +44,11 @@ pub(super) struct Held {
     pub(super) missing: u32,
     pub(super) src: SocketAddr,
     pub(super) dst: SocketAddr,
-    pub(super) at: Stamp,
+    pub(super) at: Meta,
 }
 
 impl Held {
-    pub(super) fn new(s: &Segment<'_>, dir: usize, at: Stamp) -> Self {
+    pub(super) fn new(s: &Segment<'_>, dir: usize, at: Meta) -> Self {
         Held {
             dir,
             seq: s.seq,
@@ -79,10 +79,44 @@ impl Held {
     }
 }
 
+impl Conn {
+    /// Run `f` on the stream of direction `dir`; what it delivers goes to the TLS check
+    /// or the HTTP layer, with each packet's acknowledgment turned into an offset of the
+    /// other direction's stream. Finished exchanges go to `out`.
+    pub(super) fn with_stream(
+        &mut self,
+        dir: usize,
+        ids: &mut u64,
+        out: &mut Vec<Exchange>,
+        f: impl FnOnce(&mut Stream, &mut dyn FnMut(Chunk<'_>)),
+    ) {
+        let Conn {
+            streams,
+            http,
+            kind,
+            hello,
+            bytes,
+            ..
+        } = self;
+        let [a, b] = streams;
+        let (this, other) = if dir == 0 { (a, &*b) } else { (b, &*a) };
+        f(this, &mut |c| {
+            let (Chunk::Data { at, .. } | Chunk::Gap { at, .. }) = &c;
+            let stamp = Stamp {
+                ts: at.ts,
+                frame: at.frame,
+                ack: at.ack.and_then(|a| other.ack_offset(a)),
+            };
+            on_chunk(c, dir, stamp, kind, hello, bytes, http, ids, out)
+        });
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
-pub(super) fn on_chunk(
+fn on_chunk(
     c: Chunk<'_>,
     dir: usize,
+    at: Stamp,
     kind: &mut Kind,
     hello: &mut Option<Hello>,
     bytes: &mut u64,
@@ -91,7 +125,7 @@ pub(super) fn on_chunk(
     out: &mut Vec<Exchange>,
 ) {
     match c {
-        Chunk::Data(d, ts, frame) => {
+        Chunk::Data { bytes: d, off, .. } => {
             *bytes += d.len() as u64;
             if *kind == Kind::Unknown {
                 if tls::looks_like_tls(d) {
@@ -106,12 +140,12 @@ pub(super) fn on_chunk(
                         *hello = Some(tls::client_hello(d));
                     }
                 }
-                _ => http.data(dir, d, Stamp { ts, frame }, ids, out),
+                _ => http.data(dir, d, off, at, ids, out),
             }
         }
-        Chunk::Gap(n, ts, frame) => {
+        Chunk::Gap { len, off, .. } => {
             if *kind != Kind::Tls {
-                http.gap(dir, n, Stamp { ts, frame }, ids, out);
+                http.gap(dir, len, off, at, ids, out);
             }
         }
     }

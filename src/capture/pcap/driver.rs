@@ -13,15 +13,14 @@
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, SocketAddr};
 
-use super::conn::{on_chunk, Conn, Held, Kind, MAX_HELD};
+use super::conn::{Conn, Held, Kind, MAX_HELD};
 use super::http::{ConnInfo, HttpConn};
 use super::ip::{self, IpSkip, Segment};
 use super::link::{self, LinkSkip};
-use super::message::Stamp;
 use super::summary::{Summary, TlsConnection};
-use super::tcp::Stream;
+use super::tcp::{Meta, Stream};
 use super::tls::{self, Hello};
-use super::Packet;
+use super::{Packet, NO_TIME};
 use crate::trace::{Exchange, SourceKind};
 
 /// What to extract.
@@ -68,7 +67,22 @@ pub struct Extractor {
     out: Vec<Exchange>,
     summary: Summary,
     since_sweep: u32,
+    /// Time of the last packet that had one (this source).
+    clock: Option<i64>,
+    /// Packets without a time seen before any packet with one: they take the next time.
+    untimed: Vec<Untimed>,
 }
+
+/// A packet without a timestamp, kept until a neighbour gives it one.
+struct Untimed {
+    frame: u64,
+    link_type: u32,
+    data: Vec<u8>,
+    orig_len: u32,
+}
+
+/// Most packets without a time kept waiting for the next packet with one.
+const MAX_UNTIMED: usize = 1024;
 
 impl Extractor {
     /// An extractor with no packet seen.
@@ -84,12 +98,16 @@ impl Extractor {
             out: Vec::new(),
             summary: Summary::default(),
             since_sweep: 0,
+            clock: None,
+            untimed: Vec::new(),
         }
     }
 
     /// Name the source of the following packets (a file path, `iface:lo`). Connections
     /// of the previous source are closed first.
     pub fn set_source(&mut self, name: Option<String>) {
+        self.release_untimed(NO_TIME);
+        self.clock = None;
         self.close_all("capture ended");
         self.file = name;
     }
@@ -106,13 +124,54 @@ impl Extractor {
 
     /// Close every connection and return the remaining exchanges and the summary.
     pub fn finish(mut self) -> (Vec<Exchange>, Summary) {
+        self.release_untimed(NO_TIME);
         self.close_all("capture ended");
         self.release(u64::MAX);
         (self.out, self.summary)
     }
 
-    /// Process one packet.
+    /// Process one packet. A packet without a time takes the previous packet's, or, at
+    /// the start of a source, the next one's (up to 1024 packets wait for it).
     pub fn packet(&mut self, p: &Packet<'_>) {
+        if p.ts_ns.is_none() {
+            self.summary.untimed_packets += 1;
+        }
+        match (p.ts_ns, self.clock) {
+            (Some(t), _) => {
+                self.clock = Some(t);
+                self.release_untimed(t);
+                self.timed(p, t);
+            }
+            (None, Some(t)) => self.timed(p, t),
+            (None, None) if self.untimed.len() < MAX_UNTIMED => self.untimed.push(Untimed {
+                frame: p.frame,
+                link_type: p.link_type,
+                data: p.data.to_vec(),
+                orig_len: p.orig_len,
+            }),
+            (None, None) => {
+                self.release_untimed(NO_TIME);
+                self.timed(p, NO_TIME);
+            }
+        }
+    }
+
+    /// Process the packets waiting for a time with time `ts`.
+    fn release_untimed(&mut self, ts: i64) {
+        for u in std::mem::take(&mut self.untimed) {
+            let p = Packet {
+                frame: u.frame,
+                ts_ns: None,
+                link_type: u.link_type,
+                data: &u.data,
+                orig_len: u.orig_len,
+            };
+            self.timed(&p, ts);
+        }
+    }
+
+    /// Process one packet captured at `ts` (ns, or [`NO_TIME`]).
+    fn timed(&mut self, p: &Packet<'_>, ts: i64) {
         self.summary.packets += 1;
         self.summary.bytes += p.data.len() as u64;
         let sliced = match link::slice(p.link_type, p.data) {
@@ -150,17 +209,18 @@ impl Extractor {
             return;
         }
         self.summary.tcp_segments += 1;
-        self.segment(
-            &seg,
-            Stamp {
-                ts: p.ts_ns,
-                frame: p.frame,
-            },
-        );
+        let at = Meta {
+            ts,
+            frame: p.frame,
+            ack: seg.ack.then_some(seg.ack_no),
+        };
+        self.segment(&seg, at);
         self.since_sweep += 1;
         if self.since_sweep >= 4096 {
             self.since_sweep = 0;
-            self.sweep(p.ts_ns);
+            if ts != NO_TIME {
+                self.sweep(ts);
+            }
         }
         if !self.scratch.is_empty() {
             self.settle();
@@ -175,7 +235,7 @@ impl Extractor {
                 || c.hosts.contains(&s.dst.ip()))
     }
 
-    fn segment(&mut self, s: &Segment<'_>, at: Stamp) {
+    fn segment(&mut self, s: &Segment<'_>, at: Meta) {
         let (key, dir) = if self.conns.contains_key(&(s.src, s.dst)) {
             ((s.src, s.dst), 0)
         } else if self.conns.contains_key(&(s.dst, s.src)) {
@@ -193,25 +253,34 @@ impl Extractor {
             self.open(key);
             (key, usize::from(!client_is_src))
         };
-        // Port reuse: a new SYN from the client with another ISN starts a new connection.
+        // Port reuse: a new SYN from the client with another ISN starts a new connection
+        // (a SYN captured after its data, with the ISN the data follows, does not).
         if s.syn && !s.ack && dir == 0 {
-            let isn = self.conns[&key].streams[0].isn();
-            if isn.is_some_and(|i| i != s.seq)
-                || (isn.is_none() && self.conns[&key].streams[0].offset() > 0)
-            {
+            let client = &self.conns[&key].streams[0];
+            let isn = client.isn();
+            if isn.is_some_and(|i| i != s.seq) || (isn.is_none() && !client.syn_fits(s.seq)) {
                 self.close(key, "port reused by a new connection", at);
                 self.open(key);
             }
         }
-        // Capture-order anomaly: a segment that acknowledges bytes of the other direction
-        // not seen yet waits for them, so a response is never parsed before its request.
         let conn = self
             .conns
             .get_mut(&key)
             .expect("connection was just looked up");
+        // A direction seen without its SYN starts once the other side acknowledges all of
+        // what is held of it.
+        if s.ack && !s.rst {
+            conn.with_stream(1 - dir, &mut self.ids, &mut self.scratch, |st, out| {
+                st.start_if_acked(s.ack_no, out)
+            });
+        }
+        // Capture-order anomaly: a segment that acknowledges bytes of the other direction
+        // not seen yet waits for them, so a response is never parsed before its request.
+        // (A direction whose start is not fixed yet holds its segments itself.)
         if s.ack
             && !s.rst
             && (!s.payload.is_empty() || s.fin)
+            && (s.syn || conn.streams[dir].started())
             && conn.streams[1 - dir].acks_ahead(s.ack_no)
         {
             conn.held_bytes += s.payload.len();
@@ -244,19 +313,8 @@ impl Extractor {
             let h = conn.held.remove(i);
             conn.held_bytes -= h.payload.len();
             if force {
-                let ids = &mut self.ids;
-                let out = &mut self.scratch;
-                let other = 1 - h.dir;
-                let Conn {
-                    streams,
-                    http,
-                    kind,
-                    hello,
-                    bytes,
-                    ..
-                } = conn;
-                streams[other].advance_to_ack(h.ack_no, h.at.ts, h.at.frame, &mut |c| {
-                    on_chunk(c, other, kind, hello, bytes, http, ids, out)
+                conn.with_stream(1 - h.dir, &mut self.ids, &mut self.scratch, |st, out| {
+                    st.advance_to_ack(h.ack_no, h.at, out)
                 });
             }
             let seg = h.segment();
@@ -265,31 +323,14 @@ impl Extractor {
     }
 
     /// Feed one segment of direction `dir` to its stream and the layers above.
-    fn apply(&mut self, key: (SocketAddr, SocketAddr), dir: usize, s: &Segment<'_>, at: Stamp) {
+    fn apply(&mut self, key: (SocketAddr, SocketAddr), dir: usize, s: &Segment<'_>, at: Meta) {
         let Some(conn) = self.conns.get_mut(&key) else {
             return;
         };
         conn.last = at;
-        let ids = &mut self.ids;
-        let out = &mut self.scratch;
-        let Conn {
-            streams,
-            http,
-            kind,
-            hello,
-            bytes,
-            ..
-        } = conn;
-        streams[dir].segment(
-            s.seq,
-            s.syn,
-            s.fin,
-            s.payload,
-            s.missing,
-            at.ts,
-            at.frame,
-            &mut |c| on_chunk(c, dir, kind, hello, bytes, http, ids, out),
-        );
+        conn.with_stream(dir, &mut self.ids, &mut self.scratch, |st, out| {
+            st.segment(s.seq, s.syn, s.fin, s.payload, s.missing, at, out)
+        });
         if s.rst {
             self.close(key, "connection reset", at);
             return;
@@ -348,36 +389,23 @@ impl Extractor {
                 hello: None,
                 bytes: 0,
                 ended: [false, false],
-                last: Stamp::default(),
+                last: Meta::default(),
                 held: Vec::new(),
                 held_bytes: 0,
             },
         );
     }
 
-    fn close(&mut self, key: (SocketAddr, SocketAddr), why: &str, at: Stamp) {
+    fn close(&mut self, key: (SocketAddr, SocketAddr), why: &str, at: Meta) {
         if self.conns.get(&key).is_some_and(|c| !c.held.is_empty()) {
             self.release_held(key, true);
         }
         let Some(mut conn) = self.conns.remove(&key) else {
             return;
         };
-        let ids = &mut self.ids;
-        let out = &mut self.scratch;
-        {
-            let Conn {
-                streams,
-                http,
-                kind,
-                hello,
-                bytes,
-                ..
-            } = &mut conn;
-            for (dir, s) in streams.iter_mut().enumerate() {
-                s.flush(at.ts, at.frame, &mut |c| {
-                    on_chunk(c, dir, kind, hello, bytes, http, ids, out)
-                });
-            }
+        let (ids, out) = (&mut self.ids, &mut self.scratch);
+        for dir in 0..2 {
+            conn.with_stream(dir, ids, out, |st, out| st.flush(at, out));
         }
         if conn.kind != Kind::Tls {
             conn.http.close(why, ids, out);
@@ -392,6 +420,7 @@ impl Extractor {
         }
         let h = conn.http.stats();
         sum.orphan_responses += h.orphan_responses;
+        sum.lost_responses += h.lost_responses;
         sum.skipped_http_bytes += h.requests.skipped + h.responses.skipped;
         sum.tunneled_bytes += h.requests.tunneled + h.responses.tunneled;
         match conn.kind {

@@ -137,6 +137,7 @@ fn read_stream(
                         let frac = u64::from(b.ts_usec) * 1_000_000_000 / iface.resolution;
                         let ts_ns =
                             (i64::from(b.ts_sec) + iface.offset) * 1_000_000_000 + frac as i64;
+                        let ts_ns = Some(ts_ns);
                         deliver(&mut info, on_packet, frame, ts_ns, iface, b.data, b.origlen);
                     }
                     PcapBlockOwned::NG(Block::SectionHeader(_)) => {
@@ -159,7 +160,7 @@ fn read_stream(
                         match ifaces.get(epb.if_id as usize) {
                             Some(iface) => {
                                 let ts = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
-                                let ts_ns = scale(ts, iface.resolution, iface.offset);
+                                let ts_ns = Some(scale(ts, iface.resolution, iface.offset));
                                 let data = epb.packet_data();
                                 deliver(
                                     &mut info,
@@ -185,7 +186,16 @@ fn read_stream(
                                     keep
                                 };
                                 let data = &spb.data[..keep];
-                                deliver(&mut info, on_packet, frame, 0, iface, data, spb.origlen);
+                                // A Simple Packet Block has no timestamp: absent, not 0.
+                                deliver(
+                                    &mut info,
+                                    on_packet,
+                                    frame,
+                                    None,
+                                    iface,
+                                    data,
+                                    spb.origlen,
+                                );
                             }
                             None => info.bad_interface += 1,
                         }
@@ -279,7 +289,7 @@ fn deliver(
     info: &mut FileInfo,
     on_packet: &mut dyn FnMut(&Packet<'_>),
     frame: u64,
-    ts_ns: i64,
+    ts_ns: Option<i64>,
     iface: &Interface,
     data: &[u8],
     orig_len: u32,

@@ -112,14 +112,28 @@ pub(super) fn partial_head(buf: &[u8], request: bool) -> Option<Head> {
     }
 }
 
-/// Parse a chunk-size line (hex digits, optional `;extensions`).
-pub(super) fn chunk_size(line: &[u8]) -> Option<u64> {
-    let end = line.iter().position(|b| *b == b';').unwrap_or(line.len());
-    let hex = std::str::from_utf8(&line[..end]).ok()?.trim();
-    if hex.is_empty() || hex.len() > 15 {
+/// Parse a chunk-size line without its line end: `1*HEXDIG` then optional extensions
+/// `*( BWS ";" ... )` (RFC 9112 §7.1.1). Returns the size and whether whitespace had to be
+/// accepted that the grammar does not allow (before the digits, or after them with no
+/// extension following). `None`: not a chunk size (no digits, other bytes after them, or
+/// more than 2^64 − 1).
+pub(super) fn chunk_size(line: &[u8]) -> Option<(u64, bool)> {
+    let ext = line.iter().position(|b| *b == b';');
+    let size = &line[..ext.unwrap_or(line.len())];
+    let space = |b: &u8| matches!(b, b' ' | b'\t');
+    let lead = size.iter().take_while(|b| space(b)).count();
+    let digits = &size[lead..];
+    let n = digits.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    let tail = &digits[n..];
+    if n == 0 || !tail.iter().all(space) {
         return None;
     }
-    u64::from_str_radix(hex, 16).ok()
+    let hex = std::str::from_utf8(&digits[..n]).ok()?;
+    let value = u64::from_str_radix(hex.trim_start_matches('0'), 16)
+        .ok()
+        .or_else(|| hex.bytes().all(|b| b == b'0').then_some(0))?;
+    let lenient = lead > 0 || (!tail.is_empty() && ext.is_none());
+    Some((value, lenient))
 }
 
 pub(super) fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
@@ -178,11 +192,21 @@ mod tests {
 
     #[test]
     fn chunk_sizes() {
-        assert_eq!(chunk_size(b"1a"), Some(26));
-        assert_eq!(chunk_size(b"1A;name=value"), Some(26));
-        assert_eq!(chunk_size(b"0"), Some(0));
+        assert_eq!(chunk_size(b"1a"), Some((26, false)));
+        assert_eq!(chunk_size(b"1A;name=value"), Some((26, false)));
+        assert_eq!(chunk_size(b"0"), Some((0, false)));
+        assert_eq!(chunk_size(b"000"), Some((0, false)));
+        // Whitespace before `;` is the grammar's BWS; elsewhere it is a leniency.
+        assert_eq!(chunk_size(b"5 ;ext=1"), Some((5, false)));
+        assert_eq!(chunk_size(b"8 "), Some((8, true)));
+        assert_eq!(chunk_size(b" 8"), Some((8, true)));
+        // Not sizes: no digits, a word after the digits, overflow.
         assert_eq!(chunk_size(b"zz"), None);
         assert_eq!(chunk_size(b""), None);
+        assert_eq!(chunk_size(b"2 erfrferferf"), None);
+        assert_eq!(chunk_size(b"ffffffffffffffff"), Some((u64::MAX, false)));
+        assert_eq!(chunk_size(b"10000000000000000"), None);
+        assert_eq!(chunk_size(b"00000000000000000001"), Some((1, false)));
     }
 
     #[test]

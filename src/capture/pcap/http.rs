@@ -1,20 +1,34 @@
-//! HTTP/1.1 on a reassembled connection: requests and responses paired in order
-//! (keep-alive, pipelining, interim 1xx responses, 101 upgrades), response framing from
-//! the request (HEAD, 204, 304, CONNECT; RFC 9112 §6.3), and the finished [`Exchange`]
-//! records: times from the packets, bodies de-chunked and content-decoded with their wire
-//! size kept, secrets redacted, gaps and early ends reported in [`Exchange::error`].
+//! HTTP/1.1 on a reassembled connection: requests and responses paired (keep-alive,
+//! pipelining, interim 1xx responses, 101 upgrades), with the body length of a response
+//! decided from its request ([`super::framing`]).
+//!
+//! Pairing is in order, checked against TCP: a response cannot be sent before the server
+//! received its request's last byte, and a request whose first segment acknowledges
+//! response bytes was sent after they arrived. So
+//! - a response the client had already received part of when it sent the oldest
+//!   unanswered request, or sent before the server had received any byte of that
+//!   request, answers an earlier request that was not captured: it is kept as an
+//!   exchange whose request is marked not captured (so is a response with no request
+//!   left to answer);
+//! - after the response direction lost sync (a gap that may have swallowed whole
+//!   responses), on a connection that waits for each response before sending the next
+//!   request, the response answers the request that ends where the server's
+//!   acknowledgment in the response's first segment points (every request byte before
+//!   it was received, and the client sends nothing more until the response ends). Older
+//!   requests still waiting are marked "response lost in a capture gap"; when the bytes
+//!   before that point are a gap of the request direction, the request was not captured.
+//!   This is exact for such traffic. A connection seen pipelining (a request sent before
+//!   the previous response had arrived whole) is paired in order instead.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 
-use chrono::{DateTime, Utc};
+use super::exchange::build;
+use super::framing::{body_length, BodyLength, Framing, Role};
+use super::message::{Head, Message, MessageParser, ParserStats, Sink, Stamp};
+use crate::trace::{Exchange, SourceKind};
 
-use super::decode;
-use super::message::{Framing, Head, Message, MessageParser, ParserStats, Sink, Stamp};
-use crate::trace::redact::redact_headers;
-use crate::trace::{Body, Exchange, ExchangeError, HttpRequest, HttpResponse, Source, SourceKind};
-
-/// Where a connection was seen; copied into every exchange's [`Source`].
+/// Where a connection was seen; copied into every exchange's [`crate::trace::Source`].
 #[derive(Clone, Debug)]
 pub struct ConnInfo {
     /// `Pcap` for files, `Live` for interfaces.
@@ -32,27 +46,47 @@ pub struct ConnInfo {
 /// Counters of one connection's HTTP layer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HttpStats {
-    /// Responses that arrived with no request to pair with (request not captured).
+    /// Responses whose request was not captured (kept as exchanges).
     pub orphan_responses: u64,
+    /// Requests whose response was lost in a capture gap.
+    pub lost_responses: u64,
     /// Request direction parser counters.
     pub requests: ParserStats,
     /// Response direction parser counters.
     pub responses: ParserStats,
 }
 
-struct Entry {
-    id: u64,
-    method: String,
+/// A request (or a response without one) on its way to becoming an exchange.
+pub(super) struct Entry {
+    pub(super) id: u64,
+    pub(super) method: String,
     /// An HTTP/0.9 simple request: its response has no head.
     simple: bool,
-    req: Option<Message>,
-    interim: Vec<u16>,
-    resp: Option<Message>,
+    /// False for a response whose request was not captured.
+    pub(super) captured: bool,
+    pub(super) req: Option<Message>,
+    pub(super) interim: Vec<u16>,
+    pub(super) resp: Option<Message>,
+    /// Why no response will be paired: it was lost in a capture gap.
+    pub(super) lost: Option<String>,
+    /// Response-stream offset the request's first segment acknowledged.
+    req_ack: Option<u64>,
+    /// Request-stream offset of the request's first byte.
+    req_start: u64,
+    /// The request was cut short (its end is where it was cut, not where it ended).
+    req_cut: bool,
+    /// Request-stream offset just after the request's last byte, once complete.
+    req_end: Option<u64>,
 }
 
 impl Entry {
     fn done(&self) -> bool {
-        self.req.is_some() && self.resp.is_some()
+        (self.req.is_some() || !self.captured) && (self.resp.is_some() || self.lost.is_some())
+    }
+
+    /// Still waiting for its response.
+    fn open(&self) -> bool {
+        self.captured && self.resp.is_none() && self.lost.is_none()
     }
 }
 
@@ -61,42 +95,189 @@ pub struct HttpConn {
     info: ConnInfo,
     parsers: [MessageParser; 2],
     entries: VecDeque<Entry>,
+    order: Order,
     orphans: u64,
+    lost: u64,
     upgraded: bool,
+}
+
+/// Most request-direction gaps remembered for pairing.
+const MAX_GAPS: usize = 64;
+/// Most responses waiting for the request direction to catch up.
+const MAX_WAITING: usize = 64;
+
+/// What pairing knows of the connection's order.
+#[derive(Default)]
+struct Order {
+    /// Complete responses not paired yet: they acknowledge request bytes the request
+    /// direction has not delivered (capture order), in order.
+    waiting: VecDeque<Message>,
+    /// Request-stream ranges `[start, end)` that were not captured, latest last.
+    req_gaps: VecDeque<(u64, u64)>,
+    /// Response-stream offset where the latest complete response ended.
+    last_resp_end: Option<u64>,
+    /// A request was seen sent before the previous response had arrived whole.
+    pipelined: bool,
 }
 
 struct Ctx<'a> {
     entries: &'a mut VecDeque<Entry>,
     ids: &'a mut u64,
+    order: &'a mut Order,
     orphans: &'a mut u64,
+    lost: &'a mut u64,
     upgraded: &'a mut bool,
     request: bool,
 }
 
+impl Ctx<'_> {
+    /// The entry a response starting at stream offset `start`, sent with acknowledgment
+    /// `ack` (request-stream offset), answers; `None`: its request was not captured.
+    /// `lost_at`: where the response direction lost sync since the last response.
+    fn pick(&mut self, start: u64, ack: Option<u64>, lost_at: Option<u64>) -> Option<usize> {
+        let open: Vec<usize> = (0..self.entries.len())
+            .filter(|&i| self.entries[i].open())
+            .collect();
+        let &first = open.first()?;
+        let e = &self.entries[first];
+        // The client had received part of this response before sending the request, or
+        // the server had received none of the request when it sent the response.
+        if e.req_ack.is_some_and(|x| x > start) || ack.is_some_and(|a| a <= e.req_start) {
+            return None;
+        }
+        let (Some(_), Some(ack), false) = (lost_at, ack, self.order.pipelined) else {
+            return Some(first);
+        };
+        // The request that ends at or before the acknowledged point: the latest such.
+        let done_before = |i: &usize| self.entries[*i].req_end.is_some_and(|e| e <= ack);
+        let Some(q) = open.iter().rposition(done_before) else {
+            return Some(first);
+        };
+        let (q_end, q_cut) = (
+            self.entries[open[q]].req_end.unwrap_or(0),
+            self.entries[open[q]].req_cut,
+        );
+        // Request bytes after it and before that point were not captured: a request.
+        let uncaptured = !q_cut
+            && self
+                .order
+                .req_gaps
+                .iter()
+                .any(|&(s, _)| s >= q_end && s < ack);
+        let skipped = if uncaptured { &open[..=q] } else { &open[..q] };
+        for &i in skipped {
+            self.entries[i].lost = Some(format!(
+                "response lost in a capture gap: the next response captured answers a later request (the server had received {ack} request bytes)"
+            ));
+            *self.lost += 1;
+        }
+        (!uncaptured).then_some(open[q])
+    }
+}
+
+fn interim(status: u16) -> bool {
+    (100..200).contains(&status) && status != 101
+}
+
+impl Ctx<'_> {
+    /// Pair the waiting responses whose acknowledged request bytes have been read
+    /// (`req_seen`: request-stream offset read so far; `force`: all of them).
+    fn settle(&mut self, req_seen: u64, force: bool) {
+        while let Some(front) = self.order.waiting.front() {
+            let ready = force
+                || self.order.waiting.len() > MAX_WAITING
+                || front.first.ack.is_none_or(|a| a <= req_seen);
+            if !ready {
+                return;
+            }
+            let msg = self.order.waiting.pop_front().expect("front exists");
+            self.assign(msg);
+        }
+    }
+
+    /// Pair a complete response with its request, or keep it as a response whose request
+    /// was not captured.
+    fn assign(&mut self, msg: Message) {
+        let status = msg.head.status;
+        let end = msg.end;
+        match self.pick(msg.start, msg.first.ack, msg.lost_before) {
+            Some(i) if interim(status) => self.entries[i].interim.push(status),
+            Some(i) => {
+                self.entries[i].resp = Some(msg);
+                // The next request was sent before this response had arrived whole.
+                let next = self.entries.iter().skip(i + 1).find(|e| e.captured);
+                if next.and_then(|e| e.req_ack).is_some_and(|x| x < end) {
+                    self.order.pipelined = true;
+                }
+                self.order.last_resp_end = Some(end);
+            }
+            // An interim response with no request: counted, not kept.
+            None if interim(status) => *self.orphans += 1,
+            None => {
+                *self.orphans += 1;
+                self.entries.push_back(Entry {
+                    id: *self.ids,
+                    method: String::new(),
+                    simple: false,
+                    captured: false,
+                    req: None,
+                    interim: Vec::new(),
+                    resp: Some(msg),
+                    lost: None,
+                    req_ack: None,
+                    req_start: 0,
+                    req_cut: false,
+                    req_end: None,
+                });
+                *self.ids += 1;
+                self.order.last_resp_end = Some(end);
+            }
+        }
+    }
+}
+
 impl Sink for Ctx<'_> {
-    fn head(&mut self, head: &Head, _at: Stamp) -> Framing {
+    fn head(&mut self, head: &Head, at: Stamp, start: u64) -> BodyLength {
         if self.request {
             self.entries.push_back(Entry {
                 id: *self.ids,
                 method: head.method.clone(),
                 simple: head.version == "HTTP/0.9",
+                captured: true,
                 req: None,
                 interim: Vec::new(),
                 resp: None,
+                lost: None,
+                req_ack: at.ack,
+                req_start: start,
+                req_cut: false,
+                req_end: None,
             });
             *self.ids += 1;
-            return request_framing(head);
+            if at
+                .ack
+                .zip(self.order.last_resp_end)
+                .is_some_and(|(x, e)| x < e)
+            {
+                self.order.pipelined = true;
+            }
+            return body_length(head, Role::Request);
         }
+        // The framing depends on the request's method (HEAD, CONNECT); pairing waits for
+        // the whole response, this is the request it will most likely answer.
+        let waiting = self.order.waiting.len();
         let method = self
             .entries
             .iter()
-            .find(|e| e.resp.is_none())
-            .map_or("", |e| e.method.as_str());
-        let f = response_framing(head, method);
-        if f == Framing::Tunnel {
+            .filter(|e| e.open())
+            .nth(waiting)
+            .filter(|e| at.ack.is_none_or(|a| a > e.req_start))
+            .map(|e| e.method.as_str());
+        let length = body_length(head, Role::Response(method));
+        if length.framing == Ok(Framing::Tunnel) {
             *self.upgraded = true;
         }
-        f
+        length
     }
 
     fn simple_response(&mut self) -> bool {
@@ -104,73 +285,26 @@ impl Sink for Ctx<'_> {
             && self
                 .entries
                 .iter()
-                .find(|e| e.resp.is_none())
+                .find(|e| e.open())
                 .is_some_and(|e| e.simple)
     }
 
     fn done(&mut self, msg: Message) {
         if self.request {
-            if let Some(e) = self.entries.iter_mut().rev().find(|e| e.req.is_none()) {
+            let e = self
+                .entries
+                .iter_mut()
+                .rev()
+                .find(|e| e.captured && e.req.is_none());
+            if let Some(e) = e {
+                e.req_end = Some(msg.end);
+                e.req_cut = msg.cut.is_some();
                 e.req = Some(msg);
             }
             return;
         }
-        let status = msg.head.status;
-        match self.entries.iter_mut().find(|e| e.resp.is_none()) {
-            Some(e) if (100..200).contains(&status) && status != 101 => e.interim.push(status),
-            Some(e) => e.resp = Some(msg),
-            None => *self.orphans += 1,
-        }
+        self.order.waiting.push_back(msg);
     }
-}
-
-/// Body framing of a request (RFC 9112 §6.3 rules 4–6, 8).
-fn request_framing(head: &Head) -> Framing {
-    if let Some(te) = head.header("transfer-encoding") {
-        return if last_coding_is_chunked(te) {
-            Framing::Chunked
-        } else {
-            Framing::Empty
-        };
-    }
-    match head
-        .header("content-length")
-        .map(|v| v.trim().parse::<u64>())
-    {
-        Some(Ok(n)) => Framing::Length(n),
-        _ => Framing::Empty,
-    }
-}
-
-/// Body framing of a response to a request with `method` (RFC 9112 §6.3 rules 1–7).
-fn response_framing(head: &Head, method: &str) -> Framing {
-    let s = head.status;
-    if s == 101 || (method.eq_ignore_ascii_case("CONNECT") && (200..300).contains(&s)) {
-        return Framing::Tunnel;
-    }
-    if method.eq_ignore_ascii_case("HEAD") || (100..200).contains(&s) || s == 204 || s == 304 {
-        return Framing::Empty;
-    }
-    if let Some(te) = head.header("transfer-encoding") {
-        return if last_coding_is_chunked(te) {
-            Framing::Chunked
-        } else {
-            Framing::UntilClose
-        };
-    }
-    match head
-        .header("content-length")
-        .map(|v| v.trim().parse::<u64>())
-    {
-        Some(Ok(n)) => Framing::Length(n),
-        _ => Framing::UntilClose,
-    }
-}
-
-fn last_coding_is_chunked(te: &str) -> bool {
-    te.rsplit(',')
-        .next()
-        .is_some_and(|c| c.trim().eq_ignore_ascii_case("chunked"))
 }
 
 impl HttpConn {
@@ -180,7 +314,9 @@ impl HttpConn {
             info,
             parsers: [MessageParser::new(true), MessageParser::new(false)],
             entries: VecDeque::new(),
+            order: Order::default(),
             orphans: 0,
+            lost: 0,
             upgraded: false,
         }
     }
@@ -194,6 +330,7 @@ impl HttpConn {
     pub fn stats(&self) -> HttpStats {
         HttpStats {
             orphan_responses: self.orphans,
+            lost_responses: self.lost,
             requests: self.parsers[0].stats,
             responses: self.parsers[1].stats,
         }
@@ -210,43 +347,67 @@ impl HttpConn {
         a.heads + b.heads + a.cut_heads + b.cut_heads > 0
     }
 
+    /// Run `f` on the parser of direction `dir` with the pairing state, then pair the
+    /// responses that can be (`force`: all of them: no more request bytes will come).
     fn with_ctx(
         &mut self,
         dir: usize,
         ids: &mut u64,
+        force: bool,
         f: impl FnOnce(&mut MessageParser, &mut Ctx<'_>),
     ) {
         let mut ctx = Ctx {
             entries: &mut self.entries,
             ids,
+            order: &mut self.order,
             orphans: &mut self.orphans,
+            lost: &mut self.lost,
             upgraded: &mut self.upgraded,
             request: dir == 0,
         };
         f(&mut self.parsers[dir], &mut ctx);
+        let req_seen = self.parsers[0].seen();
+        ctx.settle(req_seen, force);
         if self.upgraded && !self.parsers[0].in_tunnel() {
             self.parsers[0].tunnel();
             self.parsers[1].tunnel();
         }
     }
 
-    /// Bytes of direction `dir` (0 = client to server, 1 = server to client).
-    /// Finished exchanges go to `out`; `ids` numbers requests as their heads arrive.
+    /// Bytes of direction `dir` (0 = client to server, 1 = server to client) starting at
+    /// stream offset `off`. Finished exchanges go to `out`; `ids` numbers exchanges as
+    /// their first head arrives.
     pub fn data(
         &mut self,
         dir: usize,
         data: &[u8],
+        off: u64,
         at: Stamp,
         ids: &mut u64,
         out: &mut Vec<Exchange>,
     ) {
-        self.with_ctx(dir, ids, |p, c| p.feed(data, at, c));
+        self.with_ctx(dir, ids, false, |p, c| p.feed(data, off, at, c));
         self.emit(out, false, "");
     }
 
-    /// `len` bytes of direction `dir` were not captured.
-    pub fn gap(&mut self, dir: usize, len: u64, at: Stamp, ids: &mut u64, out: &mut Vec<Exchange>) {
-        self.with_ctx(dir, ids, |p, c| p.gap(len, at, c));
+    /// `len` bytes of direction `dir` from stream offset `off` were not captured.
+    pub fn gap(
+        &mut self,
+        dir: usize,
+        len: u64,
+        off: u64,
+        at: Stamp,
+        ids: &mut u64,
+        out: &mut Vec<Exchange>,
+    ) {
+        if dir == 0 {
+            let gaps = &mut self.order.req_gaps;
+            if gaps.len() == MAX_GAPS {
+                gaps.pop_front();
+            }
+            gaps.push_back((off, off + len));
+        }
+        self.with_ctx(dir, ids, false, |p, c| p.gap(len, off, at, c));
         self.emit(out, false, "");
     }
 
@@ -257,7 +418,7 @@ impl HttpConn {
         } else {
             "server closed the connection mid-response"
         };
-        self.with_ctx(dir, ids, |p, c| p.close(why, c));
+        self.with_ctx(dir, ids, dir == 0, |p, c| p.close(why, c));
         self.emit(out, false, "");
     }
 
@@ -268,7 +429,7 @@ impl HttpConn {
                 "{why} mid-{}",
                 if dir == 0 { "request" } else { "response" }
             );
-            self.with_ctx(dir, ids, |p, c| p.close(&text, c));
+            self.with_ctx(dir, ids, true, |p, c| p.close(&text, c));
         }
         self.emit(out, true, why);
     }
@@ -281,203 +442,4 @@ impl HttpConn {
             }
         }
     }
-}
-
-fn time(ns: i64) -> DateTime<Utc> {
-    DateTime::from_timestamp_nanos(ns)
-}
-
-/// Body from a message (its bytes are moved out): content-decoded when complete and
-/// encoded.
-fn body_of(msg: &mut Message, notes: &mut BTreeMap<String, serde_json::Value>, side: &str) -> Body {
-    let truncated = msg.gap_bytes > 0 || msg.cut.is_some();
-    let mut body = Body::new(std::mem::take(&mut msg.body));
-    body.truncated = truncated;
-    if let Some(ce) = msg.head.header("content-encoding") {
-        if truncated {
-            notes.insert(
-                format!("{side}_content_encoding_kept"),
-                format!("{ce} (body incomplete, not decoded)").into(),
-            );
-        } else {
-            match decode::decode(ce, &body.bytes) {
-                Ok(Some(d)) => {
-                    let wire = body.bytes.len() as u64;
-                    body = Body::new(d);
-                    body.content_encoding = Some(ce.to_string());
-                    body.wire_size = Some(wire);
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    notes.insert(format!("{side}_content_decoding_error"), e.into());
-                }
-            }
-        }
-    }
-    if !msg.trailers.is_empty() {
-        let t: Vec<_> = msg
-            .trailers
-            .iter()
-            .map(|(k, v)| vec![k.clone(), v.clone()])
-            .collect();
-        notes.insert(format!("{side}_trailers"), serde_json::json!(t));
-    }
-    body
-}
-
-fn build(info: &ConnInfo, e: Entry, why: &str) -> Option<Exchange> {
-    let mut req = e.req?;
-    let mut resp_msg = e.resp;
-    let mut notes = BTreeMap::new();
-    let mut headers = req.head.headers.clone();
-    redact_headers(&mut headers);
-    let request = HttpRequest {
-        method: req.head.method.clone(),
-        target: req.head.target.clone(),
-        version: req.head.version.clone(),
-        headers,
-        body: body_of(&mut req, &mut notes, "request"),
-    };
-    let started = req.first.ts;
-    let mut error = None;
-    let mut gaps = (req.gap_bytes, 0);
-    let mut last = req.last;
-    let response = resp_msg.as_mut().map(|resp| {
-        gaps.1 = resp.gap_bytes;
-        last = resp.last;
-        let mut headers = resp.head.headers.clone();
-        redact_headers(&mut headers);
-        let chunks = resp
-            .pieces
-            .iter()
-            .map(|(ts, n)| (((ts - started).max(0) / 1000) as u64, *n))
-            .collect();
-        HttpResponse {
-            status: resp.head.status,
-            version: resp.head.version.clone(),
-            headers,
-            body: body_of(resp, &mut notes, "response"),
-            chunks,
-            first_byte_at: Some(time(resp.first.ts.max(started))),
-        }
-    });
-    if !e.interim.is_empty() {
-        notes.insert("interim_statuses".into(), serde_json::json!(e.interim));
-    }
-    let mut ended = response.as_ref().map(|_| last.ts);
-    if let Some(end) = ended {
-        if end < started {
-            notes.insert(
-                "capture_order_anomaly".into(),
-                format!(
-                    "response ended {} us before the request started; latency set to 0",
-                    (started - end) / 1000
-                )
-                .into(),
-            );
-            ended = Some(started);
-        }
-    }
-    if gaps != (0, 0) {
-        let mut message = format!(
-            "bytes missing from the capture: {} in the request, {} in the response",
-            gaps.0, gaps.1
-        );
-        let cuts = [
-            req.cut.as_ref(),
-            resp_msg.as_ref().and_then(|r| r.cut.as_ref()),
-        ];
-        for c in cuts.into_iter().flatten() {
-            message.push_str("; ");
-            message.push_str(c);
-        }
-        error = Some(ExchangeError {
-            kind: "capture_gap".into(),
-            message,
-        });
-    } else if let Some(cut) = &req.cut {
-        let kind = if req.malformed {
-            "malformed_request"
-        } else {
-            "incomplete_request"
-        };
-        error = Some(err(kind, cut));
-    } else if response.is_none() {
-        let why = if why.is_empty() {
-            "connection ended"
-        } else {
-            why
-        };
-        error = Some(err("no_response", &format!("no response seen ({why})")));
-    } else if let Some(r) = resp_msg.as_ref().filter(|r| r.cut.is_some()) {
-        let kind = if r.malformed {
-            "malformed_response"
-        } else {
-            "incomplete_response"
-        };
-        error = Some(err(kind, r.cut.as_deref().unwrap_or_default()));
-    }
-    if error.is_none() {
-        error = stream_error(response.as_ref());
-    }
-    let frames = (
-        req.first.frame.min(last.frame),
-        req.first.frame.max(last.frame),
-    );
-    let mut source = Source::new(info.kind);
-    source.file = info.file.clone();
-    source.frames = Some(frames);
-    source.client = Some(info.client.to_string());
-    source.server = Some(info.server.to_string());
-    source.connection = Some(info.connection);
-    Some(Exchange {
-        id: e.id,
-        started_at: time(started),
-        ended_at: ended.map(time),
-        source,
-        request,
-        response,
-        error,
-        notes,
-    })
-}
-
-fn err(kind: &str, message: &str) -> ExchangeError {
-    ExchangeError {
-        kind: kind.into(),
-        message: message.into(),
-    }
-}
-
-/// An SSE `error` event in a complete event-stream response marks the exchange failed
-/// (the partial content stays in the body).
-fn stream_error(resp: Option<&HttpResponse>) -> Option<ExchangeError> {
-    let resp = resp?;
-    let ct = resp
-        .headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))?;
-    if !ct.1.trim_start().starts_with("text/event-stream") {
-        return None;
-    }
-    // Only a stream with an `error` event needs assembling here.
-    let b = &resp.body.bytes;
-    let has_error_event = b.split(|c| *c == b'\n').any(|line| {
-        line.strip_prefix(b"event:")
-            .is_some_and(|v| v.trim_ascii() == b"error")
-    });
-    if !has_error_event {
-        return None;
-    }
-    let msg = crate::api::sse::assemble(&resp.body.bytes);
-    let first = msg.stream_errors.first()?;
-    let kind = first
-        .get("type")
-        .and_then(|v| v.as_str())
-        .unwrap_or("error");
-    let text = first.get("message").and_then(|v| v.as_str()).unwrap_or("");
-    Some(err(
-        "stream_error",
-        &format!("error event in the stream: {kind}: {text}"),
-    ))
 }

@@ -119,7 +119,7 @@ impl LiveCapture {
                     let ts_ns = ts.tv_sec as i64 * 1_000_000_000 + ts.tv_usec as i64;
                     ex.packet(&Packet {
                         frame,
-                        ts_ns,
+                        ts_ns: Some(ts_ns),
                         link_type: self.link_type,
                         data: p.data,
                         orig_len: p.header.len,

@@ -1,8 +1,15 @@
-//! One direction of an HTTP/1.1 connection: message heads (`httparse`), body framing
-//! (RFC 9112 §6: Content-Length, chunked with extensions and trailers, close-delimited),
-//! gaps, and resynchronisation at the next request line or status line after a gap or
-//! unparseable bytes.
+//! One direction of an HTTP/1.1 connection: message heads (`httparse`), bodies delimited
+//! as [`super::framing::body_length`] says (Content-Length, chunked with extensions and
+//! trailers, close-delimited), gaps, and resynchronisation at the next request line or
+//! status line after a gap, a framing error or unparseable bytes.
+//!
+//! Every message keeps its stream offsets (first byte of the head, byte after its end),
+//! which pair requests with responses by acknowledgment numbers after a gap. A message
+//! whose framing cannot be used keeps the bytes that follow it, raw, until the next
+//! message start. Where a passive reader is more lenient than a strict server (bare LF
+//! line ends, whitespace around a chunk size) the message says so in [`Message::notes`].
 
+pub use super::framing::{BodyLength, Framing};
 pub use super::head::Head;
 use super::head::{chunk_size, find_start, headers, memchr, partial_head, simple_request};
 use crate::trace::Headers;
@@ -14,28 +21,23 @@ const PREALLOC: u64 = 16 << 20;
 /// Largest chunk-size or trailer line, bytes.
 const MAX_LINE: usize = 8 << 10;
 
-/// How a message's body is delimited.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Framing {
-    /// No body.
-    Empty,
-    /// Exactly this many bytes.
-    Length(u64),
-    /// `Transfer-Encoding: chunked`.
-    Chunked,
-    /// Until the connection closes.
-    UntilClose,
-    /// Not HTTP after this head (101 Switching Protocols, CONNECT): bytes are counted only.
-    Tunnel,
-}
+/// Leniency noted on a message: a line ended by LF alone (RFC 9112 §2.2 lets a recipient
+/// accept it).
+pub const BARE_LF: &str = "bare LF line ends accepted";
+/// Leniency noted on a message: spaces or tabs before a chunk size or after it without an
+/// extension (RFC 9112 §7.1 allows neither).
+pub const CHUNK_SIZE_SPACE: &str = "whitespace around a chunk size accepted";
 
-/// Capture time (ns) and frame number of a byte.
+/// Capture time, frame and acknowledgment of the packet that carried a byte.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stamp {
     /// Nanoseconds since the Unix epoch.
     pub ts: i64,
     /// Frame number.
     pub frame: u64,
+    /// The packet's acknowledgment as an offset in the other direction's stream (every
+    /// byte before it had been received), when known.
+    pub ack: Option<u64>,
 }
 
 /// A message, complete or cut short.
@@ -43,7 +45,8 @@ pub struct Stamp {
 pub struct Message {
     /// The head.
     pub head: Head,
-    /// Body bytes after de-chunking (content encodings not yet removed).
+    /// Body bytes after de-chunking (content codings kept); for a malformed message,
+    /// the bytes that followed its head up to the next message start, raw.
     pub body: Vec<u8>,
     /// Body bytes lost in capture gaps.
     pub gap_bytes: u64,
@@ -53,20 +56,37 @@ pub struct Message {
     pub first: Stamp,
     /// Time of the last byte seen.
     pub last: Stamp,
+    /// Stream offset of the head's first byte.
+    pub start: u64,
+    /// Stream offset just after the message's last byte.
+    pub end: u64,
     /// Arrival of body bytes: `(ts_ns, bytes)`, merged per timestamp.
     pub pieces: Vec<(i64, u64)>,
     /// Trailer fields of a chunked body.
     pub trailers: Headers,
     /// Body framing used.
     pub framing: Option<Framing>,
-    /// The head was invalid (see `cut` for why); only its start line is kept.
+    /// The head or its framing was invalid (see `cut` for why).
     pub malformed: bool,
+    /// Leniencies and fields the framing rules ignored.
+    pub notes: Vec<String>,
+    /// Where this direction lost sync since the previous message (whole messages may
+    /// have been lost there), if it did.
+    pub lost_before: Option<u64>,
+}
+
+impl Message {
+    fn note(&mut self, note: &str) {
+        if !self.notes.iter().any(|n| n == note) {
+            self.notes.push(note.to_string());
+        }
+    }
 }
 
 /// Receives what a [`MessageParser`] recognises.
 pub trait Sink {
-    /// A head was parsed; return the body framing (responses depend on the request).
-    fn head(&mut self, head: &Head, at: Stamp) -> Framing;
+    /// A head starting at stream offset `start` was parsed. Returns the body length.
+    fn head(&mut self, head: &Head, at: Stamp, start: u64) -> BodyLength;
     /// A message ended (normally, or cut short: see [`Message::cut`]).
     fn done(&mut self, msg: Message);
     /// True when the next response answers an HTTP/0.9 simple request: it has no head
@@ -92,6 +112,8 @@ enum State {
     Trailers,
     UntilClose,
     Tunnel,
+    /// Looking for the next message start; a malformed message in `msg` collects the
+    /// bytes on the way.
     Resync,
 }
 
@@ -104,7 +126,7 @@ pub struct ParserStats {
     pub skipped: u64,
     /// Bytes passed through a tunnel (after 101 or CONNECT).
     pub tunneled: u64,
-    /// Times the parser lost sync (bad head, bad chunk, gap outside a sized body).
+    /// Times the parser lost sync (bad head, bad framing, gap outside a sized body).
     pub resyncs: u64,
     /// Heads cut off by a capture gap or invalid (reported as cut messages).
     pub cut_heads: u64,
@@ -116,8 +138,12 @@ pub struct MessageParser {
     state: State,
     buf: Vec<u8>,
     msg: Option<Message>,
-    /// When the head being accumulated in `buf` started.
-    head_start: Option<Stamp>,
+    /// When and where (stream offset) the head being accumulated in `buf` started.
+    head_start: Option<(Stamp, u64)>,
+    /// Stream offset just after the last byte or gap seen.
+    seen: u64,
+    /// Where sync was lost since the last head, if it was.
+    lost: Option<u64>,
     /// Counters.
     pub stats: ParserStats,
 }
@@ -131,6 +157,8 @@ impl MessageParser {
             buf: Vec::new(),
             msg: None,
             head_start: None,
+            seen: 0,
+            lost: None,
             stats: ParserStats::default(),
         }
     }
@@ -147,16 +175,32 @@ impl MessageParser {
         self.state == State::Tunnel
     }
 
-    /// Feed contiguous stream bytes that arrived at `at`.
-    pub fn feed(&mut self, data: &[u8], at: Stamp, sink: &mut dyn Sink) {
-        let mut again = self.feed_once(data, at, sink);
-        // Bytes to parse again after a resync; each round consumes at least one byte.
+    /// Stream offset just after the last byte or gap seen.
+    pub fn seen(&self) -> u64 {
+        self.seen
+    }
+
+    /// Feed contiguous stream bytes starting at stream offset `off`, which arrived at `at`.
+    pub fn feed(&mut self, data: &[u8], off: u64, at: Stamp, sink: &mut dyn Sink) {
+        let end = off + data.len() as u64;
+        self.seen = end;
+        let mut again = self.feed_once(data, end, at, sink);
+        // Bytes to parse again after a resync (they end at `end`); each round consumes at
+        // least one byte.
         while let Some(bytes) = again {
-            again = self.feed_once(&bytes, at, sink);
+            again = self.feed_once(&bytes, end, at, sink);
         }
     }
 
-    fn feed_once(&mut self, mut data: &[u8], at: Stamp, sink: &mut dyn Sink) -> Option<Vec<u8>> {
+    /// Parse `data`, the bytes that end at stream offset `end`.
+    fn feed_once(
+        &mut self,
+        mut data: &[u8],
+        end: u64,
+        at: Stamp,
+        sink: &mut dyn Sink,
+    ) -> Option<Vec<u8>> {
+        let off = |d: &[u8]| end - d.len() as u64;
         while !data.is_empty() {
             match self.state {
                 State::Head => {
@@ -169,26 +213,23 @@ impl MessageParser {
                             return None;
                         }
                         if !self.request && sink.simple_response() {
-                            self.start_simple_response(at);
+                            self.start_simple_response(at, off(data));
                             continue;
                         }
+                        self.head_start = Some((at, off(data)));
                     }
                     let had = self.buf.len();
-                    if had == 0 {
-                        self.head_start = Some(at);
-                    }
                     self.buf.extend_from_slice(data);
                     match self.parse_head(at, sink) {
                         HeadParse::Parsed(used) => {
                             // Bytes of `data` beyond the head continue the loop.
-                            let consumed_from_data = used - had;
                             self.buf.clear();
-                            data = &data[consumed_from_data..];
+                            data = &data[used - had..];
                         }
                         HeadParse::Partial => return None,
                         HeadParse::Bad => {
                             self.report_malformed(at, sink);
-                            return Some(self.bad_head());
+                            return Some(self.bad_head(end));
                         }
                     }
                 }
@@ -197,7 +238,7 @@ impl MessageParser {
                     self.body(&data[..n], at);
                     data = &data[n..];
                     if rem == n as u64 {
-                        self.finish(None, sink);
+                        self.finish(None, off(data), sink);
                     } else {
                         self.state = State::Length(rem - n as u64);
                     }
@@ -206,7 +247,8 @@ impl MessageParser {
                     let Some(nl) = memchr(b'\n', data) else {
                         self.buf.extend_from_slice(data);
                         if self.buf.len() > MAX_LINE {
-                            self.lose_sync("chunk-size or trailer line too long", sink);
+                            let why = "chunk-size or trailer line longer than 8 KiB";
+                            self.framing_error(why, end, sink);
                         }
                         return None;
                     };
@@ -220,25 +262,7 @@ impl MessageParser {
                         &owned
                     };
                     data = &data[nl + 1..];
-                    let line = line.strip_suffix(b"\r").unwrap_or(line);
-                    if let Some(m) = self.msg.as_mut() {
-                        m.last = at;
-                    }
-                    if self.state == State::ChunkSize {
-                        match chunk_size(line) {
-                            Some(0) => self.state = State::Trailers,
-                            Some(n) => self.state = State::ChunkData(n),
-                            None => self.lose_sync("invalid chunk size line", sink),
-                        }
-                    } else if line.is_empty() {
-                        self.finish(None, sink);
-                    } else if let Some(m) = self.msg.as_mut() {
-                        let s = String::from_utf8_lossy(line);
-                        if let Some((k, v)) = s.split_once(':') {
-                            m.trailers
-                                .push((k.trim().to_string(), v.trim().to_string()));
-                        }
-                    }
+                    self.line(line, off(data), at, sink);
                 }
                 State::ChunkData(rem) => {
                     let n = (rem as usize).min(data.len());
@@ -250,17 +274,32 @@ impl MessageParser {
                         State::ChunkData(rem - n as u64)
                     };
                 }
-                State::ChunkEnd => {
-                    // CRLF after chunk data (a bare LF is tolerated).
-                    match data[0] {
-                        b'\r' => data = &data[1..],
-                        b'\n' => {
-                            data = &data[1..];
-                            self.state = State::ChunkSize;
-                        }
-                        _ => self.lose_sync("missing CRLF after chunk data", sink),
+                State::ChunkEnd => match data[0] {
+                    // CRLF after chunk data.
+                    b'\r' if data.get(1) == Some(&b'\n') => {
+                        data = &data[2..];
+                        self.state = State::ChunkSize;
                     }
-                }
+                    b'\r' if data.len() == 1 && self.buf.is_empty() => {
+                        // The LF comes with the next bytes.
+                        self.buf.push(b'\r');
+                        data = &[];
+                    }
+                    b'\n' => {
+                        if let Some(m) = self.msg.as_mut() {
+                            if self.buf.is_empty() {
+                                m.note(BARE_LF);
+                            }
+                        }
+                        data = &data[1..];
+                        self.buf.clear();
+                        self.state = State::ChunkSize;
+                    }
+                    _ => {
+                        let why = "chunk data not followed by CRLF";
+                        self.framing_error(why, off(data), sink);
+                    }
+                },
                 State::UntilClose => {
                     self.body(data, at);
                     return None;
@@ -271,31 +310,79 @@ impl MessageParser {
                 }
                 State::Resync => {
                     self.buf.extend_from_slice(data);
-                    data = &[];
-                    match find_start(&self.buf, self.request) {
-                        Some(pos) => {
-                            self.stats.skipped += pos as u64;
-                            let rest = self.buf.split_off(pos);
-                            self.buf.clear();
-                            self.state = State::Head;
-                            return Some(rest);
+                    let found = find_start(&self.buf, self.request);
+                    // Keep a tail that may hold the start of a method or status line.
+                    let drop = found.unwrap_or(self.buf.len().saturating_sub(16));
+                    match self.msg.as_mut() {
+                        Some(m) => {
+                            m.body.extend_from_slice(&self.buf[..drop]);
+                            m.last = at;
                         }
-                        None => {
-                            // Keep a tail that may hold the start of a method or status line.
-                            let keep = self.buf.len().min(16);
-                            let drop = self.buf.len() - keep;
-                            self.stats.skipped += drop as u64;
-                            self.buf.drain(..drop);
-                        }
+                        None => self.stats.skipped += drop as u64,
                     }
+                    let rest = self.buf.split_off(drop);
+                    if found.is_none() {
+                        self.buf = rest;
+                        return None;
+                    }
+                    self.buf.clear();
+                    let cut = self.msg.as_mut().and_then(|m| m.cut.take());
+                    self.finish(cut, end - rest.len() as u64, sink);
+                    return Some(rest);
                 }
             }
         }
         None
     }
 
-    /// `len` bytes of this direction were never captured.
-    pub fn gap(&mut self, len: u64, at: Stamp, sink: &mut dyn Sink) {
+    /// A chunk-size or trailer line (without its LF) that ended at stream offset `off`.
+    fn line(&mut self, line: &[u8], off: u64, at: Stamp, sink: &mut dyn Sink) {
+        let (line, lf_only) = match line.strip_suffix(b"\r") {
+            Some(l) => (l, false),
+            None => (line, true),
+        };
+        if let Some(m) = self.msg.as_mut() {
+            m.last = at;
+            if lf_only {
+                m.note(BARE_LF);
+            }
+        }
+        if self.state == State::ChunkSize {
+            match chunk_size(line) {
+                Some((size, lenient)) => {
+                    if lenient {
+                        if let Some(m) = self.msg.as_mut() {
+                            m.note(CHUNK_SIZE_SPACE);
+                        }
+                    }
+                    self.state = match size {
+                        0 => State::Trailers,
+                        n => State::ChunkData(n),
+                    };
+                }
+                None => {
+                    let shown = String::from_utf8_lossy(&line[..line.len().min(40)]).into_owned();
+                    if let Some(m) = self.msg.as_mut() {
+                        m.body.extend_from_slice(line);
+                        m.body.push(b'\n');
+                    }
+                    self.framing_error(&format!("invalid chunk-size line {shown:?}"), off, sink);
+                }
+            }
+        } else if line.is_empty() {
+            self.finish(None, off, sink);
+        } else if let Some(m) = self.msg.as_mut() {
+            let s = String::from_utf8_lossy(line);
+            if let Some((k, v)) = s.split_once(':') {
+                m.trailers
+                    .push((k.trim().to_string(), v.trim().to_string()));
+            }
+        }
+    }
+
+    /// `len` bytes of this direction, from stream offset `off`, were never captured.
+    pub fn gap(&mut self, len: u64, off: u64, at: Stamp, sink: &mut dyn Sink) {
+        self.seen = off + len;
         match self.state {
             State::Length(rem) | State::ChunkData(rem) => {
                 let covered = len.min(rem);
@@ -308,7 +395,7 @@ impl MessageParser {
                 if covered == len {
                     self.state = match (left, is_chunk) {
                         (0, false) => {
-                            self.finish(None, sink);
+                            self.finish(None, off + len, sink);
                             return;
                         }
                         (0, true) => State::ChunkEnd,
@@ -317,7 +404,8 @@ impl MessageParser {
                     };
                     return;
                 }
-                self.lose_sync(&format!("{len} bytes missing from the capture"), sink);
+                let why = format!("{len} bytes missing from the capture");
+                self.lose_sync(&why, off + covered, sink);
             }
             State::UntilClose => {
                 if let Some(m) = self.msg.as_mut() {
@@ -327,56 +415,74 @@ impl MessageParser {
             }
             State::Tunnel => self.stats.tunneled += len,
             State::Resync => {
+                // A malformed message collecting raw bytes ends where the capture does.
+                let cut = self.msg.as_mut().and_then(|m| m.cut.take());
+                self.finish(cut, off, sink);
+                self.state = State::Resync;
                 self.stats.skipped += self.buf.len() as u64;
                 self.buf.clear();
+                self.lost.get_or_insert(off);
             }
             State::Head if self.buf.is_empty() => {
                 self.state = State::Resync;
                 self.stats.resyncs += 1;
+                self.lost.get_or_insert(off);
             }
             State::Head => {
+                let (first, start) = self.head_start.take().unwrap_or((at, off));
                 if let Some(head) = partial_head(&self.buf, self.request) {
                     self.stats.cut_heads += 1;
-                    let first = self.head_start.take().unwrap_or(at);
-                    sink.head(&head, first);
+                    sink.head(&head, first, start);
                     let what = if self.request { "request" } else { "response" };
                     sink.done(Message {
                         head,
                         first,
                         last: at,
+                        start,
+                        end: off + len,
                         gap_bytes: len,
                         cut: Some(format!(
                             "{what} head cut off by {len} bytes missing from the capture"
                         )),
+                        lost_before: self.lost.take(),
                         ..Message::default()
                     });
                 } else {
                     self.stats.skipped += self.buf.len() as u64;
                 }
                 self.buf.clear();
-                self.head_start = None;
                 self.state = State::Resync;
                 self.stats.resyncs += 1;
+                self.lost.get_or_insert(start);
             }
             State::ChunkSize | State::ChunkEnd | State::Trailers => {
-                self.lose_sync(&format!("{len} bytes missing from the capture"), sink);
+                let why = format!("{len} bytes missing from the capture");
+                self.lose_sync(&why, off, sink);
             }
         }
     }
 
     /// The direction ended (FIN, RST, end of capture): finish or cut the open message.
     pub fn close(&mut self, why: &str, sink: &mut dyn Sink) {
+        let end = self.seen;
         match self.state {
-            State::UntilClose => self.finish(None, sink),
-            State::Head | State::Resync => {
+            State::UntilClose => self.finish(None, end, sink),
+            State::Resync => {
+                if let Some(m) = self.msg.as_mut() {
+                    m.body.extend_from_slice(&self.buf);
+                } else {
+                    self.stats.skipped += self.buf.len() as u64;
+                }
+                self.buf.clear();
+                let cut = self.msg.as_mut().and_then(|m| m.cut.take());
+                self.finish(cut, end, sink);
+            }
+            State::Head => {
                 self.stats.skipped += self.buf.len() as u64;
                 self.buf.clear();
             }
             State::Tunnel => {}
-            _ => {
-                let why = why.to_string();
-                self.finish(Some(why), sink);
-            }
+            _ => self.finish(Some(why.to_string()), end, sink),
         }
         self.state = State::Head;
     }
@@ -419,19 +525,44 @@ impl MessageParser {
             }
         };
         self.stats.heads += 1;
-        let first = self.head_start.take().unwrap_or(at);
-        let framing = sink.head(&head, first);
-        let msg = Message {
+        let (first, start) = self.head_start.take().unwrap_or((at, self.seen));
+        let length = sink.head(&head, first, start);
+        let bare_lf = self.buf[..used]
+            .iter()
+            .enumerate()
+            .any(|(i, b)| *b == b'\n' && (i == 0 || self.buf[i - 1] != b'\r'));
+        let mut msg = Message {
             head,
             first,
             last: at,
-            framing: Some(framing),
+            start,
+            end: start + used as u64,
+            notes: length.notes,
+            lost_before: self.lost.take(),
             ..Message::default()
         };
+        if bare_lf {
+            msg.note(BARE_LF);
+        }
+        let end = msg.end;
+        let framing = match length.framing {
+            Ok(f) => f,
+            Err(why) => {
+                // Unusable framing: the message is malformed and keeps what follows, raw,
+                // until the next message start.
+                msg.malformed = true;
+                msg.cut = Some(why);
+                self.msg = Some(msg);
+                self.stats.resyncs += 1;
+                self.lost.get_or_insert(end);
+                self.state = State::Resync;
+                return HeadParse::Parsed(used);
+            }
+        };
+        msg.framing = Some(framing);
         self.msg = Some(msg);
         match framing {
-            Framing::Empty => self.finish(None, sink),
-            Framing::Length(0) => self.finish(None, sink),
+            Framing::Empty | Framing::Length(0) => self.finish(None, end, sink),
             Framing::Length(n) => {
                 // One allocation for the body (capped: the length is untrusted input).
                 if let Some(m) = self.msg.as_mut() {
@@ -442,15 +573,16 @@ impl MessageParser {
             Framing::Chunked => self.state = State::ChunkSize,
             Framing::UntilClose => self.state = State::UntilClose,
             Framing::Tunnel => {
-                self.finish(None, sink);
+                self.finish(None, end, sink);
                 self.state = State::Tunnel;
             }
         }
         HeadParse::Parsed(used)
     }
 
-    /// Start a head-less HTTP/0.9 response: status 0, body until close.
-    fn start_simple_response(&mut self, at: Stamp) {
+    /// Start a head-less HTTP/0.9 response at stream offset `start`: status 0, body until
+    /// close.
+    fn start_simple_response(&mut self, at: Stamp, start: u64) {
         self.stats.heads += 1;
         self.msg = Some(Message {
             head: Head {
@@ -459,7 +591,10 @@ impl MessageParser {
             },
             first: at,
             last: at,
+            start,
+            end: start,
             framing: Some(Framing::UntilClose),
+            lost_before: self.lost.take(),
             ..Message::default()
         });
         self.state = State::UntilClose;
@@ -497,34 +632,58 @@ impl MessageParser {
                 None => format!("{what} head is not valid HTTP/1.1"),
             }
         };
-        let first = self.head_start.unwrap_or(at);
-        sink.head(&head, first);
+        let (first, start) = self.head_start.unwrap_or((at, self.seen));
+        sink.head(&head, first, start);
         sink.done(Message {
             head,
             first,
             last: at,
+            start,
+            end: start + 1,
             cut: Some(why),
             malformed: true,
+            lost_before: self.lost.take(),
             ..Message::default()
         });
     }
 
-    /// Not a head: skip one byte and search for the next message start in the rest.
-    fn bad_head(&mut self) -> Vec<u8> {
+    /// Not a head (the bytes in `buf` end at stream offset `end`): skip one byte and
+    /// search for the next message start in the rest.
+    fn bad_head(&mut self, end: u64) -> Vec<u8> {
         self.stats.resyncs += 1;
         self.stats.skipped += 1;
         let mut buf = std::mem::take(&mut self.buf);
+        self.lost.get_or_insert(end - buf.len() as u64);
         buf.remove(0);
         self.state = State::Resync;
         self.head_start = None;
         buf
     }
 
-    fn lose_sync(&mut self, why: &str, sink: &mut dyn Sink) {
+    /// A gap made the framing unusable at stream offset `off`: the message is cut there.
+    fn lose_sync(&mut self, why: &str, off: u64, sink: &mut dyn Sink) {
         self.stats.resyncs += 1;
         self.buf.clear();
+        self.lost.get_or_insert(off);
         if self.msg.is_some() {
-            self.finish(Some(why.to_string()), sink);
+            self.finish(Some(why.to_string()), off, sink);
+        }
+        self.state = State::Resync;
+    }
+
+    /// The bytes at stream offset `off` break the message's framing: it is malformed and
+    /// keeps what follows, raw, until the next message start.
+    fn framing_error(&mut self, why: &str, off: u64, sink: &mut dyn Sink) {
+        self.stats.resyncs += 1;
+        self.lost.get_or_insert(off);
+        match self.msg.as_mut() {
+            Some(m) => {
+                m.malformed = true;
+                m.cut = Some(why.to_string());
+                let held = std::mem::take(&mut self.buf);
+                m.body.extend_from_slice(&held);
+            }
+            None => self.lose_sync(why, off, sink),
         }
         self.state = State::Resync;
     }
@@ -543,11 +702,13 @@ impl MessageParser {
         }
     }
 
-    fn finish(&mut self, cut: Option<String>, sink: &mut dyn Sink) {
+    /// The message ends at stream offset `end` (`cut`: why early).
+    fn finish(&mut self, cut: Option<String>, end: u64, sink: &mut dyn Sink) {
         self.state = State::Head;
         self.buf.clear();
         if let Some(mut m) = self.msg.take() {
             m.cut = cut;
+            m.end = end;
             sink.done(m);
         }
     }

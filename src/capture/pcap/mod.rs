@@ -9,18 +9,19 @@
 //! - [`ip`]: IPv4/IPv6 + TCP header fields of one segment, with the bytes a truncated
 //!   packet lacks;
 //! - [`tcp`]: per-direction reassembly into an ordered byte stream with gaps;
-//! - [`message`]: one direction's HTTP/1.1 messages (framing, gaps, resync), with
-//!   `head`: heads and lines;
+//! - [`message`]: one direction's HTTP/1.1 messages (bodies, gaps, resync), with
+//!   `head`: heads and lines, and [`framing`]: the body length rules (RFC 9112 §6.3);
 //! - [`http`]: requests and responses of a connection paired into exchanges;
-//! - [`decode`]: content encodings; [`tls`]: TLS detection (ClientHello version and SNI);
+//! - [`tls`]: TLS detection (ClientHello version and SNI);
 //! - [`driver`]: the [`Extractor`] that ties them together over any packet iterator
 //!   (with `conn`: one connection's state, and `summary`: the run's counts);
 //! - `live`: live capture through libpcap (cargo feature `libpcap`, on by default).
 
 mod conn;
-pub mod decode;
 pub mod driver;
+mod exchange;
 pub mod file;
+pub mod framing;
 mod head;
 pub mod http;
 pub mod ip;
@@ -38,13 +39,19 @@ pub use file::{read_file, read_packets, FileInfo};
 pub use live::{open as open_live, LiveCapture, LiveConfig};
 pub use summary::{Summary, TlsConnection};
 
+/// The time of a packet no neighbour gave a time to (a capture whose packets carry no
+/// timestamps at all): exchanges made of such packets say `notes.time_unknown`.
+pub(crate) const NO_TIME: i64 = i64::MIN;
+
 /// One captured packet as it enters the pipeline.
 #[derive(Clone, Copy, Debug)]
 pub struct Packet<'a> {
     /// Frame number, from 1 within its file (as tshark counts).
     pub frame: u64,
-    /// Capture time, nanoseconds since the Unix epoch.
-    pub ts_ns: i64,
+    /// Capture time, nanoseconds since the Unix epoch; `None` when the capture format
+    /// gives none (a pcapng Simple Packet Block). An absent time is never taken as 0:
+    /// the [`Extractor`] takes it from the neighbouring packets.
+    pub ts_ns: Option<i64>,
     /// Link type (a `LINKTYPE_*` number from the tcpdump.org registry).
     pub link_type: u32,
     /// The captured bytes (at most the snapshot length).

@@ -25,6 +25,9 @@ pub struct TlsConnection {
 pub struct Summary {
     /// Packets read.
     pub packets: u64,
+    /// Packets without a timestamp (pcapng Simple Packet Blocks); they took the time of
+    /// a neighbouring packet.
+    pub untimed_packets: u64,
     /// Captured bytes of those packets.
     pub bytes: u64,
     /// TCP segments that passed the filters.
@@ -72,8 +75,10 @@ pub struct Summary {
     pub reordered_segments: u64,
     /// Segments that arrived ahead of a hole.
     pub out_of_order_segments: u64,
-    /// Responses with no request to pair with.
+    /// Responses whose request was not captured (kept as exchanges marked so).
     pub orphan_responses: u64,
+    /// Requests whose response was lost in a capture gap.
+    pub lost_responses: u64,
     /// HTTP-stream bytes skipped while resynchronising.
     pub skipped_http_bytes: u64,
     /// Bytes after a protocol switch (101, CONNECT).

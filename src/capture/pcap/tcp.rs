@@ -2,8 +2,13 @@
 //!
 //! Policy (the same for every flow):
 //! - Sequence numbers are unwrapped to 64-bit stream offsets relative to the first byte
-//!   after the SYN (or, for a connection seen from the middle, to the first segment seen),
-//!   so wraparound past 2^32 is invisible to the layers above.
+//!   after the SYN, so wraparound past 2^32 is invisible to the layers above.
+//! - **A direction seen without its SYN** has no fixed start: the first segment captured
+//!   need not be the lowest (a capture that starts mid-connection may catch the second
+//!   segment before the first). Its segments are held in a window of [`START_WINDOW`]
+//!   bytes ([`START_SEGMENTS`] segments) and the stream starts at the lowest sequence
+//!   number held once the other side acknowledges everything held, the window is full,
+//!   a SYN arrives (its ISN fixes the start), or the stream is flushed.
 //! - **Overlaps: first copy wins.** Bytes already delivered are never changed; a
 //!   retransmission that differs from what was delivered (within the last [`RECENT`]
 //!   bytes) is counted in [`StreamStats::conflicts`] (bytes) and dropped. Out-of-order segments wait in a
@@ -28,13 +33,46 @@ pub const MAX_BUFFERED: usize = 8 << 20;
 /// first copy, in bytes.
 pub const RECENT: usize = 16 << 10;
 
+/// Most payload bytes held before a direction seen without its SYN starts, in bytes.
+pub const START_WINDOW: usize = 256 << 10;
+
+/// Most segments held before a direction seen without its SYN starts.
+pub const START_SEGMENTS: usize = 256;
+
+/// The packet a chunk came from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Meta {
+    /// Capture time, nanoseconds since the Unix epoch.
+    pub ts: i64,
+    /// Frame number.
+    pub frame: u64,
+    /// The acknowledgment number the segment carried (raw), when its ACK flag was set.
+    pub ack: Option<u32>,
+}
+
 /// What reassembly hands to the layer above, in stream order.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Chunk<'a> {
-    /// Contiguous bytes, with the capture time (ns) and frame of the packet that carried them.
-    Data(&'a [u8], i64, u64),
-    /// Bytes that were never captured, with the time and frame where this became known.
-    Gap(u64, i64, u64),
+    /// Contiguous bytes starting at stream offset `off`, from the packet `at`.
+    Data {
+        /// The bytes.
+        bytes: &'a [u8],
+        /// Stream offset of the first byte.
+        off: u64,
+        /// The packet that carried them.
+        at: Meta,
+    },
+    /// `len` bytes from stream offset `off` were never captured; `at` is the packet
+    /// where this became known. A direction seen without its SYN starts with an empty
+    /// gap at offset 0: what preceded it is unknown.
+    Gap {
+        /// Bytes missing.
+        len: u64,
+        /// Stream offset of the first missing byte.
+        off: u64,
+        /// The packet where the gap became known.
+        at: Meta,
+    },
 }
 
 /// Counters of one direction.
@@ -95,15 +133,27 @@ impl Recent {
 struct Pending {
     data: Vec<u8>,
     missing: u32,
-    ts: i64,
-    frame: u64,
+    at: Meta,
+}
+
+/// A segment held while a direction seen without its SYN has no start yet.
+struct Early {
+    seq: u32,
+    fin: bool,
+    data: Vec<u8>,
+    missing: u32,
+    at: Meta,
 }
 
 /// One direction of a TCP connection.
 #[derive(Default)]
 pub struct Stream {
-    /// Sequence number of stream offset 0 (`None` until the first segment).
+    /// Sequence number of stream offset 0 (`None` until the start is fixed: a SYN, or the
+    /// lowest segment of the start window).
     base: Option<u32>,
+    /// Segments held until the start is fixed, in capture order.
+    early: Vec<Early>,
+    early_bytes: usize,
     /// Next stream offset expected.
     next: u64,
     /// Stream offset where the FIN sits, once seen.
@@ -144,6 +194,81 @@ impl Stream {
         self.pending_bytes
     }
 
+    /// True once the start of the stream is fixed (a SYN was seen, or the segments held
+    /// without one were released).
+    pub fn started(&self) -> bool {
+        self.base.is_some()
+    }
+
+    /// Stream offset that acknowledgment number `ack` (sent by the other side) points to:
+    /// every byte before it was received. `None` before the start is fixed or for an
+    /// acknowledgment of bytes before the start. The FIN's sequence number is not a byte:
+    /// an acknowledgment of it points to the FIN's offset.
+    pub fn ack_offset(&self, ack: u32) -> Option<u64> {
+        let base = self.base?;
+        let off = u64::try_from(self.offset_of(base, ack)).ok()?;
+        Some(match self.fin_at {
+            Some(f) if off == f + 1 => f,
+            _ => off,
+        })
+    }
+
+    /// True when a SYN with sequence number `seq` can open this stream: nothing was seen,
+    /// or what was seen follows it within [`START_WINDOW`] (a SYN captured after the
+    /// data; a different ISN means the port was reused by a new connection).
+    pub fn syn_fits(&self, seq: u32) -> bool {
+        let first = seq.wrapping_add(1);
+        let start = match (self.base, self.lowest_early()) {
+            (Some(base), _) => base,
+            (None, Some(low)) => low,
+            (None, None) => return true,
+        };
+        (start.wrapping_sub(first) as usize) < START_WINDOW
+    }
+
+    /// If the stream has no start yet and `ack` (sent by the other side) acknowledges
+    /// every byte held, start it: the other side received them all, so they are the
+    /// stream's beginning as far as this capture goes.
+    pub fn start_if_acked(&mut self, ack: u32, out: &mut dyn FnMut(Chunk<'_>)) {
+        if self.base.is_some() || self.early.is_empty() {
+            return;
+        }
+        let low = self.lowest_early().expect("early segments are held");
+        let end = self
+            .early
+            .iter()
+            .map(|e| e.seq.wrapping_add(e.data.len() as u32 + e.missing))
+            .max_by_key(|e| e.wrapping_sub(low))
+            .unwrap_or(low);
+        if ack.wrapping_sub(end) < (1 << 30) {
+            self.start(low, false, out);
+        }
+    }
+
+    /// Lowest sequence number held, compared relative to the first one held.
+    fn lowest_early(&self) -> Option<u32> {
+        let first = self.early.first()?.seq;
+        self.early
+            .iter()
+            .map(|e| e.seq)
+            .min_by_key(|s| s.wrapping_sub(first) as i32)
+    }
+
+    /// Fix the start at `base` and process the held segments in capture order. Without a
+    /// SYN (`syn` false) what came before the start is unknown: an empty gap at offset 0
+    /// tells the layer above that whole messages may precede the first byte.
+    fn start(&mut self, base: u32, syn: bool, out: &mut dyn FnMut(Chunk<'_>)) {
+        self.base = Some(base);
+        self.early_bytes = 0;
+        if !syn {
+            let at = self.early.first().map(|e| e.at).unwrap_or_default();
+            out(Chunk::Gap { len: 0, off: 0, at });
+        }
+        for e in std::mem::take(&mut self.early) {
+            self.segment(e.seq, false, e.fin, &e.data, e.missing, e.at, out);
+        }
+    }
+
     /// True when acknowledgment number `ack` (sent by the other side) covers bytes of this
     /// stream that have not been delivered yet: they come later in the capture (capture
     /// order differs from wire order) or not at all.
@@ -157,13 +282,7 @@ impl Stream {
 
     /// Deliver up to the stream offset that `ack` acknowledges, declaring what was never
     /// captured a gap (the other side received it, so it existed).
-    pub fn advance_to_ack(
-        &mut self,
-        ack: u32,
-        ts: i64,
-        frame: u64,
-        out: &mut dyn FnMut(Chunk<'_>),
-    ) {
+    pub fn advance_to_ack(&mut self, ack: u32, at: Meta, out: &mut dyn FnMut(Chunk<'_>)) {
         let Some(base) = self.base else { return };
         let mut target = self.offset_of(base, ack).max(0) as u64;
         if self.fin_at.is_some_and(|f| target == f + 1) {
@@ -172,14 +291,10 @@ impl Stream {
         while self.next < target {
             match self.pending.keys().next() {
                 Some(&first) if first <= self.next => self.drain(out),
-                Some(&first) if first < target => self.skip_hole(ts, frame, out),
+                Some(&first) if first < target => self.skip_hole(at, out),
                 _ => {
                     let gap = target - self.next;
-                    self.stats.gap_bytes += gap;
-                    self.stats.gaps += 1;
-                    self.next = target;
-                    self.recent.len = 0;
-                    out(Chunk::Gap(gap, ts, frame));
+                    self.declare_gap(gap, at, out);
                     self.drain(out);
                 }
             }
@@ -202,8 +317,7 @@ impl Stream {
         fin: bool,
         payload: &[u8],
         missing: u32,
-        ts: i64,
-        frame: u64,
+        at: Meta,
         out: &mut dyn FnMut(Chunk<'_>),
     ) {
         let data_seq = if syn { seq.wrapping_add(1) } else { seq };
@@ -212,10 +326,26 @@ impl Stream {
                 self.isn = Some(seq);
             }
             if self.base.is_none() {
-                self.base = Some(data_seq);
+                self.start(data_seq, true, out);
             }
         }
-        let base = *self.base.get_or_insert(data_seq);
+        let Some(base) = self.base else {
+            if !payload.is_empty() || missing > 0 || fin {
+                self.early_bytes += payload.len();
+                self.early.push(Early {
+                    seq: data_seq,
+                    fin,
+                    data: payload.to_vec(),
+                    missing,
+                    at,
+                });
+                if self.early_bytes > START_WINDOW || self.early.len() > START_SEGMENTS {
+                    let low = self.lowest_early().expect("a segment was just held");
+                    self.start(low, false, out);
+                }
+            }
+            return;
+        };
         let start = self.offset_of(base, data_seq);
         let len = payload.len() as u64 + u64::from(missing);
         if fin {
@@ -249,7 +379,7 @@ impl Stream {
         }
         let start = start as u64;
         if start == self.next {
-            self.deliver(payload, missing, ts, frame, out);
+            self.deliver(payload, missing, at, out);
             self.drain(out);
         } else {
             self.stats.out_of_order += 1;
@@ -263,8 +393,7 @@ impl Stream {
                     Pending {
                         data: payload.to_vec(),
                         missing,
-                        ts,
-                        frame,
+                        at,
                     },
                 ) {
                     self.pending_bytes -= old.data.len();
@@ -275,54 +404,56 @@ impl Stream {
                 self.stats.retransmitted += len;
             }
             while self.pending_bytes > MAX_BUFFERED {
-                self.skip_hole(ts, frame, out);
+                self.skip_hole(at, out);
             }
         }
     }
 
-    /// Deliver everything buffered, declaring the holes between as gaps (FIN, RST, end of
-    /// capture). `ts`/`frame` stamp the gaps.
-    pub fn flush(&mut self, ts: i64, frame: u64, out: &mut dyn FnMut(Chunk<'_>)) {
+    /// Deliver everything held and buffered, declaring the holes between as gaps (FIN,
+    /// RST, end of capture). `at` stamps the gaps.
+    pub fn flush(&mut self, at: Meta, out: &mut dyn FnMut(Chunk<'_>)) {
+        if let Some(low) = self.lowest_early().filter(|_| self.base.is_none()) {
+            self.start(low, false, out);
+        }
         while !self.pending.is_empty() {
-            self.skip_hole(ts, frame, out);
+            self.skip_hole(at, out);
         }
     }
 
     /// Declare the hole before the first buffered segment a gap and deliver from there.
-    fn skip_hole(&mut self, ts: i64, frame: u64, out: &mut dyn FnMut(Chunk<'_>)) {
+    fn skip_hole(&mut self, at: Meta, out: &mut dyn FnMut(Chunk<'_>)) {
         if let Some((&first, _)) = self.pending.iter().next() {
             if first > self.next {
-                let gap = first - self.next;
-                self.stats.gap_bytes += gap;
-                self.stats.gaps += 1;
-                self.next = first;
-                self.recent.len = 0;
-                out(Chunk::Gap(gap, ts, frame));
+                self.declare_gap(first - self.next, at, out);
             }
             self.drain(out);
         }
     }
 
-    fn deliver(
-        &mut self,
-        payload: &[u8],
-        missing: u32,
-        ts: i64,
-        frame: u64,
-        out: &mut dyn FnMut(Chunk<'_>),
-    ) {
+    /// `len` bytes from the current offset were never captured.
+    fn declare_gap(&mut self, len: u64, at: Meta, out: &mut dyn FnMut(Chunk<'_>)) {
+        let off = self.next;
+        self.stats.gap_bytes += len;
+        self.stats.gaps += 1;
+        self.next += len;
+        self.recent.len = 0;
+        out(Chunk::Gap { len, off, at });
+    }
+
+    fn deliver(&mut self, payload: &[u8], missing: u32, at: Meta, out: &mut dyn FnMut(Chunk<'_>)) {
         if !payload.is_empty() {
+            let off = self.next;
             self.next += payload.len() as u64;
             self.stats.delivered += payload.len() as u64;
             self.remember(payload);
-            out(Chunk::Data(payload, ts, frame));
+            out(Chunk::Data {
+                bytes: payload,
+                off,
+                at,
+            });
         }
         if missing > 0 {
-            self.next += u64::from(missing);
-            self.stats.gap_bytes += u64::from(missing);
-            self.stats.gaps += 1;
-            self.recent.len = 0;
-            out(Chunk::Gap(u64::from(missing), ts, frame));
+            self.declare_gap(u64::from(missing), at, out);
         }
     }
 
@@ -347,7 +478,7 @@ impl Stream {
             } else {
                 (&[][..], p.missing - (skip - p.data.len() as u64) as u32)
             };
-            self.deliver(data, missing, p.ts, p.frame, out);
+            self.deliver(data, missing, p.at, out);
         }
     }
 
@@ -378,22 +509,37 @@ impl Stream {
 mod tests {
     use super::*;
 
+    fn at(frame: u64) -> Meta {
+        Meta {
+            ts: 0,
+            frame,
+            ack: None,
+        }
+    }
+
+    /// Feed `(offset from base + 1, bytes)` segments after a SYN at `base`; returns the
+    /// delivered bytes and gap bytes after a flush.
     fn run(segs: &[(u32, &[u8])], base: u32) -> (Vec<u8>, u64) {
         let mut s = Stream::new();
+        s.segment(base, true, false, &[], 0, at(0), &mut |_| {});
+        let mut segs: Vec<(u32, &[u8])> = segs.to_vec();
+        for (off, _) in &mut segs {
+            *off = base.wrapping_add(1).wrapping_add(*off);
+        }
+        collect(&mut s, &segs)
+    }
+
+    fn collect(s: &mut Stream, segs: &[(u32, &[u8])]) -> (Vec<u8>, u64) {
         let mut got = Vec::new();
         let mut gaps = 0;
-        s.segment(base, true, false, &[], 0, 0, 0, &mut |_| {});
-        for (i, (off, data)) in segs.iter().enumerate() {
-            let seq = base.wrapping_add(1).wrapping_add(*off);
-            s.segment(seq, false, false, data, 0, 0, i as u64, &mut |c| match c {
-                Chunk::Data(d, _, _) => got.extend_from_slice(d),
-                Chunk::Gap(n, _, _) => gaps += n,
-            });
+        let mut sink = |c: Chunk<'_>| match c {
+            Chunk::Data { bytes, .. } => got.extend_from_slice(bytes),
+            Chunk::Gap { len, .. } => gaps += len,
+        };
+        for (i, (seq, data)) in segs.iter().enumerate() {
+            s.segment(*seq, false, false, data, 0, at(i as u64), &mut sink);
         }
-        s.flush(0, 0, &mut |c| match c {
-            Chunk::Data(d, _, _) => got.extend_from_slice(d),
-            Chunk::Gap(n, _, _) => gaps += n,
-        });
+        s.flush(at(0), &mut sink);
         (got, gaps)
     }
 
@@ -420,15 +566,9 @@ mod tests {
     fn overlap_first_copy_wins() {
         let segs: &[(u32, &[u8])] = &[(0, b"abcdef"), (3, b"XYZghi")];
         let mut s = Stream::new();
-        let mut got = Vec::new();
-        s.segment(0, true, false, &[], 0, 0, 0, &mut |_| {});
-        for (off, d) in segs {
-            s.segment(1 + off, false, false, d, 0, 0, 0, &mut |c| {
-                if let Chunk::Data(d, _, _) = c {
-                    got.extend_from_slice(d)
-                }
-            });
-        }
+        s.segment(0, true, false, &[], 0, at(0), &mut |_| {});
+        let segs: Vec<(u32, &[u8])> = segs.iter().map(|(o, d)| (1 + o, *d)).collect();
+        let (got, _) = collect(&mut s, &segs);
         assert_eq!(got, b"abcdefghi");
         assert_eq!(s.stats.conflicts, 3);
         assert_eq!(s.stats.retransmitted, 3);
@@ -441,22 +581,83 @@ mod tests {
     }
 
     #[test]
-    fn truncated_segment_is_data_then_gap() {
+    fn truncated_segment_is_data_then_gap_with_offsets() {
         let mut s = Stream::new();
         let mut log = Vec::new();
-        s.segment(100, false, false, b"GET", 5, 1, 1, &mut |c| {
-            log.push(format!("{c:?}"))
-        });
-        s.segment(108, false, false, b"x", 0, 2, 2, &mut |c| {
-            log.push(format!("{c:?}"))
-        });
+        s.segment(99, true, false, b"", 0, at(0), &mut |_| {});
+        for (seq, data, missing, frame) in [(100, &b"GET"[..], 5, 1), (108, b"x", 0, 2)] {
+            s.segment(seq, false, false, data, missing, at(frame), &mut |c| {
+                log.push(match c {
+                    Chunk::Data { bytes, off, at } => {
+                        format!("data {bytes:?} @{off} #{}", at.frame)
+                    }
+                    Chunk::Gap { len, off, at } => format!("gap {len} @{off} #{}", at.frame),
+                })
+            });
+        }
         assert_eq!(
             log,
-            [
-                "Data([71, 69, 84], 1, 1)",
-                "Gap(5, 1, 1)",
-                "Data([120], 2, 2)"
-            ]
+            ["data [71, 69, 84] @0 #1", "gap 5 @3 #1", "data [120] @8 #2"]
         );
+    }
+
+    #[test]
+    fn without_a_syn_the_lowest_segment_held_is_the_start() {
+        // The second segment is captured first; the first arrives next.
+        let mut s = Stream::new();
+        let (got, gaps) = collect(&mut s, &[(5003, b"def"), (5000, b"abc"), (5006, b"g")]);
+        assert_eq!((got, gaps), (b"abcdefg".to_vec(), 0));
+        assert_eq!(s.stats.retransmitted, 0);
+        // The other side acknowledging everything held starts the stream at once.
+        let mut s = Stream::new();
+        let mut got = Vec::new();
+        let mut sink = |c: Chunk<'_>| {
+            if let Chunk::Data { bytes, .. } = c {
+                got.extend_from_slice(bytes)
+            }
+        };
+        s.segment(7003, false, false, b"def", 0, at(1), &mut sink);
+        s.segment(7000, false, false, b"abc", 0, at(2), &mut sink);
+        s.start_if_acked(7005, &mut sink);
+        assert!(
+            !s.started(),
+            "an acknowledgment inside the held bytes waits"
+        );
+        s.start_if_acked(7006, &mut sink);
+        assert!(s.started());
+        assert_eq!(got, b"abcdef");
+        assert_eq!(s.ack_offset(7006), Some(6));
+    }
+
+    #[test]
+    fn a_syn_captured_after_the_data_fixes_the_start() {
+        let mut s = Stream::new();
+        let mut got = Vec::new();
+        let mut sink = |c: Chunk<'_>| {
+            if let Chunk::Data { bytes, off, .. } = c {
+                got.push((off, bytes.to_vec()))
+            }
+        };
+        s.segment(401, false, false, b"bc", 0, at(1), &mut sink);
+        assert!(s.syn_fits(399), "data 2 bytes after the SYN's first byte");
+        assert!(!s.syn_fits(4_000_000), "another ISN: a new connection");
+        s.segment(399, true, false, b"", 0, at(2), &mut sink);
+        // Offset 0 is the byte after the SYN (seq 400), never captured: a gap on flush.
+        s.flush(at(3), &mut sink);
+        assert_eq!(got, vec![(1, b"bc".to_vec())]);
+    }
+
+    #[test]
+    fn the_start_window_is_bounded() {
+        let mut s = Stream::new();
+        let seg = vec![b'x'; 1000];
+        for i in 0..=(START_WINDOW / 1000) as u32 {
+            s.segment(10_000 + 1000 * i, false, false, &seg, 0, at(1), &mut |_| {});
+        }
+        assert!(
+            s.started(),
+            "past the window the lowest held segment is the start"
+        );
+        assert!(s.buffered() == 0 && s.offset() > START_WINDOW as u64);
     }
 }

@@ -17,7 +17,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::draft::{Draft, RecordingStream, ScriptedEvents, StreamFault};
 use super::reply::{error_body, error_type_for, sse, Reply};
 use super::{AppState, ConnInfo, Mode};
-use crate::api::{estimate_tokens, MessagesRequest};
+use crate::api::{estimate_tokens, request_body, MessagesRequest};
 use crate::trace::redact::{redact_headers, redact_text};
 use crate::trace::{Body, ExchangeError, Headers, HttpRequest, HttpResponse};
 
@@ -248,9 +248,12 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
         let msg = format!("content-type must be application/json, got {ct:?}");
         return error_response(draft, 400, &msg, rid, "wrong_content_type");
     }
-    let parsed = match &st.config.mode {
-        Mode::Stub => MessagesRequest::parse_head(&draft.request.body.bytes),
-        _ => MessagesRequest::parse(&draft.request.body.bytes),
+    let parsed = {
+        let body = request_body(&draft.request).bytes;
+        match &st.config.mode {
+            Mode::Stub => MessagesRequest::parse_head(&body),
+            _ => MessagesRequest::parse(&body),
+        }
     };
     let req = match parsed {
         Ok(r) => r,
@@ -359,7 +362,7 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
 }
 
 fn count_tokens(draft: Draft, rid: &str) -> Response {
-    match MessagesRequest::parse(&draft.request.body.bytes) {
+    match MessagesRequest::parse(&request_body(&draft.request).bytes) {
         Ok(_) => {
             let n = estimate_tokens(draft.request.body.len());
             respond_json(draft, 200, &json!({"input_tokens": n}), rid, None)

@@ -23,7 +23,7 @@ use bytes::Bytes;
 use super::draft::{Draft, RecordingStream};
 use super::handler::error_response;
 use crate::api::normalize::{Hits, Normalizer};
-use crate::api::{BlockKind, MessagesRequest};
+use crate::api::{request_body, BlockKind, MessagesRequest};
 use crate::trace::Headers;
 use crate::trace::{Exchange, Trace, TraceError};
 
@@ -158,7 +158,7 @@ impl Replay {
             if !x.is_messages() || x.response.as_ref().is_none_or(|r| r.status != 200) {
                 continue;
             }
-            let Ok(req) = MessagesRequest::parse(&x.request.body.bytes) else {
+            let Ok(req) = MessagesRequest::parse(&request_body(&x.request).bytes) else {
                 continue;
             };
             entries.push(Entry {

@@ -11,7 +11,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{foreign_headers, import_source, imported, json_body, response, target_of, Format};
+use super::{
+    foreign_headers, import_source, imported, json_body, object_headers, response, target_of,
+    Format,
+};
 use crate::trace::{Exchange, ExchangeError};
 
 /// What claude-trace logs never hold.
@@ -21,21 +24,6 @@ const MISSING: &[&str] = &[
     "response chunk timing",
     "connection addresses",
 ];
-
-fn header_pairs(h: Option<&Value>) -> Vec<(String, String)> {
-    h.and_then(Value::as_object)
-        .map(|o| {
-            o.iter()
-                .map(|(k, v)| {
-                    (
-                        k.clone(),
-                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 /// One log line as an exchange; `None` when it has no `request` object.
 pub fn import_pair(v: &Value, path: &Path) -> Option<Exchange> {
@@ -53,7 +41,7 @@ pub fn import_pair(v: &Value, path: &Path) -> Option<Exchange> {
         started,
         req.get("method").and_then(Value::as_str).unwrap_or("GET"),
         target_of(req.get("url").and_then(Value::as_str).unwrap_or("/")),
-        foreign_headers(header_pairs(req.get("headers"))),
+        foreign_headers(object_headers(req.get("headers"))),
         json_body(req.get("body").unwrap_or(&Value::Null)),
     );
     match v.get("response").and_then(Value::as_object) {
@@ -66,7 +54,7 @@ pub fn import_pair(v: &Value, path: &Path) -> Option<Exchange> {
             let status = resp.get("status_code").and_then(Value::as_u64).unwrap_or(0);
             x.response = Some(response(
                 u16::try_from(status).unwrap_or(0),
-                header_pairs(resp.get("headers")),
+                object_headers(resp.get("headers")),
                 body,
             ));
         }

@@ -138,6 +138,23 @@ pub fn foreign_headers(pairs: impl IntoIterator<Item = (String, String)>) -> Hea
     h
 }
 
+/// Header pairs from a JSON object of `name: value` (how claude-tap and claude-trace store
+/// them; non-string values as their JSON text). Not yet redacted.
+pub fn object_headers(h: Option<&serde_json::Value>) -> Vec<(String, String)> {
+    h.and_then(serde_json::Value::as_object)
+        .map(|o| {
+            o.iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Request target (path and query) of a URL or path, secrets in the query redacted.
 pub fn target_of(url_or_path: &str) -> String {
     let rest = match url_or_path.split_once("://") {

@@ -14,7 +14,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{foreign_headers, import_source, imported, json_body, response, target_of, Format};
+use super::{
+    foreign_headers, import_source, imported, json_body, object_headers, response, target_of,
+    Format,
+};
 use crate::trace::Exchange;
 
 /// Key marking a compact trace bundle.
@@ -91,21 +94,6 @@ fn materialize(v: Value, blobs: &Value) -> Value {
     }
 }
 
-fn header_pairs(h: Option<&Value>) -> Vec<(String, String)> {
-    h.and_then(Value::as_object)
-        .map(|o| {
-            o.iter()
-                .map(|(k, v)| {
-                    (
-                        k.clone(),
-                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// One claude-tap trace record (a line of its JSON Lines, or a bundle record) as an
 /// exchange; `None` when the value has no `request` object.
 pub fn import_record(r: &Value, path: &Path) -> Option<Exchange> {
@@ -127,7 +115,7 @@ pub fn import_record(r: &Value, path: &Path) -> Option<Exchange> {
         started,
         req.get("method").and_then(Value::as_str).unwrap_or("POST"),
         target_of(req.get("path").and_then(Value::as_str).unwrap_or("/")),
-        foreign_headers(header_pairs(req.get("headers"))),
+        foreign_headers(object_headers(req.get("headers"))),
         json_body(&body),
     );
     if let Some(ms) = r.get("duration_ms").and_then(Value::as_f64) {
@@ -136,7 +124,7 @@ pub fn import_record(r: &Value, path: &Path) -> Option<Exchange> {
     if let Some(resp) = r.get("response").filter(|v| v.is_object()) {
         let status = resp.get("status").and_then(Value::as_u64).unwrap_or(0);
         let body = resp.get("body").cloned().unwrap_or(Value::Null);
-        let mut headers = header_pairs(resp.get("headers"));
+        let mut headers = object_headers(resp.get("headers"));
         let sse = headers.iter().any(|(k, v)| {
             k.eq_ignore_ascii_case("content-type") && v.contains("text/event-stream")
         });

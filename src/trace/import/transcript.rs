@@ -11,7 +11,8 @@
 //! - **conversation only** (older versions): the request holds `model` and the messages of
 //!   the conversation chain (`parentUuid` links) up to the reply; the system prompt, tool
 //!   definitions, other parameters and what the client adds (reminders) are absent and
-//!   listed in `source.missing`.
+//!   listed in `source.missing`; the session id is carried in `x-claude-code-session-id`
+//!   as newer clients send it, so session rules apply alike.
 //!
 //! Every exchange carries `notes.import`: `session` (the `sessionId`), `agent` and
 //! `sidechain` for subagents, `layout`, `request_id`, and for rebuilt requests `digest`
@@ -64,7 +65,7 @@ const MISSING_CONVERSATION: &[&str] = &[
     "tool definitions",
     "request parameters other than model",
     "messages the client adds (reminders, attachments)",
-    "request headers other than user-agent",
+    "request headers other than user-agent (and the session id, carried over)",
     "request timing (started_at is the time of the last entry before the reply)",
 ];
 
@@ -509,6 +510,8 @@ fn from_conversation(f: &TranscriptFile, reply: &Reply, who: &Who) -> Exchange {
     missing.extend(MISSING_CONVERSATION);
     let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
     headers.extend(who.user_agent(version));
+    // the session as newer clients send it, so session rules apply to old transcripts too
+    headers.push(("x-claude-code-session-id".into(), who.session.to_string()));
     let mut x = imported(
         import_source(Format::ClaudeCodeTranscript, who.file, &missing),
         started,

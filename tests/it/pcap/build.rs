@@ -90,6 +90,11 @@ impl Flow {
         out
     }
 
+    /// A bare acknowledgment from one side of everything the other side sent so far.
+    pub fn ack(&self, from_client: bool) -> Seg {
+        self.seg(from_client, b"")
+    }
+
     /// FIN from one side.
     pub fn fin(&mut self, from_client: bool) -> Seg {
         let mut s = self.seg(from_client, b"");
@@ -233,6 +238,23 @@ fn block(kind: u32, body: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A pcapng section with one interface of `link` (microseconds) whose packets are
+/// Enhanced Packet Blocks, or Simple Packet Blocks (no timestamp) where `simple` is set.
+pub fn pcapng_simple(link: u32, pkts: &[(bool, &Pkt)]) -> Vec<u8> {
+    let mut out = pcapng(&[(link, 6)], &[]);
+    for (simple, p) in pkts {
+        if *simple {
+            // SPB (block type 3): original length, then the packet data.
+            let mut spb = p.orig_len.to_le_bytes().to_vec();
+            spb.extend_from_slice(&p.data);
+            out.extend(block(3, &spb));
+        } else {
+            out.extend(epb(0, 6, p));
+        }
+    }
+    out
+}
+
 /// A pcapng section with interfaces `(link type, if_tsresol)` and packets `(interface,
 /// packet)`; timestamps are written in each interface's resolution (10^-tsresol s).
 pub fn pcapng(ifaces: &[(u32, u8)], pkts: &[(u32, &Pkt)]) -> Vec<u8> {
@@ -253,16 +275,20 @@ pub fn pcapng(ifaces: &[(u32, u8)], pkts: &[(u32, &Pkt)]) -> Vec<u8> {
         out.extend(block(1, &idb));
     }
     for (iface, p) in pkts {
-        let res = ifaces[*iface as usize].1;
-        let units = (p.ts_ns as i128 * 10i128.pow(res as u32) / 1_000_000_000) as u64;
-        let mut epb = Vec::new();
-        epb.extend_from_slice(&iface.to_le_bytes());
-        epb.extend_from_slice(&((units >> 32) as u32).to_le_bytes());
-        epb.extend_from_slice(&(units as u32).to_le_bytes());
-        epb.extend_from_slice(&(p.data.len() as u32).to_le_bytes());
-        epb.extend_from_slice(&p.orig_len.to_le_bytes());
-        epb.extend_from_slice(&p.data);
-        out.extend(block(6, &epb));
+        out.extend(epb(*iface, ifaces[*iface as usize].1, p));
     }
     out
+}
+
+/// An Enhanced Packet Block of interface `iface`, time in units of 10^-`res` s.
+fn epb(iface: u32, res: u8, p: &Pkt) -> Vec<u8> {
+    let units = (p.ts_ns as i128 * 10i128.pow(res as u32) / 1_000_000_000) as u64;
+    let mut epb = Vec::new();
+    epb.extend_from_slice(&iface.to_le_bytes());
+    epb.extend_from_slice(&((units >> 32) as u32).to_le_bytes());
+    epb.extend_from_slice(&(units as u32).to_le_bytes());
+    epb.extend_from_slice(&(p.data.len() as u32).to_le_bytes());
+    epb.extend_from_slice(&p.orig_len.to_le_bytes());
+    epb.extend_from_slice(&p.data);
+    block(6, &epb)
 }

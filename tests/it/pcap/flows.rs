@@ -11,7 +11,8 @@ use super::synth::{exchange_segs, json_body, request, response};
 
 const T0: i64 = 1_700_000_000_000_000_000;
 
-fn cap(flow: &Flow, segs: &[Seg]) -> Vec<u8> {
+/// Capture of one flow's segments on Ethernet, microsecond pcap.
+pub fn cap(flow: &Flow, segs: &[Seg]) -> Vec<u8> {
     build::pcap(
         build::ETHERNET,
         false,
@@ -20,7 +21,7 @@ fn cap(flow: &Flow, segs: &[Seg]) -> Vec<u8> {
 }
 
 /// An SSE response over chunked encoding, one event per chunk (as the fake server sends).
-fn sse_response(events: &[(&str, String)]) -> Vec<u8> {
+pub fn sse_response(events: &[(&str, String)]) -> Vec<u8> {
     let mut r =
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
             .to_vec();
@@ -32,12 +33,12 @@ fn sse_response(events: &[(&str, String)]) -> Vec<u8> {
     r
 }
 
-fn delta(text: &str) -> (&'static str, String) {
+pub fn delta(text: &str) -> (&'static str, String) {
     let d = serde_json::json!({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":text}});
     ("content_block_delta", d.to_string())
 }
 
-fn opening() -> Vec<(&'static str, String)> {
+pub fn opening() -> Vec<(&'static str, String)> {
     vec![
         ("message_start", r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}}"#.into()),
         ("ping", r#"{"type":"ping"}"#.into()),
@@ -83,14 +84,20 @@ fn sse_split_inside_utf8_characters_assembles() {
     }
 }
 
-#[test]
-fn error_event_mid_stream_fails_the_exchange_and_keeps_partial_content() {
+/// A stream that starts, says `text`, and ends in an `overloaded_error` event.
+fn failing_events(text: &str) -> Vec<(&'static str, String)> {
     let mut events = opening();
-    events.push(delta("partial answ"));
+    events.push(delta(text));
     events.push((
         "error",
         r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(),
     ));
+    events
+}
+
+#[test]
+fn error_event_mid_stream_fails_the_exchange_and_keeps_partial_content() {
+    let events = failing_events("partial answ");
     let mut f = Flow::new("10.0.0.1:40000", "10.0.0.2:80", 1, 2);
     let segs = exchange_segs(&mut f, &request(b"{}"), &sse_response(&events), 100);
     let (xs, s) = extract_bytes(&cap(&f, &segs));
@@ -105,6 +112,37 @@ fn error_event_mid_stream_fails_the_exchange_and_keeps_partial_content() {
     assert_eq!(msg.content[0].text(), Some("partial answ"));
     assert!(!msg.complete);
     assert_eq!(s.errors["stream_error"], 1);
+}
+
+#[test]
+fn bare_cr_event_stream_with_an_error_event_fails_the_exchange() {
+    // The same events with each line ending kind; the error event must be found in all.
+    let events = failing_events("partial");
+    for nl in ["\r", "\r\n", "\n"] {
+        let mut stream = String::new();
+        for (name, data) in &events {
+            stream.push_str(&format!("event: {name}{nl}data: {data}{nl}{nl}"));
+        }
+        let resp = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{stream}",
+            stream.len()
+        );
+        let mut f = Flow::new("10.0.0.1:40000", "10.0.0.2:80", 1, 2);
+        let segs = exchange_segs(&mut f, &request(b"{}"), resp.as_bytes(), 100);
+        let (xs, _) = extract_bytes(&cap(&f, &segs));
+        let e = xs[0]
+            .error
+            .as_ref()
+            .unwrap_or_else(|| panic!("{nl:?}: not failed"));
+        assert_eq!(e.kind, "stream_error", "{nl:?}");
+        assert!(
+            e.message.contains("overloaded_error"),
+            "{nl:?}: {}",
+            e.message
+        );
+        let msg = sse::assemble(&xs[0].response.as_ref().unwrap().body.bytes);
+        assert_eq!(msg.content[0].text(), Some("partial"), "{nl:?}");
+    }
 }
 
 /// A ClientHello with SNI and supported_versions {1.3, 1.2} (RFC 8446 §4.1.2).

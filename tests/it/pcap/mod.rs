@@ -3,9 +3,12 @@
 //! each hard case (`synth`, built with `build`), and a property test of reassembly.
 
 mod build;
+mod cases;
 mod flows;
+mod framing;
 #[cfg(feature = "libpcap")]
 mod live;
+mod pairing;
 mod prop;
 mod public;
 mod real;
@@ -14,6 +17,7 @@ mod synth;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use agentwire::api::{request_body, response_body};
 use agentwire::capture::pcap::{read_file, read_packets, Config, Extractor, Summary};
 use agentwire::trace::Exchange;
 use sha2::{Digest, Sha256};
@@ -59,14 +63,15 @@ pub fn tshark_objects(path: &Path) -> BTreeMap<String, usize> {
     out
 }
 
-/// Non-empty request and response bodies of our exchanges: SHA-256 → count.
+/// Non-empty request and response bodies of our exchanges, decoded as every reader sees
+/// them (tshark exports decoded bodies): SHA-256 → count.
 pub fn our_objects(xs: &[Exchange]) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
     for x in xs {
-        let resp = x.response.as_ref().map(|r| &r.body);
-        for b in [Some(&x.request.body), resp].into_iter().flatten() {
-            if !b.is_empty() {
-                *out.entry(b.sha256()).or_default() += 1;
+        let resp = x.response.as_ref().map(response_body);
+        for b in [Some(request_body(&x.request)), resp].into_iter().flatten() {
+            if !b.bytes.is_empty() {
+                *out.entry(sha(&b.bytes)).or_default() += 1;
             }
         }
     }

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use agentwire::api::{request_body, response_body};
 use agentwire::capture::pcap::read_file;
 
 use super::{extract_file, our_objects, tshark_objects};
@@ -77,13 +78,14 @@ fn complete_exchanges_match_tshark() {
             "suricata_http-encoding-gzip-uncompressed.pcap" => {
                 // The request says Content-Encoding: gzip but its 106 bytes are plain JSON.
                 // tshark fails to gunzip and exports nothing for it; we keep the wire bytes
-                // and say why they were not decoded.
+                // and the decoder says why they were not decoded.
                 let req = &xs[0].request;
                 assert_eq!(req.body.len(), 106);
-                assert_eq!(req.body.content_encoding, None);
                 assert!(req.body.bytes.starts_with(b"{") && req.body.bytes.ends_with(b"}"));
-                let note = &xs[0].notes["request_content_decoding_error"];
-                assert!(note.as_str().unwrap().contains("gzip"), "{note}");
+                let decoded = request_body(req);
+                assert_eq!(decoded.bytes, req.body.bytes);
+                let why = decoded.error.unwrap();
+                assert!(why.contains("gzip"), "{why}");
                 let mut without = ours.clone();
                 without.remove(&req.body.sha256());
                 assert_eq!(without, theirs, "{file}");
@@ -107,17 +109,18 @@ fn complete_exchanges_match_tshark() {
 #[test]
 fn encodings_interim_responses_and_upgrades() {
     let one = |f: &str| extract_file(&shared_capture(&format!("public/{f}")));
-    // br: wire size kept next to the decoded body.
+    // br: stored as sent; the decoder keeps the wire size next to the decoded size.
     let (xs, _) = one("suricata_http-brotli-ce.pcap");
     for x in &xs[..2] {
-        let b = &x.response.as_ref().unwrap().body;
-        assert_eq!(b.content_encoding.as_deref(), Some("br"));
-        assert!(b.wire_size.unwrap() < b.len() as u64);
+        let b = response_body(x.response.as_ref().unwrap());
+        assert_eq!(b.encoding.as_deref(), Some("br"));
+        assert_eq!(b.wire_size, x.response.as_ref().unwrap().body.len() as u64);
+        assert!(b.wire_size < b.decoded_size());
     }
     // chunked + gzip response.
     let (xs, _) = one("tcpflow_test-gzip.pcap");
-    let b = &xs[0].response.as_ref().unwrap().body;
-    assert_eq!(b.content_encoding.as_deref(), Some("gzip"));
+    let b = response_body(xs[0].response.as_ref().unwrap());
+    assert_eq!(b.encoding.as_deref(), Some("gzip"));
     serde_json::from_slice::<serde_json::Value>(&b.bytes).unwrap();
     // Expect: 100-continue, one and two interim responses.
     let (xs, _) = one("zeek_100-continue.pcap");
@@ -236,7 +239,7 @@ fn timestamps_equal_tsharks_on_every_public_capture() {
                 + format!("{frac:0<9}")[..9].parse::<i64>().unwrap();
             assert_eq!(
                 ours[&n.parse::<u64>().unwrap()],
-                ns,
+                Some(ns),
                 "{} frame {n}",
                 path.display()
             );

@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use agentwire::api::response_body;
 use agentwire::capture::pcap::{read_packets, PcapError};
 use agentwire::trace::Exchange;
 
@@ -239,8 +240,11 @@ fn connection_seen_from_the_middle() {
     segs.extend(f.send(true, &request(&b2), 1448));
     segs.extend(f.send(false, &response(b"{\"two\":2}"), 1448));
     let (xs, s) = extract_bytes(&cap(&f, &segs));
-    assert_eq!(xs.len(), 1);
-    assert_eq!(bodies(&xs[0]), (b2, b"{\"two\":2}".to_vec()));
+    // Response 1 is kept, its request marked not captured; request 2 pairs with its own.
+    assert_eq!(xs.len(), 2);
+    assert!(!xs[0].request.captured());
+    assert_eq!(bodies(&xs[0]), (Vec::new(), b"{\"one\":1}".to_vec()));
+    assert_eq!(bodies(&xs[1]), (b2, b"{\"two\":2}".to_vec()));
     assert_eq!(s.orphan_responses, 1);
     assert!(s.skipped_http_bytes > 0);
 }
@@ -356,7 +360,7 @@ fn expect_100_continue() {
 }
 
 #[test]
-fn content_encodings_are_decoded_with_wire_size_kept() {
+fn content_encodings_are_stored_as_sent_and_decoded_by_readers() {
     let plain = json_body(4000, 8);
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&plain).unwrap();
@@ -382,10 +386,12 @@ fn content_encodings_are_decoded_with_wire_size_kept() {
         resp.extend_from_slice(&wire);
         let segs = exchange_segs(&mut f, &request(b"{}"), &resp, 1448);
         let (xs, _) = extract_bytes(&cap(&f, &segs));
-        let b = &xs[0].response.as_ref().unwrap().body;
-        assert_eq!(b.bytes, plain, "{name}");
-        assert_eq!(b.content_encoding.as_deref(), Some(name));
-        assert_eq!(b.wire_size, Some(wire.len() as u64), "{name}");
+        let resp = xs[0].response.as_ref().unwrap();
+        assert_eq!(resp.body.bytes, wire, "{name}: stored as on the wire");
+        let d = response_body(resp);
+        assert_eq!(d.bytes, plain, "{name}");
+        assert_eq!(d.encoding.as_deref(), Some(name));
+        assert_eq!(d.wire_size, wire.len() as u64, "{name}");
     }
 }
 

@@ -1,0 +1,233 @@
+//! Finished requests and responses of a connection as [`Exchange`] records: times from
+//! the packets, bodies de-chunked with their content codings kept as on the wire, secrets
+//! redacted, what the reader noted (trailers, interim statuses, framing leniencies), and
+//! the error that explains an exchange that is not whole (malformed, gap, lost response,
+//! cut short, no response, SSE `error` event).
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use super::http::{ConnInfo, Entry};
+use super::message::Message;
+use super::NO_TIME;
+use crate::trace::redact::redact_headers;
+use crate::trace::{Body, Exchange, ExchangeError, HttpRequest, HttpResponse, Source};
+
+fn time(ns: i64) -> DateTime<Utc> {
+    DateTime::from_timestamp_nanos(ns)
+}
+
+/// A packet time, unless no packet of the capture gave one.
+fn known(ns: i64) -> Option<i64> {
+    (ns != NO_TIME).then_some(ns)
+}
+
+/// Body from a message (its bytes are moved out): de-chunked, content codings kept as
+/// on the wire (readers decode through [`crate::api::decode`]); trailers and framing
+/// notes go to `notes` under `{side}_trailers` and `{side}_framing_notes`.
+fn body_of(msg: &mut Message, notes: &mut BTreeMap<String, Value>, side: &str) -> Body {
+    let truncated = msg.gap_bytes > 0 || msg.cut.is_some();
+    let body = Body::new(std::mem::take(&mut msg.body)).with_truncated(truncated);
+    if !msg.trailers.is_empty() {
+        let t: Vec<_> = msg
+            .trailers
+            .iter()
+            .map(|(k, v)| vec![k.clone(), v.clone()])
+            .collect();
+        notes.insert(format!("{side}_trailers"), serde_json::json!(t));
+    }
+    if !msg.notes.is_empty() {
+        notes.insert(
+            format!("{side}_framing_notes"),
+            serde_json::json!(msg.notes),
+        );
+    }
+    body
+}
+
+fn request_of(req: &mut Message, notes: &mut BTreeMap<String, Value>) -> HttpRequest {
+    let mut headers = req.head.headers.clone();
+    redact_headers(&mut headers);
+    HttpRequest {
+        method: req.head.method.clone(),
+        target: req.head.target.clone(),
+        version: req.head.version.clone(),
+        headers,
+        body: body_of(req, notes, "request"),
+    }
+}
+
+/// The exchange of a finished entry (`why`: how the connection ended, for entries without
+/// a response). `None` for an entry with neither a request nor a response.
+pub(super) fn build(info: &ConnInfo, e: Entry, why: &str) -> Option<Exchange> {
+    let mut notes = BTreeMap::new();
+    let mut req_msg = e.req;
+    let mut resp_msg = e.resp;
+    let request = match req_msg.as_mut() {
+        Some(req) => request_of(req, &mut notes),
+        None if resp_msg.is_some() => {
+            notes.insert(
+                "request_not_captured".into(),
+                "the request was sent before the capture began or lost in a capture gap".into(),
+            );
+            HttpRequest::not_captured()
+        }
+        None => return None,
+    };
+    let first = req_msg
+        .as_ref()
+        .or(resp_msg.as_ref())
+        .map(|m| m.first)
+        .unwrap_or_default();
+    let started = first.ts;
+    let mut last = req_msg.as_ref().map_or(first, |m| m.last);
+    let response = resp_msg.as_mut().map(|resp| {
+        last = resp.last;
+        let mut headers = resp.head.headers.clone();
+        redact_headers(&mut headers);
+        let chunks = resp
+            .pieces
+            .iter()
+            .map(|(ts, n)| ((ts.saturating_sub(started).max(0) / 1000) as u64, *n))
+            .collect();
+        HttpResponse {
+            status: resp.head.status,
+            version: resp.head.version.clone(),
+            headers,
+            body: body_of(resp, &mut notes, "response"),
+            chunks,
+            first_byte_at: known(resp.first.ts)
+                .zip(known(started))
+                .map(|(t, s)| time(t.max(s))),
+        }
+    });
+    if !e.interim.is_empty() {
+        notes.insert("interim_statuses".into(), serde_json::json!(e.interim));
+    }
+    let mut ended = response.as_ref().and_then(|_| known(last.ts));
+    if let Some(end) = ended.filter(|end| *end < started) {
+        notes.insert(
+            "capture_order_anomaly".into(),
+            format!(
+                "response ended {} us before the request started; latency set to 0",
+                (started - end) / 1000
+            )
+            .into(),
+        );
+        ended = Some(started);
+    }
+    if known(started).is_none() {
+        // No packet of the capture carried a time: the record needs one, the note says
+        // it is not real, and no latency is made up.
+        notes.insert(
+            "time_unknown".into(),
+            "no packet of this exchange carried a timestamp (pcapng Simple Packet Blocks): started_at is not a capture time".into(),
+        );
+        ended = None;
+    }
+    let error = error_of(req_msg.as_ref(), resp_msg.as_ref(), e.lost.as_deref(), why)
+        .or_else(|| stream_error(response.as_ref()));
+    let frames = (first.frame.min(last.frame), first.frame.max(last.frame));
+    let mut source = Source::new(info.kind);
+    source.file = info.file.clone();
+    source.frames = Some(frames);
+    source.client = Some(info.client.to_string());
+    source.server = Some(info.server.to_string());
+    source.connection = Some(info.connection);
+    Some(Exchange {
+        id: e.id,
+        started_at: time(known(started).unwrap_or(0)),
+        ended_at: ended.map(time),
+        source,
+        request,
+        response,
+        error,
+        notes,
+    })
+}
+
+/// Why an exchange is not whole, most fundamental first: a malformed message, bytes
+/// missing from the capture, a response lost in a gap, a request cut short, no
+/// response, a response cut short.
+fn error_of(
+    req: Option<&Message>,
+    resp: Option<&Message>,
+    lost: Option<&str>,
+    why: &str,
+) -> Option<ExchangeError> {
+    for (m, kind) in [(req, "malformed_request"), (resp, "malformed_response")] {
+        if let Some(cut) = m.filter(|m| m.malformed).and_then(|m| m.cut.as_deref()) {
+            return Some(err(kind, cut));
+        }
+    }
+    let gaps = (
+        req.map_or(0, |m| m.gap_bytes),
+        resp.map_or(0, |m| m.gap_bytes),
+    );
+    if gaps != (0, 0) {
+        let mut message = format!(
+            "bytes missing from the capture: {} in the request, {} in the response",
+            gaps.0, gaps.1
+        );
+        for c in [req, resp]
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m.cut.as_ref())
+        {
+            message.push_str("; ");
+            message.push_str(c);
+        }
+        return Some(err("capture_gap", &message));
+    }
+    if let Some(lost) = lost {
+        return Some(err("capture_gap", lost));
+    }
+    if let Some(cut) = req.and_then(|m| m.cut.as_deref()) {
+        return Some(err("incomplete_request", cut));
+    }
+    let Some(resp) = resp else {
+        let why = if why.is_empty() {
+            "connection ended"
+        } else {
+            why
+        };
+        return Some(err("no_response", &format!("no response seen ({why})")));
+    };
+    resp.cut
+        .as_deref()
+        .map(|cut| err("incomplete_response", cut))
+}
+
+fn err(kind: &str, message: &str) -> ExchangeError {
+    ExchangeError {
+        kind: kind.into(),
+        message: message.into(),
+    }
+}
+
+/// An SSE `error` event in a complete event-stream response marks the exchange failed
+/// (the partial content stays in the body). The body is read through the one decoder and
+/// the one SSE parser.
+fn stream_error(resp: Option<&HttpResponse>) -> Option<ExchangeError> {
+    let resp = resp?;
+    let ct = resp
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))?;
+    if !ct.1.trim_start().starts_with("text/event-stream") {
+        return None;
+    }
+    let body = crate::api::decode::response_body(resp);
+    let first = crate::api::sse::first_error(&body.bytes)?;
+    let kind = first
+        .get("type")
+        .and_then(|v| v.as_str())
+        .unwrap_or("error");
+    let text = first.get("message").and_then(|v| v.as_str()).unwrap_or("");
+    Some(err(
+        "stream_error",
+        &format!("error event in the stream: {kind}: {text}"),
+    ))
+}
