@@ -200,3 +200,47 @@ fn mcp_tap_keeps_an_existing_recording_without_force() {
     assert!(text.starts_with("{\"type\":\"trace\""), "{text}");
     assert_eq!(text.matches("\"method\":\"ping\"").count(), 1, "{text}");
 }
+
+/// Reported by an adversarial tester: with `--force`, `report analyze t.jsonl -o t.jsonl`
+/// (and `pcap x.pcap -o x.pcap`) replaced the input being read with the output. `--force`
+/// replaces earlier outputs, never an input: under its own name, another spelling of the
+/// path, or a symlink, the input is refused and keeps its bytes.
+#[test]
+fn force_never_replaces_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.jsonl");
+    std::fs::copy(repo().join("captures/sample-session.jsonl"), &t).unwrap();
+    let before = std::fs::read(&t).unwrap();
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&t, &link).unwrap();
+    let (t_s, link_s) = (t.to_str().unwrap(), link.to_str().unwrap());
+    let dotted = format!("{}/./t.jsonl", dir.path().display());
+    for args in [
+        vec![
+            "report", "analyze", t_s, "-o", t_s, "--format", "md", "--force",
+        ],
+        vec![
+            "report",
+            "diff",
+            &format!("{t_s}#0"),
+            t_s,
+            "-o",
+            &dotted,
+            "--format",
+            "md",
+            "--force",
+        ],
+        vec!["import", link_s, "-o", t_s, "--force"],
+        vec!["export", "--har", t_s, "-o", link_s, "--force"],
+    ] {
+        let o = agentwire(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("is also an input"), "{args:?}: {err}");
+        assert_eq!(
+            std::fs::read(&t).unwrap(),
+            before,
+            "{args:?} changed the input"
+        );
+    }
+}
