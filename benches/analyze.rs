@@ -4,7 +4,9 @@
 //! then). 10,000 requests make a ~1.1 GB trace. Set `AGENTWIRE_BENCH_REQUESTS` for a
 //! smaller run (e.g. 1000). Peak RSS (VmHWM) is printed after the run.
 //!
-//! `cargo bench --bench analyze` (quick: `AGENTWIRE_BENCH_REQUESTS=1000 cargo bench --bench analyze`)
+//! `cargo bench --bench analyze` (quick: `AGENTWIRE_BENCH_REQUESTS=1000 cargo bench --bench analyze`).
+//! `AGENTWIRE_BENCH_WRITE=FILE` only writes the generated trace to FILE and exits (to time
+//! `agentwire analyze` as a whole process on it).
 
 use std::path::Path;
 use std::time::Duration;
@@ -104,6 +106,11 @@ fn bench(c: &mut Criterion) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000);
+    if let Some(out) = std::env::var_os("AGENTWIRE_BENCH_WRITE") {
+        let bytes = generate(Path::new(&out), n);
+        eprintln!("wrote {n} requests, {bytes} bytes to {}", out.display());
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bench.jsonl");
     let bytes = generate(&path, n);

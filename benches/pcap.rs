@@ -7,7 +7,8 @@
 //! prints the ratio, and the process's peak resident memory.
 //!
 //! Size: `AGENTWIRE_BENCH_PCAP_MB` (default 200; the README figure uses 1024).
-//! Run: `cargo bench --bench pcap`.
+//! Run: `cargo bench --bench pcap`. `AGENTWIRE_BENCH_WRITE=FILE` only writes the generated
+//! capture to FILE and exits (to time `agentwire pcap` as a whole process on it).
 
 use std::io::{BufWriter, Write};
 use std::net::Ipv4Addr;
@@ -221,6 +222,11 @@ fn bench(c: &mut Criterion) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(200);
+    if let Some(out) = std::env::var_os("AGENTWIRE_BENCH_WRITE") {
+        let (bytes, packets) = generate(Path::new(&out), mb);
+        eprintln!("wrote {bytes} bytes, {packets} packets to {}", out.display());
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bench.pcap");
     let t = Instant::now();

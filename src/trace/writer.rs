@@ -135,6 +135,22 @@ impl TraceWriter {
         })
     }
 
+    /// [`TraceWriter::write_exchange`] for an exchange the caller gives up: redacted in
+    /// place instead of copied (the same line is written).
+    pub fn write_exchange_owned(&mut self, mut exchange: Exchange) -> Result<(), TraceError> {
+        redact::exchange_in_place(&mut exchange);
+        if self.redact_bodies {
+            redact_body(&mut exchange.request.body);
+            if let Some(r) = exchange.response.as_mut() {
+                redact_body(&mut r.body);
+            }
+        }
+        self.write_record(&ExchangeLine {
+            kind: "exchange",
+            exchange: &exchange,
+        })
+    }
+
     /// Append any serializable record (it must carry its own `"type"` field).
     pub fn write_record<T: Serialize>(&mut self, record: &T) -> Result<(), TraceError> {
         self.buf.clear();
