@@ -71,6 +71,8 @@ pub struct Parsed {
     pub request: Option<CanonicalRequest>,
     /// Why a Messages exchange's body could not be read.
     pub error: Option<ApiError>,
+    /// Digests of the request's messages (thread matching), when it parsed.
+    pub digests: Option<Vec<super::thread::MessageDigest>>,
 }
 
 /// The stateless half of [`Canonicalizer::view`]: the canonical request of a Messages
@@ -87,6 +89,7 @@ pub fn parse(x: &Exchange) -> Parsed {
                 r.decoded = Some(decoded);
             }
             Parsed {
+                digests: Some(super::thread::message_digests(&r.req)),
                 request: Some(r),
                 error: None,
             }
@@ -94,6 +97,7 @@ pub fn parse(x: &Exchange) -> Parsed {
         Err(e) => Parsed {
             request: None,
             error: Some(e),
+            digests: None,
         },
     }
 }
@@ -125,12 +129,16 @@ impl Canonicalizer {
     /// Place one exchange whose body [`parse`] read (possibly on another thread), in
     /// arrival order.
     pub fn place(&mut self, x: &Exchange, parsed: Parsed) -> View {
-        let Parsed { request, error } = parsed;
-        let place = self.sessions.place(
-            &x.request.headers,
-            &x.source,
-            request.as_ref().map(|r| &r.req),
-        );
+        let Parsed {
+            request,
+            error,
+            digests,
+        } = parsed;
+        let req = request.as_ref().map(|r| &r.req);
+        let digests = digests.or_else(|| req.map(super::thread::message_digests));
+        let place = self
+            .sessions
+            .place_digested(&x.request.headers, &x.source, req, digests);
         View {
             place,
             request,

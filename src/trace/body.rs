@@ -95,7 +95,7 @@ impl Body {
         if !matches!(first, b'{' | b'[') || !matches!(last, b'}' | b']') {
             return None;
         }
-        if s.bytes().any(|b| b == b'\n' || b == b'\r') {
+        if memchr::memchr2(b'\n', b'\r', s.as_bytes()).is_some() {
             return None;
         }
         serde_json::from_str::<&RawValue>(s).ok()

@@ -1,16 +1,19 @@
 //! Where extracted exchanges go: the [`TraceSink`] writes them on the extracting thread,
-//! or hands them to a second thread that redacts, serializes (SHA-256, JSON embedding)
-//! and writes them, so reassembly and writing use two cores. Exchanges are written in the
-//! order they are handed over either way, so the trace is byte-for-byte the same.
+//! or hands them in batches to a writer thread that encodes each batch on every core
+//! (redaction, SHA-256, JSON embedding: [`LineEncoder`]) while reassembly goes on, then
+//! writes the lines. Lines are written in the order the exchanges were handed over either
+//! way, so the trace is byte-for-byte the same.
 
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::thread::JoinHandle;
 
-use crate::trace::{Exchange, TraceError, TraceWriter};
+use rayon::prelude::*;
 
-/// Most exchanges waiting for the writer thread; past it the extractor waits, so memory
+use crate::trace::{Exchange, LineEncoder, TraceError, TraceWriter};
+
+/// Most batches waiting for the writer thread; past it the extractor waits, so memory
 /// stays bounded when the disk is slower than decoding.
-const QUEUE: usize = 64;
+const QUEUE: usize = 2;
 
 /// Writes exchanges to a trace, inline or on a writer thread.
 pub struct TraceSink {
@@ -20,7 +23,7 @@ pub struct TraceSink {
 enum Inner {
     Inline(TraceWriter),
     Thread {
-        tx: Option<SyncSender<Exchange>>,
+        tx: Option<SyncSender<Vec<Exchange>>>,
         handle: Option<JoinHandle<Result<TraceWriter, TraceError>>>,
     },
 }
@@ -34,13 +37,16 @@ impl TraceSink {
                 inner: Inner::Inline(w),
             };
         }
-        let (tx, rx) = sync_channel::<Exchange>(QUEUE);
+        let (tx, rx) = sync_channel::<Vec<Exchange>>(QUEUE);
         let handle = std::thread::Builder::new()
             .name("agentwire-trace-writer".into())
             .spawn(move || {
                 let mut w = w;
-                for x in rx {
-                    w.write_exchange_owned(x)?;
+                let enc = w.encoder();
+                for batch in rx {
+                    for line in encode(enc, batch) {
+                        w.write_line(&line.map_err(|e| w.encode_error(e))?)?;
+                    }
                 }
                 Ok(w)
             })
@@ -63,11 +69,9 @@ impl TraceSink {
                 .try_for_each(|x| w.write_exchange_owned(x)),
             Inner::Thread { tx, .. } => {
                 let sender = tx.as_ref().expect("open until finish");
-                for x in exchanges {
-                    if sender.send(x).is_err() {
-                        // The writer stopped at an error: report it.
-                        return self.join().map(|_| ());
-                    }
+                if !exchanges.is_empty() && sender.send(exchanges).is_err() {
+                    // The writer stopped at an error: report it.
+                    return self.join().map(|_| ());
                 }
                 Ok(())
             }
@@ -97,4 +101,9 @@ impl TraceSink {
     pub fn finish(mut self) -> Result<(), TraceError> {
         self.join()?.finish()
     }
+}
+
+/// The lines of `batch`, in order, encoded on every core.
+fn encode(enc: LineEncoder, batch: Vec<Exchange>) -> Vec<Result<Vec<u8>, serde_json::Error>> {
+    batch.into_par_iter().map(|x| enc.exchange(x)).collect()
 }
