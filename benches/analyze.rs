@@ -110,7 +110,10 @@ fn bench(c: &mut Criterion) {
         .unwrap_or(10_000);
     if let Some(out) = std::env::var_os("AGENTWIRE_BENCH_WRITE") {
         let bytes = generate(Path::new(&out), n);
-        eprintln!("wrote {n} requests, {bytes} bytes to {}", out.display());
+        eprintln!(
+            "wrote {n} requests, {bytes} bytes to {}",
+            Path::new(&out).display()
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -137,7 +140,10 @@ fn bench(c: &mut Criterion) {
         ("wc -l", format!("wc -l < '{}'", path.display())),
         (
             "jq -c .request.body.json.model",
-            format!("jq -c .request.body.json.model '{}' > /dev/null", path.display()),
+            format!(
+                "jq -c .request.body.json.model '{}' > /dev/null",
+                path.display()
+            ),
         ),
     ] {
         let t = std::time::Instant::now();
@@ -165,6 +171,22 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.finish();
+    let cfg = AnalyzeConfig {
+        usage: UsageMode::Simulated,
+        ..AnalyzeConfig::default()
+    };
+    let a = analyze_files(&[path.as_path()], cfg).unwrap();
+    let s = &a.summary;
+    eprintln!(
+        "sessions {}, threads {}, polls {} ({} redundant), poll cost ${:.2}, total cost ${:.2}, cache hit rate {:.1}%",
+        s.sessions,
+        s.threads,
+        s.polls,
+        s.redundant_polls,
+        s.poll_cost_usd,
+        s.total_cost_usd,
+        s.cache_hit_rate * 100.0
+    );
     eprintln!("peak RSS (VmHWM): {:?} KiB", peak_rss_kib());
 }
 

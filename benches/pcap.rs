@@ -266,7 +266,10 @@ fn bench(c: &mut Criterion) {
         .unwrap_or(100);
     if let Some(out) = std::env::var_os("AGENTWIRE_BENCH_WRITE") {
         let (bytes, packets) = generate(Path::new(&out), mb);
-        eprintln!("wrote {bytes} bytes, {packets} packets to {}", out.display());
+        eprintln!(
+            "wrote {bytes} bytes, {packets} packets to {}",
+            Path::new(&out).display()
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -26,7 +26,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::cause::{BilledAs, CachePrediction, MissCause};
+use super::cause::{divergence, BilledAs, CachePrediction, MissCause};
 use super::input::Request;
 use crate::api::cache::{CachePrefix, Chain, Region, Ttl};
 
@@ -297,7 +297,7 @@ impl CacheSim {
         if missed > 0 {
             pred.miss_tokens = missed;
             pred.cause = Some(if common < expected_blocks {
-                divergence(r, p, chain, common)
+                divergence(&r.prefix, &p.prefix, &p.regions, chain, common)
             } else {
                 self.lost_entry(chain, bps, lookup, expected_blocks, r, min_cacheable)
             });
@@ -415,92 +415,4 @@ fn writes(chain: &Chain, bps: &Breakpoints, read_blocks: usize) -> (u64, u64) {
         }
     }
     (w5, w1)
-}
-
-/// Why the prefix diverged from the reference's at block `common`.
-fn divergence(r: &Request, p: &Prev, chain: &Chain, common: usize) -> MissCause {
-    let (now, before) = (&r.prefix, &p.prefix);
-    if now.model != before.model {
-        return MissCause::ModelChanged {
-            from: before.model.clone(),
-            to: now.model.clone(),
-        };
-    }
-    let region = now.blocks.get(common).map(|b| (b.region, b.index));
-    let prev_region = p.regions.get(common).copied();
-    let in_region = |want: Region| {
-        matches!(region, Some((g, _)) if g == want)
-            || matches!(prev_region, Some((g, _)) if g == want)
-    };
-    if in_region(Region::Tools) {
-        return tools_changed(&now.tools, &before.tools);
-    }
-    if Some(common) == chain.system_start {
-        let changed = now.changed_keys(before, Region::System);
-        if !changed.is_empty() {
-            return params(changed);
-        }
-    }
-    if in_region(Region::System) {
-        let block = match (region, prev_region) {
-            (Some((Region::System, i)), _) | (_, Some((Region::System, i))) => i,
-            _ => 0,
-        };
-        let a = before
-            .system
-            .get(block)
-            .map_or("", String::as_str)
-            .as_bytes();
-        let b = now.system.get(block).map_or("", String::as_str).as_bytes();
-        let offset = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-        return MissCause::SystemChanged { block, offset };
-    }
-    if Some(common) == chain.messages_start {
-        let changed = now.changed_keys(before, Region::Messages);
-        if !changed.is_empty() {
-            return params(changed);
-        }
-    }
-    let message = match (region, prev_region) {
-        (Some((Region::Messages, i)), _) | (_, Some((Region::Messages, i))) => i,
-        _ => 0,
-    };
-    if now.thinking_stripped && !before.thinking_stripped {
-        return MissCause::ThinkingStripped { message };
-    }
-    MissCause::HistoryRewritten { message }
-}
-
-fn params(changed: Vec<&'static str>) -> MissCause {
-    MissCause::ParamsChanged {
-        params: changed.into_iter().map(str::to_string).collect(),
-    }
-}
-
-/// Loaded tools added, removed or changed between two prefixes.
-fn tools_changed(now: &[(String, u64)], before: &[(String, u64)]) -> MissCause {
-    let has = |t: &[(String, u64)], n: &str| t.iter().any(|(x, _)| x == n);
-    let added: Vec<String> = now
-        .iter()
-        .filter(|(n, _)| !has(before, n))
-        .map(|(n, _)| n.clone())
-        .collect();
-    let removed: Vec<String> = before
-        .iter()
-        .filter(|(n, _)| !has(now, n))
-        .map(|(n, _)| n.clone())
-        .collect();
-    let mut changed: Vec<String> = now
-        .iter()
-        .filter(|(n, h)| before.iter().any(|(pn, ph)| pn == n && ph != h))
-        .map(|(n, _)| n.clone())
-        .collect();
-    if added.is_empty() && removed.is_empty() && changed.is_empty() {
-        changed.push("(order)".to_string());
-    }
-    MissCause::ToolsChanged {
-        added,
-        removed,
-        changed,
-    }
 }

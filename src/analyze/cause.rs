@@ -1,9 +1,11 @@
 //! What the cache simulation says about one request: predicted figures, the missed
-//! tokens, how they were billed instead, and the cause of the miss.
+//! tokens, how they were billed instead, and the cause of the miss — including how a
+//! divergence from the reference request is named (`divergence`).
 
 use serde::Serialize;
 
 use super::cache::LOOKBACK_BLOCKS;
+use crate::api::cache::{CachePrefix, Chain, Region};
 
 /// Why a request read less from the cache than its reference had cached.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -163,4 +165,98 @@ pub struct CachePrediction {
     pub billed_as: BilledAs,
     /// Why, when `miss_tokens > 0` or the request could not use the cache at all.
     pub cause: Option<MissCause>,
+}
+
+/// Why a request's prefix (`now`, chained as `chain`) diverged from its reference's
+/// (`before`, whose blocks sit in `before_regions`) at block `common`.
+pub(super) fn divergence(
+    now: &CachePrefix,
+    before: &CachePrefix,
+    before_regions: &[(Region, usize)],
+    chain: &Chain,
+    common: usize,
+) -> MissCause {
+    if now.model != before.model {
+        return MissCause::ModelChanged {
+            from: before.model.clone(),
+            to: now.model.clone(),
+        };
+    }
+    let region = now.blocks.get(common).map(|b| (b.region, b.index));
+    let prev_region = before_regions.get(common).copied();
+    let in_region = |want: Region| {
+        matches!(region, Some((g, _)) if g == want)
+            || matches!(prev_region, Some((g, _)) if g == want)
+    };
+    if in_region(Region::Tools) {
+        return tools_changed(&now.tools, &before.tools);
+    }
+    if Some(common) == chain.system_start {
+        let changed = now.changed_keys(before, Region::System);
+        if !changed.is_empty() {
+            return params(changed);
+        }
+    }
+    if in_region(Region::System) {
+        let block = match (region, prev_region) {
+            (Some((Region::System, i)), _) | (_, Some((Region::System, i))) => i,
+            _ => 0,
+        };
+        let a = before
+            .system
+            .get(block)
+            .map_or("", String::as_str)
+            .as_bytes();
+        let b = now.system.get(block).map_or("", String::as_str).as_bytes();
+        let offset = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        return MissCause::SystemChanged { block, offset };
+    }
+    if Some(common) == chain.messages_start {
+        let changed = now.changed_keys(before, Region::Messages);
+        if !changed.is_empty() {
+            return params(changed);
+        }
+    }
+    let message = match (region, prev_region) {
+        (Some((Region::Messages, i)), _) | (_, Some((Region::Messages, i))) => i,
+        _ => 0,
+    };
+    if now.thinking_stripped && !before.thinking_stripped {
+        return MissCause::ThinkingStripped { message };
+    }
+    MissCause::HistoryRewritten { message }
+}
+
+fn params(changed: Vec<&'static str>) -> MissCause {
+    MissCause::ParamsChanged {
+        params: changed.into_iter().map(str::to_string).collect(),
+    }
+}
+
+/// Loaded tools added, removed or changed between two prefixes.
+fn tools_changed(now: &[(String, u64)], before: &[(String, u64)]) -> MissCause {
+    let has = |t: &[(String, u64)], n: &str| t.iter().any(|(x, _)| x == n);
+    let added: Vec<String> = now
+        .iter()
+        .filter(|(n, _)| !has(before, n))
+        .map(|(n, _)| n.clone())
+        .collect();
+    let removed: Vec<String> = before
+        .iter()
+        .filter(|(n, _)| !has(now, n))
+        .map(|(n, _)| n.clone())
+        .collect();
+    let mut changed: Vec<String> = now
+        .iter()
+        .filter(|(n, h)| before.iter().any(|(pn, ph)| pn == n && ph != h))
+        .map(|(n, _)| n.clone())
+        .collect();
+    if added.is_empty() && removed.is_empty() && changed.is_empty() {
+        changed.push("(order)".to_string());
+    }
+    MissCause::ToolsChanged {
+        added,
+        removed,
+        changed,
+    }
 }

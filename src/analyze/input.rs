@@ -10,10 +10,8 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 
 use crate::api::cache::{hash_of, CachePrefix};
-use crate::api::view::{Canonicalizer, Parsed};
-use crate::api::{
-    read_response, response_body, BlockKind, MessagesRequest, ResponseBody, ResponseMessage, Usage,
-};
+use crate::api::view::{exchange_response, Canonicalizer, Parsed};
+use crate::api::{BlockKind, MessagesRequest, ResponseBody, ResponseMessage, Usage};
 use crate::trace::{Exchange, SourceKind};
 
 use super::events::{cap, parse_notifications};
@@ -89,13 +87,7 @@ pub fn synthesized(x: &Exchange, m: Option<&ResponseMessage>) -> Option<String> 
 /// The model and recorded token figures of an exchange's response, if it is a Messages
 /// response with usage (read through the one decoder).
 pub fn recorded_tokens(x: &Exchange) -> Option<(String, crate::api::prices::Tokens)> {
-    let resp = x.response.as_ref()?;
-    let ct = resp
-        .headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-        .map(|(_, v)| v.as_str());
-    let ResponseBody::Message(m) = read_response(ct, &response_body(resp).bytes) else {
+    let ResponseBody::Message(m) = exchange_response(x)? else {
         return None;
     };
     let tokens = super::result::tokens_of(&m.usage)?;
@@ -138,17 +130,10 @@ pub fn prepare(x: &Exchange) -> Prepared {
         };
     };
     let prefix = CachePrefix::of(&c.req, c.body(x), &c.betas);
-    let response = x.response.as_ref().and_then(|resp| {
-        let ct = resp
-            .headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-            .map(|(_, v)| v.as_str());
-        match read_response(ct, &response_body(resp).bytes) {
-            ResponseBody::Message(m) => Some(m),
-            _ => None,
-        }
-    });
+    let response = match exchange_response(x) {
+        Some(ResponseBody::Message(m)) => Some(m),
+        _ => None,
+    };
     Prepared {
         parsed,
         prefix: Some(prefix),

@@ -7,8 +7,21 @@
 use super::betas::BetaSet;
 use super::session::{Placement, SessionInfo, Sessions};
 use super::tools::ToolView;
-use super::{ApiError, MessagesRequest};
+use super::{read_response, ApiError, MessagesRequest, ResponseBody};
 use crate::trace::Exchange;
+
+/// An exchange's response body, decoded by the one content decoder
+/// ([`super::response_body`]) and read by its `content-type` (a message assembled from SSE
+/// or JSON, an API error, or other); `None` when there was no response.
+pub fn exchange_response(x: &Exchange) -> Option<ResponseBody> {
+    let resp = x.response.as_ref()?;
+    let ct = resp
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        .map(|(_, v)| v.as_str());
+    Some(read_response(ct, &super::response_body(resp).bytes))
+}
 
 /// A Messages request in canonical form.
 #[derive(Clone, Debug)]

@@ -8,11 +8,13 @@ use anyhow::Result;
 
 use agentwire::trace::{open_input, Context, InputOptions, Record, TraceWriter};
 
-use super::{check_output, out, Warnings};
+use super::{check_output, Warnings};
 use crate::cli::ImportArgs;
 
 pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
-    check_output(&a.output, a.force)?;
+    if !super::is_stdout(&a.output) {
+        check_output(&a.output, a.force)?; // before reading anything
+    }
     let bar = indicatif::ProgressBar::new(0);
     if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -44,11 +46,17 @@ pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
         let mut warnings = Warnings::new(&path.display().to_string());
         for rec in &mut input {
             match rec? {
-                Record::Header { context, .. } => {
-                    if writer.is_none() {
-                        writer = Some(create(&a, context)?);
-                    }
-                }
+                // each imported file (or session) starts its own recording context, so
+                // sessions without ids never run on across inputs
+                Record::Header { context, .. } => match &mut writer {
+                    None => writer = Some(create(&a, context)?),
+                    Some(w) => w.write_record(&serde_json::json!({
+                        "type": "trace",
+                        "format": agentwire::trace::FORMAT_NAME,
+                        "version": agentwire::trace::FORMAT_VERSION,
+                        "context": context,
+                    }))?,
+                },
                 Record::Exchange(mut x) => {
                     let w = match &mut writer {
                         Some(w) => w,
@@ -84,18 +92,24 @@ pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
         }
     }
     bar.finish_and_clear();
-    drop(writer);
+    if let Some(w) = writer {
+        // the trace appears whole, or not at all
+        w.finish()?;
+    }
     let by_format: Vec<String> = formats.iter().map(|(f, n)| format!("{n} {f}")).collect();
     let skipped = if skipped > 0 {
         format!("; {skipped} files skipped")
     } else {
         String::new()
     };
-    out(&format!(
-        "imported {count} exchanges ({}){skipped} -> {}\n",
-        by_format.join(", "),
-        a.output.display()
-    ))?;
+    super::summary(
+        &format!(
+            "imported {count} exchanges ({}){skipped} -> {}\n",
+            by_format.join(", "),
+            super::shown(&a.output)
+        ),
+        &a.output,
+    )?;
     Ok(code)
 }
 
@@ -112,5 +126,5 @@ fn create(a: &ImportArgs, mut context: Context) -> Result<TraceWriter> {
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    Ok(TraceWriter::create(&a.output, &context)?)
+    Ok(TraceWriter::create_atomic(&a.output, a.force, &context)?)
 }

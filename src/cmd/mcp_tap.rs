@@ -1,21 +1,47 @@
-//! `agentwire mcp-tap`: run a stdio MCP server under the recording relay; exits with the
-//! server's exit status.
+//! `agentwire mcp-tap`: run a stdio MCP server under the recording relay (exits with the
+//! server's exit status), or with `--http URL` serve a recording proxy for a Streamable
+//! HTTP server until interrupted.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Result;
 
+use super::{out, runtime};
 use crate::cli::McpTapArgs;
 
 pub(super) fn mcp_tap(a: McpTapArgs) -> Result<ExitCode> {
     use agentwire::capture::mcp::tap::{self, TapConfig};
+    use agentwire::capture::mcp::{http, McpSink};
     let output = a
         .output
         .unwrap_or_else(|| format!("mcp-{}.jsonl", a.name).into());
+    if let Some(url) = a.http {
+        let sink = Arc::new(McpSink::create(&output, &format!("mcp-http {}", a.name))?);
+        runtime()?.block_on(async {
+            let proxy = http::start(&a.name, &url, sink).await?;
+            // Poll once so the signal handlers are installed before the URL is announced.
+            let stop = agentwire::capture::record::interrupted();
+            tokio::pin!(stop);
+            let early = tokio::select! {
+                biased;
+                _ = &mut stop => true,
+                _ = std::future::ready(()) => false,
+            };
+            out(&format!("{}\n", proxy.url))?;
+            if !early {
+                stop.await;
+            }
+            proxy.stop().await;
+            anyhow::Ok(())
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let code = tap::run(&TapConfig {
         name: a.name,
         command: a.command,
         output,
+        cwd: a.cwd,
     })?;
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }

@@ -35,10 +35,15 @@ pub(super) fn show(a: ShowArgs) -> Result<ExitCode> {
     if a.mcp {
         out(&report::mcp::render_show(&mcp, a.format.into(), false))?;
     } else {
-        out(&report::show::render(&rows, a.format.into()))?;
         // MCP messages follow the exchanges in the text formats; JSON keeps its shape.
-        if !mcp.is_empty() && !matches!(a.format, crate::cli::FormatArg::Json) {
-            out("\n")?;
+        let text = !matches!(a.format, crate::cli::FormatArg::Json);
+        if !(text && rows.is_empty() && !mcp.is_empty()) {
+            out(&report::show::render(&rows, a.format.into()))?;
+        }
+        if text && !mcp.is_empty() {
+            if !rows.is_empty() {
+                out("\n")?;
+            }
             out(&report::mcp::render_show(&mcp, a.format.into(), true))?;
         }
     }

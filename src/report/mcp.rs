@@ -43,6 +43,14 @@ fn show_row(r: &McpRecord) -> McpShowRow {
     let m = r.message.as_ref();
     let (kind, what) = match (r.direction, m) {
         (McpDirection::Event, _) => ("event", r.event.clone().unwrap_or_default()),
+        // A bodiless HTTP request (GET stream, DELETE session) or answer (202).
+        (McpDirection::ToServer, None) if r.size == 0 => (
+            "request",
+            r.http
+                .as_ref()
+                .map(|h| h.method.clone())
+                .unwrap_or_default(),
+        ),
         (_, None) if r.size == 0 => ("status", String::new()),
         (_, None) => ("raw", String::new()),
         (_, Some(serde_json::Value::Array(a))) => ("batch", format!("{} messages", a.len())),
@@ -132,7 +140,7 @@ pub fn render_show(rows: &[McpShowRow], format: Format, heading: bool) -> String
     }
     let mut w = writer(format);
     if heading {
-        w.heading(0, "MCP messages");
+        w.heading(1, "MCP messages");
     }
     let body = rows
         .iter()
@@ -183,6 +191,15 @@ fn clean(rows: Vec<Vec<String>>) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// A table, or `(none)` when it has no rows; cells pass the printable filter.
+fn table_or_none(w: &mut Writer, header: &[&str], rows: Vec<Vec<String>>) {
+    if rows.is_empty() {
+        w.bullet("(none)");
+    } else {
+        w.table(header, clean(rows));
+    }
+}
+
 /// The MCP sections of `analyze`'s text and Markdown report (empty without MCP records).
 pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
     if a.servers.is_empty() {
@@ -190,7 +207,7 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
     }
     let mut w = writer(if md { Format::Markdown } else { Format::Table });
     let s = &a.summary;
-    w.heading(0, "MCP summary");
+    w.heading(1, "MCP summary");
     w.table(
         &["metric", "value"],
         vec![
@@ -222,7 +239,7 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
             ],
         ],
     );
-    w.heading(0, "MCP servers");
+    w.heading(1, "MCP servers");
     let rows = a
         .servers
         .iter()
@@ -250,7 +267,7 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
         ],
         clean(rows),
     );
-    w.heading(0, "MCP methods");
+    w.heading(1, "MCP methods");
     let rows = a
         .methods
         .iter()
@@ -280,7 +297,7 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
         ],
         clean(rows),
     );
-    w.heading(0, "MCP tasks");
+    w.heading(1, "MCP tasks");
     let rows: Vec<Vec<String>> = a
         .tasks
         .iter()
@@ -304,28 +321,25 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
             ]
         })
         .collect();
-    if rows.is_empty() {
-        w.bullet("(none)");
-    } else {
-        w.table(
-            &[
-                "server",
-                "task",
-                "kind",
-                "tool",
-                "states",
-                "ms",
-                "interval ms",
-                "tasks/get fast/late",
-                "notes",
-                "model polls/redundant",
-                "backgrounded",
-                "result via",
-            ],
-            clean(rows),
-        );
-    }
-    w.heading(0, "Model-level MCP calls");
+    table_or_none(
+        &mut w,
+        &[
+            "server",
+            "task",
+            "kind",
+            "tool",
+            "states",
+            "ms",
+            "interval ms",
+            "tasks/get fast/late",
+            "notifications",
+            "model polls/redundant",
+            "backgrounded",
+            "result via",
+        ],
+        rows,
+    );
+    w.heading(1, "Model-level MCP calls");
     let rows = a
         .links
         .iter()
@@ -341,7 +355,8 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
             ]
         })
         .collect();
-    w.table(
+    table_or_none(
+        &mut w,
         &[
             "thread",
             "tool_use",
@@ -351,7 +366,7 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
             "linked by",
             "mcp ms",
         ],
-        clean(rows),
+        rows,
     );
     w.blank();
     w.out

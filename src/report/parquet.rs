@@ -357,7 +357,12 @@ fn partitions(a: &Analysis) -> [Vec<Partition>; 5] {
     let threads = a
         .threads
         .iter()
-        .map(|t| of_thread.get(t.thread.as_str()).cloned().unwrap_or_default())
+        .map(|t| {
+            of_thread
+                .get(t.thread.as_str())
+                .cloned()
+                .unwrap_or_default()
+        })
         .collect();
     [requests, episodes, jobs, decisions, threads]
 }

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use crate::api::view::Canonicalizer;
-use crate::api::{read_response, response_body, ResponseBody};
+use crate::api::view::{exchange_response, Canonicalizer};
+use crate::api::ResponseBody;
 use crate::trace::{Exchange, Trace};
 
 use super::Format;
@@ -72,13 +72,8 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
     let thread = view.place.thread_label;
     let session = canon.session(view.place.session).label.clone();
     let (mut stop, mut usage) = (None, None);
-    if let Some(resp) = &x.response {
-        let ct = resp
-            .headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-            .map(|(_, v)| v.as_str());
-        match read_response(ct, &response_body(resp).bytes) {
+    if let Some(body) = exchange_response(x) {
+        match body {
             ResponseBody::Message(m) => {
                 stop = m.stop_reason.clone().or(Some("(incomplete)".into()));
                 let u = &m.usage;

@@ -1,7 +1,8 @@
 //! The `mcp` record kind: one JSON-RPC message between an agent CLI and one of its MCP
 //! servers (stdio or Streamable HTTP), with direction, server name, time and wire size,
 //! plus the server's lifecycle events (exit, crash). Every string in a record passes the
-//! redaction function ([`super::redact::redact_text`]) before it is built.
+//! redaction functions ([`super::redact::redact_json`], [`super::redact::redact_text`])
+//! before it is built.
 //!
 //! On disk: `{"type":"mcp","seq":N,"at":…,"server":"jobs","transport":"stdio",
 //! "direction":"to_server","size":…,"sha256":…,"message":{…}}`. See
@@ -12,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::redact::{is_marker, is_secret_header, marker, redact_text};
+use super::redact::{redact_json, redact_text};
 
 /// How the CLI reached the MCP server.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
@@ -202,36 +203,6 @@ impl McpRecord {
             kind: "mcp",
             record: self,
         }
-    }
-}
-
-/// Redact every string of a JSON value in place with [`redact_text`]; values under
-/// secret-looking keys (`api_key`, `authorization`, `token`…) become markers.
-pub fn redact_json(v: &mut Value) {
-    match v {
-        Value::String(s) => {
-            let r = redact_text(s);
-            if r != *s {
-                *s = r;
-            }
-        }
-        Value::Array(a) => a.iter_mut().for_each(redact_json),
-        Value::Object(o) => {
-            for (k, val) in o.iter_mut() {
-                // The header rule, minus JSON-RPC's own non-secret names.
-                let secret = is_secret_header(k)
-                    && k != "progressToken"
-                    && !k.ends_with("Id")
-                    && !k.ends_with("_id");
-                match val {
-                    Value::String(s) if secret && !s.is_empty() && !is_marker(s) => {
-                        *s = marker(s);
-                    }
-                    _ => redact_json(val),
-                }
-            }
-        }
-        _ => {}
     }
 }
 

@@ -382,7 +382,8 @@ fn headers_dirty(h: &Headers) -> bool {
         .any(|(k, v)| !is_marker(v) && ((is_secret_header(k) && !v.is_empty()) || is_dirty(v)))
 }
 
-fn json_dirty(v: &serde_json::Value) -> bool {
+/// True when a JSON value holds something [`redact_json`] would change.
+pub fn json_dirty(v: &serde_json::Value) -> bool {
     match v {
         serde_json::Value::String(s) => is_dirty(s),
         serde_json::Value::Array(a) => a.iter().any(json_dirty),
@@ -393,7 +394,9 @@ fn json_dirty(v: &serde_json::Value) -> bool {
     }
 }
 
-fn redact_json(v: &mut serde_json::Value) {
+/// Redact every string of a JSON value in place ([`redact_text`]); string values under
+/// secret names ([`is_secret_name`]) become markers. Used for notes and MCP messages.
+pub fn redact_json(v: &mut serde_json::Value) {
     match v {
         serde_json::Value::String(s) => *s = redact_text(s),
         serde_json::Value::Array(a) => a.iter_mut().for_each(redact_json),

@@ -15,7 +15,7 @@ use crate::common_tshark::{exchanges_from_pcap, have_tshark};
 use crate::hand_trace::{tool_use, TraceBuilder};
 
 /// MCP polling plus a background Bash job that fails: every table has rows.
-fn sample() -> Vec<Exchange> {
+pub fn sample() -> Vec<Exchange> {
     let get = |id: &str| {
         vec![tool_use(
             id,
@@ -35,7 +35,7 @@ fn sample() -> Vec<Exchange> {
     ])
 }
 
-fn analysis() -> Analysis {
+pub fn analysis() -> Analysis {
     analyze_exchanges(
         &sample(),
         AnalyzeConfig {
@@ -163,7 +163,11 @@ fn cli_json_fail_on_and_parquet() {
     // Hive partitions: the sample is one client version on one day.
     let days = crate::common::files_under(&pq.join("requests"));
     assert_eq!(days.len(), 1, "{days:?}");
-    let rel = days[0].strip_prefix(&pq).unwrap().to_string_lossy().into_owned();
+    let rel = days[0]
+        .strip_prefix(&pq)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     assert!(
         rel.starts_with("requests/cli_version=") && rel.contains("/date=20"),
         "{rel}"

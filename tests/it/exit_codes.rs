@@ -377,6 +377,116 @@ fn rows(f: &Fixtures, stub_url: &str) -> Vec<Row> {
             2,
             "fast".into(),
         ),
+        // report, prompt, history
+        (
+            "report diff ok",
+            v(&["report", "diff", &good, &s(&f.pcap), "-o", &f.out("r.html")]),
+            0,
+            "r.html".into(),
+        ),
+        (
+            "report diff existing output",
+            v(&[
+                "report",
+                "diff",
+                &good,
+                &good,
+                "--format",
+                "md",
+                "-o",
+                &s(&f.existing),
+            ]),
+            1,
+            "--force".into(),
+        ),
+        (
+            "report diff unknown extension",
+            v(&["report", "diff", &good, &good, "-o", &f.out("r.txt")]),
+            2,
+            "r.txt".into(),
+        ),
+        (
+            "report diff --max-line 0",
+            v(&["report", "diff", &good, &good, "--max-line", "0"]),
+            2,
+            "--max-line".into(),
+        ),
+        (
+            "report analyze truncated trace",
+            v(&["report", "analyze", &trunc, "-o", &f.out("a.md")]),
+            3,
+            "truncated.jsonl".into(),
+        ),
+        (
+            "report analyze missing trace",
+            v(&["report", "analyze", &missing]),
+            1,
+            "missing.jsonl".into(),
+        ),
+        ("prompt ok", v(&["prompt", &good]), 0, String::new()),
+        (
+            "prompt no such exchange",
+            v(&["prompt", &format!("{good}#99")]),
+            1,
+            "99".into(),
+        ),
+        (
+            "history --step 0",
+            v(&["history", "claude-code@2.1.303..2.1.304", "--step", "0"]),
+            2,
+            "--step".into(),
+        ),
+        (
+            "history unknown CLI",
+            v(&["history", "vim@9.0.1"]),
+            2,
+            "vim".into(),
+        ),
+        // import and export
+        (
+            "import an agentwire trace",
+            v(&["import", &good, "-o", &f.out("i1.jsonl")]),
+            0,
+            String::new(),
+        ),
+        (
+            "import missing input",
+            v(&["import", &missing, "-o", &f.out("i2.jsonl")]),
+            1,
+            "missing.jsonl".into(),
+        ),
+        (
+            "import bad --since",
+            v(&[
+                "import",
+                &good,
+                "--since",
+                "yesterday",
+                "-o",
+                &f.out("i3.jsonl"),
+            ]),
+            2,
+            "yesterday".into(),
+        ),
+        (
+            "export to HAR",
+            v(&["export", "--har", &good, "-o", &f.out("e1.har")]),
+            0,
+            String::new(),
+        ),
+        (
+            "export missing trace",
+            v(&["export", "--har", &missing, "-o", &f.out("e2.har")]),
+            1,
+            "missing.jsonl".into(),
+        ),
+        // mcp-tap relays a server; its exit is the server's fate, not a report
+        (
+            "mcp-tap without a command",
+            v(&["mcp-tap", "-o", &f.out("m.jsonl")]),
+            2,
+            "COMMAND".into(),
+        ),
         // completions and man pages
         (
             "completions bash",

@@ -84,9 +84,10 @@ fn write_trace(dir: &Path, i: usize) -> usize {
     let mut conv = Conv::new("claude-sonnet-4-5");
     conv.tools = vec![tool("Bash", 600)];
     conv.system = vec![text(400, 's')];
-    conv.user(vec![json!({"type": "text", "text": format!("build project {i}")})]);
-    let usage =
-        |input: u64| json!({"input_tokens": input, "output_tokens": 40, "cache_read_input_tokens": 0});
+    conv.user(vec![
+        json!({"type": "text", "text": format!("build project {i}")}),
+    ]);
+    let usage = |input: u64| json!({"input_tokens": input, "output_tokens": 40, "cache_read_input_tokens": 0});
     let start = format!("toolu_{i}_start");
     let call = |id: &str, cmd: &str| tool_use(id, "Bash", json!({"command": cmd}));
     b.send(
@@ -182,8 +183,14 @@ fn duckdb_over_fleet_parquet_matches_the_json_summary() {
     let summary = &serde_json::from_slice::<Value>(&out.stdout).unwrap()["summary"];
     let requests = summary["requests"].as_i64().unwrap();
     assert_eq!(requests, expected.values().sum::<i64>());
-    assert!(summary["redundant_polls"].as_i64().unwrap() > 0, "{summary}");
-    assert!(summary["wasted_cost_usd"].as_f64().unwrap() > 0.0, "{summary}");
+    assert!(
+        summary["redundant_polls"].as_i64().unwrap() > 0,
+        "{summary}"
+    );
+    assert!(
+        summary["wasted_cost_usd"].as_f64().unwrap() > 0.0,
+        "{summary}"
+    );
 
     let totals = duckdb(
         &tables,
@@ -209,7 +216,10 @@ fn duckdb_over_fleet_parquet_matches_the_json_summary() {
         .iter()
         .map(|r| {
             (
-                (r[0].as_str().unwrap().to_string(), r[1].as_str().unwrap().to_string()),
+                (
+                    r[0].as_str().unwrap().to_string(),
+                    r[1].as_str().unwrap().to_string(),
+                ),
                 r[2].as_i64().unwrap(),
             )
         })

@@ -55,16 +55,28 @@ fn pcap_traces_equal_the_previous_path_byte_for_byte_on_every_shared_capture() {
     assert!(captures.len() >= 30, "{} captures", captures.len());
     let mut checked = 0;
     for c in &captures {
-        let rel = c.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+        let rel = c
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let want = reference.get(&rel).unwrap_or_else(|| {
             panic!("{rel} has no reference digest: run scripts/pcap-reference-digests.sh (see its header) and add its line to tests/it/pcap_reference.sha256")
         });
         let fast = trace_of(c, &[]);
         assert!(fast.starts_with(b"{\"type\":\"trace\""), "{rel}");
-        assert_eq!(&sha256_hex(&fast), want, "{rel}: the trace differs from the previous path's");
+        assert_eq!(
+            &sha256_hex(&fast),
+            want,
+            "{rel}: the trace differs from the previous path's"
+        );
         let single = trace_of(c, &["--threads", "1"]);
         assert!(single == fast, "{rel}: --threads 1 wrote another trace");
         checked += 1;
     }
-    assert_eq!(checked, reference.len(), "every reference capture was checked");
+    assert_eq!(
+        checked,
+        reference.len(),
+        "every reference capture was checked"
+    );
 }

@@ -1,7 +1,7 @@
 //! `-` for stdin and stdout (issue 16, must-show 1): a trace piped from one command into
 //! another gives the same report as going through a file. The trace input opener (`-` =
-//! stdin) and the output policy (`-` = stdout) come from issues 12 and 10; these tests wait
-//! for them (`#[ignore]` until both are on main).
+//! stdin, `agentwire::trace::input`) and the output policy (`-` = stdout,
+//! `agentwire::output`) are the ones every command uses.
 
 use std::process::{Command, Stdio};
 
@@ -27,7 +27,6 @@ fn sh(script: &str) -> (Option<i32>, String, String) {
 }
 
 #[test]
-#[ignore = "needs `-o -` (issue 10) and `show -` (issue 12) on main"]
 fn pcap_to_stdout_piped_into_show_matches_going_through_a_file() {
     let pcap = shared_capture("claude-code/cc2.1.304-hello.pcap");
     let dir = tempfile::tempdir().unwrap();

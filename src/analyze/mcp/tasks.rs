@@ -172,6 +172,14 @@ fn mentions(text: &str, word: &str) -> bool {
 pub fn find_tasks(calls: &[Call], notes: &[Note]) -> Vec<Task> {
     let mut tasks: Vec<Task> = Vec::new();
     let mut by_id: HashMap<(usize, String, String), usize> = HashMap::new();
+    // Result texts of tools/call answers, computed once (job ids are looked up in them).
+    let texts: Vec<String> = calls
+        .iter()
+        .map(|c| match (&c.result, c.method.as_str()) {
+            (Some(r), "tools/call") => result_text(r),
+            _ => String::new(),
+        })
+        .collect();
     for (i, c) in calls.iter().enumerate() {
         let key = |id: &str| (c.trace, c.server.clone(), id.to_string());
         match c.method.as_str() {
@@ -191,7 +199,7 @@ pub fn find_tasks(calls: &[Call], notes: &[Note]) -> Vec<Task> {
                         Some(&ti) => Some(ti),
                         // A new job id must be long enough not to be a common word.
                         None if v.len() < MIN_JOB_ID => None,
-                        None => job_start(calls, i, v).map(|j| {
+                        None => job_start(calls, &texts, i, v).map(|j| {
                             let mut t = new_task(&calls[j], j, v, TaskKind::ToolJob);
                             let text = calls[j]
                                 .result
@@ -327,17 +335,15 @@ fn new_task(c: &Call, i: usize, id: &str, kind: TaskKind) -> Task {
 
 /// The earliest `tools/call` before `i` on the same server, of another tool, whose result
 /// text mentions `id`.
-fn job_start(calls: &[Call], i: usize, id: &str) -> Option<usize> {
+fn job_start(calls: &[Call], texts: &[String], i: usize, id: &str) -> Option<usize> {
     let c = &calls[i];
     let tool = c.params.get("name");
-    calls[..i].iter().position(|p| {
+    calls[..i].iter().zip(texts).position(|(p, text)| {
         p.trace == c.trace
             && p.server == c.server
             && p.method == "tools/call"
             && p.params.get("name") != tool
-            && p.result
-                .as_ref()
-                .is_some_and(|r| mentions(&result_text(r), id))
+            && mentions(text, id)
     })
 }
 

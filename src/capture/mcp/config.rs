@@ -42,11 +42,18 @@ impl Prepared {
 
 /// Rewrite every `--mcp-config` value in `args` (files or inline JSON) into a file under
 /// `dir`, starting an HTTP proxy per Streamable HTTP server; `tap_exe` is the agentwire
-/// binary the stdio servers run under. Records go to `dir/*.jsonl`.
+/// binary the stdio servers run under, in `cwd` (so relative paths in a configuration
+/// mean what they meant where agentwire was started, even when the CLI runs in a
+/// sandbox). Records go to `dir/*.jsonl`.
 ///
 /// Errors: [`McpError::Config`] for a configuration that cannot be read or is not an
 /// object with `mcpServers`; [`McpError::BadUrl`] / [`McpError::Listen`] from a proxy.
-pub async fn prepare(args: &[String], dir: &Path, tap_exe: &Path) -> Result<Prepared, McpError> {
+pub async fn prepare(
+    args: &[String],
+    dir: &Path,
+    tap_exe: &Path,
+    cwd: &Path,
+) -> Result<Prepared, McpError> {
     let mut out = Vec::with_capacity(args.len());
     let mut p = Prepared {
         args: Vec::new(),
@@ -75,7 +82,7 @@ pub async fn prepare(args: &[String], dir: &Path, tap_exe: &Path) -> Result<Prep
             Some((v, inline_flag)) => {
                 std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
                 let config = load(&v)?;
-                let rewritten = rewrite(&config, &v, dir, tap_exe, &mut p).await?;
+                let rewritten = rewrite(&config, &v, dir, (tap_exe, cwd), &mut p).await?;
                 let path = dir.join(format!("mcp-config-{n}.json"));
                 n += 1;
                 let bytes = serde_json::to_vec_pretty(&rewritten).unwrap_or_default();
@@ -155,7 +162,7 @@ async fn rewrite(
     config: &Value,
     source_name: &str,
     dir: &Path,
-    tap_exe: &Path,
+    (tap_exe, cwd): (&Path, &Path),
     p: &mut Prepared,
 ) -> Result<Value, McpError> {
     let mut config = config.clone();
@@ -181,6 +188,8 @@ async fn rewrite(
                     json!(name),
                     json!("-o"),
                     json!(file_for(dir, "stdio", name).to_string_lossy()),
+                    json!("--cwd"),
+                    json!(cwd.to_string_lossy()),
                     json!("--"),
                     json!(command),
                 ];
@@ -222,9 +231,14 @@ mod tests {
         let args: Vec<String> = ["-p", "hi", "--mcp-config", cfg, "--allowedTools", "x"]
             .map(String::from)
             .to_vec();
-        let p = prepare(&args, dir.path(), Path::new("/bin/agentwire"))
-            .await
-            .unwrap();
+        let p = prepare(
+            &args,
+            dir.path(),
+            Path::new("/bin/agentwire"),
+            Path::new("/src"),
+        )
+        .await
+        .unwrap();
         assert_eq!(p.args[..3], args[..3]);
         assert_eq!(p.args[4..], args[4..]);
         let v: Value = serde_json::from_slice(&std::fs::read(&p.args[3]).unwrap()).unwrap();
@@ -245,6 +259,8 @@ mod tests {
                 "jobs",
                 "-o",
                 out.to_str().unwrap(),
+                "--cwd",
+                "/src",
                 "--",
                 "python3",
                 "s.py",
@@ -265,13 +281,13 @@ mod tests {
     async fn a_config_without_servers_is_an_error_naming_it() {
         let dir = tempfile::tempdir().unwrap();
         let args = vec!["--mcp-config=/nonexistent/cfg.json".to_string()];
-        let e = prepare(&args, dir.path(), Path::new("a"))
+        let e = prepare(&args, dir.path(), Path::new("a"), Path::new("."))
             .await
             .err()
             .unwrap();
         assert!(e.to_string().contains("/nonexistent/cfg.json"), "{e}");
         let args = vec!["--mcp-config".to_string(), "{\"servers\":{}}".to_string()];
-        let e = prepare(&args, dir.path(), Path::new("a"))
+        let e = prepare(&args, dir.path(), Path::new("a"), Path::new("."))
             .await
             .err()
             .unwrap();

@@ -30,6 +30,8 @@ pub struct TapConfig {
     pub command: Vec<String>,
     /// Trace file for the records.
     pub output: PathBuf,
+    /// Directory to run the server in (`None`: the current one).
+    pub cwd: Option<PathBuf>,
 }
 
 /// Splits one direction's byte stream into messages and records them.
@@ -109,7 +111,11 @@ pub fn run(cfg: &TapConfig) -> Result<i32, McpError> {
         &cfg.output,
         &format!("mcp-tap {}", cfg.name),
     )?);
-    let mut child = Command::new(program)
+    let mut cmd = Command::new(program);
+    if let Some(dir) = &cfg.cwd {
+        cmd.current_dir(dir);
+    }
+    let mut child = cmd
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -37,9 +37,9 @@ pub mod tls;
 
 pub use driver::{Config, Extractor};
 pub use file::{read_file, read_packets, FileInfo};
-pub use sink::TraceSink;
 #[cfg(feature = "libpcap")]
 pub use live::{open as open_live, LiveCapture, LiveConfig};
+pub use sink::TraceSink;
 pub use summary::{Summary, TlsConnection};
 
 /// The time of a packet no neighbour gave a time to (a capture whose packets carry no

@@ -80,7 +80,13 @@ impl TraceSink {
 
     /// Wait for the writer thread (if any) and return the writer.
     fn join(&mut self) -> Result<TraceWriter, TraceError> {
-        match std::mem::replace(&mut self.inner, Inner::Thread { tx: None, handle: None }) {
+        match std::mem::replace(
+            &mut self.inner,
+            Inner::Thread {
+                tx: None,
+                handle: None,
+            },
+        ) {
             Inner::Inline(w) => Ok(w),
             Inner::Thread { tx, handle } => {
                 drop(tx);

@@ -1,0 +1,276 @@
+//! The prompt-cache rules: what a request's cached prefix is, block by block, and which
+//! request settings invalidate which level of it. `analyze` simulates the cache on top of
+//! this; the rules themselves live here, one per row of Anthropic's invalidation table
+//! ([`INVALIDATION_RULES`], cited with the date read in `docs/analyze.md`).
+//!
+//! - The prefix is tools → system → messages; one block per *loaded* tool definition,
+//!   system block and message content block. Tools sent with `defer_loading: true` are
+//!   not part of it, nor are web search / web fetch server tools (their toggles act on
+//!   the system level).
+//! - Block hashes ignore `cache_control` (breakpoints move between turns), treat a string
+//!   `content` as the equivalent text block, and treat Claude Code's billing system block
+//!   as constant: it changes on every request (fingerprint, attestation token, turn and
+//!   prompt indexes), yet Claude Code sessions do read the cache, so the API evidently
+//!   leaves it out of the key (an inference, documented in `docs/analyze.md`).
+//! - Settings that invalidate a level are *keys* of that level: [`CachePrefix::chain`]
+//!   mixes the system-level keys in where the system starts and the messages-level keys
+//!   where the messages start, so a change there keeps the levels before it cached.
+
+mod prefix;
+mod rules;
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use prefix::BILLING_HEADER;
+pub use rules::{default_effort, strips_thinking, InvalidationRule, INVALIDATION_RULES};
+
+/// Which part of the prompt prefix a block belongs to (the cache prefix order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Region {
+    /// A tool definition.
+    Tools,
+    /// A `system` block.
+    System,
+    /// A content block of a message.
+    Messages,
+}
+
+/// Cache TTL of a breakpoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Ttl {
+    /// 5 minutes (the default `ephemeral`).
+    #[serde(rename = "5m")]
+    M5,
+    /// 1 hour (`"ttl": "1h"`).
+    #[serde(rename = "1h")]
+    H1,
+}
+
+impl Ttl {
+    /// Length in microseconds.
+    pub fn micros(self) -> i64 {
+        match self {
+            Ttl::M5 => 300_000_000,
+            Ttl::H1 => 3_600_000_000,
+        }
+    }
+
+    /// The TTL a `cache_control` value asks for.
+    pub fn of(cc: &Value) -> Ttl {
+        match cc.get("ttl").and_then(Value::as_str) {
+            Some("1h") => Ttl::H1,
+            _ => Ttl::M5,
+        }
+    }
+}
+
+/// One block of the prompt prefix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrefixBlock {
+    /// Region of the prefix.
+    pub region: Region,
+    /// Tool index, system block index, or message index.
+    pub index: usize,
+    /// Hash of the block's content as the cache sees it.
+    pub hash: u64,
+    /// Estimated tokens: [`crate::api::estimate_tokens`] of the block's bytes without `cache_control`.
+    pub tokens: u64,
+    /// `Some(ttl)` when the block carries `cache_control` (a cache breakpoint).
+    pub breakpoint: Option<Ttl>,
+}
+
+/// A request's cached prefix and cache keys.
+#[derive(Clone, Debug, Default)]
+pub struct CachePrefix {
+    /// `model` (empty if absent); seeds every hash.
+    pub model: String,
+    /// The prefix, tools → system → messages.
+    pub blocks: Vec<PrefixBlock>,
+    /// System-level keys: `(rule id, canonical value)` for every system-level rule.
+    pub system_keys: Vec<(&'static str, String)>,
+    /// Messages-level keys.
+    pub messages_keys: Vec<(&'static str, String)>,
+    /// Top-level `cache_control` (automatic caching: a breakpoint on the last block).
+    pub auto_breakpoint: Option<Ttl>,
+    /// Estimated input tokens of the prompt: the body without deferred definitions.
+    pub prompt_tokens: u64,
+    /// Loaded tool names and definition hashes, in order.
+    pub tools: Vec<(String, u64)>,
+    /// System block texts as the cache sees them (to locate a change by byte offset).
+    pub system: Vec<String>,
+    /// True when the `thinking_stripped` rule removed thinking blocks from the prefix.
+    pub thinking_stripped: bool,
+}
+
+/// Cumulative hashes and tokens of a prefix, block by block.
+#[derive(Clone, Debug, Default)]
+pub struct Chain {
+    /// Hash of the whole prefix up to and including each block.
+    pub hashes: Vec<u64>,
+    /// Tokens up to and including each block.
+    pub tokens: Vec<u64>,
+    /// Index of the first system-or-later block (where system keys are mixed in).
+    pub system_start: Option<usize>,
+    /// Index of the first messages block (where messages keys are mixed in).
+    pub messages_start: Option<usize>,
+}
+
+/// A stable 64-bit hash (SipHash with fixed keys).
+pub fn hash_of(parts: &[&[u8]]) -> u64 {
+    let mut h = DefaultHasher::new();
+    for p in parts {
+        p.hash(&mut h);
+    }
+    h.finish()
+}
+
+fn mix(a: u64, b: u64) -> u64 {
+    hash_of(&[&a.to_le_bytes(), &b.to_le_bytes()])
+}
+
+impl CachePrefix {
+    /// Cumulative hashes and tokens: the model seeds the hash; the system-level keys are
+    /// mixed in before the first system (or messages) block, the messages-level keys
+    /// before the first messages block.
+    pub fn chain(&self) -> Chain {
+        let key = |k: &[(&str, String)]| hash_of(&[format!("{k:?}").as_bytes()]);
+        let (sys, msg) = (key(&self.system_keys), key(&self.messages_keys));
+        let mut c = Chain::default();
+        let mut h = hash_of(&[self.model.as_bytes()]);
+        let mut t = 0u64;
+        for (i, b) in self.blocks.iter().enumerate() {
+            if b.region >= Region::System && c.system_start.is_none() {
+                c.system_start = Some(i);
+                h = mix(h, sys);
+            }
+            if b.region == Region::Messages && c.messages_start.is_none() {
+                c.messages_start = Some(i);
+                h = mix(h, msg);
+            }
+            h = mix(h, b.hash);
+            t += b.tokens;
+            c.hashes.push(h);
+            c.tokens.push(t);
+        }
+        c
+    }
+
+    /// Ids of the rules at `level` whose keys differ between `self` and `other`.
+    pub fn changed_keys(&self, other: &CachePrefix, level: Region) -> Vec<&'static str> {
+        let (a, b) = match level {
+            Region::System => (&self.system_keys, &other.system_keys),
+            Region::Messages => (&self.messages_keys, &other.messages_keys),
+            Region::Tools => return Vec::new(),
+        };
+        a.iter()
+            .zip(b)
+            .filter(|(x, y)| x.1 != y.1)
+            .map(|(x, _)| x.0)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::betas::BetaSet;
+    use crate::api::MessagesRequest;
+
+    fn prefix(body: &str, betas: &[&str]) -> CachePrefix {
+        let r = MessagesRequest::parse(body.as_bytes()).unwrap();
+        let h: Vec<(String, String)> = std::iter::once(("host".to_string(), "x".to_string()))
+            .chain(
+                betas
+                    .iter()
+                    .map(|b| ("anthropic-beta".to_string(), b.to_string())),
+            )
+            .collect();
+        CachePrefix::of(&r, body.as_bytes(), &BetaSet::from_headers(&h))
+    }
+
+    #[test]
+    fn deferred_and_toggle_tools_are_not_prefix_blocks() {
+        let p = prefix(
+            r#"{"model":"m","tools":[{"name":"A"},{"name":"B","defer_loading":true},{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":"hi"}]}"#,
+            &[],
+        );
+        assert_eq!(p.tools.len(), 1);
+        assert_eq!(
+            p.blocks
+                .iter()
+                .filter(|b| b.region == Region::Tools)
+                .count(),
+            1
+        );
+        assert_eq!(p.system_keys[0], ("web_search", "on".to_string()));
+    }
+
+    #[test]
+    fn speed_counts_only_with_the_fast_mode_beta_and_effort_default_equals_absent() {
+        let body = r#"{"model":"claude-opus-4-6","speed":"fast","messages":[]}"#;
+        let key = |p: &CachePrefix, k: &str| {
+            p.system_keys
+                .iter()
+                .chain(&p.messages_keys)
+                .find(|(n, _)| *n == k)
+                .unwrap()
+                .1
+                .clone()
+        };
+        assert_eq!(key(&prefix(body, &[]), "speed"), "standard");
+        assert_eq!(
+            key(&prefix(body, &["fast-mode-2026-02-01"]), "speed"),
+            "fast"
+        );
+        let explicit = prefix(
+            r#"{"model":"claude-opus-5-5","output_config":{"effort":"medium"},"messages":[]}"#,
+            &[],
+        );
+        let omitted = prefix(r#"{"model":"claude-opus-5-5","messages":[]}"#, &[]);
+        assert_eq!(explicit.messages_keys, omitted.messages_keys);
+    }
+
+    #[test]
+    fn every_key_is_a_table_row_at_its_level() {
+        let p = prefix(r#"{"model":"m","messages":[]}"#, &[]);
+        for (level, keys) in [
+            (Region::System, &p.system_keys),
+            (Region::Messages, &p.messages_keys),
+        ] {
+            for (id, _) in keys {
+                let row = INVALIDATION_RULES.iter().find(|r| r.id == *id).unwrap();
+                assert_eq!(row.level, level, "{id}");
+            }
+        }
+        // Every system- or messages-level row is a key, except the two that act on the
+        // blocks themselves.
+        let keyed: Vec<&str> = p
+            .system_keys
+            .iter()
+            .chain(&p.messages_keys)
+            .map(|(k, _)| *k)
+            .collect();
+        for r in INVALIDATION_RULES
+            .iter()
+            .filter(|r| r.level != Region::Tools)
+        {
+            assert!(
+                keyed.contains(&r.id) || ["deferred_tools", "thinking_stripped"].contains(&r.id),
+                "{}",
+                r.id
+            );
+        }
+    }
+
+    #[test]
+    fn every_table_row_has_a_unique_id() {
+        let mut ids: Vec<&str> = INVALIDATION_RULES.iter().map(|r| r.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), INVALIDATION_RULES.len());
+    }
+}
