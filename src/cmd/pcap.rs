@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use agentwire::capture::pcap::{self, Config, Extractor, PcapError};
+use agentwire::capture::pcap::{self, Config, Extractor, PcapError, TraceSink};
 use agentwire::report;
 use agentwire::trace::{Context, SourceKind, TraceWriter};
 
@@ -22,11 +22,8 @@ pub(super) fn config(f: &PacketFilterArgs, kind: SourceKind) -> Config {
     }
 }
 
-pub(super) fn write_ready(ex: &mut Extractor, w: &mut TraceWriter) -> Result<()> {
-    for x in ex.take() {
-        w.write_exchange(&x)?;
-    }
-    Ok(())
+pub(super) fn write_ready(ex: &mut Extractor, w: &mut TraceSink) -> Result<()> {
+    Ok(w.write(ex.take())?)
 }
 
 pub(super) fn progress_message(ex: &Extractor) -> String {
@@ -48,7 +45,8 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
         })?;
         inputs.push((path, f));
     }
-    let mut w = TraceWriter::create_atomic(&a.output, a.force, &Context::new())?;
+    let w = TraceWriter::create_atomic(&a.output, a.force, &Context::new())?;
+    let mut w = TraceSink::new(w, a.threads.get());
     let total: u64 = inputs
         .iter()
         .filter_map(|(_, f)| f.metadata().ok())
@@ -92,9 +90,7 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
     }
     pb.finish_and_clear();
     let (rest, summary) = ex.finish();
-    for x in &rest {
-        w.write_exchange(x)?;
-    }
+    w.write(rest)?;
     w.finish()?;
     summary_out(
         &report::capture::render(&summary, a.filter.format.into()),

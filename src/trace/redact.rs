@@ -337,7 +337,17 @@ pub fn body_keys(body: &[u8]) -> (Cow<'_, [u8]>, usize) {
 /// method and target, the source's upstream URL, the error message, and strings inside notes. Returns
 /// `None` when nothing needed redaction (the common case: sources redact at capture time).
 pub fn exchange(x: &Exchange) -> Option<Exchange> {
-    let dirty = headers_dirty(&x.request.headers)
+    if !exchange_dirty(x) {
+        return None;
+    }
+    let mut y = x.clone();
+    exchange_in_place(&mut y);
+    Some(y)
+}
+
+/// True when a string of `x` that is not a body needs redaction.
+fn exchange_dirty(x: &Exchange) -> bool {
+    headers_dirty(&x.request.headers)
         || x.response
             .as_ref()
             .is_some_and(|r| headers_dirty(&r.headers))
@@ -346,11 +356,15 @@ pub fn exchange(x: &Exchange) -> Option<Exchange> {
         || x.source.upstream.as_deref().is_some_and(is_dirty)
         || x.source.server.as_deref().is_some_and(is_dirty)
         || x.error.as_ref().is_some_and(|e| is_dirty(&e.message))
-        || x.notes.values().any(json_dirty);
-    if !dirty {
-        return None;
+        || x.notes.values().any(json_dirty)
+}
+
+/// [`exchange`] for an exchange the caller owns: the same strings redacted in place, so
+/// the bodies are not copied.
+pub fn exchange_in_place(y: &mut Exchange) {
+    if !exchange_dirty(y) {
+        return;
     }
-    let mut y = x.clone();
     redact_headers(&mut y.request.headers);
     if let Some(r) = y.response.as_mut() {
         redact_headers(&mut r.headers);
@@ -369,7 +383,6 @@ pub fn exchange(x: &Exchange) -> Option<Exchange> {
     for v in y.notes.values_mut() {
         redact_json(v);
     }
-    Some(y)
 }
 
 /// Redact a recording context: the command line ([`redact_argv`]), environment values

@@ -80,19 +80,29 @@ fn analyze_parquet_needs_force_to_replace_tables() {
             .status
             .success()
     );
-    let before = std::fs::read(pq.join("requests.parquet")).unwrap();
+    let tables = || {
+        let mut f = crate::common::files_under(&pq);
+        f.sort();
+        f.iter()
+            .map(|p| (p.clone(), std::fs::read(p).unwrap()))
+            .collect::<Vec<_>>()
+    };
+    let before = tables();
+    assert!(before.len() >= 5, "{before:?}");
     let again = agentwire(&["analyze", t, "--parquet", p, "--format", "json"]);
     assert_eq!(again.status.code(), Some(1));
     assert!(again.stdout.is_empty(), "refused before the analysis ran");
     assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
-    assert_eq!(std::fs::read(pq.join("requests.parquet")).unwrap(), before);
+    assert!(tables() == before, "the tables were left as they were");
     assert!(
         agentwire(&["analyze", t, "--parquet", p, "--force", "--format", "json"])
             .status
             .success()
     );
     #[cfg(unix)]
-    assert_eq!(mode(&pq.join("jobs.parquet")), 0o600);
+    for (f, _) in tables() {
+        assert_eq!(mode(&f), 0o600, "{}", f.display());
+    }
 }
 
 /// `matrix` replaced earlier runs' traces; now it refuses before recording anything.
