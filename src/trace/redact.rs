@@ -598,4 +598,51 @@ mod tests {
             .unwrap()
             .contains("[redacted sk-ant-api03 fp="));
     }
+
+    /// Every Anthropic token kind is hidden in free text, not only `sk-ant-api03` keys:
+    /// OAuth access and refresh tokens (`sk-ant-oat01`, `sk-ant-ort01`, what `claude
+    /// login` stores) and admin keys (`sk-ant-admin01`); the marker keeps the kind.
+    #[test]
+    fn oauth_and_other_anthropic_token_kinds_are_redacted_in_text() {
+        for (token, kind) in [
+            ("sk-ant-oat01-OAUTHsecretVALUE_0123456789", "sk-ant-oat01"),
+            ("sk-ant-ort01-REFRESHsecretVALUE-98765", "sk-ant-ort01"),
+            ("sk-ant-admin01-ADMINsecretVALUE12345", ""),
+            ("sk-ant-api03-APIsecretVALUE12345", "sk-ant-api03"),
+        ] {
+            let t = redact_text(&format!("error: token {token} was rejected"));
+            let secret = &token[token.rfind('-').unwrap() + 1..];
+            assert!(!t.contains(secret), "{token} leaked: {t}");
+            let m = marker(token);
+            assert_eq!(t, format!("error: token {m} was rejected"));
+            if kind.is_empty() {
+                assert!(m.starts_with("[redacted fp="), "{m}");
+            } else {
+                assert!(m.starts_with(&format!("[redacted {kind} fp=")), "{m}");
+            }
+            // and inside a header value and a body (`--redact-body`)
+            let mut h = vec![("x-note".to_string(), format!("retry with {token}"))];
+            redact_headers(&mut h);
+            assert!(!h[0].1.contains(secret), "{h:?}");
+            let body = format!("{{\"k\":\"{token}\"}}");
+            let (b, n) = body_keys(body.as_bytes());
+            assert_eq!(n, 1);
+            assert!(!String::from_utf8_lossy(&b).contains(secret));
+        }
+    }
+
+    /// Query strings in request targets: every secret-named parameter is hidden, others
+    /// are kept as they were, in order.
+    #[test]
+    fn query_string_secrets_are_redacted_and_other_parameters_kept() {
+        let t = redact_text("/v1/messages?beta=true&api_key=QK1&x=1&access_token=QK2&max_tokens=5");
+        assert_eq!(
+            t,
+            format!(
+                "/v1/messages?beta=true&api_key={}&x=1&access_token={}&max_tokens=5",
+                marker("QK1"),
+                marker("QK2")
+            )
+        );
+    }
 }
