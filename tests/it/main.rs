@@ -38,6 +38,7 @@ mod proxy;
 mod record;
 mod record_canon;
 mod replay;
+mod replay_client;
 mod secrets;
 mod server;
 mod sessions;
