@@ -3,6 +3,7 @@
 mod analyze;
 mod analyze_cache;
 mod analyze_invalidation;
+mod analyze_oracle;
 mod analyze_polls;
 mod analyze_report;
 mod ca_tunnel;
