@@ -1,7 +1,7 @@
 # agentwire — make targets. `make` lists them.
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := libpcap-dev tshark man-db fish zsh
+APT_PACKAGES := libpcap-dev tshark man-db fish zsh chromium
 BIN := target/debug/agentwire
 # `make install`: where to (PREFIX, DESTDIR for packagers), cargo flags (FEATURES, e.g.
 # --no-default-features for a build without libpcap), or an already built binary (FROM).
@@ -20,7 +20,7 @@ help: ## list the targets
 deps: ## install what is missing: system packages (apt-get) and checks for cargo, npm, python3
 	@need=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || need="$$need $$p"; done; \
 	if [ -n "$$need" ]; then \
-	  echo "deps: installing system packages:$$need (libpcap headers for live capture, tshark as the tests' cross-check)"; \
+	  echo "deps: installing system packages:$$need (libpcap headers for live capture, tshark as the tests' cross-check, chromium (headless) to test the HTML reports)"; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; \
 	else echo "deps: system packages present ($(APT_PACKAGES))"; fi

@@ -193,6 +193,18 @@ pub enum Command {
     Pcap(PcapArgs),
     /// Capture exchanges live from a network interface (needs root or CAP_NET_RAW).
     Capture(CaptureArgs),
+    /// Shareable reports: a version diff or an audit as one HTML file (charts, no
+    /// network), standalone Markdown, or JSON.
+    #[command(subcommand)]
+    Report(ReportCommand),
+    /// Print the system prompt blocks and tool definitions of one request, in full.
+    Prompt(PromptArgs),
+    /// Record a range of published CLI versions (cached) and report how their requests
+    /// changed, version by version.
+    History(HistoryArgs),
+    /// List or prune agentwire's caches (downloaded CLIs, recordings).
+    #[command(subcommand)]
+    Cache(CacheCommand),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(CompletionsArgs),
     /// Print the man page, or write all of them (one per subcommand) with --dir.
@@ -242,6 +254,173 @@ pub struct ManArgs {
     /// instead of printing `agentwire.1`.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+}
+
+/// Format of a shareable report.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum DocFormatArg {
+    /// One self-contained HTML file.
+    Html,
+    /// Standalone Markdown.
+    Md,
+    /// JSON.
+    Json,
+}
+
+impl From<DocFormatArg> for agentwire::report::DocFormat {
+    fn from(f: DocFormatArg) -> Self {
+        match f {
+            DocFormatArg::Html => Self::Html,
+            DocFormatArg::Md => Self::Markdown,
+            DocFormatArg::Json => Self::Json,
+        }
+    }
+}
+
+/// Where a shareable report goes and in which format.
+#[derive(Args, Debug, Clone)]
+pub struct DocOutputArgs {
+    /// Output file; the extension (.html, .md, .json) picks the format. Default: stdout.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Format (default: from the output's extension, else Markdown).
+    #[arg(long, value_enum)]
+    pub format: Option<DocFormatArg>,
+    /// Overwrite the output file if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Shorten diff lines longer than N characters, 10 to 100000 (default: every line
+    /// whole).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(10..=100_000))]
+    pub max_line: Option<u32>,
+}
+
+/// `agentwire report`.
+#[derive(Subcommand, Debug)]
+pub enum ReportCommand {
+    /// Version diff of two inputs (trace files, FILE#N, pcap files, or CLI specs such as
+    /// claude-code@2.1.304 recorded on the fly).
+    Diff(ReportDiffArgs),
+    /// Audit of traces (or pcap files): polling, prompt-cache misses, background jobs.
+    Analyze(ReportAnalyzeArgs),
+}
+
+/// `agentwire report diff`.
+#[derive(Args, Debug)]
+pub struct ReportDiffArgs {
+    /// Input A (old).
+    pub a: String,
+    /// Input B (new).
+    pub b: String,
+    /// Align the two conversations turn by turn (by thread and turn number).
+    #[arg(long)]
+    pub all: bool,
+    /// Normalization rules file (JSON) that extends or overrides the built-in rules.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Compare raw values: no normalization at all.
+    #[arg(long, conflicts_with = "rules")]
+    pub no_normalize: bool,
+    /// Environment for inputs given as CLI specs, `K=V` (repeatable); `K=unset` removes K.
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Keep the traces recorded for CLI-spec inputs in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub record_dir: Option<PathBuf>,
+    /// Route for inputs given as CLI specs (see `record --route`).
+    #[arg(long, value_enum, default_value = "first-party")]
+    pub route: RouteArg,
+    #[command(flatten)]
+    pub out: DocOutputArgs,
+}
+
+/// `agentwire report analyze`.
+#[derive(Args, Debug)]
+pub struct ReportAnalyzeArgs {
+    /// Trace files or pcap files, analysed together (threads per file, one shared cache).
+    #[arg(required = true)]
+    pub traces: Vec<PathBuf>,
+    #[command(flatten)]
+    pub settings: AnalysisArgs,
+    #[command(flatten)]
+    pub out: DocOutputArgs,
+}
+
+/// `agentwire prompt`.
+#[derive(Args, Debug)]
+pub struct PromptArgs {
+    /// A trace (its first main-thread request), FILE#N (exchange N as `show` numbers
+    /// it), a pcap file, or a request body (JSON).
+    pub input: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: PromptFormatArg,
+}
+
+/// Format of `agentwire prompt`.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum PromptFormatArg {
+    /// Markdown.
+    Md,
+    /// JSON.
+    Json,
+}
+
+/// `agentwire history`.
+#[derive(Args, Debug)]
+pub struct HistoryArgs {
+    /// Versions: `claude-code@A..B` (every published version from A to B), a list
+    /// `claude-code@2.1.303,2.1.304,2.1.318`, or both mixed; or trace files.
+    #[arg(required = true)]
+    pub inputs: Vec<String>,
+    /// Keep every Nth version of a range, 1 to 1000 (the first and last are always kept).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub step: u16,
+    /// Route the versions are recorded with (see `record --route`).
+    #[arg(long, value_enum, default_value = "first-party")]
+    pub route: RouteArg,
+    /// Environment for the recordings, `K=V` (repeatable); part of the cache key.
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    /// Versions recorded at once (1 to 32).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=32))]
+    pub parallel: u8,
+    /// Directory for the pairwise diff reports the history links to (HTML output only;
+    /// default: next to the output, `NAME-diffs/`).
+    #[arg(long, value_name = "DIR")]
+    pub diff_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: DocOutputArgs,
+    /// Arguments for every recorded CLI run (default `-p hello`).
+    #[arg(last = true)]
+    pub args: Vec<String>,
+}
+
+/// `agentwire cache`.
+#[derive(Subcommand, Debug)]
+pub enum CacheCommand {
+    /// List the cached CLI versions and recordings with their sizes.
+    List,
+    /// Remove cached entries: everything, or only CLIs / recordings, optionally keeping
+    /// the newest N versions.
+    Prune(CachePruneArgs),
+}
+
+/// `agentwire cache prune`.
+#[derive(Args, Debug)]
+pub struct CachePruneArgs {
+    /// Only downloaded CLIs.
+    #[arg(long, conflicts_with = "recordings")]
+    pub cli: bool,
+    /// Only recordings.
+    #[arg(long)]
+    pub recordings: bool,
+    /// Keep the newest N versions of each CLI (and their recordings), 0 to 10000.
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=10_000))]
+    pub keep: u16,
+    /// Show what would be removed without removing it.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// `agentwire import`.
@@ -640,27 +819,36 @@ impl From<UsageArg> for agentwire::analyze::UsageMode {
     }
 }
 
+/// How an analysis counts and prices (`analyze`, `report analyze`).
+#[derive(Args, Debug)]
+pub struct AnalysisArgs {
+    /// Cache TTL: each breakpoint's own (auto), or force 5m / 1h.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub ttl: TtlArg,
+    /// Price table JSON file replacing the built-in one: {source, date, models: [{model,
+    /// ids, input, output, write_5m, write_1h, read, min_cacheable}]}, USD per million
+    /// tokens; ids match exactly, other models are unpriced (see docs/analyze.md).
+    #[arg(long)]
+    pub prices: Option<PathBuf>,
+    /// Which usage figures to trust (auto: recorded where the response carries cache
+    /// fields and agentwire did not make it up). Traces recorded against another fake
+    /// server (placeholder usage) need `simulated`.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub usage: UsageArg,
+}
+
 /// `agentwire analyze`.
 #[derive(Args, Debug)]
 pub struct AnalyzeArgs {
-    /// Trace files (JSON Lines), analysed together (threads per file, one shared cache).
+    /// Trace files (JSON Lines), analysed together (sessions never span files; one shared
+    /// cache).
     #[arg(required = true)]
     pub traces: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
-    /// Cache TTL: each breakpoint's own (auto), or force 5m / 1h.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub ttl: TtlArg,
-    /// Price table JSON file replacing the built-in one: {source, date, fallback,
-    /// models: [{model, matches, input, output, write_5m, write_1h, read, min_cacheable}]},
-    /// USD per million tokens (see docs/analyze.md).
-    #[arg(long)]
-    pub prices: Option<PathBuf>,
-    /// Which usage figures to trust. Traces recorded against a fake server (placeholder
-    /// usage) need `simulated`.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub usage: UsageArg,
+    #[command(flatten)]
+    pub settings: AnalysisArgs,
     /// Fail (exit 4) when a metric crosses a threshold, e.g. `redundant-polls>5`,
     /// `cache-miss-cost>$0.50` (repeatable).
     #[arg(long = "fail-on", value_name = "EXPR")]

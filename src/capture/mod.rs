@@ -8,6 +8,7 @@ pub mod mcp;
 pub mod npm;
 pub mod pcap;
 pub mod record;
+pub mod recordings;
 pub mod resend;
 pub mod server;
 pub mod versions;

@@ -140,6 +140,66 @@ pub fn clean_env(home: &std::path::Path) -> BTreeMap<String, String> {
     .collect()
 }
 
+/// How the recorded CLI reaches agentwire, as environment variables.
+pub enum RouteEnv<'a> {
+    /// `ANTHROPIC_BASE_URL` names agentwire's server.
+    BaseUrl(&'a str),
+    /// The CLI talks to `api.anthropic.com` through agentwire's proxy, trusting its CA.
+    FirstParty {
+        /// The proxy URL (`HTTPS_PROXY`).
+        proxy: &'a str,
+        /// agentwire's CA certificate (`NODE_EXTRA_CA_CERTS`).
+        ca: &'a std::path::Path,
+        /// The system bundle plus that CA (`SSL_CERT_FILE`).
+        bundle: &'a std::path::Path,
+    },
+}
+
+/// The environment agentwire gives every recorded run before the caller's `--env`
+/// changes: [`clean_env`], the config directory, the fake API key, the route's
+/// variables, and telemetry, error reporting, auto-update and non-essential traffic off.
+pub fn sandbox_env(
+    home: &std::path::Path,
+    config: &std::path::Path,
+    route: &RouteEnv,
+) -> BTreeMap<String, String> {
+    let mut env = clean_env(home);
+    let mut set = |k: &str, v: &str| {
+        env.insert(k.to_string(), v.to_string());
+    };
+    set("CLAUDE_CONFIG_DIR", &config.to_string_lossy());
+    set("ANTHROPIC_API_KEY", FAKE_API_KEY);
+    match route {
+        RouteEnv::FirstParty { proxy, ca, bundle } => {
+            set("HTTPS_PROXY", proxy);
+            set("https_proxy", proxy);
+            set("NODE_EXTRA_CA_CERTS", &ca.to_string_lossy());
+            set("SSL_CERT_FILE", &bundle.to_string_lossy());
+        }
+        RouteEnv::BaseUrl(url) => set("ANTHROPIC_BASE_URL", url),
+    }
+    set("DISABLE_TELEMETRY", "1");
+    set("DISABLE_ERROR_REPORTING", "1");
+    set("DISABLE_AUTOUPDATER", "1");
+    set("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    env
+}
+
+/// Names of the variables [`sandbox_env`] sets on either route: agentwire's sandbox, as
+/// opposed to settings a user chose with `--env` (a report's "settings" leave them out).
+pub fn sandbox_vars() -> std::collections::BTreeSet<String> {
+    let p = std::path::Path::new("/");
+    let first_party = RouteEnv::FirstParty {
+        proxy: "",
+        ca: p,
+        bundle: p,
+    };
+    [RouteEnv::BaseUrl(""), first_party]
+        .iter()
+        .flat_map(|r| sandbox_env(p, p, r).into_keys())
+        .collect()
+}
+
 /// Parse `K=V` (with `K=unset` meaning remove K).
 pub fn parse_env(kv: &str) -> Result<(String, Option<String>), RecordError> {
     let (k, v) = kv
@@ -374,9 +434,8 @@ fn program_and_context(
     })
 }
 
-/// The recorded run's whole environment: [`clean_env`], the sandbox's config dir, the fake
-/// key, the route's variables (base URL, or proxy and CA for the first-party route),
-/// telemetry off, then the caller's `--env` changes.
+/// The recorded run's whole environment: [`sandbox_env`] (with the CA bundle written for
+/// the first-party route), then the caller's `--env` changes.
 fn run_env(
     cfg: &RecordConfig,
     home: &std::path::Path,
@@ -385,30 +444,24 @@ fn run_env(
     base_url: &str,
     ca_path: Option<&std::path::Path>,
 ) -> Result<BTreeMap<String, String>, RecordError> {
-    let mut env = clean_env(home);
-    let set = |env: &mut BTreeMap<String, String>, k: &str, v: &str| {
-        env.insert(k.to_string(), v.to_string());
-    };
-    set(&mut env, "CLAUDE_CONFIG_DIR", &config.to_string_lossy());
-    set(&mut env, "ANTHROPIC_API_KEY", FAKE_API_KEY);
-    match (cfg.route, ca_path) {
+    let bundle = sandbox.join("ca-bundle.pem");
+    let route = match (cfg.route, ca_path) {
         (Route::FirstParty, Some(ca)) => {
-            set(&mut env, "HTTPS_PROXY", base_url);
-            set(&mut env, "https_proxy", base_url);
-            set(&mut env, "NODE_EXTRA_CA_CERTS", &ca.to_string_lossy());
-            let bundle = sandbox.join("ca-bundle.pem");
             write_bundle(&bundle, ca).map_err(RecordError::Sandbox)?;
-            set(&mut env, "SSL_CERT_FILE", &bundle.to_string_lossy());
+            RouteEnv::FirstParty {
+                proxy: base_url,
+                ca,
+                bundle: &bundle,
+            }
         }
-        _ => set(&mut env, "ANTHROPIC_BASE_URL", base_url),
-    }
-    set(&mut env, "DISABLE_TELEMETRY", "1");
-    set(&mut env, "DISABLE_ERROR_REPORTING", "1");
-    set(&mut env, "DISABLE_AUTOUPDATER", "1");
-    set(&mut env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+        _ => RouteEnv::BaseUrl(base_url),
+    };
+    let mut env = sandbox_env(home, config, &route);
     for (k, v) in &cfg.env {
         match v {
-            Some(v) => set(&mut env, k, v),
+            Some(v) => {
+                env.insert(k.clone(), v.clone());
+            }
             None => {
                 env.remove(k);
             }
@@ -560,6 +613,26 @@ fn finalize(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sandbox_vars_are_what_either_route_sets_and_nothing_a_user_chooses() {
+        let home = std::path::Path::new("/h");
+        let base = sandbox_env(home, home, &RouteEnv::BaseUrl("http://127.0.0.1:1"));
+        let vars = sandbox_vars();
+        assert!(base.keys().all(|k| vars.contains(k)));
+        for k in [
+            "HOME",
+            "TZ",
+            "PATH",
+            "ANTHROPIC_BASE_URL",
+            "HTTPS_PROXY",
+            "SSL_CERT_FILE",
+        ] {
+            assert!(vars.contains(k), "{k}");
+        }
+        assert!(!base.contains_key("HTTPS_PROXY"));
+        assert!(!vars.contains("ENABLE_TOOL_SEARCH"));
+    }
 
     #[test]
     fn env_parsing() {

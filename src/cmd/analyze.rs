@@ -7,25 +7,17 @@ use anyhow::Result;
 use agentwire::report;
 
 use super::{out, usage, DEGRADED, GATE_TRIPPED};
-use crate::cli::AnalyzeArgs;
+use crate::cli::{AnalysisArgs, AnalyzeArgs};
 
 pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
-    use agentwire::analyze::{self, AnalyzeConfig, FailOn, PriceTable};
+    use agentwire::analyze::{self, FailOn};
     let gates = a
         .fail_on
         .iter()
         .map(|e| FailOn::parse(e))
         .collect::<Result<Vec<_>, _>>()
         .map_err(usage)?;
-    let prices = match &a.prices {
-        Some(p) => PriceTable::from_file(p)?,
-        None => PriceTable::builtin(),
-    };
-    let cfg = AnalyzeConfig {
-        ttl: a.ttl.into(),
-        usage: a.usage.into(),
-        prices,
-    };
+    let cfg = config(&a.settings)?;
     if let Some(dir) = &a.parquet {
         // Outputs checked before the (possibly long) analysis.
         report::parquet::check_tables(dir, a.force)?;
@@ -37,8 +29,25 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         let files = report::parquet::write_tables(&result, dir, a.force)?;
         eprintln!("wrote {} Parquet tables to {}", files.len(), dir.display());
     }
+    let mut code = warnings(&result);
+    let tripped: Vec<String> = gates
+        .iter()
+        .filter_map(|g| g.check(&result.summary))
+        .collect();
+    for t in &tripped {
+        eprintln!("{t}");
+    }
+    if !tripped.is_empty() {
+        code = ExitCode::from(GATE_TRIPPED);
+    }
+    Ok(code)
+}
+
+/// Print an analysis's warnings (unpriced models, unreadable lines, skipped requests) on
+/// stderr; the exit code they imply.
+pub(super) fn warnings(result: &agentwire::analyze::Analysis) -> ExitCode {
     for w in &result.warnings {
-        eprintln!("warning: {w}");
+        super::warn(w);
     }
     let mut code = ExitCode::SUCCESS;
     for i in &result.inputs {
@@ -54,15 +63,19 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
             code = ExitCode::from(DEGRADED);
         }
     }
-    let tripped: Vec<String> = gates
-        .iter()
-        .filter_map(|g| g.check(&result.summary))
-        .collect();
-    for t in &tripped {
-        eprintln!("{t}");
-    }
-    if !tripped.is_empty() {
-        code = ExitCode::from(GATE_TRIPPED);
-    }
-    Ok(code)
+    code
+}
+
+/// The analysis settings of `--ttl`, `--usage` and `--prices FILE` (default: the built-in
+/// price table).
+pub(super) fn config(s: &AnalysisArgs) -> Result<agentwire::analyze::AnalyzeConfig> {
+    use agentwire::analyze::{AnalyzeConfig, PriceTable};
+    Ok(AnalyzeConfig {
+        ttl: s.ttl.into(),
+        usage: s.usage.into(),
+        prices: match &s.prices {
+            Some(p) => PriceTable::from_file(p)?,
+            None => PriceTable::builtin(),
+        },
+    })
 }

@@ -13,7 +13,6 @@ use super::{
 use crate::cli::{DiffArgs, LimitArgs, ReplyArgs, RouteArg};
 
 pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
-    use agentwire::api::normalize::Normalizer;
     use agentwire::diff::{self, Gate, Mode};
     let gates = a
         .fail_on
@@ -22,12 +21,8 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
         .map(|e| Gate::parse(e))
         .collect::<Result<Vec<_>, _>>()
         .map_err(usage)?;
-    let norm = match (&a.rules, a.no_normalize) {
-        (Some(p), _) => Normalizer::from_file(p)?,
-        (None, true) => Normalizer::none(),
-        (None, false) => Normalizer::defaults(),
-    };
-    let recorder = RecordResolver::new(&a)?;
+    let norm = super::normalizer(a.rules.as_deref(), a.no_normalize)?;
+    let recorder = RecordResolver::new(&a.env, a.record_dir.as_deref(), a.route, a.force)?;
     let resolvers: [&dyn diff::InputResolver; 1] = [&recorder];
     let mut report = match (&a.within, &a.a, &a.b) {
         (Some(t), _, _) => diff::diff_within(&diff::resolve(t, &resolvers)?, &norm),
@@ -66,7 +61,7 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
 
 /// Resolves `NAME@VERSION` diff inputs by recording that CLI (default args `-p hello`)
 /// under the stub server into a trace.
-struct RecordResolver {
+pub(super) struct RecordResolver {
     env: Vec<(String, Option<String>)>,
     dir: std::path::PathBuf,
     route: RouteArg,
@@ -77,18 +72,22 @@ struct RecordResolver {
 }
 
 impl RecordResolver {
-    fn new(a: &DiffArgs) -> Result<Self> {
+    pub(super) fn new(
+        env: &[String],
+        record_dir: Option<&std::path::Path>,
+        route: RouteArg,
+        force: bool,
+    ) -> Result<Self> {
         use agentwire::capture::record::parse_env;
-        let env = a
-            .env
+        let env = env
             .iter()
             .map(|kv| parse_env(kv))
             .collect::<Result<Vec<_>, _>>()
             .map_err(usage)?;
-        let (dir, temp) = match &a.record_dir {
+        let (dir, temp) = match record_dir {
             Some(d) => {
                 std::fs::create_dir_all(d)?;
-                (d.clone(), None)
+                (d.to_path_buf(), None)
             }
             None => {
                 let t = tempfile::tempdir()?;
@@ -98,9 +97,9 @@ impl RecordResolver {
         Ok(RecordResolver {
             env,
             dir,
-            route: a.route,
+            route,
             keep: temp.is_none(),
-            force: a.force,
+            force,
             _temp: temp,
         })
     }

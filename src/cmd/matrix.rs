@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use agentwire::capture::matrix;
 use agentwire::report;
 use agentwire::trace::Trace;
 
@@ -13,7 +14,7 @@ use super::{
 use crate::cli::{LimitArgs, MatrixArgs};
 
 pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
-    use agentwire::capture::matrix::{self, EnvAxis};
+    use agentwire::capture::matrix::EnvAxis;
     use agentwire::capture::versions;
     // each --cli item names one version, a dist-tag or a range A..B
     let mut specs = Vec::new();
@@ -43,19 +44,7 @@ pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
     std::fs::create_dir_all(&a.dir)?;
     let limits = LimitArgs::default();
     let server = server_config("127.0.0.1:0".into(), &a.reply, &limits)?;
-    let spinner = std::sync::Arc::new(progress_spinner());
-    let sp = spinner.clone();
-    let progress: std::sync::Arc<dyn Fn(&str) + Send + Sync> =
-        std::sync::Arc::new(move |m: &str| sp.set_message(m.to_string()));
-    let results = runtime()?.block_on(matrix::run(
-        &cells,
-        &a.dir,
-        &a.args,
-        &server,
-        usize::from(a.parallel),
-        progress,
-    ));
-    spinner.finish_and_clear();
+    let results = run_cells(&cells, &a.dir, &a.args, &server, a.parallel)?;
     let mut traces = Vec::new();
     let mut failed = false;
     for (cell, (path, r)) in cells.iter().zip(results) {
@@ -95,3 +84,33 @@ pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
         ExitCode::SUCCESS
     })
 }
+
+/// Record `cells` into `dir` (at most `parallel` at a time) with a spinner on stderr.
+pub(super) fn run_cells(
+    cells: &[matrix::Cell],
+    dir: &std::path::Path,
+    args: &[String],
+    server: &agentwire::capture::server::ServerConfig,
+    parallel: u8,
+) -> Result<Vec<MatrixResult>> {
+    let spinner = std::sync::Arc::new(progress_spinner());
+    let sp = spinner.clone();
+    let progress: std::sync::Arc<dyn Fn(&str) + Send + Sync> =
+        std::sync::Arc::new(move |m: &str| sp.set_message(m.to_string()));
+    let results = runtime()?.block_on(matrix::run(
+        cells,
+        dir,
+        args,
+        server,
+        usize::from(parallel),
+        progress,
+    ));
+    spinner.finish_and_clear();
+    Ok(results)
+}
+
+/// One recorded cell: its trace path and the outcome.
+pub(super) type MatrixResult = (
+    std::path::PathBuf,
+    Result<agentwire::capture::record::RecordOutcome, agentwire::capture::record::RecordError>,
+);

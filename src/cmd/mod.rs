@@ -3,17 +3,21 @@
 
 mod analyze;
 mod ca;
+mod cache;
 mod capture;
 mod completions;
 mod diff;
 mod export;
+mod history;
 mod import;
 mod man;
 mod matrix;
 mod mcp_tap;
 mod pcap;
+mod prompt;
 mod record;
 mod replay;
+mod report;
 mod serve;
 mod show;
 
@@ -96,6 +100,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Analyze(a) => analyze::analyze(a),
         Command::Pcap(a) => pcap::pcap(a),
         Command::Capture(a) => capture::capture(a),
+        Command::Report(c) => report::report(c),
+        Command::Prompt(a) => prompt::prompt(a),
+        Command::History(a) => history::history(a),
+        Command::Cache(c) => cache::cache(c),
         Command::Completions(a) => completions::completions(a),
         Command::Man(a) => man::man(a),
         Command::McpTap(a) => mcp_tap::mcp_tap(a),
@@ -146,6 +154,18 @@ pub fn stderr_line(level: &str, msg: &str) {
 /// Print `warning: MSG` on stderr (see [`stderr_line`]).
 pub fn warn(msg: &str) {
     stderr_line("warning", msg);
+}
+
+/// Print each problem as a warning (see [`warn`]); exit [`DEGRADED`] when there were any.
+pub(crate) fn warn_problems(problems: &[String]) -> ExitCode {
+    for p in problems {
+        warn(p);
+    }
+    if problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(DEGRADED)
+    }
 }
 
 /// Report a trace's unreadable lines on stderr; returns the exit code they imply.
@@ -323,4 +343,59 @@ pub(crate) fn progress_bytes(total: u64) -> indicatif::ProgressBar {
         pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
     pb
+}
+
+/// The normalizer of `--rules FILE` / `--no-normalize` (default: the built-in rules).
+pub(crate) fn normalizer(
+    rules: Option<&std::path::Path>,
+    none: bool,
+) -> Result<agentwire::api::normalize::Normalizer> {
+    use agentwire::api::normalize::Normalizer;
+    Ok(match (rules, none) {
+        (Some(p), _) => Normalizer::from_file(p)?,
+        (None, true) => Normalizer::none(),
+        (None, false) => Normalizer::defaults(),
+    })
+}
+
+/// The format of a shareable report: `--format`, else the output's extension, else
+/// Markdown.
+pub(crate) fn doc_format(o: &crate::cli::DocOutputArgs) -> Result<agentwire::report::DocFormat> {
+    use agentwire::report::DocFormat;
+    if let Some(f) = o.format {
+        return Ok(f.into());
+    }
+    match &o.output {
+        None => Ok(DocFormat::Markdown),
+        Some(p) => DocFormat::from_path(p).ok_or_else(|| {
+            usage(anyhow::anyhow!(
+                "{}: cannot tell the format from the extension; name it .html, .md or .json, or pass --format",
+                p.display()
+            ))
+        }),
+    }
+}
+
+/// Write a shareable report to `-o FILE` (the one output policy: `--force` to overwrite,
+/// written whole or not at all) or stdout.
+pub(crate) fn write_doc(o: &crate::cli::DocOutputArgs, text: &str) -> Result<()> {
+    match &o.output {
+        None => out(text),
+        Some(p) if agentwire::output::is_stdout(p) => out(text),
+        Some(p) => {
+            write_file(p, text.as_bytes(), o.force)?;
+            eprintln!("wrote {} ({} bytes)", p.display(), text.len());
+            Ok(())
+        }
+    }
+}
+
+/// Write `bytes` to `path` through [`agentwire::output::AtomicFile`]: a temporary sibling
+/// renamed over `path` when complete; an existing file only with `force`.
+pub(crate) fn write_file(path: &std::path::Path, bytes: &[u8], force: bool) -> Result<()> {
+    let mut f = agentwire::output::AtomicFile::create(path, force)?;
+    f.write_all(bytes)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    f.commit()?;
+    Ok(())
 }

@@ -89,6 +89,12 @@ impl<'n> Norm<'n> {
     pub(crate) fn b<'t>(&mut self, t: &'t str) -> Cow<'t, str> {
         self.rules.text(t, &mut self.hits_b)
     }
+    /// Normalize a text for display only: replacements are not counted in [`Norm::rows`].
+    pub(crate) fn quiet(&self, t: &str) -> String {
+        self.rules
+            .text(t, &mut crate::api::normalize::Hits::new())
+            .into_owned()
+    }
     pub(crate) fn header_a(&mut self, name: &str, v: &str) -> String {
         self.rules.header(name, v, &mut self.hits_a).into_owned()
     }

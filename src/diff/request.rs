@@ -100,6 +100,20 @@ pub struct SystemDiff {
     pub same_breakpoints: bool,
     /// Diff of the normalized text (blocks joined by a newline).
     pub text: TextDiff,
+    /// The blocks paired by index, each with its own text diff (normalized): which
+    /// cached block changed.
+    pub blocks: Vec<BlockDiff>,
+}
+
+/// One `system` block of A paired with the block of B at the same index.
+#[derive(Clone, Debug, Serialize)]
+pub struct BlockDiff {
+    /// Index in A (`None`: the block is new in B).
+    pub a_index: Option<usize>,
+    /// Index in B (`None`: the block was dropped).
+    pub b_index: Option<usize>,
+    /// Diff of the block's normalized text.
+    pub text: TextDiff,
 }
 
 /// A parameter that differs.
@@ -284,7 +298,8 @@ fn sizes(a: &MessagesRequest, b: &MessagesRequest) -> Vec<SizeRow> {
         .collect()
 }
 
-fn blocks(r: &MessagesRequest) -> Vec<SystemBlock> {
+/// The `system` blocks of a request with their sizes, ends and breakpoints.
+pub fn system_blocks(r: &MessagesRequest) -> Vec<SystemBlock> {
     let Some(s) = &r.system else { return vec![] };
     s.blocks
         .iter()
@@ -306,18 +321,45 @@ fn diff_system(a: &MessagesRequest, b: &MessagesRequest, norm: &mut Norm) -> Sys
     } else {
         diff_text(&norm.a(&ta), &norm.b(&tb))
     };
-    let (a_blocks, b_blocks) = (blocks(a), blocks(b));
+    let (a_blocks, b_blocks) = (system_blocks(a), system_blocks(b));
     let bp = |v: &[SystemBlock]| -> Vec<usize> {
         v.iter()
             .filter(|b| b.cache_control.is_some())
             .map(|b| b.index)
             .collect()
     };
+    let texts = |r: &MessagesRequest| -> Vec<String> {
+        r.system.as_ref().map_or_else(Vec::new, |s| {
+            s.blocks
+                .iter()
+                .map(|b| b.text().unwrap_or_default().to_string())
+                .collect()
+        })
+    };
+    let (xa, xb) = (texts(a), texts(b));
+    let blocks = (0..xa.len().max(xb.len()))
+        .map(|i| {
+            let (ta, tb) = (xa.get(i), xb.get(i));
+            let text = match (ta, tb) {
+                (Some(x), Some(y)) if x == y => diff_text(x, y),
+                _ => diff_text(
+                    &ta.map(|t| norm.quiet(t)).unwrap_or_default(),
+                    &tb.map(|t| norm.quiet(t)).unwrap_or_default(),
+                ),
+            };
+            BlockDiff {
+                a_index: ta.map(|_| i),
+                b_index: tb.map(|_| i),
+                text,
+            }
+        })
+        .collect();
     SystemDiff {
         same_breakpoints: bp(&a_blocks) == bp(&b_blocks),
         a_blocks,
         b_blocks,
         text,
+        blocks,
     }
 }
 

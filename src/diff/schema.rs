@@ -23,6 +23,49 @@ pub struct SchemaChange {
     /// New value, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub b: Option<String>,
+    /// The property at `path` before the change (type, enum values, default,
+    /// description), when A has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub a_property: Option<PropertyFacts>,
+    /// The property at `path` after the change, when B has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub b_property: Option<PropertyFacts>,
+}
+
+/// What a reader needs to know of one schema property: its JSON Schema `type`, `enum`
+/// values, `default` and `description` (normalized), each as written (compact JSON for
+/// non-strings).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PropertyFacts {
+    /// `type` (`string`, `["string","null"]`), if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub r#type: Option<String>,
+    /// `enum` values as compact JSON each, if given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub r#enum: Vec<String>,
+    /// `default`, if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+    /// `description`, if given (whole, normalized).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+impl PropertyFacts {
+    fn of(v: &Value, norm: &mut dyn FnMut(&str) -> String) -> Option<PropertyFacts> {
+        let o = v.as_object()?;
+        let f = PropertyFacts {
+            r#type: o.get("type").map(compact),
+            r#enum: o
+                .get("enum")
+                .and_then(Value::as_array)
+                .map(|e| e.iter().map(|x| x.to_string()).collect())
+                .unwrap_or_default(),
+            default: o.get("default").map(|d| norm(&d.to_string())),
+            description: o.get("description").map(|d| norm(&compact(d))),
+        };
+        Some(f)
+    }
 }
 
 const STRUCTURAL: &[&str] = &["properties", "required", "items"];
@@ -67,6 +110,8 @@ pub(crate) fn diff_schema(
     }
     let (Some(oa), Some(ob)) = (a.as_object(), b.as_object()) else {
         out.push(SchemaChange {
+            a_property: None,
+            b_property: None,
             path: path.to_string(),
             change: "schema".into(),
             a: Some(compact(a)),
@@ -89,6 +134,8 @@ pub(crate) fn diff_schema(
         let nb = vb.as_deref().map(|s| norm.b(s).into_owned());
         if na != nb {
             out.push(SchemaChange {
+                a_property: None,
+                b_property: None,
                 path: path.to_string(),
                 change: k.to_string(),
                 a: na,
@@ -102,6 +149,8 @@ pub(crate) fn diff_schema(
     for (k, va) in pa {
         match pb.get(k) {
             None => out.push(SchemaChange {
+                a_property: None,
+                b_property: None,
                 path: join(path, k),
                 change: "removed".into(),
                 a: va.get("type").map(compact),
@@ -113,6 +162,8 @@ pub(crate) fn diff_schema(
     for (k, vb) in pb {
         if !pa.contains_key(k) {
             out.push(SchemaChange {
+                a_property: None,
+                b_property: None,
                 path: join(path, k),
                 change: "added".into(),
                 a: None,
@@ -124,6 +175,8 @@ pub(crate) fn diff_schema(
     for r in &rb {
         if !ra.contains(r) {
             out.push(SchemaChange {
+                a_property: None,
+                b_property: None,
                 path: join(path, r),
                 change: "required_added".into(),
                 a: None,
@@ -134,6 +187,8 @@ pub(crate) fn diff_schema(
     for r in &ra {
         if !rb.contains(r) {
             out.push(SchemaChange {
+                a_property: None,
+                b_property: None,
                 path: join(path, r),
                 change: "required_removed".into(),
                 a: None,
@@ -145,11 +200,47 @@ pub(crate) fn diff_schema(
         (Some(ia), Some(ib)) => diff_schema(&format!("{path}[]"), ia, ib, out, norm),
         (None, None) => {}
         (ia, ib) => out.push(SchemaChange {
+            a_property: None,
+            b_property: None,
             path: format!("{path}[]"),
             change: if ia.is_none() { "added" } else { "removed" }.into(),
             a: ia.map(compact),
             b: ib.map(compact),
         }),
+    }
+}
+
+/// The property schema at `path` (`a.b`, `a[]`, `a[].b`; empty: the root) of a schema.
+fn property_at<'v>(root: &'v Value, path: &str) -> Option<&'v Value> {
+    let mut v = root;
+    if path.is_empty() {
+        return Some(v);
+    }
+    for part in path.split('.') {
+        let (name, arrays) = match part.find("[]") {
+            Some(i) => (&part[..i], part[i..].matches("[]").count()),
+            None => (part, 0),
+        };
+        if !name.is_empty() {
+            v = props(v)?.get(name)?;
+        }
+        for _ in 0..arrays {
+            v = v.get("items")?;
+        }
+    }
+    Some(v)
+}
+
+/// Fill in [`SchemaChange::a_property`] and [`SchemaChange::b_property`] of `changes`
+/// from the two root schemas.
+pub(crate) fn attach_facts(changes: &mut [SchemaChange], a: &Value, b: &Value, norm: &Norm) {
+    for c in changes {
+        if let Some(p) = property_at(a, &c.path) {
+            c.a_property = PropertyFacts::of(p, &mut |s| norm.quiet(s));
+        }
+        if let Some(p) = property_at(b, &c.path) {
+            c.b_property = PropertyFacts::of(p, &mut |s| norm.quiet(s));
+        }
     }
 }
 

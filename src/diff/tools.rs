@@ -302,6 +302,7 @@ fn entry(name: &str, a: SideTool, b: SideTool, all_same: bool, norm: &mut Norm) 
             let sch_a = ta.input_schema.as_ref().unwrap_or(&null);
             let sch_b = tb.input_schema.as_ref().unwrap_or(&null);
             diff_schema("", sch_a, sch_b, &mut e.schema, norm);
+            super::schema::attach_facts(&mut e.schema, sch_a, sch_b, norm);
             e.other = other_members(ta, tb, body_a, body_b);
         }
     }

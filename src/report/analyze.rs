@@ -5,6 +5,8 @@
 
 use crate::analyze::Analysis;
 
+use super::analysis_tables::{self, pct, usd};
+use super::table::Table;
 use super::{markdown_table, Format};
 
 /// Render an analysis.
@@ -15,36 +17,32 @@ pub fn render(a: &Analysis, format: Format) -> String {
     }
 }
 
-fn usd(v: f64) -> String {
-    // `+ 0.0` turns a negative zero (an empty float sum) into zero.
-    format!("${:.4}", v + 0.0)
-}
-
-fn pct(v: f64) -> String {
-    format!("{:.1}%", v * 100.0)
-}
-
-fn opt<T: ToString>(v: &Option<T>) -> String {
-    v.as_ref().map_or_else(|| "-".to_string(), T::to_string)
-}
-
 struct Section {
     title: String,
-    header: Vec<&'static str>,
+    header: Vec<String>,
     rows: Vec<Vec<String>>,
 }
 
-/// The report's sections, in order.
+impl From<Table> for Section {
+    fn from(t: Table) -> Section {
+        Section {
+            title: t.title,
+            header: t.headers,
+            rows: t
+                .rows
+                .into_iter()
+                .map(|r| r.cells.into_iter().map(|c| c.text).collect())
+                .collect(),
+        }
+    }
+}
+
+/// The report's sections, in order: the summary, then the tables the shareable audit
+/// report shows too ([`super::analysis_tables`]).
 fn sections(a: &Analysis) -> Vec<Section> {
-    vec![
-        summary_section(a),
-        misses_section(a),
-        threads_section(a),
-        episodes_section(a),
-        requests_section(a),
-        jobs_section(a),
-        decisions_section(a),
-    ]
+    let mut v = vec![summary_section(a)];
+    v.extend(analysis_tables::all(a, None).into_iter().map(Section::from));
+    v
 }
 
 /// The summary: polls, waste, cache figures, cost, jobs by state.
@@ -137,194 +135,8 @@ fn summary_section(a: &Analysis) -> Section {
             a.prices.source,
             a.prices.date
         ),
-        header: vec!["metric", "value"],
+        header: vec!["metric".into(), "value".into()],
         rows: sum,
-    }
-}
-
-/// Cache misses grouped by cause.
-fn misses_section(a: &Analysis) -> Section {
-    let s = &a.summary;
-    Section {
-        title: "Cache misses by cause".into(),
-        header: vec!["cause", "requests", "missed tokens", "extra cost"],
-        rows: s
-            .misses_by_cause
-            .iter()
-            .map(|c| {
-                vec![
-                    c.cause.clone(),
-                    c.requests.to_string(),
-                    c.tokens.to_string(),
-                    usd(c.cost_usd),
-                ]
-            })
-            .collect(),
-    }
-}
-
-/// One row per thread.
-fn threads_section(a: &Analysis) -> Section {
-    Section {
-        title: "Threads".into(),
-        header: vec![
-            "session",
-            "thread",
-            "requests",
-            "polls",
-            "redundant",
-            "input",
-            "read",
-            "write",
-            "output",
-            "hit rate",
-            "miss tokens",
-            "miss cost",
-            "cost",
-        ],
-        rows: a
-            .threads
-            .iter()
-            .map(|t| {
-                vec![
-                    t.session.clone(),
-                    t.thread.clone(),
-                    t.requests.to_string(),
-                    t.polls.to_string(),
-                    t.redundant_polls.to_string(),
-                    t.tokens.input().to_string(),
-                    t.tokens.read.to_string(),
-                    t.tokens.write().to_string(),
-                    t.tokens.output.to_string(),
-                    pct(t.cache_hit_rate),
-                    t.miss_tokens.to_string(),
-                    usd(t.miss_cost_usd),
-                    usd(t.cost_usd),
-                ]
-            })
-            .collect(),
-    }
-}
-
-/// One row per polling episode.
-fn episodes_section(a: &Analysis) -> Section {
-    Section {
-        title: "Poll episodes".into(),
-        header: vec![
-            "thread",
-            "kind",
-            "tool",
-            "target",
-            "job",
-            "polls",
-            "redundant",
-            "after notif.",
-            "pending",
-            "interval s",
-            "job s",
-            "tokens",
-            "cost",
-            "wasted $",
-        ],
-        rows: a
-            .episodes
-            .iter()
-            .map(|e| {
-                vec![
-                    e.thread.clone(),
-                    e.kind.clone(),
-                    e.tool.clone(),
-                    e.target.chars().take(60).collect(),
-                    opt(&e.job),
-                    e.polls.to_string(),
-                    e.redundant.to_string(),
-                    e.after_notified.to_string(),
-                    e.while_pending.to_string(),
-                    opt(&e.mean_interval_s.map(|v| format!("{v:.1}"))),
-                    opt(&e.job_duration_s.map(|v| format!("{v:.1}"))),
-                    (e.tokens.input() + e.tokens.output).to_string(),
-                    usd(e.cost_usd),
-                    usd(e.wasted_cost_usd),
-                ]
-            })
-            .collect(),
-    }
-}
-
-/// One row per background job.
-fn jobs_section(a: &Analysis) -> Section {
-    Section {
-        title: "Background jobs".into(),
-        header: vec![
-            "job",
-            "kind",
-            "thread",
-            "tool",
-            "state",
-            "exit",
-            "started",
-            "notified",
-            "duration s",
-            "polls",
-            "duplicate of",
-            "artifact",
-        ],
-        rows: a
-            .jobs
-            .iter()
-            .map(|j| {
-                let k = serde_json::to_value(j.job.kind)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string));
-                vec![
-                    j.job.reference.clone(),
-                    k.unwrap_or_default(),
-                    j.job.thread_label.clone(),
-                    j.job.tool.clone(),
-                    j.job.state.name().to_string(),
-                    opt(&j.job.exit_code),
-                    j.job.started_at.format("%H:%M:%S%.3f").to_string(),
-                    opt(&j
-                        .job
-                        .notified_at
-                        .map(|t| t.format("%H:%M:%S%.3f").to_string())),
-                    opt(&j.duration_s.map(|v| format!("{v:.1}"))),
-                    j.job.polls.to_string(),
-                    opt(&j.job.duplicate_of),
-                    opt(&j.job.artifact),
-                ]
-            })
-            .collect(),
-    }
-}
-
-/// One decision record per job.
-fn decisions_section(a: &Analysis) -> Section {
-    Section {
-        title: "Decision records".into(),
-        header: vec![
-            "job_reference",
-            "thread",
-            "observed_state",
-            "acceptance_result",
-            "decision",
-            "unresolved_fact",
-        ],
-        rows: a
-            .decisions
-            .iter()
-            .map(|d| {
-                let thread = a.jobs.iter().find(|j| j.job.reference == d.job_reference);
-                vec![
-                    d.job_reference.clone(),
-                    thread.map_or_else(|| "-".to_string(), |j| j.job.thread_label.clone()),
-                    d.observed_state.clone(),
-                    d.acceptance_result.clone(),
-                    d.decision.clone(),
-                    opt(&d.unresolved_fact),
-                ]
-            })
-            .collect(),
     }
 }
 
@@ -336,7 +148,8 @@ fn text(a: &Analysis, md: bool) -> String {
             if s.rows.is_empty() {
                 out.push_str("(none)\n\n");
             } else {
-                out.push_str(&markdown_table(&s.header, &s.rows));
+                let header: Vec<&str> = s.header.iter().map(String::as_str).collect();
+                out.push_str(&markdown_table(&header, &s.rows));
                 out.push('\n');
             }
         } else {
@@ -344,7 +157,8 @@ fn text(a: &Analysis, md: bool) -> String {
             if s.rows.is_empty() {
                 out.push_str("  (none)\n\n");
             } else {
-                let mut t = super::table(&s.header);
+                let header: Vec<&str> = s.header.iter().map(String::as_str).collect();
+                let mut t = super::table(&header);
                 for r in &s.rows {
                     super::add_row(&mut t, r.clone());
                 }
@@ -354,64 +168,4 @@ fn text(a: &Analysis, md: bool) -> String {
     }
     out.push_str(&super::mcp::analysis_text(&a.mcp, md));
     out
-}
-
-/// Per-request table; with recorded cache figures, predicted read/write and agreement too.
-fn requests_section(a: &Analysis) -> Section {
-    let compare = a.summary.agreement.is_some();
-    let mut header = vec![
-        "#",
-        "session",
-        "thread",
-        "time",
-        "usage",
-        "uncached",
-        "read",
-        "write",
-        "output",
-        "status",
-        "cause",
-        "detail",
-        "miss tokens",
-        "cost",
-    ];
-    if compare {
-        header.extend(["pred read", "pred write", "agrees"]);
-    }
-    let rows = a
-        .requests
-        .iter()
-        .map(|r| {
-            let mut row = vec![
-                r.seq.to_string(),
-                r.session.clone(),
-                r.thread.clone(),
-                r.at.format("%H:%M:%S%.3f").to_string(),
-                r.usage.clone(),
-                r.tokens.uncached.to_string(),
-                r.tokens.read.to_string(),
-                r.tokens.write().to_string(),
-                r.tokens.output.to_string(),
-                r.status.clone(),
-                opt(&r.cause.as_ref().map(|c| c.name())),
-                r.cause_detail
-                    .clone()
-                    .filter(|d| !d.is_empty())
-                    .unwrap_or_else(|| "-".into()),
-                r.miss_tokens.to_string(),
-                r.cost_usd.map_or_else(|| "unpriced".to_string(), usd),
-            ];
-            if compare {
-                row.push(r.predicted.read.to_string());
-                row.push((r.predicted.write_5m + r.predicted.write_1h).to_string());
-                row.push(opt(&r.agrees.map(|b| if b { "yes" } else { "no" })));
-            }
-            row
-        })
-        .collect();
-    Section {
-        title: "Requests".into(),
-        header,
-        rows,
-    }
 }

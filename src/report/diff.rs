@@ -148,7 +148,9 @@ fn mechanisms(m: &[Mechanism]) -> String {
         .join(", ")
 }
 
-fn state(s: ToolState) -> &'static str {
+/// The words for where a tool stands on one side, in every diff report (terminal,
+/// Markdown, the shareable reports and their glossary): the api layer's tool words.
+pub fn state(s: ToolState) -> &'static str {
     match s {
         ToolState::Absent => "-",
         ToolState::Loaded => "loaded",
@@ -158,13 +160,15 @@ fn state(s: ToolState) -> &'static str {
     }
 }
 
-fn status(s: ToolStatus) -> &'static str {
+/// The words for what happened to a tool between A and B, in every diff report.
+/// Distinct from the [`state`] words, so a glossary gives each one meaning.
+pub fn status(s: ToolStatus) -> &'static str {
     match s {
         ToolStatus::Added => "added",
         ToolStatus::Removed => "removed",
         ToolStatus::Deferred => "moved behind ToolSearch",
         ToolStatus::Undeferred => "brought back",
-        ToolStatus::Announced => "announced",
+        ToolStatus::Announced => "newly announced",
         ToolStatus::Unannounced => "no longer announced",
         ToolStatus::Fetched => "fetched by ToolSearch",
         ToolStatus::Unfetched => "unfetched",
@@ -184,8 +188,8 @@ fn tools(w: &mut Writer, d: &RequestDiff) {
 }
 
 /// Every kind of tool change: the names, the short label for the headline and the long one
-/// for the list.
-fn tool_groups(t: &ToolsDiff) -> [(&Vec<String>, &'static str, &'static str); 9] {
+/// for the list (the shareable reports use the same).
+pub fn tool_groups(t: &ToolsDiff) -> [(&Vec<String>, &'static str, &'static str); 9] {
     [
         (&t.added, "added", "added"),
         (&t.removed, "removed", "removed"),

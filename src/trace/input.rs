@@ -1,8 +1,9 @@
 //! Opening a trace *input*, the one way every reading command (show, diff, analyze,
 //! report, replay, import) does it: a file, a directory (every trace and session under
-//! it), or `-` for standard input; gzip-compressed or not; agentwire's own trace or a
-//! format agentwire imports — recognised from the content, never the file name. Anything
-//! else is refused with one line saying what it looks like and what agentwire reads.
+//! it), or `-` for standard input; gzip-compressed or not; agentwire's own trace, a packet
+//! capture (pcap/pcapng, extracted as `agentwire pcap` does with no filter) or a format
+//! agentwire imports — recognised from the content, never the file name. Anything else is
+//! refused with one line saying what it looks like and what agentwire reads.
 //!
 //! Records stream: an agentwire trace line by line; an imported file (or Claude Code
 //! session with its subagents) one at a time; a directory file by file, with progress.
@@ -260,7 +261,11 @@ fn is_session_subagent(p: &Path) -> bool {
         .is_some_and(|session| session.with_extension("jsonl").is_file())
 }
 
-/// Read the first line (or the first bytes, for binary data), for recognition.
+/// Bytes of the longest magic number [`import::detect`] looks for.
+const MAGIC: usize = 4;
+
+/// Read the first line (or the first bytes, for binary data), for recognition; at least
+/// [`MAGIC`] bytes when the input has them.
 fn read_head(r: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
     let mut head = Vec::new();
     loop {
@@ -278,7 +283,9 @@ fn read_head(r: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
         };
         head.extend_from_slice(&buf[..take]);
         r.consume(take);
-        if done || head.len() >= MAX_HEAD {
+        // A binary magic number may hold a newline (pcapng starts with one): read on
+        // until it is whole.
+        if (done && head.len() >= MAGIC) || head.len() >= MAX_HEAD {
             return Ok(head);
         }
         // only JSON text is worth reading to its first newline
@@ -302,12 +309,12 @@ fn foreign(path: &Path, looks_like: String, hint: String) -> TraceError {
 }
 
 /// Recognise `input` and return its format and records.
-fn open_reader(input: Box<dyn Read>, path: &Path) -> Result<(Format, Records), TraceError> {
+fn open_reader(input: Box<dyn Read + Send>, path: &Path) -> Result<(Format, Records), TraceError> {
     open_reader_depth(input, path, 0)
 }
 
 fn open_reader_depth(
-    input: Box<dyn Read>,
+    input: Box<dyn Read + Send>,
     path: &Path,
     depth: u8,
 ) -> Result<(Format, Records), TraceError> {
@@ -319,7 +326,7 @@ fn open_reader_depth(
     let mut r = BufReader::with_capacity(1 << 20, input);
     let head = read_head(&mut r).map_err(io)?;
     let detected = import::detect(&head);
-    let whole: Box<dyn Read> = Box::new(Cursor::new(head).chain(r));
+    let whole: Box<dyn Read + Send> = Box::new(Cursor::new(head).chain(r));
     match detected {
         Detected::Gzip if depth == 0 => {
             open_reader_depth(Box::new(flate2::read::MultiGzDecoder::new(whole)), path, 1)
@@ -349,6 +356,7 @@ fn open_reader_depth(
             );
             Ok((Format::ClaudeCodeTranscript, Box::new(recs.into_iter())))
         }
+        Detected::Format(Format::Pcap) => Ok((Format::Pcap, pcap_records(whole, path)?)),
         Detected::Format(f @ (Format::ClaudeTrace | Format::ClaudeTap)) => {
             Ok((f, Box::new(JsonLines::new(whole, path, f))))
         }
@@ -358,6 +366,52 @@ fn open_reader_depth(
             document(bytes, path)
         }
     }
+}
+
+/// The exchanges of a packet capture: the extraction `agentwire pcap` runs (no port or
+/// host filter), after a header as `agentwire pcap` writes it. A capture cut short or
+/// corrupt keeps the exchanges before the bad block and ends with a problem record naming
+/// the byte where reading stopped (the run is degraded, nothing read is lost).
+///
+/// Errors: [`ImportError::Malformed`] when the capture's header cannot be read.
+fn pcap_records(input: Box<dyn Read + Send>, path: &Path) -> Result<Records, TraceError> {
+    use crate::capture::pcap::{read_packets, Config, Extractor, PcapError};
+    let name = path.display().to_string();
+    let mut ex = Extractor::new(Config::default());
+    ex.set_source(Some(name.clone()));
+    let read = read_packets(input, &name, &mut |p| ex.packet(p));
+    let (exchanges, _) = ex.finish();
+    let problem = match read {
+        Ok(_) => None,
+        Err(e @ (PcapError::Open { .. } | PcapError::NotACapture { .. })) => {
+            return Err(TraceError::Import(ImportError::Malformed {
+                path: name,
+                format: Format::Pcap.name(),
+                detail: e.to_string(),
+            }))
+        }
+        Err(e) => Some(ReadProblem {
+            line: 0,
+            offset: match &e {
+                PcapError::Truncated { offset, .. }
+                | PcapError::Corrupt { offset, .. }
+                | PcapError::Read { offset, .. } => *offset,
+                _ => 0,
+            },
+            truncated: false,
+            message: e.to_string(),
+            raw: Vec::new(),
+        }),
+    };
+    let header = Record::Header {
+        version: super::FORMAT_VERSION,
+        context: Context::new(),
+    };
+    let recs = std::iter::once(header)
+        .chain(exchanges.into_iter().map(|x| Record::Exchange(Box::new(x))))
+        .chain(problem.map(Record::Bad))
+        .map(Ok);
+    Ok(Box::new(recs))
 }
 
 /// A header record for imported exchanges: the client when they agree on one.
@@ -435,7 +489,7 @@ fn document(bytes: Vec<u8>, path: &Path) -> Result<(Format, Records), TraceError
 
 /// A JSON Lines import (claude-trace, claude-tap records), line by line.
 struct JsonLines {
-    lines: std::io::Split<BufReader<Box<dyn Read>>>,
+    lines: std::io::Split<BufReader<Box<dyn Read + Send>>>,
     path: PathBuf,
     format: Format,
     line: u64,
@@ -444,7 +498,7 @@ struct JsonLines {
 }
 
 impl JsonLines {
-    fn new(input: Box<dyn Read>, path: &Path, format: Format) -> Self {
+    fn new(input: Box<dyn Read + Send>, path: &Path, format: Format) -> Self {
         JsonLines {
             lines: BufReader::with_capacity(1 << 20, input).split(b'\n'),
             path: path.to_path_buf(),

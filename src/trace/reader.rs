@@ -33,7 +33,7 @@ pub enum Record {
 /// A line that could not be read as a record.
 #[derive(Debug, Clone)]
 pub struct ReadProblem {
-    /// Line number, from 1.
+    /// Line number, from 1; 0 for an input that is not line-based (a packet capture).
     pub line: u64,
     /// Byte offset of the line's start in the file.
     pub offset: u64,
@@ -47,7 +47,10 @@ pub struct ReadProblem {
 
 impl std::fmt::Display for ReadProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.truncated {
+        if self.line == 0 {
+            // not line-based (a packet capture): the message names the file and byte
+            f.write_str(&self.message)
+        } else if self.truncated {
             write!(
                 f,
                 "line {} (byte {}): last line is truncated after {} bytes (the writer stopped mid-record); it was skipped",

@@ -369,7 +369,8 @@ fn headers_dirty(h: &Headers) -> bool {
         .any(|(k, v)| !is_marker(v) && ((is_secret_header(k) && !v.is_empty()) || is_dirty(v)))
 }
 
-fn json_dirty(v: &serde_json::Value) -> bool {
+/// True when a JSON value holds something [`redact_json`] would change.
+pub fn json_dirty(v: &serde_json::Value) -> bool {
     match v {
         serde_json::Value::String(s) => is_dirty(s),
         serde_json::Value::Array(a) => a.iter().any(json_dirty),

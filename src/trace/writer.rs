@@ -102,7 +102,7 @@ impl TraceWriter {
             good: 0,
             redact_bodies: false,
         };
-        w.write_record(&HeaderLine {
+        w.write_line(&HeaderLine {
             kind: "trace",
             format: FORMAT_NAME,
             version: FORMAT_VERSION,
@@ -129,14 +129,26 @@ impl TraceWriter {
                 redact_body(&mut r.body);
             }
         }
-        self.write_record(&ExchangeLine {
+        self.write_line(&ExchangeLine {
             kind: "exchange",
             exchange: redacted.as_ref().unwrap_or(exchange),
         })
     }
 
-    /// Append any serializable record (it must carry its own `"type"` field).
+    /// Append any other record (it must carry its own `"type"` field): MCP messages, and
+    /// records of kinds this version does not know, passed through from another trace.
+    /// Like every record it passes the redaction on its way out ([`redact::redact_json`]:
+    /// secret-shaped strings and values under secret names become markers).
     pub fn write_record<T: Serialize>(&mut self, record: &T) -> Result<(), TraceError> {
+        let mut v = serde_json::to_value(record).map_err(|e| self.err(std::io::Error::other(e)))?;
+        if redact::json_dirty(&v) {
+            redact::redact_json(&mut v);
+        }
+        self.write_line(&v)
+    }
+
+    /// Append one record as one line, as serialized (callers redacted it).
+    fn write_line<T: Serialize>(&mut self, record: &T) -> Result<(), TraceError> {
         self.buf.clear();
         serde_json::to_writer(&mut self.buf, record)
             .map_err(|e| self.err(std::io::Error::other(e)))?;
@@ -239,5 +251,31 @@ mod tests {
             text[good as usize..].starts_with("{\"type\":\"note\""),
             "{text}"
         );
+    }
+
+    /// A record of a kind this version does not know, passed through from another trace
+    /// (`record`, `import`), goes through the same redaction as exchanges.
+    #[test]
+    fn passed_through_records_are_redacted_too() {
+        let key = "sk-ant-api03-PassThroughKEY0123456789abcdef";
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t.jsonl");
+        let mut w = TraceWriter::create(&p, &Context::new()).unwrap();
+        w.write_record(&serde_json::json!({
+            "type": "future_kind",
+            "note": format!("pasted {key} here"),
+            "headers": {"x-api-key": "plain-value"},
+        }))
+        .unwrap();
+        w.finish().unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(!text.contains(key), "{text}");
+        assert!(!text.contains("plain-value"), "{text}");
+        let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(last["type"], "future_kind");
+        assert!(last["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("pasted [redacted"));
     }
 }

@@ -15,7 +15,7 @@ use crate::common_tshark::{exchanges_from_pcap, have_tshark};
 use crate::hand_trace::{tool_use, TraceBuilder};
 
 /// MCP polling plus a background Bash job that fails: every table has rows.
-fn sample() -> Vec<Exchange> {
+pub fn sample() -> Vec<Exchange> {
     let get = |id: &str| {
         vec![tool_use(
             id,
@@ -35,7 +35,7 @@ fn sample() -> Vec<Exchange> {
     ])
 }
 
-fn analysis() -> Analysis {
+pub fn analysis() -> Analysis {
     analyze_exchanges(
         &sample(),
         AnalyzeConfig {

@@ -119,6 +119,18 @@ pub fn agentwire(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Run the built `agentwire` with `args` and assert it succeeded (its stderr in the
+/// panic message otherwise).
+pub fn agentwire_ok(args: &[&str]) -> std::process::Output {
+    let o = agentwire(args);
+    assert!(
+        o.status.success(),
+        "agentwire {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
 /// A free loopback TCP port (bound, then released; fine for a test peer to take).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -126,6 +138,18 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
+}
+
+/// Spawn `cmd` with stdout piped and read its first line (a server announcing its URL);
+/// returns the child and that line, trimmed.
+pub fn spawn_first_line(cmd: &mut std::process::Command) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = cmd.stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    (child, line.trim().to_string())
 }
 
 /// An `agentwire serve` child process whose output is kept (for "nothing secret was

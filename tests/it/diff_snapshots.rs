@@ -11,7 +11,7 @@ const A: &str = r#"{"model":"m-1","max_tokens":1000,"system":[{"type":"text","te
 
 const B: &str = r#"{"model":"m-1","max_tokens":2000,"system":[{"type":"text","text":"You are a test agent.\nVersion 1.1.0 of the helper.\nBe brief."},{"type":"text","text":"Rules follow.","cache_control":{"type":"ephemeral"}}],"tools":[{"name":"Bash","description":"Run a shell command and return its output.","input_schema":{"type":"object","properties":{"command":{"type":"string"},"timeout":{"type":"integer","default":600},"background":{"type":"boolean"}},"required":["command","background"]}},{"name":"Cron","description":"Schedule a job.","input_schema":{"type":"object","properties":{}},"defer_loading":true},{"type":"tool_search_tool_regex_20251119","name":"tool_search"},{"name":"New","description":"Brand new.","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":[{"type":"text","text":"<system-reminder>\nToday's date is 2026-02-02.\n</system-reminder>"},{"type":"text","text":"<system-reminder>\nThe following deferred tools are now available via ToolSearch:\nFetch\n</system-reminder>"},{"type":"text","text":"hi"}]}],"metadata":{"user_id":"session 99999999-8888-7777-6666-555555555555"},"stream":true,"diagnostics":{"on":true}}"#;
 
-fn resolved(name: &str, body: &str, betas: &str, ua: &str) -> Resolved {
+pub fn resolved(name: &str, body: &str, betas: &str, ua: &str) -> Resolved {
     let x = Exchange {
         id: 0,
         started_at: chrono::DateTime::UNIX_EPOCH,
@@ -44,7 +44,7 @@ fn resolved(name: &str, body: &str, betas: &str, ua: &str) -> Resolved {
     }
 }
 
-fn report() -> diff::DiffReport {
+pub fn report() -> diff::DiffReport {
     let a = resolved("a.jsonl", A, "beta-one,beta-two", "test-cli/1.0.0 (x)");
     let b = resolved("b.jsonl", B, "beta-two,beta-three", "test-cli/1.1.0 (x)");
     let mut r = diff::diff_inputs(&a, &b, Mode::First, &Normalizer::defaults()).unwrap();

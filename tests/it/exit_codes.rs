@@ -377,6 +377,71 @@ fn rows(f: &Fixtures, stub_url: &str) -> Vec<Row> {
             2,
             "fast".into(),
         ),
+        // report, prompt, history
+        (
+            "report diff ok",
+            v(&["report", "diff", &good, &s(&f.pcap), "-o", &f.out("r.html")]),
+            0,
+            "r.html".into(),
+        ),
+        (
+            "report diff existing output",
+            v(&[
+                "report",
+                "diff",
+                &good,
+                &good,
+                "--format",
+                "md",
+                "-o",
+                &s(&f.existing),
+            ]),
+            1,
+            "--force".into(),
+        ),
+        (
+            "report diff unknown extension",
+            v(&["report", "diff", &good, &good, "-o", &f.out("r.txt")]),
+            2,
+            "r.txt".into(),
+        ),
+        (
+            "report diff --max-line 0",
+            v(&["report", "diff", &good, &good, "--max-line", "0"]),
+            2,
+            "--max-line".into(),
+        ),
+        (
+            "report analyze truncated trace",
+            v(&["report", "analyze", &trunc, "-o", &f.out("a.md")]),
+            3,
+            "truncated.jsonl".into(),
+        ),
+        (
+            "report analyze missing trace",
+            v(&["report", "analyze", &missing]),
+            1,
+            "missing.jsonl".into(),
+        ),
+        ("prompt ok", v(&["prompt", &good]), 0, String::new()),
+        (
+            "prompt no such exchange",
+            v(&["prompt", &format!("{good}#99")]),
+            1,
+            "99".into(),
+        ),
+        (
+            "history --step 0",
+            v(&["history", "claude-code@2.1.303..2.1.304", "--step", "0"]),
+            2,
+            "--step".into(),
+        ),
+        (
+            "history unknown CLI",
+            v(&["history", "vim@9.0.1"]),
+            2,
+            "vim".into(),
+        ),
         // import and export
         (
             "import an agentwire trace",

@@ -1,6 +1,6 @@
 //! Inputs agentwire does not read, and how inputs are opened (issue 12, must-show 5): one
 //! clear line and a non-zero exit for every reading command, never one warning per line;
-//! directories, `-` and gzip work for every command alike.
+//! directories, `-`, gzip and packet captures work for every command alike.
 
 use std::path::{Path, PathBuf};
 
@@ -52,10 +52,6 @@ fn foreign_and_unknown_inputs_get_one_line_and_a_nonzero_exit() {
         (write(d, "blob.jsonl", &binary), "binary data"),
         (write(d, "app.log", log.as_bytes()), "text that is not JSON"),
         (write(d, "empty.jsonl", b""), "empty file"),
-        (
-            shared_capture("claude-code/cc2.1.304-hello.pcap"),
-            "packet capture",
-        ),
     ];
     let out = d.join("out.jsonl");
     for (input, looks_like) in &cases {
@@ -82,10 +78,7 @@ fn foreign_and_unknown_inputs_get_one_line_and_a_nonzero_exit() {
                 stderr.contains(looks_like),
                 "{what}: says what it looks like: {stderr}"
             );
-            assert!(
-                stderr.contains("agentwire reads") || stderr.contains("agentwire pcap"),
-                "{what}: {stderr}"
-            );
+            assert!(stderr.contains("agentwire reads"), "{what}: {stderr}");
         }
     }
 }
@@ -182,6 +175,29 @@ fn directories_stdin_gzip_and_since_are_read_alike() {
         String::from_utf8_lossy(&all.stderr)
     );
     assert_eq!(rows(&all), 2 * n);
+    // two files, two recording contexts: the copy does not run on into the first session
+    let sessions = |o: &std::process::Output| -> std::collections::BTreeSet<String> {
+        serde_json::from_slice::<serde_json::Value>(&o.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["session"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(sessions(&all).len(), 2);
+    let both = d.join("both.jsonl");
+    let i = agentwire(&[
+        "import",
+        sample.to_str().unwrap(),
+        har.to_str().unwrap(),
+        "-o",
+        both.to_str().unwrap(),
+    ]);
+    assert!(i.status.success(), "{}", String::from_utf8_lossy(&i.stderr));
+    let shown = agentwire(&["show", both.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(rows(&shown), 2 * n);
+    assert_eq!(sessions(&shown).len(), 2);
     let note = String::from_utf8_lossy(&all.stderr);
     assert_eq!(note.lines().count(), 1, "{note}");
     assert!(
@@ -210,4 +226,68 @@ fn directories_stdin_gzip_and_since_are_read_alike() {
     assert!(!none.status.success());
     let err = String::from_utf8_lossy(&none.stderr);
     assert!(err.contains("none since 2026-11-30"), "{err}");
+}
+
+/// Every reading command takes a packet capture (pcap, pcapng, gzip-compressed) and sees
+/// the exchanges `agentwire pcap` writes from it; a capture cut short keeps what was read
+/// before the cut, says where it stopped, and the run is degraded (exit 3).
+#[test]
+fn packet_captures_are_read_by_every_command_as_agentwire_pcap_extracts_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let pcap = shared_capture("claude-code/cc2.1.304-hello.pcap");
+    let bytes = std::fs::read(&pcap).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &bytes).unwrap();
+    let gz_path = write(d, "capture.gz", &gz.finish().unwrap());
+    let ok = agentwire_ok;
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    for input in [
+        pcap.clone(),
+        shared_capture("claude-code/cc2.1.304-hello-anyiface.pcapng"),
+        gz_path.clone(),
+    ] {
+        let trace = d.join("extracted.jsonl");
+        ok(&["pcap", &s(&input), "-o", &s(&trace), "--force"]);
+        let show = |p: &Path| ok(&["show", &s(p), "--format", "json"]).stdout;
+        let shown = show(&input);
+        let n = serde_json::from_slice::<serde_json::Value>(&shown)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len();
+        assert!(n >= 1, "{}: {n} exchanges", input.display());
+        assert_eq!(shown, show(&trace), "{}", input.display());
+        let summary = |p: &Path| {
+            let o = ok(&["analyze", "--format", "json", "--usage", "simulated", &s(p)]);
+            serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()["summary"].clone()
+        };
+        assert_eq!(summary(&input), summary(&trace), "{}", input.display());
+        let diff = ok(&["diff", &s(&input), &s(&trace), "--format", "json"]);
+        let v: serde_json::Value = serde_json::from_slice(&diff.stdout).unwrap();
+        assert_eq!(
+            v["comparisons"][0]["identical"],
+            true,
+            "{}",
+            input.display()
+        );
+        let imported = d.join("imported.jsonl");
+        ok(&["import", &s(&input), "-o", &s(&imported), "--force"]);
+        assert_eq!(show(&imported).len(), shown.len());
+    }
+    // Cut the capture in the middle of its last packet.
+    let cut = write(d, "cut.pcap", &bytes[..bytes.len() - 40]);
+    let o = agentwire(&["show", &s(&cut), "--format", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("is truncated") && stderr.contains(&s(&cut)),
+        "{stderr}"
+    );
+    assert!(!o.stdout.is_empty());
 }

@@ -118,7 +118,6 @@ fn replay_header_replaces_the_recorded_key_marker_and_rate_spaces_the_starts() {
     let dir = tempfile::tempdir().unwrap();
     let t = trace(dir.path(), 4);
     let (url, log) = server(answer("recorded answer"));
-    let t0 = Instant::now();
     let o = replay(&[
         t.to_str().unwrap(),
         "--to",

@@ -17,6 +17,8 @@ use super::{Packet, PcapError};
 
 /// Initial read buffer, bytes; grown for larger blocks (up to [`MAX_BLOCK`]).
 const BUFFER: usize = 1 << 20;
+/// Bytes read before recognising the format (more than any file header), bytes.
+const FIRST_READ: usize = 64 << 10;
 /// Largest block accepted, bytes (a TSO/GRO capture has packets up to 256 KiB).
 const MAX_BLOCK: usize = 64 << 20;
 
@@ -88,10 +90,22 @@ pub fn read_packets(
 }
 
 fn read_stream(
-    input: impl Read + Send,
+    mut input: impl Read + Send,
     name: &str,
     on_packet: &mut dyn FnMut(&Packet<'_>),
 ) -> Result<FileInfo, PcapError> {
+    // pcap-parser recognises the file from its first read alone; a reader that returns
+    // short reads (a pipe, a chained reader) must not make a capture unrecognisable.
+    let mut head = Vec::with_capacity(FIRST_READ);
+    (&mut input)
+        .take(FIRST_READ as u64)
+        .read_to_end(&mut head)
+        .map_err(|e| PcapError::Read {
+            path: name.into(),
+            offset: 0,
+            detail: e.to_string(),
+        })?;
+    let input = std::io::Cursor::new(head).chain(input);
     let mut reader = match pcap_parser::create_reader(BUFFER, input) {
         Ok(r) => r,
         Err(ParserError::ReadError) => {
@@ -332,5 +346,40 @@ mod tests {
         .unwrap_err();
         assert!(matches!(e, PcapError::NotACapture { .. }), "{e}");
         assert_eq!(n, 0);
+    }
+
+    /// A reader that hands out one byte per read, as a slow pipe may.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match (self.0.split_first(), buf.first_mut()) {
+                (Some((b, rest)), Some(slot)) => {
+                    *slot = *b;
+                    self.0 = rest;
+                    Ok(1)
+                }
+                _ => Ok(0),
+            }
+        }
+    }
+
+    #[test]
+    fn short_reads_do_not_hide_the_file_header() {
+        // pcap, little-endian, microseconds, Ethernet; two 14-byte packets.
+        let mut file = Vec::new();
+        for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 1] {
+            file.extend_from_slice(&v.to_le_bytes());
+        }
+        for ts in [1u32, 2] {
+            for v in [ts, 0, 14, 14] {
+                file.extend_from_slice(&v.to_le_bytes());
+            }
+            file.extend_from_slice(&[0u8; 14]);
+        }
+        let mut frames = Vec::new();
+        let info = read_packets(Trickle(&file), "pipe", &mut |p| frames.push(p.frame)).unwrap();
+        assert_eq!(frames, [1, 2]);
+        assert_eq!(info.format, "pcap");
     }
 }

@@ -1,5 +1,5 @@
-//! Recognising an input from its first bytes: agentwire's own trace, a format agentwire
-//! imports, or something foreign (a packet capture, a database, binary data, text, JSON of
+//! Recognising an input from its first bytes: agentwire's own trace, a packet capture, a
+//! format agentwire imports, or something foreign (a database, binary data, text, JSON of
 //! another shape), named in words for a one-line message. File names are never consulted.
 
 use serde_json::Value;
@@ -55,10 +55,7 @@ pub fn detect(head: &[u8]) -> Detected {
             | [0xa1, 0xb2, 0x3c, 0x4d]
             | [0x0a, 0x0d, 0x0d, 0x0a]
     ) {
-        return foreign(
-            "a packet capture (pcap/pcapng)",
-            "extract its exchanges with `agentwire pcap FILE -o trace.jsonl`",
-        );
+        return Detected::Format(Format::Pcap);
     }
     if head.starts_with(b"SQLite format 3\0") {
         return foreign(
@@ -252,8 +249,20 @@ mod tests {
     }
 
     #[test]
+    fn packet_captures_are_recognised_by_their_magic_in_every_byte_order() {
+        for magic in [
+            [0xd4, 0xc3, 0xb2, 0xa1],
+            [0xa1, 0xb2, 0xc3, 0xd4],
+            [0x4d, 0x3c, 0xb2, 0xa1],
+            [0xa1, 0xb2, 0x3c, 0x4d],
+            [0x0a, 0x0d, 0x0d, 0x0a],
+        ] {
+            assert_eq!(detect(&magic), Detected::Format(Format::Pcap), "{magic:x?}");
+        }
+    }
+
+    #[test]
     fn foreign_inputs_are_named() {
-        assert!(looks_like(detect(&[0xd4, 0xc3, 0xb2, 0xa1, 2, 0])).contains("packet capture"));
         assert!(looks_like(detect(&[0x89, b'P', b'N', b'G', 0, 0xff])).contains("binary"));
         assert!(looks_like(detect(b"hello world\n")).contains("\"hello world\""));
         assert!(looks_like(detect(b"{\"a\":1,\"b\":2}\n")).contains("keys a, b"));

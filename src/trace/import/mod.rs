@@ -26,7 +26,7 @@ pub use canonical::{canonical_json, canonical_sha256};
 pub use detect::{detect, Detected};
 
 /// What agentwire reads, for the one-line message about a foreign input.
-pub const READS: &str = "agentwire reads its own traces (JSON Lines from record, serve or pcap), Claude Code transcripts (~/.claude/projects/…/SESSION.jsonl), HAR 1.2, claude-tap exports and claude-trace logs";
+pub const READS: &str = "agentwire reads its own traces (JSON Lines from record, serve or pcap), packet captures (pcap, pcapng), Claude Code transcripts (~/.claude/projects/…/SESSION.jsonl), HAR 1.2, claude-tap exports and claude-trace logs";
 
 /// A format agentwire reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +44,8 @@ pub enum Format {
     ClaudeTrace,
     /// One Messages API request body (a JSON object with `messages`).
     RequestBody,
+    /// A packet capture (pcap or pcapng), read by [`crate::capture::pcap`].
+    Pcap,
 }
 
 impl Format {
@@ -56,6 +58,7 @@ impl Format {
             Format::ClaudeTap => "claude-tap",
             Format::ClaudeTrace => "claude-trace",
             Format::RequestBody => "request-body",
+            Format::Pcap => "pcap",
         }
     }
 }

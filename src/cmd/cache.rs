@@ -1,0 +1,65 @@
+//! `agentwire cache list|prune`: the downloaded CLIs and the recordings `history` keeps.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use agentwire::capture::{npm, recordings};
+use agentwire::report;
+
+use super::out;
+use crate::cli::CacheCommand;
+
+fn mib(b: u64) -> String {
+    format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0))
+}
+
+fn table(entries: &[recordings::Entry]) -> String {
+    let mut t = report::table(&["kind", "name", "version", "entry", "size"]);
+    for e in entries {
+        t.add_row(vec![
+            e.kind.to_string(),
+            report::printable(&e.name),
+            report::printable(&e.version),
+            report::printable(&e.detail),
+            mib(e.bytes),
+        ]);
+    }
+    report::table_text(&t)
+}
+
+pub(super) fn cache(c: CacheCommand) -> Result<ExitCode> {
+    let root = npm::cache_root();
+    match c {
+        CacheCommand::List => {
+            let all = recordings::list();
+            let total: u64 = all.iter().map(|e| e.bytes).sum();
+            out(&table(&all))?;
+            out(&format!(
+                "{} entries, {} in {}\n",
+                all.len(),
+                mib(total),
+                root.display()
+            ))?;
+        }
+        CacheCommand::Prune(p) => {
+            let kind = if p.cli {
+                Some("cli")
+            } else if p.recordings {
+                Some("recording")
+            } else {
+                None
+            };
+            let removed = recordings::prune(kind, usize::from(p.keep), p.dry_run)?;
+            let total: u64 = removed.iter().map(|e| e.bytes).sum();
+            out(&table(&removed))?;
+            out(&format!(
+                "{} {} entries ({})\n",
+                if p.dry_run { "would remove" } else { "removed" },
+                removed.len(),
+                mib(total)
+            ))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

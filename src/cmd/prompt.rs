@@ -1,0 +1,44 @@
+//! `agentwire prompt`: export the system prompt and tool definitions of one request.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use agentwire::api::view::Canonicalizer;
+use agentwire::report::{self, meta::InputMeta, DocFormat};
+
+use super::out;
+use crate::cli::{PromptArgs, PromptFormatArg};
+
+pub(super) fn prompt(a: PromptArgs) -> Result<ExitCode> {
+    let r = agentwire::diff::resolve(&a.input, &[])?;
+    let mut canon = Canonicalizer::new();
+    let mut pick = None;
+    for x in &r.trace.exchanges {
+        let v = canon.view(x);
+        let Some(c) = v.request else { continue };
+        let wanted = match r.exchange {
+            Some(id) => x.id == id,
+            None => v.place.thread_label == "main",
+        };
+        if wanted {
+            pick = Some((x.id, c.req));
+            break;
+        }
+    }
+    let Some((id, req)) = pick else {
+        anyhow::bail!(
+            "{}: no readable POST /v1/messages request{}; list them with `agentwire show`",
+            a.input,
+            r.exchange
+                .map_or(String::new(), |n| format!(" with id {n}"))
+        );
+    };
+    let p = report::prompt::prompt(&req, id, InputMeta::of(&a.input, &r.trace));
+    let format = match a.format {
+        PromptFormatArg::Md => DocFormat::Markdown,
+        PromptFormatArg::Json => DocFormat::Json,
+    };
+    out(&report::prompt::render(&p, format))?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,64 @@
+//! `agentwire prompt`: the system blocks and tool definitions of one request, whole,
+//! checked against the request body tshark extracts from the same capture (parsed here
+//! with serde_json, not agentwire's API model).
+
+use serde_json::Value;
+
+use crate::common::{agentwire_ok, shared_capture};
+use crate::common_tshark::exchanges_from_pcap;
+
+#[test]
+fn prompt_export_holds_every_system_block_and_tool_definition_whole() {
+    let pcap = shared_capture("claude-code/cc2.1.304-hello.pcap");
+    let xs = exchanges_from_pcap(&pcap);
+    let x = xs.iter().find(|x| x.is_messages()).unwrap();
+    let body: Value = serde_json::from_slice(&x.request.body.bytes).unwrap();
+
+    let out = agentwire_ok(&["prompt", pcap.to_str().unwrap(), "--format", "json"]);
+    let p: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sys = body["system"].as_array().unwrap();
+    let got = p["system"].as_array().unwrap();
+    assert_eq!(got.len(), sys.len());
+    for (g, s) in got.iter().zip(sys) {
+        assert_eq!(g["text"], s["text"]);
+        assert_eq!(
+            g["cache_control"].is_null(),
+            s.get("cache_control").is_none()
+        );
+    }
+    let tools = body["tools"].as_array().unwrap();
+    let got = p["tools"].as_array().unwrap();
+    assert_eq!(got.len(), 12);
+    for (g, t) in got.iter().zip(tools) {
+        assert_eq!(g["name"], t["name"]);
+        assert_eq!(g["description"], t["description"]);
+        let schema: Value = serde_json::from_str(g["input_schema"].as_str().unwrap()).unwrap();
+        assert_eq!(schema, t["input_schema"]);
+        assert_eq!(
+            g["defer_loading"],
+            t.get("defer_loading")
+                .cloned()
+                .unwrap_or(Value::Bool(false))
+        );
+    }
+    assert_eq!(p["announced"].as_array().unwrap().len(), 10);
+
+    // Markdown: one section per block and per tool, every description whole.
+    // Roles in the api layer's words: 2.1.304 sends its tools without defer_loading
+    // except the `DeferredToolPlaceholder`, which stands for no tool.
+    for (g, t) in got.iter().zip(tools) {
+        let want = match (t.get("defer_loading"), t["name"].as_str().unwrap()) {
+            (Some(Value::Bool(true)), "DeferredToolPlaceholder") => "placeholder",
+            (Some(Value::Bool(true)), _) => "deferred definition",
+            _ => "loaded",
+        };
+        assert_eq!(g["role"], want, "{}", t["name"]);
+    }
+    assert!(got.iter().any(|g| g["role"] == "placeholder"));
+
+    let md = String::from_utf8(agentwire_ok(&["prompt", pcap.to_str().unwrap()]).stdout).unwrap();
+    assert_eq!(md.matches("\n### ").count(), sys.len() + tools.len());
+    for t in tools {
+        assert!(md.contains(t["description"].as_str().unwrap()));
+    }
+}
