@@ -12,7 +12,9 @@ use super::{check_output, Warnings};
 use crate::cli::ImportArgs;
 
 pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
-    check_output(&a.output, a.force)?;
+    if !super::is_stdout(&a.output) {
+        check_output(&a.output, a.force)?; // before reading anything
+    }
     let bar = indicatif::ProgressBar::new(0);
     if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -44,11 +46,17 @@ pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
         let mut warnings = Warnings::new(&path.display().to_string());
         for rec in &mut input {
             match rec? {
-                Record::Header { context, .. } => {
-                    if writer.is_none() {
-                        writer = Some(create(&a, context)?);
-                    }
-                }
+                // each imported file (or session) starts its own recording context, so
+                // sessions without ids never run on across inputs
+                Record::Header { context, .. } => match &mut writer {
+                    None => writer = Some(create(&a, context)?),
+                    Some(w) => w.write_record(&serde_json::json!({
+                        "type": "trace",
+                        "format": agentwire::trace::FORMAT_NAME,
+                        "version": agentwire::trace::FORMAT_VERSION,
+                        "context": context,
+                    }))?,
+                },
                 Record::Exchange(mut x) => {
                     let w = match &mut writer {
                         Some(w) => w,

@@ -140,6 +140,18 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Spawn `cmd` with stdout piped and read its first line (a server announcing its URL);
+/// returns the child and that line, trimmed.
+pub fn spawn_first_line(cmd: &mut std::process::Command) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = cmd.stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    (child, line.trim().to_string())
+}
+
 /// An `agentwire serve` child process whose output is kept (for "nothing secret was
 /// printed" checks). The first stdout line is the base URL.
 pub struct ServeProcess {

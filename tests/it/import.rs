@@ -179,22 +179,17 @@ fn copy_replacing(src: &Path, dst: &Path, from: &str, to: &str) {
 /// request id -> input tokens of the reply's last entry.
 fn transcript_usage(projects: &Path) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
-    let mut stack = vec![projects.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "jsonl") {
-                for line in std::fs::read_to_string(&p).unwrap().lines() {
-                    let v: Value = serde_json::from_str(line).unwrap();
-                    if v["type"] == "assistant" {
-                        out.insert(
-                            v["requestId"].as_str().unwrap().to_string(),
-                            v["message"]["usage"]["input_tokens"].as_u64().unwrap(),
-                        );
-                    }
-                }
+    for p in files_under(projects) {
+        if p.extension().is_none_or(|x| x != "jsonl") {
+            continue;
+        }
+        for line in std::fs::read_to_string(&p).unwrap().lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            if v["type"] == "assistant" {
+                out.insert(
+                    v["requestId"].as_str().unwrap().to_string(),
+                    v["message"]["usage"]["input_tokens"].as_u64().unwrap(),
+                );
             }
         }
     }

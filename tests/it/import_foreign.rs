@@ -175,6 +175,29 @@ fn directories_stdin_gzip_and_since_are_read_alike() {
         String::from_utf8_lossy(&all.stderr)
     );
     assert_eq!(rows(&all), 2 * n);
+    // two files, two recording contexts: the copy does not run on into the first session
+    let sessions = |o: &std::process::Output| -> std::collections::BTreeSet<String> {
+        serde_json::from_slice::<serde_json::Value>(&o.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["session"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(sessions(&all).len(), 2);
+    let both = d.join("both.jsonl");
+    let i = agentwire(&[
+        "import",
+        sample.to_str().unwrap(),
+        har.to_str().unwrap(),
+        "-o",
+        both.to_str().unwrap(),
+    ]);
+    assert!(i.status.success(), "{}", String::from_utf8_lossy(&i.stderr));
+    let shown = agentwire(&["show", both.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(rows(&shown), 2 * n);
+    assert_eq!(sessions(&shown).len(), 2);
     let note = String::from_utf8_lossy(&all.stderr);
     assert_eq!(note.lines().count(), 1, "{note}");
     assert!(

@@ -2,8 +2,7 @@
 //! (captures/mcp/jobs_server.py --http) in both protocol generations: POSTs, JSON and
 //! per-request SSE answers, 202 for notifications, `Mcp-Session-Id`, tasks.
 
-use std::io::BufRead;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +11,7 @@ use agentwire::trace::mcp::McpDirection;
 use agentwire::trace::Trace;
 use serde_json::{json, Value};
 
-use crate::common::sha256_hex;
+use crate::common::{sha256_hex, spawn_first_line};
 use crate::mcp_tap::jobs_server;
 
 /// The test server over HTTP; killed on drop.
@@ -24,21 +23,13 @@ pub struct HttpServer {
 
 impl HttpServer {
     pub fn start(args: &[&str]) -> HttpServer {
-        let mut child = Command::new("python3")
-            .arg(jobs_server())
-            .args(["--http", "127.0.0.1:0"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        HttpServer {
-            child,
-            url: line.trim().to_string(),
-        }
+        let (child, url) = spawn_first_line(
+            Command::new("python3")
+                .arg(jobs_server())
+                .args(["--http", "127.0.0.1:0"])
+                .args(args),
+        );
+        HttpServer { child, url }
     }
 }
 
@@ -255,17 +246,11 @@ async fn mcp_tap_http_serves_a_recording_proxy_until_interrupted() {
     let server = HttpServer::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let trace_path = dir.path().join("h.jsonl");
-    let mut tap = Command::new(crate::common::bin())
-        .args(["mcp-tap", "--name", "web", "--http", &server.url, "-o"])
-        .arg(&trace_path)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(tap.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let local = line.trim().to_string();
+    let (mut tap, local) = spawn_first_line(
+        Command::new(crate::common::bin())
+            .args(["mcp-tap", "--name", "web", "--http", &server.url, "-o"])
+            .arg(&trace_path),
+    );
     assert!(
         local.starts_with("http://127.0.0.1:") && local.ends_with("/mcp"),
         "{local}"

@@ -80,19 +80,13 @@ impl Drop for Running {
 
 /// `agentwire serve` (stub answers) writing `trace`; returns the process and its URL.
 pub fn serve(trace: &std::path::Path) -> (Running, String) {
-    use std::io::BufRead;
-    let mut child = Command::new(crate::common::bin())
-        .args(["serve", "--force", "-o"])
-        .arg(trace)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    (Running(child), line.trim().to_string())
+    let (child, url) = crate::common::spawn_first_line(
+        Command::new(crate::common::bin())
+            .args(["serve", "--force", "-o"])
+            .arg(trace)
+            .stderr(Stdio::null()),
+    );
+    (Running(child), url)
 }
 
 /// Wait until something accepts connections on `port` (a peer starting up).
@@ -106,12 +100,9 @@ pub fn wait_for_port(port: u16) {
     panic!("nothing listens on 127.0.0.1:{port} after 30 s");
 }
 
-/// Stop `agentwire serve` cleanly (SIGINT), so its trace is complete.
+/// Stop a peer cleanly (SIGINT), so it writes what it holds (mitmdump its HAR, `agentwire
+/// serve` the end of its trace).
 pub fn stop(mut r: Running) {
-    #[cfg(unix)]
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe {
-        libc::kill(r.0.id() as i32, libc::SIGINT);
-    }
+    crate::common::signal(r.0.id(), libc::SIGINT);
     let _ = r.0.wait();
 }

@@ -3,49 +3,81 @@
 //! (checked against real transcripts of 2.1.303, 2.1.304 and 2.1.332 in the tests).
 
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 /// `v` as canonical JSON text: keys sorted by their UTF-8 bytes (code point order), no
 /// insignificant whitespace, strings escaped as `JSON.stringify` does.
 pub fn canonical_json(v: &Value) -> String {
-    let mut out = String::new();
-    write(v, &mut out);
-    out
+    let mut out = Vec::new();
+    write(v, &mut out).expect("writing to memory");
+    String::from_utf8(out).expect("JSON text is UTF-8")
 }
 
-fn write(v: &Value, out: &mut String) {
+/// Write the canonical JSON of `v` to `out` (no intermediate string).
+pub fn write(v: &Value, out: &mut impl std::io::Write) -> std::io::Result<()> {
     match v {
         Value::Object(m) => {
             let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                write(&m[k.as_str()], out);
-            }
-            out.push('}');
+            keys.sort_unstable();
+            write_members(keys.into_iter().map(|k| (k.as_str(), &m[k.as_str()])), out)
         }
         Value::Array(a) => {
-            out.push('[');
+            out.write_all(b"[")?;
             for (i, x) in a.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.write_all(b",")?;
                 }
-                write(x, out);
+                write(x, out)?;
             }
-            out.push(']');
+            out.write_all(b"]")
         }
-        other => out.push_str(&other.to_string()),
+        other => serde_json::to_writer(out, other).map_err(std::io::Error::other),
+    }
+}
+
+/// Write an object of `members`, which must come sorted by key.
+pub fn write_members<'a>(
+    members: impl Iterator<Item = (&'a str, &'a Value)>,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    out.write_all(b"{")?;
+    for (i, (k, v)) in members.enumerate() {
+        if i > 0 {
+            out.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *out, k).map_err(std::io::Error::other)?;
+        out.write_all(b":")?;
+        write(v, out)?;
+    }
+    out.write_all(b"}")
+}
+
+/// A SHA-256 that JSON can be written into.
+#[derive(Default)]
+pub struct HashWriter(Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl HashWriter {
+    /// Lowercase hex digest of what was written.
+    pub fn hex(self) -> String {
+        hex::encode(self.0.finalize())
     }
 }
 
 /// Lowercase hex SHA-256 of the canonical JSON of `v`.
 pub fn canonical_sha256(v: &Value) -> String {
-    use sha2::{Digest, Sha256};
-    hex::encode(Sha256::digest(canonical_json(v).as_bytes()))
+    let mut h = HashWriter::default();
+    write(v, &mut h).expect("hashing cannot fail");
+    h.hex()
 }
 
 #[cfg(test)]

@@ -29,7 +29,9 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::canonical::canonical_sha256;
+use std::sync::Arc;
+
+use super::canonical::{canonical_sha256, write_members, HashWriter};
 
 /// The salt of the billing fingerprint (see the module docs).
 const BILLING_SALT: &str = "59cf53e54c78";
@@ -38,8 +40,9 @@ const BILLING_SALT: &str = "59cf53e54c78";
 #[derive(Default)]
 pub struct Records {
     shapes: HashMap<String, Value>,
-    blobs: HashMap<String, Value>,
-    built: HashMap<String, Vec<Value>>,
+    blobs: HashMap<String, Arc<Value>>,
+    /// Messages of each rebuilt request (shared, so `base`/`keep` costs no copies).
+    built: HashMap<String, Vec<Arc<Value>>>,
 }
 
 /// Outcome of checking a rebuilt request against `requestDigest`.
@@ -102,7 +105,7 @@ impl Records {
                 if let (Some(h), Some(m)) =
                     (v.get("hash").and_then(Value::as_str), v.get("message"))
                 {
-                    self.blobs.insert(h.to_string(), m.clone());
+                    self.blobs.insert(h.to_string(), Arc::new(m.clone()));
                 }
             }
             _ => {}
@@ -112,7 +115,9 @@ impl Records {
     /// Make a message the transcript holds (a user entry's, or an assistant reply merged
     /// by message id) findable by its hash.
     pub fn add_message(&mut self, m: Value) {
-        self.blobs.entry(canonical_sha256(&m)).or_insert(m);
+        self.blobs
+            .entry(canonical_sha256(&m))
+            .or_insert(Arc::new(m));
     }
 
     /// Rebuild the request of an `api-request` record.
@@ -155,9 +160,12 @@ impl Records {
                 .ok_or_else(|| format!("message {h} is not in the transcript"))?;
             messages.push(m.clone());
         }
+        // the one deep copy: the body gets its own messages to place cache_control in
+        let owned: Vec<Value> = messages.iter().map(|m| Value::clone(m)).collect();
         if let Some(id) = s("id") {
-            self.built.insert(id.to_string(), messages.clone());
+            self.built.insert(id.to_string(), messages);
         }
+        let messages = owned;
         let mut parts = Map::new();
         parts.insert(
             "system".into(),
@@ -185,11 +193,17 @@ impl Records {
         let digest = match s("requestDigest") {
             None => DigestCheck::Absent,
             Some(d) => {
-                let mut all = params.clone();
-                for (k, v) in parts.as_object().into_iter().flatten() {
-                    all.insert(k.clone(), v.clone());
-                }
-                if canonical_sha256(&Value::Object(all)) == d {
+                // params and parts as one object, keys sorted, hashed without copying
+                let mut members: Vec<(&str, &Value)> = params
+                    .iter()
+                    .filter(|(k, _)| parts.get(k.as_str()).is_none())
+                    .chain(parts.as_object().into_iter().flatten())
+                    .map(|(k, v)| (k.as_str(), v))
+                    .collect();
+                members.sort_unstable_by_key(|(k, _)| *k);
+                let mut h = HashWriter::default();
+                write_members(members.into_iter(), &mut h).map_err(|e| e.to_string())?;
+                if h.hex() == d {
                     DigestCheck::Verified
                 } else {
                     DigestCheck::Mismatch
