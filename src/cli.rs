@@ -825,13 +825,14 @@ pub struct AnalysisArgs {
     /// Cache TTL: each breakpoint's own (auto), or force 5m / 1h.
     #[arg(long, value_enum, default_value = "auto")]
     pub ttl: TtlArg,
-    /// Price table JSON file replacing the built-in one: {source, date, fallback,
-    /// models: [{model, matches, input, output, write_5m, write_1h, read, min_cacheable}]},
-    /// USD per million tokens (see docs/analyze.md).
+    /// Price table JSON file replacing the built-in one: {source, date, models: [{model,
+    /// ids, input, output, write_5m, write_1h, read, min_cacheable}]}, USD per million
+    /// tokens; ids match exactly, other models are unpriced (see docs/analyze.md).
     #[arg(long)]
     pub prices: Option<PathBuf>,
-    /// Which usage figures to trust. Traces recorded against a fake server (placeholder
-    /// usage) need `simulated`.
+    /// Which usage figures to trust (auto: recorded where the response carries cache
+    /// fields and agentwire did not make it up). Traces recorded against another fake
+    /// server (placeholder usage) need `simulated`.
     #[arg(long, value_enum, default_value = "auto")]
     pub usage: UsageArg,
 }
@@ -839,7 +840,8 @@ pub struct AnalysisArgs {
 /// `agentwire analyze`.
 #[derive(Args, Debug)]
 pub struct AnalyzeArgs {
-    /// Trace files (JSON Lines), analysed together (threads per file, one shared cache).
+    /// Trace files (JSON Lines), analysed together (sessions never span files; one shared
+    /// cache).
     #[arg(required = true)]
     pub traces: Vec<PathBuf>,
     /// Output format.
