@@ -113,6 +113,17 @@ fn markdown_of_real_captures_has_whole_lines_and_explained_labels() {
     assert!(md.starts_with("# claude-code 2.1.303 → 2.1.304 (base-url route"));
     assert!(md.contains("### System block 0: changed"));
     assert!(!md.contains("[-") && !md.contains("{+"));
+    // `--max-line` shortens on request, and the check sees it: it can fail.
+    let short = run(&[
+        "report",
+        "diff",
+        "--max-line",
+        "60",
+        &cap("cc2.1.303-hello.pcap"),
+        &cap("cc2.1.304-hello.pcap"),
+    ]);
+    let caught = std::panic::catch_unwind(|| check_markdown(&short));
+    assert!(caught.is_err(), "lines cut at 60 characters went unnoticed");
     let audit = dir.path().join("audit.md");
     run(&[
         "report",
@@ -135,8 +146,9 @@ fn s(p: &std::path::Path) -> String {
     p.display().to_string()
 }
 
-/// Parse `md` as CommonMark (GFM tables) and check: no raw HTML, no text line ending in
-/// "…", and every table header and figure name listed in the glossary.
+/// Parse `md` as CommonMark (GFM tables) and check: no raw HTML, no line of a paragraph,
+/// list item, heading, table cell or code block ending in "…", and every table header and
+/// figure name listed in the glossary.
 fn check_markdown(md: &str) {
     let mut opts = Options::empty();
     opts.insert(Options::ENABLE_TABLES);
@@ -155,7 +167,6 @@ fn check_markdown(md: &str) {
                 in_heading = true;
                 heading.clear();
             }
-            Event::End(TagEnd::Heading(_)) => in_heading = false,
             Event::Start(Tag::TableHead) => {
                 in_head = true;
                 col = 0;
@@ -201,7 +212,12 @@ fn check_markdown(md: &str) {
                 }
             }
             Event::SoftBreak | Event::HardBreak => block.push('\n'),
-            Event::End(TagEnd::Paragraph | TagEnd::CodeBlock) => {
+            Event::End(
+                e @ (TagEnd::Paragraph | TagEnd::CodeBlock | TagEnd::Item | TagEnd::Heading(_)),
+            ) => {
+                if matches!(e, TagEnd::Heading(_)) {
+                    in_heading = false;
+                }
                 for line in block.lines() {
                     assert!(!line.trim_end().ends_with('…'), "line cut short: {line}");
                 }
