@@ -138,7 +138,8 @@ fn comparison(w: &mut Writer, d: &RequestDiff) {
     }
 }
 
-fn mechanisms(m: &[Mechanism]) -> String {
+/// How a side loads deferred tools, in words: `client tool ToolSearch`, or `none`.
+pub(crate) fn mechanisms(m: &[Mechanism]) -> String {
     if m.is_empty() {
         return "none".into();
     }

@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use super::chart::{self, ToolBar};
-use super::diff::{state, status, tool_groups};
+use super::diff::{mechanisms, state, status, tool_groups};
 use super::glossary::{self, Entry};
 use super::meta::{InputMeta, Meta};
 use super::page;
@@ -397,16 +397,6 @@ fn comparison(d: &RequestDiff, a_name: &str, b_name: &str, o: &Options, html: bo
             s.turn
         )
     };
-    let mech = |m: &[crate::api::tools::Mechanism]| {
-        if m.is_empty() {
-            "none".to_string()
-        } else {
-            m.iter()
-                .map(|m| format!("{} tool {}", m.kind, m.tool))
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
-    };
     let moved: Vec<&ToolEntry> = t
         .entries
         .iter()
@@ -486,8 +476,8 @@ fn comparison(d: &RequestDiff, a_name: &str, b_name: &str, o: &Options, html: bo
                 names: v.clone(),
             })
             .collect(),
-        mechanisms_a: mech(&t.a_mechanisms),
-        mechanisms_b: mech(&t.b_mechanisms),
+        mechanisms_a: mechanisms(&t.a_mechanisms),
+        mechanisms_b: mechanisms(&t.b_mechanisms),
         tools: moved
             .iter()
             .map(|e| ToolRow {
