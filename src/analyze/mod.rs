@@ -320,11 +320,26 @@ impl Analyzer {
 /// Errors: a file that cannot be opened or read (unreadable lines are counted in
 /// [`InputInfo::bad_lines`], not errors).
 pub fn analyze_files(paths: &[&Path], cfg: AnalyzeConfig) -> Result<Analysis, AnalyzeError> {
+    analyze_files_observed(paths, cfg, &mut |_, _| {})
+}
+
+/// [`analyze_files`], showing `observe` each record (with its input's index in `paths`)
+/// before the analysis takes it: what a caller needs besides the analysis (a report's
+/// description of each input) without reading the inputs twice or holding them.
+///
+/// Errors: as [`analyze_files`].
+pub fn analyze_files_observed(
+    paths: &[&Path],
+    cfg: AnalyzeConfig,
+    observe: &mut dyn FnMut(usize, &Record),
+) -> Result<Analysis, AnalyzeError> {
     let mut a = Analyzer::new(cfg);
-    for p in paths {
+    for (i, p) in paths.iter().enumerate() {
         a.begin_trace(&p.display().to_string());
         for rec in open_input(p, &Default::default())? {
-            match rec? {
+            let rec = rec?;
+            observe(i, &rec);
+            match rec {
                 Record::Exchange(x) => a.push(&x),
                 Record::Mcp(m) => a.push_mcp(*m),
                 Record::Bad(_) => a.bad_line(),

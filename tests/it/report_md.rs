@@ -419,3 +419,32 @@ fn recorded_control_characters_never_reach_stdout_raw() {
         }
     }
 }
+
+/// `report analyze` streams its inputs (it never holds a whole trace) and describes each
+/// from the records going past: the same description as from the whole trace in memory,
+/// for a recorded trace with a header (the demo's kind) and for pcap files (no header:
+/// version and route from the first request).
+#[test]
+fn streamed_input_description_matches_the_whole_trace() {
+    use agentwire::report::meta::MetaCollector;
+    use agentwire::trace::{open_input, Trace};
+    let dir = tempfile::tempdir().unwrap();
+    let (recorded, _) = crate::report_injection::hostile_pair(dir.path());
+    let inputs = [
+        std::path::PathBuf::from(recorded),
+        shared_capture("claude-code/cc2.1.304-cache-ttl-gap.pcap"),
+        shared_capture("claude-code/cc2.1.303-hello-toolsearch-on.pcap"),
+    ];
+    for p in &inputs {
+        let name = p.display().to_string();
+        let mut c = MetaCollector::default();
+        for r in open_input(p, &Default::default()).unwrap() {
+            c.record(&r.unwrap());
+        }
+        let streamed = serde_json::to_value(c.finish(&name)).unwrap();
+        let whole = serde_json::to_value(InputMeta::of(&name, &Trace::open(p).unwrap())).unwrap();
+        assert_eq!(streamed, whole, "{name}");
+        assert!(whole["exchanges"].as_u64().unwrap() > 0, "{whole}");
+        assert!(whole["version"].is_string(), "{whole}");
+    }
+}
