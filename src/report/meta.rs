@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::capture::record::{sandbox_vars, FIRST_PARTY_HOST};
 use crate::diff::headers::client_version;
-use crate::trace::{Context, Exchange, Record, Trace};
+use crate::trace::{header_value, Context, Exchange, Record, Trace};
 
 /// One input of a report.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -59,13 +59,7 @@ impl InputMeta {
         earliest: Option<DateTime<Utc>>,
     ) -> InputMeta {
         let header = |name: &str| {
-            first.and_then(|x| {
-                x.request
-                    .headers
-                    .iter()
-                    .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                    .map(|(_, v)| v.clone())
-            })
+            first.and_then(|x| header_value(&x.request.headers, name).map(str::to_string))
         };
         let ua = header("user-agent");
         let (client, version) = match (&c.cli, &c.cli_version) {
