@@ -528,7 +528,7 @@ fn lane_rows(bars: &[LaneBar], gap_s: f64) -> (Vec<usize>, Vec<String>) {
         first.push(labels.len());
         for r in 0..rows.len() {
             labels.push(if r == 0 {
-                lane.chars().take(40).collect()
+                clip_label(lane, LANE_LABEL_CHARS)
             } else {
                 String::new()
             });
@@ -536,6 +536,21 @@ fn lane_rows(bars: &[LaneBar], gap_s: f64) -> (Vec<usize>, Vec<String>) {
     }
     let row = placed.iter().map(|(l, r)| first[*l] + r).collect();
     (row, labels)
+}
+
+/// Characters of a lane label the chart shows (the tables show it whole).
+const LANE_LABEL_CHARS: usize = 40;
+
+/// `s` if it has at most `max` characters, else its first `max - 1` and "…" (the mark
+/// that the chart shortened it).
+fn clip_label(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut c: String = s.chars().take(max.saturating_sub(1)).collect();
+        c.push('…');
+        c
+    }
 }
 
 /// Bars on lanes over time (Gantt-like): one lane per distinct [`LaneBar::lane`], in order
@@ -741,6 +756,11 @@ mod tests {
         let (rows, labels) = lane_rows(&bars, 1.0);
         assert_eq!(rows, [0, 1, 2, 0]);
         assert_eq!(labels, ["s1", "", "s2"]);
+        // a lane label too long for the chart is shortened visibly
+        let long = "s1/main: mcp__jobs__get_status({\"job_id\":\"job-7f3a\"})";
+        let (_, labels) = lane_rows(&[bar(long, 0.0, 1.0)], 1.0);
+        assert_eq!(labels, ["s1/main: mcp__jobs__get_status({\"job_id…"]);
+        assert_eq!(labels[0].chars().count(), LANE_LABEL_CHARS);
         // a gap shorter than the label room also stacks
         let (rows, _) = lane_rows(&[bar("s1", 0.0, 10.0), bar("s1", 10.5, 12.0)], 1.0);
         assert_eq!(rows, [0, 1]);
