@@ -604,11 +604,16 @@ pub fn lanes(title: &str, bars: &[LaneBar]) -> Result<String, String> {
                 )
                 .map_err(err)?;
         }
+        // A label runs from its bar's end to the plot's right edge at most; longer ones
+        // are shortened with "…" (the tables have them whole).
+        let px_per_s = chart.plotting_area().dim_in_pixel().0 as f64 / end;
         chart
             .draw_series(bars.iter().zip(&row_of).map(|(b, &i)| {
+                let at = b.end_s + end * 0.01;
+                let room = ((end - at) * px_per_s / LABEL_CHAR_PX) as usize;
                 Text::new(
-                    format!("{}: {}", b.category, b.label),
-                    (b.end_s + end * 0.01, SegmentValue::CenterOf(i as i32)),
+                    clip_label(&format!("{}: {}", b.category, b.label), room),
+                    (at, SegmentValue::CenterOf(i as i32)),
                     (FONT, 12).into_font(),
                 )
             }))
@@ -854,6 +859,24 @@ mod tests {
                 assert!(!overlap(l, d), "legend label {l:?} covers point {d:?}");
             }
         }
+    }
+
+    #[test]
+    fn lane_labels_end_inside_the_chart() {
+        let mut b = bar("s1", 0.0, 10.0);
+        b.category = "completed".into();
+        b.label = format!(
+            "job-7f3a ({})",
+            "mcp__jobs__start_job, completed, ".repeat(4)
+        );
+        let svg = lanes("Background jobs per session", &[b]).unwrap();
+        let text = regex::Regex::new(r#"<text x="([\d.]+)"[^>]*>\s*(completed: [^<]*?)\s*</text>"#)
+            .unwrap();
+        let c = text.captures(&svg).expect("the bar's label");
+        let x: f64 = c[1].parse().unwrap();
+        assert!(c[2].ends_with('…'), "{}", &c[2]);
+        let right = x + c[2].chars().count() as f64 * LABEL_CHAR_PX;
+        assert!(right <= WIDTH as f64, "label ends at {right} px");
     }
 
     #[test]
