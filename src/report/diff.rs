@@ -80,7 +80,8 @@ fn delta(n: i64) -> String {
     }
 }
 
-fn pct(r: &SizeRow) -> String {
+/// A size row's change in percent of A (`+4.0%`), `new` when A is 0, empty when equal.
+pub(crate) fn pct(r: &SizeRow) -> String {
     if r.a == 0 {
         return if r.b == 0 { "" } else { "new" }.into();
     }

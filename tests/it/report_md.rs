@@ -113,6 +113,18 @@ fn markdown_of_real_captures_has_whole_lines_and_explained_labels() {
     assert!(md.starts_with("# claude-code 2.1.303 → 2.1.304 (base-url route"));
     assert!(md.contains("### System block 0: changed"));
     assert!(!md.contains("[-") && !md.contains("{+"));
+    // A small change in words: 2.1.304's system prompt with ToolSearch off is 15 bytes
+    // longer (6,009 → 6,024): 0.25%, said as 0.2%, never "grew 0%".
+    let small = run(&[
+        "report",
+        "diff",
+        &cap("cc2.1.304-hello.pcap"),
+        &cap("cc2.1.304-hello-toolsearch-off.pcap"),
+    ]);
+    assert!(
+        small.contains("The system prompt grew 0.2% (6,009 → 6,024 bytes)"),
+        "{small}"
+    );
     // `--max-line` shortens on request, and the check sees it: it can fail.
     let short = run(&[
         "report",
@@ -139,6 +151,22 @@ fn markdown_of_real_captures_has_whole_lines_and_explained_labels() {
         audit.to_str().unwrap(),
     ]);
     check_markdown(&std::fs::read_to_string(&audit).unwrap());
+    // The history report and the pairwise diffs it links to.
+    let history = dir.path().join("history.md");
+    run(&[
+        "history",
+        &cap("cc2.1.303-hello.pcap"),
+        &cap("cc2.1.304-hello.pcap"),
+        "-o",
+        history.to_str().unwrap(),
+    ]);
+    check_markdown(&std::fs::read_to_string(&history).unwrap());
+    let diffs: Vec<_> = std::fs::read_dir(dir.path().join("history-diffs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(diffs.len(), 1, "{diffs:?}");
+    check_markdown(&std::fs::read_to_string(&diffs[0]).unwrap());
     // Recorded markup stays text in Markdown too.
     let (a, b) = crate::report_injection::hostile_pair(dir.path());
     check_markdown(&run(&["report", "diff", &a, &b]));
