@@ -64,11 +64,12 @@ pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
                     };
                     x.id = count;
                     count += 1;
-                    let f = x
-                        .source
-                        .format
-                        .clone()
-                        .unwrap_or_else(|| "agentwire-trace".into());
+                    use agentwire::trace::SourceKind;
+                    let f = match (&x.source.format, x.source.kind) {
+                        (Some(f), _) => f.clone(),
+                        (None, SourceKind::Pcap | SourceKind::Live) => "packet capture".into(),
+                        (None, _) => "agentwire-trace".into(),
+                    };
                     *formats.entry(f).or_default() += 1;
                     w.write_exchange(&x)?;
                 }
@@ -104,7 +105,8 @@ pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
     };
     super::summary(
         &format!(
-            "imported {count} exchanges ({}){skipped} -> {}\n",
+            "imported {} ({}){skipped} -> {}\n",
+            agentwire::report::count(count, "exchange"),
             by_format.join(", "),
             super::shown(&a.output)
         ),

@@ -127,6 +127,17 @@ pub fn printable(s: &str) -> String {
     }
 }
 
+/// `n` and a noun, singular for one (`1 exchange`, `2 exchanges`, `0 exchanges`); the
+/// plural is the noun with `s`.
+pub fn count(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// [`printable`] applied line by line: newlines stay, everything else is escaped (for
 /// multi-line messages such as errors).
 pub fn printable_lines(s: &str) -> String {
@@ -208,6 +219,13 @@ impl serde_json::ser::Formatter for SafeFormatter {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn one_exchange_is_singular() {
+        assert_eq!(super::count(1u64, "exchange"), "1 exchange");
+        assert_eq!(super::count(0u64, "exchange"), "0 exchanges");
+        assert_eq!(super::count(12u64, "tool"), "12 tools");
+    }
+
     #[test]
     fn control_characters_are_escaped() {
         assert_eq!(super::printable("a\u{1b}[31mb\n"), "a\\u{1b}[31mb\\u{a}");

@@ -150,3 +150,53 @@ fn capture_keeps_existing_traces() {
     );
     assert_eq!(std::fs::read(&out).unwrap(), b"precious\n");
 }
+
+/// Reported by a new user: `mcp-tap -o FILE` replaced an earlier recording without a
+/// word, and `--force` was rejected, against the one output policy. A second tap onto the
+/// same file is refused before the server starts (the file keeps its bytes); with
+/// `--force` it is replaced by a trace of the new session.
+#[test]
+fn mcp_tap_keeps_an_existing_recording_without_force() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tap.jsonl");
+    std::fs::write(&out, b"precious\n").unwrap();
+    let server =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/mcp/jobs_server.py");
+    let tap = |force: bool| {
+        let mut args = vec!["mcp-tap", "--name", "jobs", "-o", out.to_str().unwrap()];
+        if force {
+            args.push("--force");
+        }
+        args.extend(["--", "python3", server.to_str().unwrap()]);
+        let mut child = std::process::Command::new(bin())
+            .args(&args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let refused = tap(false);
+    assert_eq!(refused.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("--force"), "{err}");
+    assert!(refused.stdout.is_empty(), "the server never ran");
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious\n");
+    let replaced = tap(true);
+    assert!(
+        replaced.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replaced.stderr)
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.starts_with("{\"type\":\"trace\""), "{text}");
+    assert_eq!(text.matches("\"method\":\"ping\"").count(), 1, "{text}");
+}
