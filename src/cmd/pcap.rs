@@ -2,6 +2,7 @@
 //! progress on stderr, print the summary.
 
 use std::fs::File;
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -29,6 +30,23 @@ pub(super) fn write_ready(ex: &mut Extractor, w: &mut TraceSink) -> Result<()> {
 pub(super) fn progress_message(ex: &Extractor) -> String {
     let s = ex.summary();
     format!("{} packets, {} exchanges", s.packets, s.exchanges)
+}
+
+/// End of input (files or a live capture): release the exchanges still held, complete
+/// the trace at `output`, print the summary (in `f.format`) and say how many exchanges
+/// were written where.
+pub(super) fn finish(
+    ex: Extractor,
+    mut w: TraceSink,
+    f: &PacketFilterArgs,
+    output: &Path,
+) -> Result<()> {
+    let (rest, summary) = ex.finish();
+    w.write(rest)?;
+    w.finish()?;
+    summary_out(&report::capture::render(&summary, f.format.into()), output)?;
+    eprintln!("wrote {} exchanges to {}", summary.exchanges, shown(output));
+    Ok(())
 }
 
 /// `agentwire pcap FILE...`
@@ -89,18 +107,7 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
         write_ready(&mut ex, &mut w)?;
     }
     pb.finish_and_clear();
-    let (rest, summary) = ex.finish();
-    w.write(rest)?;
-    w.finish()?;
-    summary_out(
-        &report::capture::render(&summary, a.filter.format.into()),
-        &a.output,
-    )?;
-    eprintln!(
-        "wrote {} exchanges to {}",
-        summary.exchanges,
-        shown(&a.output)
-    );
+    finish(ex, w, &a.filter, &a.output)?;
     Ok(if unreadable > 0 {
         ExitCode::from(ERROR)
     } else if partial > 0 {
