@@ -49,6 +49,26 @@ pub(super) fn finish(
     Ok(())
 }
 
+/// Refuse an input that is not a capture (a directory, a trace, garbage) before the
+/// output is touched: its first bytes are no capture's magic number.
+fn check_capture(path: &Path, f: &File) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0u8; 4];
+    let n = f.read_at(&mut head, 0).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read capture {}: {e} (give a pcap or pcapng file; no output was written)",
+            path.display()
+        )
+    })?;
+    if !pcap::is_capture_start(&head[..n]) {
+        anyhow::bail!(
+            "{} is not a packet capture: it starts with no pcap, pcapng or gzip magic number (tcpdump -w or Wireshark files are; traces and HAR files are read by show, diff and analyze); no output was written",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 /// `agentwire pcap FILE...`
 pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
     let mut ex = Extractor::new(config(&a.filter, SourceKind::Pcap));
@@ -61,8 +81,10 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
                 path.display()
             )
         })?;
+        check_capture(path, &f)?;
         inputs.push((path, f));
     }
+    agentwire::output::check_not_input(&a.output, &a.files)?;
     let w = TraceWriter::create_atomic(&a.output, a.force, &Context::new())?;
     let mut w = TraceSink::new(w, a.threads.get());
     let total: u64 = inputs

@@ -254,3 +254,46 @@ fn force_never_replaces_an_input() {
         );
     }
 }
+
+/// Reported by an adversarial tester: `pcap garbage.bin -o o.jsonl` and `pcap good.pcap
+/// garbage.bin -o o.jsonl` exited 1 but still wrote `o.jsonl` (a header-only trace, or the
+/// good file's exchanges), so a re-run needed `--force`; a directory as input did the
+/// same. Every input is now recognised as a capture (magic number) before the output is
+/// opened, and `-o` naming an input is refused even with `--force`.
+#[test]
+fn pcap_writes_nothing_when_an_input_is_not_a_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.bin");
+    std::fs::write(
+        &garbage,
+        (0..5000u32)
+            .map(|i| (i * 7919 % 251) as u8)
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let good = shared_capture("claude-code/cc2.1.304-hello.pcap");
+    let out = dir.path().join("o.jsonl");
+    let (g, o) = (garbage.to_str().unwrap(), out.to_str().unwrap());
+    for args in [
+        vec!["pcap", g, "-o", o],
+        vec!["pcap", good.to_str().unwrap(), g, "-o", o],
+        vec!["pcap", dir.path().to_str().unwrap(), "-o", o],
+    ] {
+        let r = agentwire(&args);
+        assert_eq!(r.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(err.contains("no output was written"), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+    let copy = dir.path().join("c.pcap");
+    std::fs::copy(&good, &copy).unwrap();
+    let before = std::fs::read(&copy).unwrap();
+    let c = copy.to_str().unwrap();
+    let r = agentwire(&["pcap", c, "-o", c, "--force"]);
+    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        before,
+        "the capture was replaced"
+    );
+}
