@@ -15,7 +15,7 @@ use crate::cli::ExportArgs;
 
 pub(super) fn export(a: ExportArgs) -> Result<ExitCode> {
     if is_stdout(&a.output) {
-        let (_, code, _) = write_har(&a, std::io::stdout().lock())?;
+        let (_, code, _) = write_har(&a, agentwire::report::safe_json::stdout())?;
         return Ok(code);
     }
     let file = AtomicFile::create(&a.output, a.force)?;

@@ -293,7 +293,7 @@ pub(crate) fn live_trace(
     use agentwire::trace::TraceWriter;
     if agentwire::output::is_stdout(path) {
         return Ok(TraceWriter::from_writer(
-            Box::new(std::io::stdout()),
+            Box::new(agentwire::report::safe_json::stdout()),
             path,
             context,
         )?);

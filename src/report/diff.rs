@@ -16,6 +16,10 @@ const MAX_VALUE: usize = 72;
 /// Render a diff report. `color` adds ANSI colours to the terminal format (the caller
 /// decides: a TTY and `NO_COLOR` unset).
 pub fn render(report: &DiffReport, format: Format, color: bool) -> String {
+    super::in_format(format, render_unchecked(report, format, color))
+}
+
+fn render_unchecked(report: &DiffReport, format: Format, color: bool) -> String {
     if format == Format::Json {
         return super::json(report);
     }

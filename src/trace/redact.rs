@@ -40,14 +40,24 @@ const SECRET_SUFFIXES: &[&str] = &[
 /// `secrets`, `cookies`).
 const SECRET_PREFIXES: &[&str] = &["auth", "secret", "credential", "cookie", "passw"];
 /// Words that make a name secret only when a word equals one.
-const SECRET_EXACT: &[&str] = &["pwd", "sig", "pat"];
+const SECRET_EXACT: &[&str] = &[
+    "pwd",
+    "sig",
+    "pat",
+    "jwt",
+    "sessionid",
+    "jsessionid",
+    "phpsessid",
+];
 
 /// True when a name (header, environment variable, query parameter, command-line flag)
 /// denotes a secret. The name is split into words at every non-alphanumeric character
 /// (`x-api-key` → x, api, key; `OPENAI_APIKEY` → openai, apikey); it is secret when a word
 /// ends with key, token, secret, password, passwd, pass, auth, credential(s), creds,
 /// cookie or signature, starts with auth (not author), secret, credential, cookie or
-/// passw, or is pwd, sig or pat. Plurals such as `tokens` (`max_tokens`,
+/// passw, or is pwd, sig, pat, jwt or a one-word session cookie name (`sessionid`,
+/// `jsessionid`, `phpsessid`; Claude Code's `session-id` header is an id, not a secret,
+/// and stays). Plurals such as `tokens` (`max_tokens`,
 /// `anthropic-ratelimit-tokens-remaining`) are counts, not secrets.
 pub fn is_secret_name(name: &str) -> bool {
     name.split(|c: char| !c.is_ascii_alphanumeric())
@@ -107,8 +117,12 @@ static AUTH_SCHEME: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 /// Anthropic-key-shaped byte strings inside bodies (`--redact-body`).
-static BODY_KEY: LazyLock<BytesRegex> =
-    LazyLock::new(|| BytesRegex::new(r"sk-ant-[A-Za-z0-9_-]{8,}").expect("static regex"));
+/// A dash may be written as the JSON escape `\u002d` (`sk\u002dant-…` is the same key
+/// inside a JSON string).
+static BODY_KEY: LazyLock<BytesRegex> = LazyLock::new(|| {
+    BytesRegex::new(r"sk(?:-|\\u002[dD])ant(?:-|\\u002[dD])(?:[A-Za-z0-9_-]|\\u002[dD]){8,}")
+        .expect("static regex")
+});
 
 /// The marker that replaces a secret value: `[redacted SCHEME fp=XXXXXXXX]`.
 ///
@@ -199,17 +213,27 @@ pub fn redact_text_cow(text: &str) -> Cow<'_, str> {
     }) {
         t = Cow::Owned(s);
     }
-    if let Cow::Owned(s) = NAME_VALUE.replace_all(&t, |c: &regex::Captures| {
-        let (name, sep, value) = (&c[1], &c[2], &c[3]);
-        if is_secret_name(name) && !value.starts_with("[redacted") {
-            format!("{name}{sep}{}", marker(value))
-        } else {
-            c[0].to_string()
-        }
-    }) {
+    if let Cow::Owned(s) = redact_pairs(&t) {
         t = Cow::Owned(s);
     }
     t
+}
+
+/// The `name=value` / `name: value` rule of [`redact_text_cow`]. The value of a pair whose
+/// name is not secret is searched again: it can hold pairs of its own (`http://h/?token=T`
+/// matches as `http` `:` `//h/?token=T`, a Referer or `url=` value holds a whole URL), and
+/// a match consumes its text, so without the second look their secrets would pass.
+fn redact_pairs(text: &str) -> Cow<'_, str> {
+    NAME_VALUE.replace_all(text, |c: &regex::Captures| {
+        let (name, sep, value) = (&c[1], &c[2], &c[3]);
+        if value.starts_with("[redacted") {
+            c[0].to_string()
+        } else if is_secret_name(name) {
+            format!("{name}{sep}{}", marker(value))
+        } else {
+            format!("{name}{sep}{}", redact_pairs(value))
+        }
+    })
 }
 
 /// Redacted copy of an environment value: a marker if the name looks secret, else the
@@ -310,7 +334,7 @@ pub fn body_keys(body: &[u8]) -> (Cow<'_, [u8]>, usize) {
 }
 
 /// Redact every string of an exchange that is not a body: header values, the request
-/// target, the source's upstream URL, the error message, and strings inside notes. Returns
+/// method and target, the source's upstream URL, the error message, and strings inside notes. Returns
 /// `None` when nothing needed redaction (the common case: sources redact at capture time).
 pub fn exchange(x: &Exchange) -> Option<Exchange> {
     let dirty = headers_dirty(&x.request.headers)
@@ -318,6 +342,7 @@ pub fn exchange(x: &Exchange) -> Option<Exchange> {
             .as_ref()
             .is_some_and(|r| headers_dirty(&r.headers))
         || is_dirty(&x.request.target)
+        || is_dirty(&x.request.method)
         || x.source.upstream.as_deref().is_some_and(is_dirty)
         || x.source.server.as_deref().is_some_and(is_dirty)
         || x.error.as_ref().is_some_and(|e| is_dirty(&e.message))
@@ -331,6 +356,7 @@ pub fn exchange(x: &Exchange) -> Option<Exchange> {
         redact_headers(&mut r.headers);
     }
     y.request.target = redact_text(&y.request.target);
+    y.request.method = redact_text(&y.request.method);
     for s in [&mut y.source.upstream, &mut y.source.server]
         .into_iter()
         .flatten()
@@ -598,5 +624,93 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("[redacted sk-ant-api03 fp="));
+    }
+
+    /// Reported by an adversarial tester: a secret query parameter inside a URL that is
+    /// itself a value passed — an absolute-form target (`POST http://h/v1/messages?token=T`
+    /// through the proxy or in a pcap), a Referer or Location header, reqwest's error text
+    /// naming the upstream URL, `url=` values, a URL argument of `record -- cmd`: the
+    /// `http:` of the URL matched as a harmless `name: value` pair and swallowed the rest.
+    #[test]
+    fn secrets_in_urls_inside_values_are_redacted() {
+        for (text, secret) in [
+            ("http://api/v1/messages?token=PABS1234", "PABS1234"),
+            ("https://example.com/cb?access_token=REFTOKEN1", "REFTOKEN1"),
+            ("https://x/?a=1&token=PLOC5678", "PLOC5678"),
+            ("<https://a/?sig=SIGVALUE9>; rel=next", "SIGVALUE9"),
+            (
+                "error sending request for url (http://127.0.0.1:1/base/v1/messages?key=UPKEY123&beta=true)",
+                "UPKEY123",
+            ),
+            ("next=https://h/?password=HUNTER22", "HUNTER22"),
+            ("Location: /login?token=TOK98765", "TOK98765"),
+        ] {
+            let r = redact_text(text);
+            assert!(!r.contains(secret), "{text} -> {r}");
+            assert!(r.contains("[redacted fp="), "{text} -> {r}");
+            assert_eq!(redact_text(&r), r, "idempotent");
+        }
+        // What is not secret stays readable.
+        assert_eq!(
+            redact_text("http://127.0.0.1:8080/v1/messages?beta=true"),
+            "http://127.0.0.1:8080/v1/messages?beta=true"
+        );
+        let argv = redact_argv(&["curl".into(), "https://x/?token=ARGSECRET5".into()]);
+        assert!(!argv[1].contains("ARGSECRET5"), "{argv:?}");
+    }
+
+    /// Reported by an adversarial tester: `sessionid=` and `jwt=` query parameters were
+    /// written raw; Claude Code's session-id header must stay (sessions are keyed on it).
+    #[test]
+    fn session_cookie_and_jwt_parameters_are_secret() {
+        for n in ["sessionid", "JSESSIONID", "PHPSESSID", "jwt", "id_jwt"] {
+            assert!(is_secret_name(n), "{n}");
+        }
+        assert!(!is_secret_name("x-claude-code-session-id"));
+        assert!(!is_secret_name("session_id"));
+        assert!(!redact_text("/cb?sessionid=PXSESS12").contains("PXSESS12"));
+    }
+
+    /// Reported by an adversarial tester: a key sent as the request method was written raw
+    /// in `request.method`.
+    #[test]
+    fn a_secret_sent_as_the_method_is_redacted() {
+        use crate::trace::{Body, HttpRequest, Source, SourceKind};
+        let x = Exchange {
+            id: 0,
+            started_at: chrono::DateTime::UNIX_EPOCH,
+            ended_at: None,
+            source: Source::new(SourceKind::Server),
+            request: HttpRequest {
+                method: KEY.into(),
+                target: "/v1/messages".into(),
+                version: "HTTP/1.1".into(),
+                headers: vec![],
+                body: Body::new(Vec::new()),
+            },
+            response: None,
+            error: None,
+            notes: Default::default(),
+        };
+        let y = exchange(&x).expect("the method is dirty");
+        assert!(
+            !y.request.method.contains(&KEY[12..]),
+            "{}",
+            y.request.method
+        );
+        assert!(y.request.method.starts_with("[redacted sk-ant-api03 fp="));
+    }
+
+    /// Reported by an adversarial tester: `--redact-body` missed a key whose dashes are
+    /// JSON escapes (`sk\u002dant-…`), the same string once the JSON is parsed.
+    #[test]
+    fn body_keys_with_json_escaped_dashes_are_found() {
+        let escaped = KEY.replace('-', "\\u002d");
+        let body = format!("{{\"text\":\"{escaped}\"}}");
+        let (out, n) = body_keys(body.as_bytes());
+        assert_eq!(n, 1);
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let text = v["text"].as_str().unwrap();
+        assert!(!text.contains(&KEY[12..]), "{text}");
     }
 }
