@@ -12,7 +12,7 @@ FROM ?=
 
 .DEFAULT_GOAL := help
 
-.PHONY: help deps build demo test lint doc bench load clean-demo install uninstall
+.PHONY: help deps build demo test lint doc bench load mutants clean-demo install uninstall
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -83,6 +83,13 @@ bench: deps ## run the benchmarks (installs claude-tap and mitmproxy from PyPI i
 
 load: ## 60 s of 100 KB POSTs at full speed against `serve`: peak RSS from /proc (< 256 MB) and nothing lost (CI runs 5 s)
 	AGENTWIRE_LOAD_SECONDS=60 cargo test --locked --test it -- limits::sustained --nocapture
+# `make mutants`: every core module; `make mutants MODULES="polling sse"` for some. Slow (one
+# incremental build per mutant): not part of CI. Table and exclusions: scripts/mutants.sh,
+# .cargo/mutants.toml; results in target/mutants-out/.
+MODULES ?=
+mutants: ## mutation testing of the core modules with cargo-mutants (slow; not in CI): tried, caught, missed per module
+	scripts/mutants.sh $(MODULES)
+
 install: ## install agentwire, its man pages and bash/zsh/fish/powershell completions under PREFIX (default /usr/local)
 	@set -e; from="$(FROM)"; \
 	if [ -z "$$from" ]; then cargo build --release --locked $(FEATURES); from=target/release/agentwire; fi; \

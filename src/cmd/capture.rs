@@ -11,7 +11,7 @@ use std::sync::Arc;
 use anyhow::Result;
 
 #[cfg(feature = "libpcap")]
-use agentwire::capture::pcap::{self, Extractor, LiveConfig};
+use agentwire::capture::pcap::{self, Extractor, LiveConfig, TraceSink};
 #[cfg(feature = "libpcap")]
 use agentwire::trace::{Context, SourceKind};
 
@@ -40,7 +40,7 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
         duration: a.duration,
     };
     let mut live = pcap::open_live(&cfg)?;
-    let mut w = live_trace(&a.output, a.force, &Context::new())?;
+    let mut w = TraceSink::new(live_trace(&a.output, a.force, &Context::new())?, 2);
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();

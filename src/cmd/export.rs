@@ -18,6 +18,7 @@ pub(super) fn export(a: ExportArgs) -> Result<ExitCode> {
         let (_, code, _) = write_har(&a, agentwire::report::safe_json::stdout())?;
         return Ok(code);
     }
+    agentwire::output::check_not_input(&a.output, &[&a.input])?;
     let file = AtomicFile::create(&a.output, a.force)?;
     let (n, code, file) = write_har(&a, file)?;
     file.commit()?;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use agentwire::capture::pcap::{self, Config, Extractor, PcapError};
+use agentwire::capture::pcap::{self, Config, Extractor, PcapError, TraceSink};
 use agentwire::report;
 use agentwire::trace::{Context, SourceKind, TraceWriter};
 
@@ -23,11 +23,8 @@ pub(super) fn config(f: &PacketFilterArgs, kind: SourceKind) -> Config {
     }
 }
 
-pub(super) fn write_ready(ex: &mut Extractor, w: &mut TraceWriter) -> Result<()> {
-    for x in ex.take() {
-        w.write_exchange(&x)?;
-    }
-    Ok(())
+pub(super) fn write_ready(ex: &mut Extractor, w: &mut TraceSink) -> Result<()> {
+    Ok(w.write(ex.take())?)
 }
 
 pub(super) fn progress_message(ex: &Extractor) -> String {
@@ -40,17 +37,35 @@ pub(super) fn progress_message(ex: &Extractor) -> String {
 /// were written where.
 pub(super) fn finish(
     ex: Extractor,
-    mut w: TraceWriter,
+    mut w: TraceSink,
     f: &PacketFilterArgs,
     output: &Path,
 ) -> Result<()> {
     let (rest, summary) = ex.finish();
-    for x in &rest {
-        w.write_exchange(x)?;
-    }
+    w.write(rest)?;
     w.finish()?;
     summary_out(&report::capture::render(&summary, f.format.into()), output)?;
     eprintln!("wrote {} exchanges to {}", summary.exchanges, shown(output));
+    Ok(())
+}
+
+/// Refuse an input that is not a capture (a directory, a trace, garbage) before the
+/// output is touched: its first bytes are no capture's magic number.
+fn check_capture(path: &Path, f: &File) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0u8; 4];
+    let n = f.read_at(&mut head, 0).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read capture {}: {e} (give a pcap or pcapng file; no output was written)",
+            path.display()
+        )
+    })?;
+    if !pcap::is_capture_start(&head[..n]) {
+        anyhow::bail!(
+            "{} is not a packet capture: it starts with no pcap, pcapng or gzip magic number (tcpdump -w or Wireshark files are; traces and HAR files are read by show, diff and analyze); no output was written",
+            path.display()
+        );
+    }
     Ok(())
 }
 
@@ -66,9 +81,12 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
                 path.display()
             )
         })?;
+        check_capture(path, &f)?;
         inputs.push((path, f));
     }
-    let mut w = TraceWriter::create_atomic(&a.output, a.force, &Context::new())?;
+    agentwire::output::check_not_input(&a.output, &a.files)?;
+    let w = TraceWriter::create_atomic(&a.output, a.force, &Context::new())?;
+    let mut w = TraceSink::new(w, a.threads.get());
     let total: u64 = inputs
         .iter()
         .filter_map(|(_, f)| f.metadata().ok())

@@ -22,6 +22,9 @@ pub(super) fn report(c: ReportCommand) -> Result<ExitCode> {
 fn diff(a: ReportDiffArgs) -> Result<ExitCode> {
     use agentwire::diff::{self, Mode};
     let format = doc_format(&a.out)?;
+    // `FILE#N` names FILE
+    let files = [&a.a, &a.b].map(|i| std::path::PathBuf::from(i.split('#').next().unwrap_or(i)));
+    super::check_doc_output(&a.out, &files)?;
     let norm = normalizer(a.rules.as_deref(), a.no_normalize)?;
     let recorder = RecordResolver::new(&a.env, a.record_dir.as_deref(), a.route, a.out.force)?;
     let resolvers: [&dyn diff::InputResolver; 1] = [&recorder];
@@ -47,6 +50,7 @@ fn analyze(a: ReportAnalyzeArgs) -> Result<ExitCode> {
     use agentwire::analyze::analyze_files_observed;
     use agentwire::report::meta::MetaCollector;
     let format = doc_format(&a.out)?;
+    super::check_doc_output(&a.out, &a.traces)?;
     let paths: Vec<&std::path::Path> = a.traces.iter().map(|p| p.as_path()).collect();
     // Each input streamed once, as `analyze` reads it; its description collected on the way.
     let mut metas: Vec<MetaCollector> = paths.iter().map(|_| MetaCollector::default()).collect();

@@ -40,24 +40,17 @@ const SECRET_SUFFIXES: &[&str] = &[
 /// `secrets`, `cookies`).
 const SECRET_PREFIXES: &[&str] = &["auth", "secret", "credential", "cookie", "passw"];
 /// Words that make a name secret only when a word equals one.
-const SECRET_EXACT: &[&str] = &[
-    "pwd",
-    "sig",
-    "pat",
-    "jwt",
-    "sessionid",
-    "jsessionid",
-    "phpsessid",
-];
+const SECRET_EXACT: &[&str] = &["pwd", "sig", "pat", "jwt", "jsessionid", "phpsessid"];
 
 /// True when a name (header, environment variable, query parameter, command-line flag)
 /// denotes a secret. The name is split into words at every non-alphanumeric character
 /// (`x-api-key` → x, api, key; `OPENAI_APIKEY` → openai, apikey); it is secret when a word
 /// ends with key, token, secret, password, passwd, pass, auth, credential(s), creds,
 /// cookie or signature, starts with auth (not author), secret, credential, cookie or
-/// passw, or is pwd, sig, pat, jwt or a one-word session cookie name (`sessionid`,
-/// `jsessionid`, `phpsessid`; Claude Code's `session-id` header is an id, not a secret,
-/// and stays). Plurals such as `tokens` (`max_tokens`,
+/// passw, or is pwd, sig, pat, jwt or a server framework's session cookie name
+/// (`jsessionid`, `phpsessid`). Session ids as such (`sessionId`, Claude Code's
+/// `x-claude-code-session-id`, `Mcp-Session-Id`) are ids the analysis keys on, not
+/// secrets, and stay. Plurals such as `tokens` (`max_tokens`,
 /// `anthropic-ratelimit-tokens-remaining`) are counts, not secrets.
 pub fn is_secret_name(name: &str) -> bool {
     name.split(|c: char| !c.is_ascii_alphanumeric())
@@ -337,7 +330,17 @@ pub fn body_keys(body: &[u8]) -> (Cow<'_, [u8]>, usize) {
 /// method and target, the source's upstream URL, the error message, and strings inside notes. Returns
 /// `None` when nothing needed redaction (the common case: sources redact at capture time).
 pub fn exchange(x: &Exchange) -> Option<Exchange> {
-    let dirty = headers_dirty(&x.request.headers)
+    if !exchange_dirty(x) {
+        return None;
+    }
+    let mut y = x.clone();
+    exchange_in_place(&mut y);
+    Some(y)
+}
+
+/// True when a string of `x` that is not a body needs redaction.
+fn exchange_dirty(x: &Exchange) -> bool {
+    headers_dirty(&x.request.headers)
         || x.response
             .as_ref()
             .is_some_and(|r| headers_dirty(&r.headers))
@@ -346,11 +349,15 @@ pub fn exchange(x: &Exchange) -> Option<Exchange> {
         || x.source.upstream.as_deref().is_some_and(is_dirty)
         || x.source.server.as_deref().is_some_and(is_dirty)
         || x.error.as_ref().is_some_and(|e| is_dirty(&e.message))
-        || x.notes.values().any(json_dirty);
-    if !dirty {
-        return None;
+        || x.notes.values().any(json_dirty)
+}
+
+/// [`exchange`] for an exchange the caller owns: the same strings redacted in place, so
+/// the bodies are not copied.
+pub fn exchange_in_place(y: &mut Exchange) {
+    if !exchange_dirty(y) {
+        return;
     }
-    let mut y = x.clone();
     redact_headers(&mut y.request.headers);
     if let Some(r) = y.response.as_mut() {
         redact_headers(&mut r.headers);
@@ -369,7 +376,6 @@ pub fn exchange(x: &Exchange) -> Option<Exchange> {
     for v in y.notes.values_mut() {
         redact_json(v);
     }
-    Some(y)
 }
 
 /// Redact a recording context: the command line ([`redact_argv`]), environment values
@@ -659,16 +665,23 @@ mod tests {
         assert!(!argv[1].contains("ARGSECRET5"), "{argv:?}");
     }
 
-    /// Reported by an adversarial tester: `sessionid=` and `jwt=` query parameters were
-    /// written raw; Claude Code's session-id header must stay (sessions are keyed on it).
+    /// Reported by an adversarial tester: `jwt=` and session-cookie query parameters
+    /// were written raw. Session ids that sessions and MCP analysis key on stay.
     #[test]
     fn session_cookie_and_jwt_parameters_are_secret() {
-        for n in ["sessionid", "JSESSIONID", "PHPSESSID", "jwt", "id_jwt"] {
+        for n in ["JSESSIONID", "PHPSESSID", "jwt", "id_jwt"] {
             assert!(is_secret_name(n), "{n}");
         }
-        assert!(!is_secret_name("x-claude-code-session-id"));
-        assert!(!is_secret_name("session_id"));
-        assert!(!redact_text("/cb?sessionid=PXSESS12").contains("PXSESS12"));
+        for n in [
+            "x-claude-code-session-id",
+            "session_id",
+            "sessionId",
+            "Mcp-Session-Id",
+        ] {
+            assert!(!is_secret_name(n), "{n}");
+        }
+        assert!(!redact_text("/cb;jsessionid=PXSESS12?a=1").contains("PXSESS12"));
+        assert!(!redact_text("/cb?jwt=JWT987654").contains("JWT987654"));
     }
 
     /// Reported by an adversarial tester: a key sent as the request method was written raw
@@ -712,5 +725,52 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         let text = v["text"].as_str().unwrap();
         assert!(!text.contains(&KEY[12..]), "{text}");
+    }
+
+    /// Every Anthropic token kind is hidden in free text, not only `sk-ant-api03` keys:
+    /// OAuth access and refresh tokens (`sk-ant-oat01`, `sk-ant-ort01`, what `claude
+    /// login` stores) and admin keys (`sk-ant-admin01`); the marker keeps the kind.
+    #[test]
+    fn oauth_and_other_anthropic_token_kinds_are_redacted_in_text() {
+        for (token, kind) in [
+            ("sk-ant-oat01-OAUTHsecretVALUE_0123456789", "sk-ant-oat01"),
+            ("sk-ant-ort01-REFRESHsecretVALUE-98765", "sk-ant-ort01"),
+            ("sk-ant-admin01-ADMINsecretVALUE12345", ""),
+            ("sk-ant-api03-APIsecretVALUE12345", "sk-ant-api03"),
+        ] {
+            let t = redact_text(&format!("error: token {token} was rejected"));
+            let secret = &token[token.rfind('-').unwrap() + 1..];
+            assert!(!t.contains(secret), "{token} leaked: {t}");
+            let m = marker(token);
+            assert_eq!(t, format!("error: token {m} was rejected"));
+            if kind.is_empty() {
+                assert!(m.starts_with("[redacted fp="), "{m}");
+            } else {
+                assert!(m.starts_with(&format!("[redacted {kind} fp=")), "{m}");
+            }
+            // and inside a header value and a body (`--redact-body`)
+            let mut h = vec![("x-note".to_string(), format!("retry with {token}"))];
+            redact_headers(&mut h);
+            assert!(!h[0].1.contains(secret), "{h:?}");
+            let body = format!("{{\"k\":\"{token}\"}}");
+            let (b, n) = body_keys(body.as_bytes());
+            assert_eq!(n, 1);
+            assert!(!String::from_utf8_lossy(&b).contains(secret));
+        }
+    }
+
+    /// Query strings in request targets: every secret-named parameter is hidden, others
+    /// are kept as they were, in order.
+    #[test]
+    fn query_string_secrets_are_redacted_and_other_parameters_kept() {
+        let t = redact_text("/v1/messages?beta=true&api_key=QK1&x=1&access_token=QK2&max_tokens=5");
+        assert_eq!(
+            t,
+            format!(
+                "/v1/messages?beta=true&api_key={}&x=1&access_token={}&max_tokens=5",
+                marker("QK1"),
+                marker("QK2")
+            )
+        );
     }
 }
