@@ -13,14 +13,13 @@ use anyhow::Result;
 #[cfg(feature = "libpcap")]
 use agentwire::capture::pcap::{self, Extractor, LiveConfig, TraceSink};
 #[cfg(feature = "libpcap")]
-use agentwire::report;
 #[cfg(feature = "libpcap")]
 use agentwire::trace::{Context, SourceKind};
 
 #[cfg(feature = "libpcap")]
-use super::pcap::{config, progress_message, write_ready};
+use super::pcap::{config, finish, progress_message, write_ready};
 #[cfg(feature = "libpcap")]
-use super::{live_trace, progress_spinner, shown, summary as summary_out, DEGRADED};
+use super::{live_trace, progress_spinner, DEGRADED};
 use crate::cli::CaptureArgs;
 
 /// `agentwire capture` in a build without libpcap.
@@ -82,18 +81,7 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
             "warning: {dropped} packets dropped by the kernel (capture buffer full) and {if_dropped} by the interface; exchanges on those connections are incomplete"
         );
     }
-    let (rest, summary) = ex.finish();
-    w.write(rest)?;
-    w.finish()?;
-    summary_out(
-        &report::capture::render(&summary, a.packet_filter.format.into()),
-        &a.output,
-    )?;
-    eprintln!(
-        "wrote {} exchanges to {}",
-        summary.exchanges,
-        shown(&a.output)
-    );
+    finish(ex, w, &a.packet_filter, &a.output)?;
     Ok(if dropped + if_dropped > 0 {
         ExitCode::from(DEGRADED)
     } else {

@@ -26,6 +26,22 @@ pub(super) fn write_ready(ex: &mut Extractor, w: &mut TraceSink) -> Result<()> {
     Ok(w.write(ex.take())?)
 }
 
+/// Write the exchanges still held, close the trace, print the capture summary (to stdout,
+/// or to stderr when the trace goes to stdout) and the `wrote N exchanges` line.
+pub(super) fn finish(
+    ex: Extractor,
+    mut w: TraceSink,
+    f: &PacketFilterArgs,
+    output: &std::path::Path,
+) -> Result<pcap::Summary> {
+    let (rest, summary) = ex.finish();
+    w.write(rest)?;
+    w.finish()?;
+    summary_out(&report::capture::render(&summary, f.format.into()), output)?;
+    eprintln!("wrote {} exchanges to {}", summary.exchanges, shown(output));
+    Ok(summary)
+}
+
 pub(super) fn progress_message(ex: &Extractor) -> String {
     let s = ex.summary();
     format!("{} packets, {} exchanges", s.packets, s.exchanges)
@@ -89,18 +105,7 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
         write_ready(&mut ex, &mut w)?;
     }
     pb.finish_and_clear();
-    let (rest, summary) = ex.finish();
-    w.write(rest)?;
-    w.finish()?;
-    summary_out(
-        &report::capture::render(&summary, a.filter.format.into()),
-        &a.output,
-    )?;
-    eprintln!(
-        "wrote {} exchanges to {}",
-        summary.exchanges,
-        shown(&a.output)
-    );
+    finish(ex, w, &a.filter, &a.output)?;
     Ok(if unreadable > 0 {
         ExitCode::from(ERROR)
     } else if partial > 0 {
