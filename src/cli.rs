@@ -52,15 +52,19 @@ pub fn command() -> clap::Command {
 }
 
 fn command_with_footer(footer: &str) -> clap::Command {
-    Cli::command()
-        .after_help(footer.to_string())
-        .mut_subcommands(|c| {
-            let help = match c.get_after_help() {
-                Some(own) => format!("{own}\n\n{footer}"),
-                None => footer.to_string(),
-            };
-            c.after_help(help)
-        })
+    with_footer(Cli::command().after_help(footer.to_string()), footer)
+}
+
+/// Append `footer` to the help of every subcommand of `c`, at every depth (`report diff`,
+/// `cache prune`).
+fn with_footer(c: clap::Command, footer: &str) -> clap::Command {
+    c.mut_subcommands(|sub| {
+        let help = match sub.get_after_help() {
+            Some(own) => format!("{own}\n\n{footer}"),
+            None => footer.to_string(),
+        };
+        with_footer(sub.after_help(help), footer)
+    })
 }
 
 /// The command definition for man pages: the footer's lines as paragraphs.
@@ -86,12 +90,23 @@ pub fn write_man_pages(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let cmd = man_command();
     clap_mangen::generate_to(cmd.clone(), dir)?;
     let mut written = vec![dir.join("agentwire.1")];
-    written.extend(
-        cmd.get_subcommands()
-            .filter(|c| !c.is_hide_set() && c.get_name() != "help")
-            .map(|c| dir.join(format!("agentwire-{}.1", c.get_name()))),
-    );
+    page_names(&cmd, "agentwire", &mut |name| {
+        written.push(dir.join(format!("{name}.1")))
+    });
     Ok(written)
+}
+
+/// The page names `clap_mangen::generate_to` writes below `cmd` (`agentwire-report-diff`):
+/// one per visible subcommand at every depth, none for `help`.
+fn page_names(cmd: &clap::Command, prefix: &str, found: &mut dyn FnMut(String)) {
+    for c in cmd
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set() && c.get_name() != "help")
+    {
+        let name = format!("{prefix}-{}", c.get_name());
+        page_names(c, &name, found);
+        found(name);
+    }
 }
 
 /// Write the top-level man page (`agentwire.1`) to `out`.
@@ -224,9 +239,13 @@ pub struct McpTapArgs {
     /// Server name written in every record (the `mcpServers` key).
     #[arg(long, default_value = "mcp")]
     pub name: String,
-    /// Trace file for the records (default `mcp-NAME.jsonl`); it is replaced.
+    /// Trace file for the records (default `mcp-NAME.jsonl`); an existing file is refused
+    /// unless `--force`.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Replace an existing output file.
+    #[arg(long)]
+    pub force: bool,
     /// Directory the server runs in (default: the current one).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -385,8 +404,8 @@ pub struct HistoryArgs {
     /// Versions recorded at once (1 to 32).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=32))]
     pub parallel: u8,
-    /// Directory for the pairwise diff reports the history links to (HTML output only;
-    /// default: next to the output, `NAME-diffs/`).
+    /// Directory for the pairwise diff reports the history links to, in the output's
+    /// format (HTML or Markdown; default: next to the output, `NAME-diffs/`).
     #[arg(long, value_name = "DIR")]
     pub diff_dir: Option<PathBuf>,
     #[command(flatten)]

@@ -344,9 +344,22 @@ const BATCH_BYTES: usize = 16 << 20;
 /// Errors: a file that cannot be opened or read (unreadable lines are counted in
 /// [`InputInfo::bad_lines`], not errors).
 pub fn analyze_files(paths: &[&Path], cfg: AnalyzeConfig) -> Result<Analysis, AnalyzeError> {
+    analyze_files_observed(paths, cfg, &mut |_, _| {})
+}
+
+/// [`analyze_files`], showing `observe` each record (with its input's index in `paths`)
+/// before the analysis takes it: what a caller needs besides the analysis (a report's
+/// description of each input) without reading the inputs twice or holding them.
+///
+/// Errors: as [`analyze_files`].
+pub fn analyze_files_observed(
+    paths: &[&Path],
+    cfg: AnalyzeConfig,
+    observe: &mut dyn FnMut(usize, &Record),
+) -> Result<Analysis, AnalyzeError> {
     use rayon::prelude::*;
     let mut a = Analyzer::new(cfg);
-    for p in paths {
+    for (i, p) in paths.iter().enumerate() {
         a.begin_trace(&p.display().to_string());
         let mut records = open_input(p, &Default::default())?;
         let mut batch: Vec<Record> = Vec::with_capacity(BATCH_RECORDS);
@@ -380,6 +393,7 @@ pub fn analyze_files(paths: &[&Path], cfg: AnalyzeConfig) -> Result<Analysis, An
                 })
                 .collect();
             for (rec, prep) in batch.drain(..).zip(prepared) {
+                observe(i, &rec);
                 match rec {
                     Record::Exchange(x) => a.push_prepared(&x, prep),
                     Record::Mcp(m) => a.push_mcp(*m),

@@ -363,7 +363,7 @@ pub fn build(parts: Parts<'_>) -> Analysis {
             agrees,
         });
     }
-    let warnings: Vec<String> = unpriced
+    let mut warnings: Vec<String> = unpriced
         .iter()
         .map(|m| {
             format!(
@@ -419,6 +419,9 @@ pub fn build(parts: Parts<'_>) -> Analysis {
         .filter_map(|i| i.responses_without_request.as_ref())
     {
         summary.add_unattributed(&u.tokens, u.cost_usd);
+    }
+    if let Some(w) = disagreement_warning(cfg.usage, summary.agreement.as_ref()) {
+        warnings.push(w);
     }
     summary.sessions = parts.sessions.len();
     summary.unpriced_models = unpriced;
@@ -490,4 +493,26 @@ fn episode_row(e: &Episode, jobs: &[Job], share: &dyn Fn(usize) -> (Tokens, f64)
             })
             .collect(),
     }
+}
+
+/// Below this share of requests whose recorded usage agrees with the cache simulation,
+/// `analyze` warns that the recorded figures may be placeholders.
+const LOW_AGREEMENT: f64 = 0.5;
+
+/// A warning when recorded usage disagrees with the simulation on most requests (at least
+/// three compared): the usual cause is a trace recorded against a fake server other than
+/// agentwire's, whose usage figures are placeholders (e.g. every request "misses").
+fn disagreement_warning(mode: UsageMode, agreement: Option<&Agreement>) -> Option<String> {
+    let g = agreement?;
+    if mode == UsageMode::Simulated || g.compared < 3 || g.rate >= LOW_AGREEMENT {
+        return None;
+    }
+    Some(format!(
+        "recorded usage agrees with the cache simulation on only {} of {} requests ({:.1}%): \
+         if these responses came from a fake server with placeholder usage, rerun with \
+         --usage simulated; if they came from the API, the misses are real (see their causes)",
+        g.agreed,
+        g.compared,
+        g.rate * 100.0
+    ))
 }

@@ -85,13 +85,7 @@ impl BetaSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::trace::test_headers as h;
 
     #[test]
     fn repeated_lines_order_and_spacing_give_one_set() {

@@ -196,19 +196,13 @@ fn read_all(r: impl Read, out: &mut Vec<u8>) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::test_headers as h;
     use std::io::Write;
 
     fn gzip(data: &[u8]) -> Vec<u8> {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         gz.write_all(data).unwrap();
         gz.finish().unwrap()
-    }
-
-    fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
     }
 
     #[test]

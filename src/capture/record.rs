@@ -249,13 +249,16 @@ impl RecordOutcome {
             (None, _) => "killed".to_string(),
         };
         format!(
-            "{who}: {exit}; {} exchanges ({} /v1/messages), {} tools, {} request body bytes{} -> {}",
-            self.exchanges,
+            "{who}: {exit}; {} ({} /v1/messages), {} tools, {} request body bytes{} -> {}",
+            crate::report::count(self.exchanges as u64, "exchange"),
             self.messages,
             self.tools.map_or("-".into(), |t| t.to_string()),
             self.body_bytes,
             if self.mcp_records > 0 {
-                format!(", {} MCP records", self.mcp_records)
+                format!(
+                    ", {}",
+                    crate::report::count(self.mcp_records as u64, "MCP record")
+                )
             } else {
                 String::new()
             },

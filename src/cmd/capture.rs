@@ -13,7 +13,6 @@ use anyhow::Result;
 #[cfg(feature = "libpcap")]
 use agentwire::capture::pcap::{self, Extractor, LiveConfig, TraceSink};
 #[cfg(feature = "libpcap")]
-#[cfg(feature = "libpcap")]
 use agentwire::trace::{Context, SourceKind};
 
 #[cfg(feature = "libpcap")]

@@ -135,7 +135,14 @@ impl RecordResolver {
         let progress = |msg: &str| spinner.set_message(format!("{input}: {msg}"));
         let outcome = runtime()?.block_on(record::record(cfg, &progress))?;
         spinner.finish_and_clear();
-        eprintln!("{}", outcome.summary(&output));
+        if self.keep {
+            eprintln!("{}", outcome.summary(&output));
+        } else {
+            eprintln!(
+                "{} (temporary; keep it with --record-dir DIR)",
+                outcome.summary(&output)
+            );
+        }
         if outcome.messages == 0 {
             anyhow::bail!(
                 "the CLI sent no /v1/messages request; last output lines:\n{}",

@@ -14,6 +14,7 @@ use crate::cli::ImportArgs;
 pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
     if !super::is_stdout(&a.output) {
         check_output(&a.output, a.force)?; // before reading anything
+        agentwire::output::check_not_input(&a.output, &a.inputs)?;
     }
     let bar = indicatif::ProgressBar::new(0);
     if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
@@ -64,11 +65,12 @@ pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
                     };
                     x.id = count;
                     count += 1;
-                    let f = x
-                        .source
-                        .format
-                        .clone()
-                        .unwrap_or_else(|| "agentwire-trace".into());
+                    use agentwire::trace::SourceKind;
+                    let f = match (&x.source.format, x.source.kind) {
+                        (Some(f), _) => f.clone(),
+                        (None, SourceKind::Pcap | SourceKind::Live) => "packet capture".into(),
+                        (None, _) => "agentwire-trace".into(),
+                    };
                     *formats.entry(f).or_default() += 1;
                     w.write_exchange(&x)?;
                 }
@@ -104,7 +106,8 @@ pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
     };
     super::summary(
         &format!(
-            "imported {count} exchanges ({}){skipped} -> {}\n",
+            "imported {} ({}){skipped} -> {}\n",
+            agentwire::report::count(count, "exchange"),
             by_format.join(", "),
             super::shown(&a.output)
         ),

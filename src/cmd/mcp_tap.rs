@@ -16,6 +16,7 @@ pub(super) fn mcp_tap(a: McpTapArgs) -> Result<ExitCode> {
     let output = a
         .output
         .unwrap_or_else(|| format!("mcp-{}.jsonl", a.name).into());
+    agentwire::output::check(&output, a.force)?;
     if let Some(url) = a.http {
         let sink = Arc::new(McpSink::create(&output, &format!("mcp-http {}", a.name))?);
         runtime()?.block_on(async {

@@ -2,6 +2,7 @@
 //! progress on stderr, print the summary.
 
 use std::fs::File;
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -26,25 +27,46 @@ pub(super) fn write_ready(ex: &mut Extractor, w: &mut TraceSink) -> Result<()> {
     Ok(w.write(ex.take())?)
 }
 
-/// Write the exchanges still held, close the trace, print the capture summary (to stdout,
-/// or to stderr when the trace goes to stdout) and the `wrote N exchanges` line.
+pub(super) fn progress_message(ex: &Extractor) -> String {
+    let s = ex.summary();
+    format!("{} packets, {} exchanges", s.packets, s.exchanges)
+}
+
+/// End of input (files or a live capture): release the exchanges still held, complete
+/// the trace at `output`, print the summary (in `f.format`) and say how many exchanges
+/// were written where.
 pub(super) fn finish(
     ex: Extractor,
     mut w: TraceSink,
     f: &PacketFilterArgs,
-    output: &std::path::Path,
-) -> Result<pcap::Summary> {
+    output: &Path,
+) -> Result<()> {
     let (rest, summary) = ex.finish();
     w.write(rest)?;
     w.finish()?;
     summary_out(&report::capture::render(&summary, f.format.into()), output)?;
     eprintln!("wrote {} exchanges to {}", summary.exchanges, shown(output));
-    Ok(summary)
+    Ok(())
 }
 
-pub(super) fn progress_message(ex: &Extractor) -> String {
-    let s = ex.summary();
-    format!("{} packets, {} exchanges", s.packets, s.exchanges)
+/// Refuse an input that is not a capture (a directory, a trace, garbage) before the
+/// output is touched: its first bytes are no capture's magic number.
+fn check_capture(path: &Path, f: &File) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0u8; 4];
+    let n = f.read_at(&mut head, 0).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read capture {}: {e} (give a pcap or pcapng file; no output was written)",
+            path.display()
+        )
+    })?;
+    if !pcap::is_capture_start(&head[..n]) {
+        anyhow::bail!(
+            "{} is not a packet capture: it starts with no pcap, pcapng or gzip magic number (tcpdump -w or Wireshark files are; traces and HAR files are read by show, diff and analyze); no output was written",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// `agentwire pcap FILE...`
@@ -59,8 +81,10 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
                 path.display()
             )
         })?;
+        check_capture(path, &f)?;
         inputs.push((path, f));
     }
+    agentwire::output::check_not_input(&a.output, &a.files)?;
     let w = TraceWriter::create_atomic(&a.output, a.force, &Context::new())?;
     let mut w = TraceSink::new(w, a.threads.get());
     let total: u64 = inputs

@@ -71,10 +71,10 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
         wait_for_signal().await;
         let s = srv.shutdown().await?;
         eprintln!(
-            "agentwire: recorded {} exchanges to {}; writer queue peak {} exchanges, {} of {} bytes",
-            s.written,
+            "agentwire: recorded {} to {}; writer queue peak {}, {} of {} bytes",
+            agentwire::report::count(s.written as u64, "exchange"),
             shown(&a.output),
-            s.peak_queue,
+            agentwire::report::count(s.peak_queue as u64, "exchange"),
             s.peak_queue_bytes,
             s.queue_limit
         );

@@ -139,13 +139,7 @@ pub(crate) fn diff_headers(
 mod tests {
     use super::*;
     use crate::api::normalize::Normalizer;
-
-    fn h(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::trace::test_headers as h;
 
     #[test]
     fn betas_as_sets_and_volatile_headers_ignored() {

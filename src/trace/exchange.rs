@@ -12,6 +12,15 @@ use super::Body;
 /// (see [`super::redact`]). On disk: `[["name","value"],...]`.
 pub type Headers = Vec<(String, String)>;
 
+/// Headers from `(name, value)` pairs, for tests.
+#[cfg(test)]
+pub(crate) fn test_headers(pairs: &[(&str, &str)]) -> Headers {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 /// The value of the first header named `name` (ASCII case-insensitive).
 pub fn header_value<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
     headers

@@ -103,7 +103,10 @@ fn ms(us: i64) -> f64 {
 
 fn entry(x: &Exchange, base_url: &str) -> Entry {
     let target = redact_text(&x.request.target);
+    let connect = x.request.method.eq_ignore_ascii_case("CONNECT");
     let url = match header(&x.request.headers, "host") {
+        // authority-form target (RFC 9112 §3.2.3): the URL is the tunnel's authority
+        _ if connect => format!("https://{target}"),
         Some(h) => {
             let scheme = base_url.split_once("://").map_or("http", |(s, _)| s);
             format!("{scheme}://{h}{target}")
@@ -252,5 +255,40 @@ mod tests {
             .as_str()
             .unwrap()
             .starts_with("http://127.0.0.1:9/v1/messages?key=[redacted"));
+    }
+
+    /// Reported by a new user: a CONNECT exchange (the TLS-intercepting route's tunnel)
+    /// came back from `export --har` → `show` with target `/` instead of
+    /// `api.anthropic.com:443`: the URL glued the Host header to the authority-form
+    /// target and the import kept only a path.
+    #[test]
+    fn connect_tunnels_keep_their_authority_through_har() {
+        let x = Exchange {
+            id: 0,
+            started_at: chrono::DateTime::UNIX_EPOCH,
+            ended_at: None,
+            source: Source::new(SourceKind::Server),
+            request: HttpRequest {
+                method: "CONNECT".into(),
+                target: "api.anthropic.com:443".into(),
+                version: "HTTP/1.1".into(),
+                headers: vec![("host".into(), "api.anthropic.com:443".into())],
+                body: Body::new(Vec::new()),
+            },
+            response: None,
+            error: None,
+            notes: Default::default(),
+        };
+        let mut w = HarWriter::new(Vec::new(), "http://127.0.0.1:9").unwrap();
+        w.write(&x).unwrap();
+        let (_, out) = w.finish().unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            doc["log"]["entries"][0]["request"]["url"],
+            "https://api.anthropic.com:443"
+        );
+        let back = crate::trace::import::har::import(doc, std::path::Path::new("t.har")).unwrap();
+        assert_eq!(back[0].request.method, "CONNECT");
+        assert_eq!(back[0].request.target, "api.anthropic.com:443");
     }
 }

@@ -22,6 +22,8 @@ pub mod redact;
 mod writer;
 
 pub use body::Body;
+#[cfg(test)]
+pub(crate) use exchange::test_headers;
 pub use exchange::{
     header_value, origin_form, Context, Exchange, ExchangeError, Headers, HttpRequest,
     HttpResponse, Source, SourceKind,

@@ -114,7 +114,7 @@ impl TraceWriter {
     /// Errors: [`TraceError::Output`] when `path` exists, [`TraceError::Write`] otherwise.
     pub fn create_atomic(path: &Path, force: bool, context: &Context) -> Result<Self, TraceError> {
         if output::is_stdout(path) {
-            return Self::from_writer(Box::new(std::io::stdout()), path, context);
+            return Self::from_writer(Box::new(crate::report::safe_json::stdout()), path, context);
         }
         let f = AtomicFile::create(path, force).map_err(out_err)?;
         Self::with_output(Output::Atomic(f), path, context)

@@ -386,3 +386,40 @@ async fn usage_agentwire_made_up_is_never_taken_for_the_apis() {
         .collect();
     check(&pcap_like, "captured from the wire");
 }
+
+/// Reported by a new user: `analyze` on a capture recorded against another fake server
+/// showed a 0% hit rate and five "unexplained" misses with nothing saying why; the only
+/// hint was "agreement 1/6" in the table. The placeholder usage (every request a miss)
+/// disagrees with the simulation on 5 of the 6 requests the scenario made (1 cold start
+/// agrees), so `analyze` now says so and names `--usage simulated`; with that flag, or
+/// when the figures agree, it stays quiet.
+#[test]
+fn placeholder_usage_from_another_fake_server_is_pointed_out() {
+    use agentwire::analyze::analyze_files;
+    let pcap = shared_capture("claude-code/cc2.1.304-bg-polling.pcap");
+    let auto = analyze_files(&[pcap.as_path()], AnalyzeConfig::default()).unwrap();
+    let g = auto.summary.agreement.as_ref().unwrap();
+    assert_eq!((g.agreed, g.compared), (1, 6));
+    let hint: Vec<&String> = auto
+        .warnings
+        .iter()
+        .filter(|w| w.contains("--usage simulated"))
+        .collect();
+    assert_eq!(hint.len(), 1, "{:?}", auto.warnings);
+    assert!(hint[0].contains("1 of 6 requests"), "{}", hint[0]);
+    let simulated = AnalyzeConfig {
+        usage: UsageMode::Simulated,
+        ..AnalyzeConfig::default()
+    };
+    let sim = analyze_files(&[pcap.as_path()], simulated).unwrap();
+    assert!(sim.warnings.is_empty(), "{:?}", sim.warnings);
+    // The CLI prints it on stderr, the report on stdout stays as it was.
+    let o = std::process::Command::new(crate::common::bin())
+        .arg("analyze")
+        .arg(&pcap)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("rerun with --usage simulated"), "{err}");
+}

@@ -190,6 +190,28 @@ fn man_pages_render_with_man() {
     let diff = render("agentwire-diff.1");
     assert!(diff.contains("--fail-on"), "{diff}");
     assert!(diff.contains("Exit codes"), "{diff}");
+    // Reported by a new user: "wrote 20 man pages" when 24 files were written (the
+    // nested `report diff`, `cache prune`, ... pages were not counted), and those nested
+    // commands' `--help` had no exit-code footer.
+    let files = std::fs::read_dir(dir.path()).unwrap().count();
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        said.contains(&format!("wrote {files} man pages")),
+        "{said} ({files} files)"
+    );
+    for (page, args) in [
+        ("agentwire-report-diff.1", ["report", "diff"]),
+        ("agentwire-cache-prune.1", ["cache", "prune"]),
+    ] {
+        assert!(render(page).contains("Exit codes"), "{page}");
+        let help = Command::new(bin())
+            .args(args)
+            .arg("--help")
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&help.stdout);
+        assert!(help.contains("Exit codes:"), "{args:?} --help: {help}");
+    }
     // `agentwire man` prints the top page, identical to the file written with --dir
     let o = Command::new(bin()).arg("man").output().unwrap();
     let file = std::fs::read(dir.path().join("agentwire.1")).unwrap();

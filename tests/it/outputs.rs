@@ -160,3 +160,140 @@ fn capture_keeps_existing_traces() {
     );
     assert_eq!(std::fs::read(&out).unwrap(), b"precious\n");
 }
+
+/// Reported by a new user: `mcp-tap -o FILE` replaced an earlier recording without a
+/// word, and `--force` was rejected, against the one output policy. A second tap onto the
+/// same file is refused before the server starts (the file keeps its bytes); with
+/// `--force` it is replaced by a trace of the new session.
+#[test]
+fn mcp_tap_keeps_an_existing_recording_without_force() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tap.jsonl");
+    std::fs::write(&out, b"precious\n").unwrap();
+    let server =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("captures/mcp/jobs_server.py");
+    let tap = |force: bool| {
+        let mut args = vec!["mcp-tap", "--name", "jobs", "-o", out.to_str().unwrap()];
+        if force {
+            args.push("--force");
+        }
+        args.extend(["--", "python3", server.to_str().unwrap()]);
+        let mut child = std::process::Command::new(bin())
+            .args(&args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n")
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let refused = tap(false);
+    assert_eq!(refused.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("--force"), "{err}");
+    assert!(refused.stdout.is_empty(), "the server never ran");
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious\n");
+    let replaced = tap(true);
+    assert!(
+        replaced.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replaced.stderr)
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.starts_with("{\"type\":\"trace\""), "{text}");
+    assert_eq!(text.matches("\"method\":\"ping\"").count(), 1, "{text}");
+}
+
+/// Reported by an adversarial tester: with `--force`, `report analyze t.jsonl -o t.jsonl`
+/// (and `pcap x.pcap -o x.pcap`) replaced the input being read with the output. `--force`
+/// replaces earlier outputs, never an input: under its own name, another spelling of the
+/// path, or a symlink, the input is refused and keeps its bytes.
+#[test]
+fn force_never_replaces_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.jsonl");
+    std::fs::copy(repo().join("captures/sample-session.jsonl"), &t).unwrap();
+    let before = std::fs::read(&t).unwrap();
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&t, &link).unwrap();
+    let (t_s, link_s) = (t.to_str().unwrap(), link.to_str().unwrap());
+    let dotted = format!("{}/./t.jsonl", dir.path().display());
+    for args in [
+        vec![
+            "report", "analyze", t_s, "-o", t_s, "--format", "md", "--force",
+        ],
+        vec![
+            "report",
+            "diff",
+            &format!("{t_s}#0"),
+            t_s,
+            "-o",
+            &dotted,
+            "--format",
+            "md",
+            "--force",
+        ],
+        vec!["import", link_s, "-o", t_s, "--force"],
+        vec!["export", "--har", t_s, "-o", link_s, "--force"],
+    ] {
+        let o = agentwire(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("is also an input"), "{args:?}: {err}");
+        assert_eq!(
+            std::fs::read(&t).unwrap(),
+            before,
+            "{args:?} changed the input"
+        );
+    }
+}
+
+/// Reported by an adversarial tester: `pcap garbage.bin -o o.jsonl` and `pcap good.pcap
+/// garbage.bin -o o.jsonl` exited 1 but still wrote `o.jsonl` (a header-only trace, or the
+/// good file's exchanges), so a re-run needed `--force`; a directory as input did the
+/// same. Every input is now recognised as a capture (magic number) before the output is
+/// opened, and `-o` naming an input is refused even with `--force`.
+#[test]
+fn pcap_writes_nothing_when_an_input_is_not_a_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.bin");
+    std::fs::write(
+        &garbage,
+        (0..5000u32)
+            .map(|i| (i * 7919 % 251) as u8)
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let good = shared_capture("claude-code/cc2.1.304-hello.pcap");
+    let out = dir.path().join("o.jsonl");
+    let (g, o) = (garbage.to_str().unwrap(), out.to_str().unwrap());
+    for args in [
+        vec!["pcap", g, "-o", o],
+        vec!["pcap", good.to_str().unwrap(), g, "-o", o],
+        vec!["pcap", dir.path().to_str().unwrap(), "-o", o],
+    ] {
+        let r = agentwire(&args);
+        assert_eq!(r.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(err.contains("no output was written"), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+    let copy = dir.path().join("c.pcap");
+    std::fs::copy(&good, &copy).unwrap();
+    let before = std::fs::read(&copy).unwrap();
+    let c = copy.to_str().unwrap();
+    let r = agentwire(&["pcap", c, "-o", c, "--force"]);
+    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        before,
+        "the capture was replaced"
+    );
+}

@@ -106,6 +106,15 @@ pub(super) const DEFAULTS: &[DefaultRule] = &[
         "the current date injected into the context",
     ),
     (
+        "os-version",
+        None,
+        Scope::Text,
+        r"(OS Version:[ \t]*\S+[ \t]+)[^\s`'\x22<>()]+",
+        "${1}<os-version>",
+        "the host's kernel or OS release after the OS name in the environment section (a \
+         host difference, not a CLI change; the OS name itself is kept)",
+    ),
+    (
         "token-budget",
         None,
         Scope::Text,

@@ -381,6 +381,29 @@ mod tests {
         }
     }
 
+    /// Reported by a new user: a recording made on another machine showed
+    /// `OS Version: Linux 6.18.44-fc-v669` → `…-fc-v857` as a change of the CLI.
+    #[test]
+    fn kernel_release_differences_between_hosts_are_normalized() {
+        let n = Normalizer::defaults();
+        let mut hits = Hits::new();
+        let a = n.text(
+            " - OS Version: Linux 6.18.44-fc-v669\n - Shell: bash",
+            &mut hits,
+        );
+        let b = n.text(
+            " - OS Version: Linux 6.18.44-fc-v857\n - Shell: bash",
+            &mut hits,
+        );
+        assert_eq!(a, " - OS Version: Linux <os-version>\n - Shell: bash");
+        assert_eq!(a, b);
+        assert_eq!(hits.get("os-version"), Some(&2));
+        // Another operating system is still a difference.
+        let mac = n.text("OS Version: Darwin 24.1.0", &mut hits);
+        assert_eq!(mac, "OS Version: Darwin <os-version>");
+        assert_ne!(mac, a.trim_start_matches(" - ").split('\n').next().unwrap());
+    }
+
     #[test]
     fn betas_and_tool_type_dates_are_not_touched() {
         let n = Normalizer::defaults();

@@ -188,6 +188,9 @@ async fn rewrite(
                     json!(name),
                     json!("-o"),
                     json!(file_for(dir, "stdio", name).to_string_lossy()),
+                    // A server the CLI starts again writes its file again (the sandbox is
+                    // fresh for every run, so nothing recorded by another run is replaced).
+                    json!("--force"),
                     json!("--cwd"),
                     json!(cwd.to_string_lossy()),
                     json!("--"),
@@ -259,6 +262,7 @@ mod tests {
                 "jobs",
                 "-o",
                 out.to_str().unwrap(),
+                "--force",
                 "--cwd",
                 "/src",
                 "--",

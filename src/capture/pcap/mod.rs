@@ -36,7 +36,7 @@ pub mod tcp;
 pub mod tls;
 
 pub use driver::{Config, Extractor};
-pub use file::{read_file, read_packets, FileInfo};
+pub use file::{is_capture_start, read_file, read_packets, FileInfo};
 #[cfg(feature = "libpcap")]
 pub use live::{open as open_live, LiveCapture, LiveConfig};
 pub use sink::TraceSink;

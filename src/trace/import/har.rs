@@ -15,7 +15,10 @@ use base64::Engine;
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{foreign_headers, import_source, imported, response, target_of, Format, ImportError};
+use super::{
+    authority_of, foreign_headers, import_source, imported, response, target_of, Format,
+    ImportError,
+};
 use crate::trace::{Exchange, ExchangeError};
 
 /// A HAR document.
@@ -302,11 +305,16 @@ fn entry(e: Entry, index: usize, path: &Path, creator: &Creator) -> Exchange {
     } else {
         &e.request.method
     };
+    let target = if method.eq_ignore_ascii_case("CONNECT") {
+        authority_of(&e.request.url)
+    } else {
+        target_of(&e.request.url)
+    };
     let mut x = imported(
         source,
         started,
         method,
-        target_of(&e.request.url),
+        target,
         foreign_headers(pairs(e.request.headers)),
         req_body,
     );

@@ -168,6 +168,16 @@ pub fn target_of(url_or_path: &str) -> String {
     redact_text(rest)
 }
 
+/// The authority (`host:port`) of a URL, the target of a CONNECT request (RFC 9112
+/// §3.2.3); a value without a scheme is taken as the authority itself. Redacted.
+pub fn authority_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, after)| after);
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    // userinfo never names the tunnel's end
+    let authority = rest[..end].rsplit('@').next().unwrap_or_default();
+    redact_text(authority)
+}
+
 /// An imported exchange with no response yet; the importer fills in the rest.
 pub fn imported(
     source: Source,
