@@ -56,22 +56,20 @@ impl Took {
 
 /// Run `f` in this process and measure it (CPU time of all this process's threads).
 pub fn measure<T>(f: impl FnOnce() -> T) -> (T, Took) {
-    let (c, t) = (cpu_secs(false), Instant::now());
-    let r = f();
-    let took = Took {
-        wall: t.elapsed().as_secs_f64(),
-        cpu: cpu_secs(false) - c,
-    };
-    (r, took)
+    timed(false, f)
 }
 
 /// Run `f`, which starts and waits for child processes, and measure the children's time.
 pub fn measure_children<T>(f: impl FnOnce() -> T) -> (T, Took) {
-    let (c, t) = (cpu_secs(true), Instant::now());
+    timed(true, f)
+}
+
+fn timed<T>(children: bool, f: impl FnOnce() -> T) -> (T, Took) {
+    let (c, t) = (cpu_secs(children), Instant::now());
     let r = f();
     let took = Took {
         wall: t.elapsed().as_secs_f64(),
-        cpu: cpu_secs(true) - c,
+        cpu: cpu_secs(children) - c,
     };
     (r, took)
 }
