@@ -4,7 +4,8 @@
 //! then). 10,000 requests make a ~1 GB trace. Set `AGENTWIRE_BENCH_REQUESTS` for a
 //! smaller run (e.g. 1000: ~100 MB). Peak RSS (VmHWM) is printed after the run, and once
 //! per run the peers on the same file: `wc -l` and a `jq` one-liner extracting one field
-//! (`jq -c .request.body.json.model`), with the ratios.
+//! (`jq -c .request.body.json.model`), with the ratios (wall-clock, and of CPU time, which
+//! a busy shared machine distorts less) and the load average.
 //!
 //! `cargo bench --bench analyze` (quick: `AGENTWIRE_BENCH_REQUESTS=1000 cargo bench --bench analyze`).
 //! `AGENTWIRE_BENCH_WRITE=FILE` only writes the generated trace to FILE and exits (to time
@@ -16,6 +17,10 @@ use std::time::Duration;
 use chrono::{TimeZone, Utc};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
+
+mod common;
+
+use common::{load_average, measure, measure_children, peak_rss_kib};
 
 use agentwire::analyze::{analyze_files, AnalyzeConfig, UsageMode};
 use agentwire::trace::{
@@ -97,12 +102,6 @@ fn generate(path: &Path, requests: usize) -> u64 {
     std::fs::metadata(path).unwrap().len()
 }
 
-fn peak_rss_kib() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let l = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    l.split_whitespace().nth(1)?.parse().ok()
-}
-
 fn bench(c: &mut Criterion) {
     let n: usize = std::env::var("AGENTWIRE_BENCH_REQUESTS")
         .ok()
@@ -120,7 +119,7 @@ fn bench(c: &mut Criterion) {
     let path = dir.path().join("bench.jsonl");
     let bytes = generate(&path, n);
     eprintln!(
-        "generated {n} requests, {:.1} MB; RSS after generating: {:?} KiB",
+        "generated {n} requests, {:.1} MB; RSS after generating: {} KiB",
         bytes as f64 / 1e6,
         peak_rss_kib()
     );
@@ -128,13 +127,11 @@ fn bench(c: &mut Criterion) {
         usage: UsageMode::Simulated,
         ..AnalyzeConfig::default()
     };
-    let t = std::time::Instant::now();
-    analyze_files(&[path.as_path()], cfg()).unwrap();
-    let ours = t.elapsed().as_secs_f64();
+    let (_, ours) = measure(|| analyze_files(&[path.as_path()], cfg()).unwrap());
     eprintln!(
-        "agentwire analyze: {:.2} s, {:.0} MB/s",
-        ours,
-        bytes as f64 / 1e6 / ours
+        "agentwire analyze: {}; load average {}",
+        ours.rates(bytes),
+        load_average()
     );
     for (label, cmd) in [
         ("wc -l", format!("wc -l < '{}'", path.display())),
@@ -146,14 +143,13 @@ fn bench(c: &mut Criterion) {
             ),
         ),
     ] {
-        let t = std::time::Instant::now();
-        match std::process::Command::new("sh").args(["-c", &cmd]).output() {
-            Ok(o) if o.status.success() => {
-                let secs = t.elapsed().as_secs_f64();
+        match measure_children(|| std::process::Command::new("sh").args(["-c", &cmd]).output()) {
+            (Ok(o), took) if o.status.success() => {
                 eprintln!(
-                    "{label}: {secs:.2} s, {:.0} MB/s; agentwire takes {:.2}x its time",
-                    bytes as f64 / 1e6 / secs,
-                    ours / secs
+                    "{label}: {}; agentwire takes {:.2}x its time (wall), {:.2}x its CPU time",
+                    took.rates(bytes),
+                    ours.wall / took.wall,
+                    ours.cpu / took.cpu
                 );
             }
             _ => eprintln!("{label}: not available, no comparison"),
@@ -187,7 +183,7 @@ fn bench(c: &mut Criterion) {
         s.total_cost_usd,
         s.cache_hit_rate * 100.0
     );
-    eprintln!("peak RSS (VmHWM): {:?} KiB", peak_rss_kib());
+    eprintln!("peak RSS (VmHWM): {} KiB", peak_rss_kib());
 }
 
 criterion_group!(benches, bench);

@@ -1,5 +1,5 @@
 //! Diff of two generated ~1 MB request bodies (200 tools, a long system prompt, 500
-//! messages): parse both, normalize, and compare every part. Goal: < 50 ms.
+//! messages): parse both, normalize, and compare every part. Goal: < 20 ms (issue 15).
 //! Run: `cargo bench --bench diff`.
 
 use criterion::{criterion_group, criterion_main, Criterion};

@@ -7,8 +7,9 @@
 //! SSE replies), then measures MB/s and packets/s of turning it into a written trace.
 //! Once per run it also times `tshark -r FILE --export-objects http,DIR` on the same file,
 //! with tshark's default reassembly and with out-of-order reassembly on
-//! (`-o tcp.reassemble_out_of_order:TRUE`), and prints the ratios and the process's peak
-//! resident memory.
+//! (`-o tcp.reassemble_out_of_order:TRUE`), and prints the ratios (wall-clock, and per
+//! CPU-second, which a busy shared machine distorts less), the load average and the
+//! process's peak resident memory.
 //!
 //! Size: `AGENTWIRE_BENCH_PCAP_MB` (default 100; the README figures use 100 and 1024).
 //! Run: `cargo bench --bench pcap`. `AGENTWIRE_BENCH_WRITE=FILE` only writes the generated
@@ -19,8 +20,11 @@ use std::net::Ipv4Addr;
 use std::path::Path;
 use std::time::Instant;
 
+mod common;
+
 use agentwire::capture::pcap::{read_file, Config, Extractor, TraceSink};
 use agentwire::trace::{Context, TraceWriter};
+use common::{load_average, measure, measure_children, peak_rss_kib, Took};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use etherparse::PacketBuilder;
 
@@ -224,39 +228,26 @@ fn extract(path: &Path, out: &Path) -> u64 {
     n
 }
 
-/// Seconds `tshark --export-objects http` takes on `path` (with `extra` preferences), and
-/// the objects it exported; `None` without tshark.
-fn tshark(path: &Path, dir: &Path, extra: &[&str]) -> Option<(f64, usize)> {
+/// The wall-clock and CPU time `tshark --export-objects http` takes on `path` (with `extra`
+/// preferences), and the objects it exported; `None` without tshark.
+fn tshark(path: &Path, dir: &Path, extra: &[&str]) -> Option<(Took, usize)> {
     let objects = dir.join("objects");
     std::fs::create_dir_all(&objects).unwrap();
-    let t = Instant::now();
-    let o = std::process::Command::new("tshark")
-        .arg("-r")
-        .arg(path)
-        .args(extra)
-        .args([
-            "--export-objects",
-            &format!("http,{}", objects.display()),
-            "-q",
-        ])
-        .output()
-        .ok()?;
-    let secs = t.elapsed().as_secs_f64();
+    let (o, took) = measure_children(|| {
+        std::process::Command::new("tshark")
+            .arg("-r")
+            .arg(path)
+            .args(extra)
+            .args([
+                "--export-objects",
+                &format!("http,{}", objects.display()),
+                "-q",
+            ])
+            .output()
+    });
     let n = std::fs::read_dir(&objects).map(|d| d.count()).unwrap_or(0);
     let _ = std::fs::remove_dir_all(&objects);
-    o.status.success().then_some((secs, n))
-}
-
-fn peak_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .map(|l| l.to_string())
-        })
-        .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
-        .unwrap_or(0)
+    o.ok()?.status.success().then_some((took, n))
 }
 
 fn bench(c: &mut Criterion) {
@@ -281,20 +272,18 @@ fn bench(c: &mut Criterion) {
         bytes as f64 / 1e6,
         t.elapsed()
     );
-    let rss_before = peak_rss_kb();
+    let rss_before = peak_rss_kib();
     let trace = dir.path().join("trace.jsonl");
 
-    let t = Instant::now();
-    let exchanges = extract(&path, &trace);
-    let ours = t.elapsed().as_secs_f64();
-    let rate = |secs: f64| bytes as f64 / 1e6 / secs;
+    let (exchanges, ours) = measure(|| extract(&path, &trace));
     eprintln!(
-        "agentwire pcap (trace written, {} MB): {exchanges} exchanges, {:.0} MB/s, {:.0} packets/s, peak RSS {} MB (before: {} MB)",
+        "agentwire pcap (trace written, {} MB): {exchanges} exchanges, {}, {:.0} packets/s, peak RSS {} MB (before: {} MB); load average {}",
         std::fs::metadata(&trace).map_or(0, |m| m.len()) / 1_000_000,
-        rate(ours),
-        packets as f64 / ours,
-        peak_rss_kb() / 1024,
-        rss_before / 1024
+        ours.rates(bytes),
+        packets as f64 / ours.wall,
+        peak_rss_kib() / 1024,
+        rss_before / 1024,
+        load_average()
     );
     for (label, extra) in [
         ("tshark --export-objects http", &[][..]),
@@ -304,10 +293,11 @@ fn bench(c: &mut Criterion) {
         ),
     ] {
         match tshark(&path, dir.path(), extra) {
-            Some((secs, n)) => eprintln!(
-                "{label}: {n} objects, {:.1} MB/s; agentwire is {:.1}x faster",
-                rate(secs),
-                secs / ours
+            Some((took, n)) => eprintln!(
+                "{label}: {n} objects, {}; agentwire is {:.1}x faster (wall), {:.1}x per CPU-second",
+                took.rates(bytes),
+                took.wall / ours.wall,
+                took.cpu / ours.cpu
             ),
             None => eprintln!("{label}: tshark not available, no comparison"),
         }

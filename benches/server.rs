@@ -7,8 +7,10 @@
 //! * `agentwire serve --upstream` (the recording proxy) in front of the stub;
 //! * `agentwire serve --intercept` (first-party route: CONNECT, TLS with a minted leaf,
 //!   requests on the kept-alive connection) in front of nothing — it answers itself;
-//! * claude-tap's reverse proxy (`--tap-no-launch`) and `mitmdump --mode reverse:URL` in
-//!   front of the stub, when installed (`make bench` installs both from PyPI).
+//! * claude-tap's reverse proxy (`--tap-no-launch`) and `mitmdump --mode reverse:URL -w FILE`
+//!   (recording its flows, as agentwire records) in front of the stub, at 1 client and at
+//!   `BENCH_CONCURRENCY`, when installed (`make bench` installs both from PyPI; the venv
+//!   the tests install, `target/peer-venv`, is used too).
 //!
 //! Run: `make bench`, or `cargo bench --bench server` with `CLAUDE_TAP=…`, `MITMDUMP=…`.
 //! Knobs: `BENCH_REQUESTS` (default 2000), `BENCH_CONCURRENCY` (default 8).
@@ -161,6 +163,14 @@ fn tool(env: &str, venv_bin: &str, name: &str) -> Option<String> {
     if std::path::Path::new(&venv).exists() {
         return Some(venv);
     }
+    // the venv the tests install (`tests/it/peers.rs`): the same pinned versions
+    let peer = format!(
+        "{}/target/peer-venv/bin/{venv_bin}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    if std::path::Path::new(&peer).exists() {
+        return Some(peer);
+    }
     std::process::Command::new(name)
         .arg("--version")
         .output()
@@ -285,41 +295,41 @@ fn main() {
         row("base-URL stub, new connection per request", &fresh_direct, None);
         row("first-party, new CONNECT + TLS handshake per request, vs new base-URL connection", &fresh_fp, Some(&fresh_direct));
 
+        // The peers, recording as agentwire does (mitmdump writes its flows with `-w`), each
+        // at 1 client and at `conc` clients, against the same stub.
         let mut ratios = Vec::new();
-        if let Some(tap) = tool("CLAUDE_TAP", "claude-tap", "claude-tap") {
-            let port = 18000 + (std::process::id() % 1000) as u16;
-            let _child = spawn_and_wait(
-                std::process::Command::new(&tap)
-                    .args(["--tap-no-launch", "--tap-no-live", "--tap-no-open", "--tap-host", "127.0.0.1"])
-                    .args(["--tap-port", &port.to_string(), "--tap-target", &stub.base_url()]),
-                port,
-            )
-            .await;
+        let flows = dir.path().join("mitm.flows");
+        let peers: [(&str, &str, u16, Vec<String>); 2] = [
+            ("claude-tap reverse proxy", "claude-tap", 18000, vec![
+                "--tap-no-launch".into(), "--tap-no-live".into(), "--tap-no-open".into(),
+                "--tap-host".into(), "127.0.0.1".into(), "--tap-target".into(), stub.base_url(),
+                "--tap-port".into(),
+            ]),
+            ("mitmdump --mode reverse -w FILE", "mitmdump", 19000, vec![
+                "--mode".into(), format!("reverse:{}", stub.base_url()), "--listen-host".into(),
+                "127.0.0.1".into(), "-q".into(), "-w".into(), flows.display().to_string(),
+                "--listen-port".into(),
+            ]),
+        ];
+        for (label, bin, port0, args) in peers {
+            let Some(exe) = tool(&bin.to_uppercase().replace('-', "_"), bin, bin) else {
+                println!("{label}: not installed, no comparison");
+                continue;
+            };
+            let port = port0 + (std::process::id() % 1000) as u16;
+            let _child = spawn_and_wait(std::process::Command::new(&exe).args(&args).arg(port.to_string()), port).await;
             let url = format!("http://127.0.0.1:{port}/v1/messages");
             let _ = load(&url, conc * 2, conc, plain()).await;
-            let s = load(&url, peer_total, conc, plain()).await;
-            row("claude-tap reverse proxy -> stub, vs direct stub", &s, Some(&direct));
-            ratios.push(("claude-tap", s.rps()));
-        }
-        if let Some(mitm) = tool("MITMDUMP", "mitmdump", "mitmdump") {
-            let port = 19000 + (std::process::id() % 1000) as u16;
-            let _child = spawn_and_wait(
-                std::process::Command::new(&mitm)
-                    .args(["--mode", &format!("reverse:{}", stub.base_url()), "--listen-host", "127.0.0.1"])
-                    .args(["--listen-port", &port.to_string(), "-q"]),
-                port,
-            )
-            .await;
-            let url = format!("http://127.0.0.1:{port}/v1/messages");
-            let _ = load(&url, conc * 2, conc, plain()).await;
-            let s = load(&url, peer_total, conc, plain()).await;
-            row("mitmdump --mode reverse -> stub, vs direct stub", &s, Some(&direct));
-            ratios.push(("mitmdump", s.rps()));
+            let one = load(&url, peer_total / 2, 1, plain()).await;
+            let many = load(&url, peer_total, conc, plain()).await;
+            row(&format!("1 client: {label} -> stub, vs direct stub"), &one, Some(&seq_direct));
+            row(&format!("{label} -> stub, vs direct stub"), &many, Some(&direct));
+            ratios.push((bin, one.rps(), many.rps()));
         }
         println!();
-        for (name, rps) in ratios {
-            println!("throughput ratio agentwire recording proxy / {name}: {:.1}x", proxied.rps() / rps);
-            println!("throughput ratio agentwire serve / {name}: {:.1}x", direct.rps() / rps);
+        for (name, one, many) in &ratios {
+            println!("throughput ratio agentwire recording proxy / {name}: {:.1}x at 1 client, {:.1}x at {conc}", seq_proxy.rps() / one, proxied.rps() / many);
+            println!("throughput ratio agentwire serve / {name}: {:.1}x at 1 client, {:.1}x at {conc}", seq_direct.rps() / one, direct.rps() / many);
         }
         for s in [stub, proxy, fp] {
             s.shutdown().await.unwrap();

@@ -1,60 +1,22 @@
 //! Fleet tables: `analyze DIR --parquet OUT` over 50 generated traces (five CLI versions,
 //! three days, background builds polled with status checks), read back by DuckDB (PyPI
-//! `duckdb`, installed by the test into `target/duckdb-venv` once and reused), whose totals
-//! must equal agentwire's own JSON summary, and whose Hive partitions must hold each
-//! trace's requests under the version and day the generator gave it.
+//! `duckdb`, pinned in `peers.rs`, installed into `target/peer-venv` once and reused),
+//! whose totals must equal agentwire's own JSON summary, and whose Hive partitions must
+//! hold each trace's requests under the version and day the generator gave it.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::sync::Mutex;
 
 use serde_json::{json, Value};
 
 use agentwire::trace::{Context, TraceWriter};
 
-use crate::common::{bin, repo};
+use crate::common::bin;
 use crate::hand_trace::{text, tool, tool_result, tool_use, Conv, TraceBuilder};
 
-/// The DuckDB release the test runs (pinned: the same SQL every run).
-const DUCKDB: &str = "duckdb==2.0.1";
 const VERSIONS: [&str; 5] = ["2.1.300", "2.1.301", "2.1.302", "2.1.303", "2.1.304"];
 const TRACES: usize = 50;
-
-static SETUP: Mutex<()> = Mutex::new(());
-
-/// `target/duckdb-venv/bin/python`, with DuckDB installed from PyPI on first use.
-fn duckdb_python() -> PathBuf {
-    let _g = SETUP.lock().unwrap_or_else(|e| e.into_inner());
-    let venv = repo().join("target/duckdb-venv");
-    let stamp = venv.join("agentwire-duckdb.txt");
-    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(DUCKDB) {
-        for (cmd, what) in [
-            (
-                Command::new("python3")
-                    .args(["-m", "venv"])
-                    .arg(&venv)
-                    .output(),
-                "python3 -m venv",
-            ),
-            (
-                Command::new(venv.join("bin/pip"))
-                    .args(["install", "-q", "--disable-pip-version-check", DUCKDB])
-                    .output(),
-                "pip install duckdb",
-            ),
-        ] {
-            let o = cmd.unwrap_or_else(|e| panic!("{what}: {e}"));
-            assert!(
-                o.status.success(),
-                "{what}: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-        }
-        std::fs::write(&stamp, DUCKDB).unwrap();
-    }
-    venv.join("bin/python")
-}
 
 /// Trace `i`: a Claude Code session of version `VERSIONS[i % 5]` on day `i % 3`, whose
 /// model starts a build and checks its log `1 + i % 4` times (the log changes only in its
@@ -135,7 +97,7 @@ fn duckdb(tables: &Path, sql: &str) -> Vec<Value> {
         "import duckdb, json, sys\ncon = duckdb.connect()\nfor t in ['requests', 'episodes', 'jobs', 'decisions', 'threads']:\n    con.execute(f\"create view {{t}} as select * from read_parquet('{root}/{{t}}/*/*/*.parquet', hive_partitioning = true)\")\nfor row in con.execute(sys.argv[1]).fetchall():\n    print(json.dumps([str(v) if not isinstance(v, (int, float, type(None))) else v for v in row]))\n",
         root = tables.display()
     );
-    let o = Command::new(duckdb_python())
+    let o = Command::new(crate::peers::venv_bin("python"))
         .args(["-c", &script, sql])
         .output()
         .unwrap();

@@ -1,7 +1,7 @@
-//! Other tools the import tests run against, installed by the test setup from their
-//! registries into `target/` once and reused: mitmproxy and claude-tap from PyPI (a venv
-//! in `target/peer-venv`), claude-trace from npm (`target/peer-npm`). Versions are pinned
-//! so a rerun tests the same formats.
+//! Other tools the tests run against, installed by the test setup from their registries
+//! into `target/` once and reused: mitmproxy, claude-tap (import tests) and DuckDB (fleet
+//! tables) from PyPI (a venv in `target/peer-venv`), claude-trace from npm
+//! (`target/peer-npm`). Versions are pinned so a rerun tests the same formats and SQL.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use crate::common::repo;
 
 /// PyPI packages of the venv.
-const PYPI: &[&str] = &["mitmproxy==11.0.2", "claude-tap==0.1.146"];
+const PYPI: &[&str] = &["mitmproxy==11.0.2", "claude-tap==0.1.146", "duckdb==2.0.1"];
 /// npm package of claude-trace.
 const NPM: &str = "@mariozechner/claude-trace@1.0.9";
 
@@ -26,22 +26,26 @@ fn run(cmd: &mut Command, what: &str) {
     );
 }
 
-/// `target/peer-venv/bin/NAME`, installing the venv first if needed.
+/// `target/peer-venv/bin/NAME`, installing the venv first if needed. The stamp names the
+/// venv's own path: a venv copied from another checkout (its scripts' `#!` lines name the
+/// other one) is made anew.
 pub fn venv_bin(name: &str) -> PathBuf {
     let _g = SETUP.lock().unwrap_or_else(|e| e.into_inner());
     let venv = repo().join("target/peer-venv");
     let stamp = venv.join("agentwire-peers.txt");
-    let want = PYPI.join("\n");
+    let want = format!("{}\n{}", venv.display(), PYPI.join("\n"));
     if std::fs::read_to_string(&stamp).ok().as_deref() != Some(want.as_str()) {
         run(
-            Command::new("python3").args(["-m", "venv"]).arg(&venv),
+            Command::new("python3")
+                .args(["-m", "venv", "--clear"])
+                .arg(&venv),
             "python3 -m venv",
         );
         run(
-            Command::new(venv.join("bin/pip"))
-                .args(["install", "-q", "--disable-pip-version-check"])
+            Command::new(venv.join("bin/python"))
+                .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
                 .args(PYPI),
-            "pip install mitmproxy claude-tap",
+            "pip install mitmproxy claude-tap duckdb",
         );
         std::fs::write(&stamp, &want).unwrap();
     }
