@@ -1,56 +1,18 @@
 //! The figures `analyze` reports that users act on, checked against values computed
 //! independently: by hand from the scenario (recorded usage figures chosen here, list
 //! prices, which poll repeated which result, timing), and by a second reader, DuckDB
-//! (PyPI, in a venv under `target/oracle-venv`, installed once), over the `--parquet`
+//! (PyPI, pinned in `peers.rs`, in the one venv `target/peer-venv`), over the `--parquet`
 //! tables, with Python's `json` reading the JSON report.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
 
 use serde_json::{json, Value};
 
 use agentwire::trace::{Context, TraceWriter};
 
-use crate::common::{bin, repo};
+use crate::common::bin;
 use crate::hand_trace::{cc, text, tool, tool_result, tool_use, Conv, TraceBuilder};
-
-/// The DuckDB release the oracle uses.
-const DUCKDB: &str = "duckdb==2.0.1";
-
-static SETUP: Mutex<()> = Mutex::new(());
-
-/// `target/oracle-venv/bin/python` with DuckDB, installed on first use.
-pub fn oracle_python() -> PathBuf {
-    let _g = SETUP.lock().unwrap_or_else(|e| e.into_inner());
-    let venv = repo().join("target/oracle-venv");
-    let stamp = venv.join("agentwire-oracle.txt");
-    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(DUCKDB) {
-        let run = |cmd: &mut Command, what: &str| {
-            let o = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-            assert!(
-                o.status.success(),
-                "{what}: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-        };
-        run(
-            Command::new("python3").args(["-m", "venv"]).arg(&venv),
-            "python3 -m venv target/oracle-venv",
-        );
-        run(
-            Command::new(venv.join("bin/pip")).args([
-                "install",
-                "-q",
-                "--disable-pip-version-check",
-                DUCKDB,
-            ]),
-            "pip install duckdb",
-        );
-        std::fs::write(&stamp, DUCKDB).unwrap();
-    }
-    venv.join("bin/python")
-}
 
 /// Recorded usage of request k: `(uncached input, cache write, cache read, output)`.
 const USAGE: [(u64, u64, u64, u64); 6] = [
@@ -283,7 +245,7 @@ fn parquet_tables_read_back_by_duckdb_equal_the_json_report() {
     let v = analyze(&scenario(dir.path()), &pq);
     let report = dir.path().join("report.json");
     std::fs::write(&report, v.to_string()).unwrap();
-    let o = Command::new(oracle_python())
+    let o = Command::new(crate::peers::venv_bin("python"))
         .args(["-c", READ_BACK])
         .arg(&report)
         .arg(&pq)
