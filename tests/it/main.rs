@@ -5,6 +5,7 @@ mod analyze_cache;
 mod analyze_invalidation;
 mod analyze_polls;
 mod analyze_report;
+mod bad_input_kinds;
 mod common;
 mod common_chromium;
 mod common_tshark;
