@@ -267,7 +267,18 @@ const MAGIC: usize = 4;
 /// Read the first line (or the first bytes, for binary data), for recognition; at least
 /// [`MAGIC`] bytes when the input has them.
 fn read_head(r: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
+    read_head_with(r, import::detect)
+}
+
+/// [`read_head`] with the recognizer passed in (tests count its calls).
+fn read_head_with(
+    r: &mut impl BufRead,
+    mut detect: impl FnMut(&[u8]) -> Detected,
+) -> std::io::Result<Vec<u8>> {
     let mut head = Vec::new();
+    // Recognition runs when the head first passes 8 KiB and again each time it doubles,
+    // not on every buffer fill: a long first line costs linear time, not quadratic.
+    let mut next_check = 8192;
     loop {
         let buf = match r.fill_buf() {
             Ok(b) => b,
@@ -289,8 +300,11 @@ fn read_head(r: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
             return Ok(head);
         }
         // only JSON text is worth reading to its first newline
-        if head.len() >= 8192 && !matches!(import::detect(&head), Detected::Document) {
-            return Ok(head);
+        if head.len() >= next_check {
+            next_check = head.len().saturating_mul(2);
+            if !matches!(detect(&head), Detected::Document) {
+                return Ok(head);
+            }
         }
     }
 }
@@ -567,5 +581,27 @@ impl Iterator for JsonLines {
                 )),
             }));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_first_line_is_recognised_once_per_doubling_not_per_buffer_fill() {
+        // A 1 MiB first line without a newline, read 4 KiB at a time: 256 fills. Running
+        // recognition on each fill past 8 KiB made a 64 MB line take 13 s (quadratic).
+        let line = vec![b'{'; 1 << 20];
+        let mut r = BufReader::with_capacity(4096, &line[..]);
+        let mut calls = 0;
+        let head = read_head_with(&mut r, |h| {
+            calls += 1;
+            import::detect(h)
+        })
+        .unwrap();
+        assert_eq!(head.len(), 1 << 20, "the whole line is the head");
+        // at 8, 16, 32, …, 1024 KiB: 8 checks
+        assert_eq!(calls, 8);
     }
 }
