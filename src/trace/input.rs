@@ -8,7 +8,7 @@
 //! Records stream: an agentwire trace line by line; an imported file (or Claude Code
 //! session with its subagents) one at a time; a directory file by file, with progress.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
@@ -98,8 +98,8 @@ pub fn open_input(path: &Path, opts: &InputOptions) -> Result<TraceInput, TraceE
         input.format = Some(format);
         input.current = Some(recs);
     } else if path.is_dir() {
-        input.files = dir_files(path, opts.since)?;
-        input.progress.files_total = input.files.len();
+        (input.files, input.skipped) = dir_files(path, opts.since)?;
+        input.progress.files_total = input.files.len() + input.skipped.len();
         input.progress.bytes_total = input.files.iter().map(|f| f.1).sum();
     } else {
         let f = File::open(path).map_err(|e| TraceError::Open {
@@ -214,25 +214,40 @@ impl Iterator for TraceInput {
 
 /// Every regular file under `dir`, sorted, with its size; subagent transcripts whose
 /// session file exists are left to that session; files last written before `since` are
-/// left out.
-fn dir_files(
-    dir: &Path,
-    since: Option<DateTime<Utc>>,
-) -> Result<VecDeque<(PathBuf, u64)>, TraceError> {
+/// left out. Symbolic links are followed, but a directory or file reached twice (a link
+/// back up the tree, two links to one file) is read once, and entries that are not
+/// regular files (a FIFO would block forever, a socket or device is no trace) are
+/// returned as skipped, with why.
+fn dir_files(dir: &Path, since: Option<DateTime<Utc>>) -> Result<DirFiles, TraceError> {
+    let open = |d: &Path, e| TraceError::Open {
+        path: d.display().to_string(),
+        source: e,
+    };
     let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    let mut seen_dirs = HashSet::new();
+    let root = std::fs::metadata(dir).map_err(|e| open(dir, e))?;
+    seen_dirs.insert(file_id(dir, &root));
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let entries = std::fs::read_dir(&d).map_err(|e| TraceError::Open {
-            path: d.display().to_string(),
-            source: e,
-        })?;
+        let entries = std::fs::read_dir(&d).map_err(|e| open(&d, e))?;
         for e in entries.flatten() {
             let p = e.path();
             let Ok(meta) = std::fs::metadata(&p) else {
                 continue;
             };
             if meta.is_dir() {
-                stack.push(p);
+                if seen_dirs.insert(file_id(&p, &meta)) {
+                    stack.push(p);
+                }
+                continue;
+            }
+            if !meta.is_file() {
+                let why = format!(
+                    "{}: not a regular file (a FIFO, socket or device); not read",
+                    p.display()
+                );
+                skipped.push((p, why));
                 continue;
             }
             if is_session_subagent(&p) {
@@ -244,11 +259,39 @@ fn dir_files(
                     continue;
                 }
             }
-            out.push((p, meta.len()));
+            out.push((p, meta.len(), file_id(&e.path(), &meta)));
         }
     }
+    // Sorted by path, one path per file: the first name in order wins.
     out.sort();
-    Ok(out.into())
+    let mut seen_files = HashSet::new();
+    let files = out
+        .into_iter()
+        .filter(|(_, _, id)| seen_files.insert(id.clone()))
+        .map(|(p, size, _)| (p, size))
+        .collect();
+    skipped.sort();
+    Ok((files, skipped))
+}
+
+/// Files of a directory input to read (path, size in bytes) and entries skipped (path, why).
+type DirFiles = (VecDeque<(PathBuf, u64)>, Vec<(PathBuf, String)>);
+
+/// What makes two paths one file: device and inode.
+#[cfg(unix)]
+fn file_id(_: &Path, meta: &std::fs::Metadata) -> (u64, u64, PathBuf) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino(), PathBuf::new())
+}
+
+/// What makes two paths one file: the canonical path.
+#[cfg(not(unix))]
+fn file_id(p: &Path, _: &std::fs::Metadata) -> (u64, u64, PathBuf) {
+    (
+        0,
+        0,
+        std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()),
+    )
 }
 
 /// `<dir>/<session>/subagents/<file>` next to an existing `<dir>/<session>.jsonl`.
