@@ -96,7 +96,11 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
         summary.exchanges,
         shown(&a.output)
     );
-    Ok(if dropped + if_dropped > 0 {
+    let skipped = agentwire::capture::pcap::link::skipped_warnings(&summary.unknown_link_types);
+    for p in &skipped {
+        super::warn(p);
+    }
+    Ok(if dropped + if_dropped > 0 || !skipped.is_empty() {
         ExitCode::from(DEGRADED)
     } else {
         ExitCode::SUCCESS

@@ -78,7 +78,12 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
             return Err(e);
         }
         match r {
-            Ok(_) => {}
+            Ok(info) => {
+                for p in info.problems(&name) {
+                    pb.suspend(|| super::warn(&p));
+                    partial += 1;
+                }
+            }
             Err(e @ (PcapError::Open { .. } | PcapError::NotACapture { .. })) => {
                 pb.suspend(|| super::stderr_line("error", &e.to_string()));
                 unreadable += 1;
@@ -92,6 +97,10 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
     }
     pb.finish_and_clear();
     let (rest, summary) = ex.finish();
+    for p in pcap::link::skipped_warnings(&summary.unknown_link_types) {
+        super::warn(&p);
+        partial += 1;
+    }
     for x in &rest {
         w.write_exchange(x)?;
     }

@@ -437,9 +437,15 @@ fn pcap_records(input: Box<dyn Read + Send>, path: &Path) -> Result<Records, Tra
     let mut ex = Extractor::new(Config::default());
     ex.set_source(Some(name.clone()));
     let read = read_packets(input, &name, &mut |p| ex.packet(p));
-    let (exchanges, _) = ex.finish();
+    let (exchanges, summary) = ex.finish();
+    // Packets skipped unread (an undeclared interface, a link type not decoded) are
+    // problems like a cut capture: the run is degraded and says why.
+    let mut skipped = crate::capture::pcap::link::skipped_warnings(&summary.unknown_link_types);
     let problem = match read {
-        Ok(_) => None,
+        Ok(info) => {
+            skipped.splice(0..0, info.problems(&name));
+            None
+        }
         Err(e @ (PcapError::Open { .. } | PcapError::NotACapture { .. })) => {
             return Err(TraceError::Import(ImportError::Malformed {
                 path: name,
@@ -464,8 +470,23 @@ fn pcap_records(input: Box<dyn Read + Send>, path: &Path) -> Result<Records, Tra
         version: super::FORMAT_VERSION,
         context: Context::new(),
     };
+    let skipped: Vec<ReadProblem> = skipped
+        .into_iter()
+        .map(|message| ReadProblem {
+            line: 0,
+            offset: 0,
+            truncated: false,
+            message: if message.starts_with(&name) {
+                message
+            } else {
+                format!("{name}: {message}")
+            },
+            raw: Vec::new(),
+        })
+        .collect();
     let recs = std::iter::once(header)
         .chain(exchanges.into_iter().map(|x| Record::Exchange(Box::new(x))))
+        .chain(skipped.into_iter().map(Record::Bad))
         .chain(problem.map(Record::Bad))
         .map(Ok);
     Ok(Box::new(recs))
@@ -510,8 +531,13 @@ fn document(bytes: Vec<u8>, path: &Path) -> Result<(Format, Records), TraceError
             String::new(),
         )
     })?;
+    let mut problems = Vec::new();
     let exchanges = match classify_document(&doc) {
-        Detected::Format(Format::Har) => (Format::Har, har::import(doc, path)?),
+        Detected::Format(Format::Har) => {
+            let (xs, p) = har::import(doc, path)?;
+            problems = p;
+            (Format::Har, xs)
+        }
         Detected::Format(Format::ClaudeTap) => (
             Format::ClaudeTap,
             tap::import_document(doc, path).unwrap_or_default(),
@@ -540,6 +566,15 @@ fn document(bytes: Vec<u8>, path: &Path) -> Result<(Format, Records), TraceError
     };
     let (format, xs) = exchanges;
     let mut recs = vec![Ok(header(&xs))];
+    recs.extend(problems.into_iter().map(|message| {
+        Ok(Record::Bad(ReadProblem {
+            line: 0,
+            offset: 0,
+            truncated: false,
+            message: format!("{}: {message}", path.display()),
+            raw: Vec::new(),
+        }))
+    }));
     recs.extend(xs.into_iter().map(|x| Ok(Record::Exchange(Box::new(x)))));
     Ok((format, Box::new(recs.into_iter())))
 }
