@@ -66,6 +66,18 @@ pub fn npm_error(e: agentwire::capture::npm::NpmError) -> anyhow::Error {
     }
 }
 
+/// Resolve a `diff`, `report diff` or `prompt` input: a `FILE#N` whose N is no exchange id
+/// is a usage error (exit 2), other failures errors.
+pub(crate) fn resolve_input(
+    input: &str,
+    resolvers: &[&dyn agentwire::diff::InputResolver],
+) -> Result<agentwire::diff::Resolved> {
+    agentwire::diff::resolve(input, resolvers).map_err(|e| match e {
+        e @ agentwire::diff::DiffError::Selector { .. } => usage(e),
+        e => e.into(),
+    })
+}
+
 /// Print a failed command's error on stderr and return its exit code: 0 for a closed
 /// stdout pipe (nothing to print), [`USAGE`] for a [`UsageError`], else [`ERROR`].
 pub fn fail(e: &anyhow::Error) -> ExitCode {
