@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use base64::Engine;
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -352,7 +352,7 @@ fn entry(e: Entry, index: usize, path: &Path, creator: &Creator) -> Exchange {
     if !e.request.http_version.is_empty() {
         x.request.version = e.request.http_version.to_ascii_uppercase();
     }
-    x.ended_at = ms_after(started, e.time);
+    x.ended_at = super::ms_after(started, e.time);
     let t = &e.timings;
     let before_body: f64 = [t.blocked, t.dns, t.connect, t.send, t.wait]
         .iter()
@@ -377,7 +377,7 @@ fn entry(e: Entry, index: usize, path: &Path, creator: &Creator) -> Exchange {
             if !e.response.http_version.is_empty() {
                 r.version = e.response.http_version.to_ascii_uppercase();
             }
-            r.first_byte_at = ms_after(started, before_body);
+            r.first_byte_at = super::ms_after(started, before_body);
             x.response = Some(r);
         }
     }
@@ -394,13 +394,6 @@ fn entry(e: Entry, index: usize, path: &Path, creator: &Creator) -> Exchange {
         serde_json::json!({"entry": index, "creator": format!("{} {}", creator.name, creator.version).trim()}),
     );
     x
-}
-
-fn ms_after(t: DateTime<Utc>, ms: f64) -> Option<DateTime<Utc>> {
-    // a duration past the calendar's end is unknown, not a panic
-    (ms.is_finite() && ms >= 0.0)
-        .then(|| t.checked_add_signed(Duration::microseconds((ms * 1000.0).round() as i64)))
-        .flatten()
 }
 
 #[cfg(test)]

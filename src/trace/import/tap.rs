@@ -119,7 +119,7 @@ pub fn import_record(r: &Value, path: &Path) -> Option<Exchange> {
         json_body(&body),
     );
     if let Some(ms) = r.get("duration_ms").and_then(Value::as_f64) {
-        x.ended_at = Some(started + chrono::Duration::microseconds((ms * 1000.0) as i64));
+        x.ended_at = super::ms_after(started, ms);
     }
     if let Some(resp) = r.get("response").filter(|v| v.is_object()) {
         let status = resp.get("status").and_then(Value::as_u64).unwrap_or(0);
@@ -184,7 +184,7 @@ fn json_export_entry(e: &Value, path: &Path) -> Exchange {
         json_body(&Value::Object(body)),
     );
     if let Some(ms) = e.get("duration_ms").and_then(Value::as_f64) {
-        x.ended_at = Some(started + chrono::Duration::microseconds((ms * 1000.0) as i64));
+        x.ended_at = super::ms_after(started, ms);
     }
     if let Some(r) = e.get("response") {
         let msg = serde_json::json!({
@@ -231,5 +231,18 @@ mod tests {
         let r = xs[0].response.as_ref().unwrap();
         assert_eq!(r.headers[0].1, "application/json");
         assert_eq!(xs[0].duration_us(), Some(5000));
+    }
+
+    #[test]
+    fn duration_past_the_calendar_end_is_unknown_not_a_panic() {
+        // duration_ms 1e300 once panicked ("DateTime + TimeDelta overflowed") in show
+        let rec = serde_json::json!({"timestamp": "2026-01-01T00:00:00Z", "duration_ms": 1e300,
+            "request": {"method": "POST", "path": "/v1/messages", "body": {"model": "m", "messages": []}}});
+        let x = import_record(&rec, Path::new("t.jsonl")).unwrap();
+        assert_eq!(x.started_at.to_rfc3339(), "2026-01-01T00:00:00+00:00");
+        assert_eq!(x.ended_at, None);
+        let doc = serde_json::json!([{"timestamp": "2026-01-01T00:00:00Z", "duration_ms": 1e300, "model": "m", "messages": []}]);
+        let xs = import_document(doc, Path::new("t.json")).unwrap();
+        assert_eq!(xs[0].ended_at, None);
     }
 }
