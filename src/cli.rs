@@ -206,6 +206,29 @@ fn parse_http_url(s: &str) -> Result<String, String> {
     Ok(s.trim().to_string())
 }
 
+/// `serve --intercept`: comma-separated host names, at least one.
+fn parse_hosts(s: &str) -> Result<String, String> {
+    let hosts: Vec<&str> = s
+        .split(',')
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .collect();
+    if hosts.is_empty() {
+        return Err(format!(
+            "{s:?} names no host: give host names separated by commas, e.g. api.anthropic.com"
+        ));
+    }
+    if let Some(h) = hosts.iter().find(|h| {
+        !h.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+    }) {
+        return Err(format!(
+            "{h:?} is not a host name (letters, digits, '.', '-' only; no scheme, port or path), e.g. api.anthropic.com"
+        ));
+    }
+    Ok(s.to_string())
+}
+
 /// `replay --header`: `Name: value`, a valid HTTP header name and a value without line
 /// breaks or NUL (RFC 9110 §5.5: a CR or LF would inject another header).
 fn parse_header(s: &str) -> Result<(String, String), String> {
@@ -652,7 +675,7 @@ pub struct ServeArgs {
     pub upstream_timeout: u64,
     /// First-party route: run an HTTP CONNECT proxy that terminates TLS for these hosts
     /// (comma-separated) with certificates from agentwire's CA (`agentwire ca`).
-    #[arg(long, num_args = 0..=1, default_missing_value = "api.anthropic.com", value_name = "HOSTS")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "api.anthropic.com", value_name = "HOSTS", value_parser = parse_hosts)]
     pub intercept: Option<String>,
     /// With --intercept: tunnel other hosts untouched (logged) instead of refusing them.
     #[arg(long, requires = "intercept")]

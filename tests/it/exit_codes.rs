@@ -468,6 +468,12 @@ fn rows(f: &Fixtures, stub_url: &str) -> Vec<Row> {
             "--upstream".into(),
         ),
         (
+            "serve --intercept naming no host",
+            v(&["serve", "--intercept", ",", "-o", &f.out("s4.jsonl")]),
+            2,
+            "--intercept".into(),
+        ),
+        (
             "diff FILE#N beyond any id",
             v(&["diff", &format!("{good}#99999999999999999999999"), &good]),
             2,
