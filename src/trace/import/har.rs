@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use base64::Engine;
-use chrono::{DateTime, Utc};
+use chrono::DateTime;
 use serde::{Deserialize, Serialize};
 
 use super::{
