@@ -12,7 +12,7 @@ FROM ?=
 
 .DEFAULT_GOAL := help
 
-.PHONY: help deps build demo test lint doc bench load clean-demo install uninstall
+.PHONY: help deps build demo test lint doc bench load mutants clean-demo install uninstall
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -37,14 +37,17 @@ DEMO := target/demo
 DEMO_A ?= 2.1.303
 DEMO_B ?= 2.1.304
 
-demo: build $(DEMO)/cc$(DEMO_A).jsonl $(DEMO)/cc$(DEMO_B).jsonl $(DEMO)/bg-session.jsonl ## the jobs people come for: diff two published Claude Code versions, audit a session for polling waste and cache misses
+demo: build $(DEMO)/cc$(DEMO_A).jsonl $(DEMO)/cc$(DEMO_B).jsonl $(DEMO)/bg-session.jsonl ## the jobs people come for: diff two published Claude Code versions, audit a session for polling waste and cache misses, write both as HTML reports
 	@echo "== 1. What changed between Claude Code $(DEMO_A) and $(DEMO_B)? (the first request of each, sent to a gateway URL)"
 	$(BIN) diff $(DEMO)/cc$(DEMO_A).jsonl $(DEMO)/cc$(DEMO_B).jsonl
 	@echo "== 2. Audit a session in which Claude Code $(DEMO_B) runs a background build and polls its output: polling waste, cache misses, the job"
 	$(BIN) analyze $(DEMO)/bg-session.jsonl
-	@# == 3. The HTML report: when `agentwire report` exists (issue 11), write it here from
-	@#    the two steps' traces and print its path, as the last line of the demo.
-	@echo "== traces kept in $(DEMO)/ (make clean-demo removes them; try: $(BIN) show $(DEMO)/bg-session.jsonl)"
+	@echo "== 3. The same answers as files to open or attach: self-contained HTML reports (charts, side-by-side diffs; they load nothing)"
+	$(BIN) report analyze $(DEMO)/bg-session.jsonl --force -o $(DEMO)/audit-bg-session.html
+	$(BIN) report diff $(DEMO)/cc$(DEMO_A).jsonl $(DEMO)/cc$(DEMO_B).jsonl --force -o $(DEMO)/diff-$(DEMO_A)-$(DEMO_B).html
+	@echo "== traces and reports kept in $(DEMO)/ (make clean-demo removes them; Markdown to paste into a PR: $(BIN) report diff $(DEMO)/cc$(DEMO_A).jsonl $(DEMO)/cc$(DEMO_B).jsonl -o diff.md)"
+	@echo "== open in a browser: the audit $(abspath $(DEMO))/audit-bg-session.html and the version diff"
+	@echo "$(abspath $(DEMO))/diff-$(DEMO_A)-$(DEMO_B).html"
 
 # One published version saying hello (`-p hello`) under the fake server, by base URL.
 $(DEMO)/cc%.jsonl: | build
@@ -80,6 +83,13 @@ bench: deps ## run the benchmarks (installs claude-tap and mitmproxy from PyPI i
 
 load: ## 60 s of 100 KB POSTs at full speed against `serve`: peak RSS from /proc (< 256 MB) and nothing lost (CI runs 5 s)
 	AGENTWIRE_LOAD_SECONDS=60 cargo test --locked --test it -- limits::sustained --nocapture
+# `make mutants`: every core module; `make mutants MODULES="polling sse"` for some. Slow (one
+# incremental build per mutant): not part of CI. Table and exclusions: scripts/mutants.sh,
+# .cargo/mutants.toml; results in target/mutants-out/.
+MODULES ?=
+mutants: ## mutation testing of the core modules with cargo-mutants (slow; not in CI): tried, caught, missed per module
+	scripts/mutants.sh $(MODULES)
+
 install: ## install agentwire, its man pages and bash/zsh/fish/powershell completions under PREFIX (default /usr/local)
 	@set -e; from="$(FROM)"; \
 	if [ -z "$$from" ]; then cargo build --release --locked $(FEATURES); from=target/release/agentwire; fi; \

@@ -1,10 +1,14 @@
 //! `analyze` end to end on a generated trace: sessions of 100 requests whose histories grow
 //! turn by turn (tool definitions ~30 KB, system ~10 KB, each turn adding a tool call and a
 //! ~1.2 KB result, a status poll every fifth turn, a pause past the cache TTL now and
-//! then). 10,000 requests make a ~1.1 GB trace. Set `AGENTWIRE_BENCH_REQUESTS` for a
-//! smaller run (e.g. 1000). Peak RSS (VmHWM) is printed after the run.
+//! then). 10,000 requests make a ~1 GB trace. Set `AGENTWIRE_BENCH_REQUESTS` for a
+//! smaller run (e.g. 1000: ~100 MB). Peak RSS (VmHWM) is printed after the run, and once
+//! per run the peers on the same file: `wc -l` and a `jq` one-liner extracting one field
+//! (`jq -c .request.body.json.model`), with the ratios.
 //!
-//! `cargo bench --bench analyze` (quick: `AGENTWIRE_BENCH_REQUESTS=1000 cargo bench --bench analyze`)
+//! `cargo bench --bench analyze` (quick: `AGENTWIRE_BENCH_REQUESTS=1000 cargo bench --bench analyze`).
+//! `AGENTWIRE_BENCH_WRITE=FILE` only writes the generated trace to FILE and exits (to time
+//! `agentwire analyze` as a whole process on it).
 
 use std::path::Path;
 use std::time::Duration;
@@ -104,6 +108,14 @@ fn bench(c: &mut Criterion) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000);
+    if let Some(out) = std::env::var_os("AGENTWIRE_BENCH_WRITE") {
+        let bytes = generate(Path::new(&out), n);
+        eprintln!(
+            "wrote {n} requests, {bytes} bytes to {}",
+            Path::new(&out).display()
+        );
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bench.jsonl");
     let bytes = generate(&path, n);
@@ -112,17 +124,48 @@ fn bench(c: &mut Criterion) {
         bytes as f64 / 1e6,
         peak_rss_kib()
     );
+    let cfg = || AnalyzeConfig {
+        usage: UsageMode::Simulated,
+        ..AnalyzeConfig::default()
+    };
+    let t = std::time::Instant::now();
+    analyze_files(&[path.as_path()], cfg()).unwrap();
+    let ours = t.elapsed().as_secs_f64();
+    eprintln!(
+        "agentwire analyze: {:.2} s, {:.0} MB/s",
+        ours,
+        bytes as f64 / 1e6 / ours
+    );
+    for (label, cmd) in [
+        ("wc -l", format!("wc -l < '{}'", path.display())),
+        (
+            "jq -c .request.body.json.model",
+            format!(
+                "jq -c .request.body.json.model '{}' > /dev/null",
+                path.display()
+            ),
+        ),
+    ] {
+        let t = std::time::Instant::now();
+        match std::process::Command::new("sh").args(["-c", &cmd]).output() {
+            Ok(o) if o.status.success() => {
+                let secs = t.elapsed().as_secs_f64();
+                eprintln!(
+                    "{label}: {secs:.2} s, {:.0} MB/s; agentwire takes {:.2}x its time",
+                    bytes as f64 / 1e6 / secs,
+                    ours / secs
+                );
+            }
+            _ => eprintln!("{label}: not available, no comparison"),
+        }
+    }
     let mut g = c.benchmark_group("analyze");
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(5));
     g.throughput(criterion::Throughput::Bytes(bytes));
     g.bench_function(format!("end_to_end_{n}_requests"), |b| {
         b.iter(|| {
-            let cfg = AnalyzeConfig {
-                usage: UsageMode::Simulated,
-                ..AnalyzeConfig::default()
-            };
-            let a = analyze_files(&[path.as_path()], cfg).unwrap();
+            let a = analyze_files(&[path.as_path()], cfg()).unwrap();
             assert_eq!(a.summary.requests, n);
             a
         })

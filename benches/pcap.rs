@@ -1,20 +1,26 @@
-//! Throughput of `agentwire pcap`: capture file → exchanges.
+//! Throughput of `agentwire pcap`: capture file → trace file, as the command does it
+//! (extraction on one thread, the trace lines encoded on every core and written by a
+//! writer thread).
 //!
 //! Generates a pcap in a temp dir (64 concurrent keep-alive flows on Ethernet, MTU 1500
 //! (MSS 1448), a pure ACK every two data segments, 20–200 KB JSON request bodies, chunked
-//! SSE replies), then measures MB/s and packets/s of reading it into exchanges. Once per
-//! run it also times `tshark -r FILE --export-objects http,DIR` on the same file and
-//! prints the ratio, and the process's peak resident memory.
+//! SSE replies), then measures MB/s and packets/s of turning it into a written trace.
+//! Once per run it also times `tshark -r FILE --export-objects http,DIR` on the same file,
+//! with tshark's default reassembly and with out-of-order reassembly on
+//! (`-o tcp.reassemble_out_of_order:TRUE`), and prints the ratios and the process's peak
+//! resident memory.
 //!
-//! Size: `AGENTWIRE_BENCH_PCAP_MB` (default 200; the README figure uses 1024).
-//! Run: `cargo bench --bench pcap`.
+//! Size: `AGENTWIRE_BENCH_PCAP_MB` (default 100; the README figures use 100 and 1024).
+//! Run: `cargo bench --bench pcap`. `AGENTWIRE_BENCH_WRITE=FILE` only writes the generated
+//! capture to FILE and exits (to time `agentwire pcap` as a whole process on it).
 
 use std::io::{BufWriter, Write};
 use std::net::Ipv4Addr;
 use std::path::Path;
 use std::time::Instant;
 
-use agentwire::capture::pcap::{read_file, Config, Extractor};
+use agentwire::capture::pcap::{read_file, Config, Extractor, TraceSink};
+use agentwire::trace::{Context, TraceWriter};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use etherparse::PacketBuilder;
 
@@ -190,18 +196,55 @@ fn generate(path: &Path, mb: u64) -> (u64, u64) {
     (bytes, packets)
 }
 
-fn extract(path: &Path) -> u64 {
+/// `agentwire pcap PATH -o OUT`: exchanges written to the trace at `out`; returns their
+/// count.
+fn extract(path: &Path, out: &Path) -> u64 {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut ex = Extractor::new(Config::default());
     ex.set_source(Some(path.display().to_string()));
+    let w = TraceWriter::create(out, &Context::new()).unwrap();
+    let mut sink = TraceSink::new(w, threads);
     let mut n = 0u64;
+    let mut packets = 0u32;
     read_file(path, &mut |p| {
         ex.packet(p);
-        n += ex.take().len() as u64;
+        packets = packets.wrapping_add(1);
+        if packets % 4096 == 0 {
+            let xs = ex.take();
+            n += xs.len() as u64;
+            sink.write(xs).unwrap();
+        }
     })
     .unwrap();
     let (rest, s) = ex.finish();
     assert_eq!(s.incomplete, 0);
-    n + rest.len() as u64
+    n += rest.len() as u64;
+    sink.write(rest).unwrap();
+    sink.finish().unwrap();
+    n
+}
+
+/// Seconds `tshark --export-objects http` takes on `path` (with `extra` preferences), and
+/// the objects it exported; `None` without tshark.
+fn tshark(path: &Path, dir: &Path, extra: &[&str]) -> Option<(f64, usize)> {
+    let objects = dir.join("objects");
+    std::fs::create_dir_all(&objects).unwrap();
+    let t = Instant::now();
+    let o = std::process::Command::new("tshark")
+        .arg("-r")
+        .arg(path)
+        .args(extra)
+        .args([
+            "--export-objects",
+            &format!("http,{}", objects.display()),
+            "-q",
+        ])
+        .output()
+        .ok()?;
+    let secs = t.elapsed().as_secs_f64();
+    let n = std::fs::read_dir(&objects).map(|d| d.count()).unwrap_or(0);
+    let _ = std::fs::remove_dir_all(&objects);
+    o.status.success().then_some((secs, n))
 }
 
 fn peak_rss_kb() -> u64 {
@@ -220,7 +263,15 @@ fn bench(c: &mut Criterion) {
     let mb: u64 = std::env::var("AGENTWIRE_BENCH_PCAP_MB")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
+        .unwrap_or(100);
+    if let Some(out) = std::env::var_os("AGENTWIRE_BENCH_WRITE") {
+        let (bytes, packets) = generate(Path::new(&out), mb);
+        eprintln!(
+            "wrote {bytes} bytes, {packets} packets to {}",
+            Path::new(&out).display()
+        );
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bench.pcap");
     let t = Instant::now();
@@ -231,48 +282,42 @@ fn bench(c: &mut Criterion) {
         t.elapsed()
     );
     let rss_before = peak_rss_kb();
+    let trace = dir.path().join("trace.jsonl");
 
     let t = Instant::now();
-    let exchanges = extract(&path);
+    let exchanges = extract(&path, &trace);
     let ours = t.elapsed().as_secs_f64();
+    let rate = |secs: f64| bytes as f64 / 1e6 / secs;
     eprintln!(
-        "agentwire: {exchanges} exchanges, {:.0} MB/s, {:.0} packets/s, peak RSS {} MB (before: {} MB)",
-        bytes as f64 / 1e6 / ours,
+        "agentwire pcap (trace written, {} MB): {exchanges} exchanges, {:.0} MB/s, {:.0} packets/s, peak RSS {} MB (before: {} MB)",
+        std::fs::metadata(&trace).map_or(0, |m| m.len()) / 1_000_000,
+        rate(ours),
         packets as f64 / ours,
         peak_rss_kb() / 1024,
         rss_before / 1024
     );
-    let objects = dir.path().join("objects");
-    std::fs::create_dir_all(&objects).unwrap();
-    let t = Instant::now();
-    let st = std::process::Command::new("tshark")
-        .arg("-r")
-        .arg(&path)
-        .args([
-            "--export-objects",
-            &format!("http,{}", objects.display()),
-            "-q",
-        ])
-        .output();
-    match st {
-        Ok(o) if o.status.success() => {
-            let theirs = t.elapsed().as_secs_f64();
-            let n = std::fs::read_dir(&objects).map(|d| d.count()).unwrap_or(0);
-            eprintln!(
-                "tshark --export-objects: {n} objects, {:.1} MB/s; agentwire is {:.1}x faster",
-                bytes as f64 / 1e6 / theirs,
-                theirs / ours
-            );
+    for (label, extra) in [
+        ("tshark --export-objects http", &[][..]),
+        (
+            "tshark --export-objects http, out-of-order reassembly on",
+            &["-o", "tcp.reassemble_out_of_order:TRUE"][..],
+        ),
+    ] {
+        match tshark(&path, dir.path(), extra) {
+            Some((secs, n)) => eprintln!(
+                "{label}: {n} objects, {:.1} MB/s; agentwire is {:.1}x faster",
+                rate(secs),
+                secs / ours
+            ),
+            None => eprintln!("{label}: tshark not available, no comparison"),
         }
-        _ => eprintln!("tshark not available: no comparison"),
     }
-    let _ = std::fs::remove_dir_all(&objects);
 
     let mut g = c.benchmark_group("pcap");
     g.sample_size(10);
     g.throughput(Throughput::Bytes(bytes));
-    g.bench_function(format!("file_to_exchanges_{mb}MB"), |b| {
-        b.iter(|| extract(&path))
+    g.bench_function(format!("file_to_trace_{mb}MB"), |b| {
+        b.iter(|| extract(&path, &trace))
     });
     g.finish();
 }

@@ -981,6 +981,26 @@ pub struct PcapArgs {
     pub force: bool,
     #[command(flatten)]
     pub filter: PacketFilterArgs,
+    #[command(flatten)]
+    pub threads: ThreadsArg,
+}
+
+/// `--threads`, shared by the commands that use several cores.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct ThreadsArg {
+    /// Threads to use (default: one per core). `1` does everything on one thread; the
+    /// output is the same byte for byte.
+    #[arg(short = 'j', long = "threads", value_name = "N")]
+    pub threads: Option<std::num::NonZeroUsize>,
+}
+
+impl ThreadsArg {
+    /// The number of threads: the flag, or the cores available.
+    pub fn get(self) -> usize {
+        self.threads
+            .or_else(|| std::thread::available_parallelism().ok())
+            .map_or(1, std::num::NonZeroUsize::get)
+    }
 }
 
 /// `agentwire capture`.

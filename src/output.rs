@@ -32,6 +32,12 @@ pub enum OutputError {
         /// The output path.
         path: String,
     },
+    /// The output is one of the command's inputs (even with `--force`).
+    #[error("{path} is also an input of this command; writing it would destroy what is being read: choose another output path")]
+    IsInput {
+        /// The output path.
+        path: String,
+    },
     /// The file or its temporary sibling could not be created or written.
     #[error("cannot write {path}: {source} (check that the directory exists and is writable, and free space)")]
     Write {
@@ -72,6 +78,42 @@ pub fn check(path: &Path, force: bool) -> Result<(), OutputError> {
         }),
         _ => Ok(()),
     }
+}
+
+/// Check that the output `path` is none of `inputs` (the same file, by device and inode,
+/// under any name or link): `--force` replaces an earlier output, never the input a
+/// command is reading. Inputs that do not exist, `-` and directories are skipped.
+///
+/// Errors: [`OutputError::IsInput`].
+pub fn check_not_input<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> Result<(), OutputError> {
+    if is_stdout(path) {
+        return Ok(());
+    }
+    let Ok(out) = std::fs::metadata(path) else {
+        return Ok(()); // a new file cannot be an existing input
+    };
+    for input in inputs {
+        let input = input.as_ref();
+        if let Ok(m) = std::fs::metadata(input) {
+            if m.is_file() && same_file(&out, &m) {
+                return Err(OutputError::IsInput {
+                    path: path.display().to_string(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &std::fs::Metadata, _: &std::fs::Metadata) -> bool {
+    false
 }
 
 /// Create (or, with `force`, truncate) `path` for a live recorder that writes in place,

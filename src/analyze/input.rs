@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use chrono::{DateTime, Utc};
 
 use crate::api::cache::{hash_of, CachePrefix};
-use crate::api::view::{exchange_response, Canonicalizer};
+use crate::api::view::{exchange_response, Canonicalizer, Parsed};
 use crate::api::{BlockKind, MessagesRequest, ResponseBody, ResponseMessage, Usage};
 use crate::trace::{Exchange, SourceKind};
 
@@ -47,6 +47,21 @@ pub struct Request {
     pub synthesized: Option<String>,
     /// Estimated output tokens (from the response content's bytes).
     pub output_estimate: u64,
+    /// The client's version: `claude-cli/VERSION` of the User-Agent, else the recording
+    /// context's `cli_version` (the Parquet tables' partition key).
+    pub cli_version: Option<String>,
+}
+
+/// The Claude Code version a request names in its User-Agent (`claude-cli/2.1.304
+/// (external, sdk-cli)` → `2.1.304`).
+pub fn user_agent_cli_version(x: &Exchange) -> Option<String> {
+    let ua = x
+        .request
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("user-agent"))?;
+    let v = ua.1.strip_prefix("claude-cli/")?.split(' ').next()?;
+    (!v.is_empty()).then(|| v.to_string())
 }
 
 /// Why a response's usage is agentwire's own: its fake server wrote the response (the
@@ -96,11 +111,45 @@ pub struct Extracted {
     pub stream_problems: Vec<String>,
 }
 
+/// What can be read from one exchange without looking at any other: its canonical
+/// request, the request's cached prefix and the parsed response. [`prepare`] makes it
+/// on any thread; [`InputStage::extract_prepared`] places it, in order.
+pub struct Prepared {
+    parsed: Parsed,
+    prefix: Option<CachePrefix>,
+    response: Option<Box<ResponseMessage>>,
+}
+
+/// The stateless part of [`InputStage::extract`]: parse the request body (through the
+/// one decoder), compute its cached prefix and cache keys, and read the response.
+pub fn prepare(x: &Exchange) -> Prepared {
+    let parsed = crate::api::view::parse(x);
+    let Some(c) = &parsed.request else {
+        return Prepared {
+            parsed,
+            prefix: None,
+            response: None,
+        };
+    };
+    let prefix = CachePrefix::of(&c.req, c.body(x), &c.betas);
+    let response = match exchange_response(x) {
+        Some(ResponseBody::Message(m)) => Some(m),
+        _ => None,
+    };
+    Prepared {
+        parsed,
+        prefix: Some(prefix),
+        response,
+    }
+}
+
 /// Input state over all traces: sessions and threads, and what each session already
 /// carried (tool-use ids repeat across sessions of scripted runs).
 #[derive(Default)]
 pub struct InputStage {
     trace: usize,
+    /// `cli_version` of the current trace's recording context.
+    context_version: Option<String>,
     canon: Canonicalizer,
     seen_results: HashSet<(usize, String)>,
     seen_calls: HashSet<(usize, String)>,
@@ -119,7 +168,13 @@ impl InputStage {
     /// do not continue into it).
     pub fn begin_trace(&mut self, trace: usize) {
         self.trace = trace;
+        self.context_version = None;
         self.canon.new_context();
+    }
+
+    /// The current trace's recording context says which CLI version made it.
+    pub fn set_cli_version(&mut self, version: Option<String>) {
+        self.context_version = version;
     }
 
     /// The canonicalizer (sessions seen so far).
@@ -131,11 +186,27 @@ impl InputStage {
     /// `Err(message)` (naming the exchange and the byte offset) when a Messages request's
     /// body is not a JSON object — the caller counts it and goes on.
     pub fn extract(&mut self, x: &Exchange, seq: usize) -> Result<Option<Extracted>, String> {
-        let view = self.canon.view(x);
+        self.extract_prepared(x, prepare(x), seq)
+    }
+
+    /// [`InputStage::extract`] of an exchange whose stateless part [`prepare`] already
+    /// read (possibly on another thread). Exchanges must come in arrival order.
+    pub fn extract_prepared(
+        &mut self,
+        x: &Exchange,
+        prepared: Prepared,
+        seq: usize,
+    ) -> Result<Option<Extracted>, String> {
+        let Prepared {
+            parsed,
+            prefix,
+            response,
+        } = prepared;
+        let view = self.canon.place(x, parsed);
         if let Some(e) = view.error {
             return Err(format!("exchange {}: {e}", x.id));
         }
-        let Some(c) = view.request else {
+        let (Some(c), Some(prefix)) = (view.request, prefix) else {
             return Ok(None);
         };
         let thread = view.place.thread.expect("a Messages request has a thread");
@@ -143,12 +214,6 @@ impl InputStage {
         if thread == self.threads.len() {
             self.threads.push((session, view.place.thread_label));
         }
-        let body = c.body(x);
-        let prefix = CachePrefix::of(&c.req, body, &c.betas);
-        let response = match exchange_response(x) {
-            Some(ResponseBody::Message(m)) => Some(m),
-            _ => None,
-        };
         let request = Request {
             seq,
             trace: self.trace,
@@ -165,6 +230,7 @@ impl InputStage {
             output_estimate: crate::api::estimate_tokens(
                 response.as_deref().map_or(0, output_bytes),
             ),
+            cli_version: user_agent_cli_version(x).or_else(|| self.context_version.clone()),
         };
         let mut out = Extracted {
             request,

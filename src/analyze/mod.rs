@@ -177,6 +177,11 @@ impl Analyzer {
         self.stage.begin_trace(self.inputs.len() - 1);
     }
 
+    /// The current trace's header: its recording context names the CLI version.
+    pub fn context(&mut self, c: &crate::trace::Context) {
+        self.stage.set_cli_version(c.cli_version.clone());
+    }
+
     /// Count an unreadable line of the current trace.
     pub fn bad_line(&mut self) {
         if let Some(i) = self.inputs.last_mut() {
@@ -194,6 +199,13 @@ impl Analyzer {
 
     /// Analyse one exchange (in arrival order).
     pub fn push(&mut self, x: &Exchange) {
+        self.push_prepared(x, None);
+    }
+
+    /// Analyse one exchange (in arrival order) whose stateless part [`input::prepare`]
+    /// already read, possibly on another thread (`None`: read it now). The result is the
+    /// same either way.
+    pub fn push_prepared(&mut self, x: &Exchange, prepared: Option<input::Prepared>) {
         if self.inputs.is_empty() {
             self.begin_trace("(input)");
         }
@@ -218,7 +230,11 @@ impl Analyzer {
             }
             return;
         }
-        let ex = match self.stage.extract(x, seq) {
+        let extracted = match prepared {
+            Some(p) => self.stage.extract_prepared(x, p, seq),
+            None => self.stage.extract(x, seq),
+        };
+        let ex = match extracted {
             Ok(Some(ex)) => ex,
             Ok(None) => {
                 info.skipped += 1;
@@ -318,20 +334,79 @@ impl Analyzer {
     }
 }
 
-/// Analyse trace files, streaming each one.
+/// Records read ahead and prepared at once: at most this many…
+const BATCH_RECORDS: usize = 512;
+/// …or this many body bytes.
+const BATCH_BYTES: usize = 16 << 20;
+
+/// Analyse trace files, streaming each one. Records are read in batches whose stateless
+/// part ([`input::prepare`]: body parsing, cache keys, responses) runs on every core; the
+/// ordered part (sessions, threads, the cache simulation) then takes them in file order,
+/// so the result is the same as one exchange at a time.
 ///
 /// Errors: a file that cannot be opened or read (unreadable lines are counted in
 /// [`InputInfo::bad_lines`], not errors).
 pub fn analyze_files(paths: &[&Path], cfg: AnalyzeConfig) -> Result<Analysis, AnalyzeError> {
+    analyze_files_observed(paths, cfg, &mut |_, _| {})
+}
+
+/// [`analyze_files`], showing `observe` each record (with its input's index in `paths`)
+/// before the analysis takes it: what a caller needs besides the analysis (a report's
+/// description of each input) without reading the inputs twice or holding them.
+///
+/// Errors: as [`analyze_files`].
+pub fn analyze_files_observed(
+    paths: &[&Path],
+    cfg: AnalyzeConfig,
+    observe: &mut dyn FnMut(usize, &Record),
+) -> Result<Analysis, AnalyzeError> {
+    use rayon::prelude::*;
     let mut a = Analyzer::new(cfg);
-    for p in paths {
+    for (i, p) in paths.iter().enumerate() {
         a.begin_trace(&p.display().to_string());
-        for rec in open_input(p, &Default::default())? {
-            match rec? {
-                Record::Exchange(x) => a.push(&x),
-                Record::Mcp(m) => a.push_mcp(*m),
-                Record::Bad(_) => a.bad_line(),
-                Record::Header { .. } | Record::Other(_) => {}
+        let mut records = open_input(p, &Default::default())?;
+        let mut batch: Vec<Record> = Vec::with_capacity(BATCH_RECORDS);
+        loop {
+            let mut bytes = 0;
+            let mut failed = None;
+            while batch.len() < BATCH_RECORDS && bytes < BATCH_BYTES {
+                match records.next() {
+                    Some(Ok(r)) => {
+                        if let Record::Exchange(x) = &r {
+                            bytes += x.request.body.len()
+                                + x.response.as_ref().map_or(0, |r| r.body.len());
+                        }
+                        batch.push(r);
+                    }
+                    Some(Err(e)) => {
+                        failed = Some(e);
+                        break;
+                    }
+                    None => break,
+                }
+            }
+            if batch.is_empty() && failed.is_none() {
+                break;
+            }
+            let prepared: Vec<Option<input::Prepared>> = batch
+                .par_iter()
+                .map(|r| match r {
+                    Record::Exchange(x) => Some(input::prepare(x.as_ref())),
+                    _ => None,
+                })
+                .collect();
+            for (rec, prep) in batch.drain(..).zip(prepared) {
+                observe(i, &rec);
+                match rec {
+                    Record::Exchange(x) => a.push_prepared(&x, prep),
+                    Record::Mcp(m) => a.push_mcp(*m),
+                    Record::Bad(_) => a.bad_line(),
+                    Record::Header { context, .. } => a.context(&context),
+                    Record::Other(_) => {}
+                }
+            }
+            if let Some(e) = failed {
+                return Err(e.into());
             }
         }
     }
@@ -342,6 +417,7 @@ pub fn analyze_files(paths: &[&Path], cfg: AnalyzeConfig) -> Result<Analysis, An
 pub fn analyze_trace(trace: &crate::trace::Trace, cfg: AnalyzeConfig) -> Analysis {
     let mut a = Analyzer::new(cfg);
     a.begin_trace(&trace.path.display().to_string());
+    a.context(&trace.context);
     for x in &trace.exchanges {
         a.push(x);
     }

@@ -472,4 +472,76 @@ mod tests {
         );
         assert_eq!(equal_results(&n, "running", "finished"), None);
     }
+
+    fn at(s: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000 + s, 0).unwrap()
+    }
+
+    /// A call issued by request `seq` at `seq * 10` s whose result (if any) the next
+    /// request carries.
+    fn call(id: &str, name: &str, input: Value, seq: usize, result: Option<&str>) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            input,
+            session: 0,
+            thread: 0,
+            issued_by: seq,
+            issued_at: at(seq as i64 * 10),
+            result: result.map(|t| super::super::events::ToolResult {
+                text: t.into(),
+                hash: 0,
+                is_error: false,
+                carried_by: seq + 1,
+                at: at(seq as i64 * 10 + 10),
+            }),
+        }
+    }
+
+    fn status(id: &str, seq: usize, result: Option<&str>) -> ToolCall {
+        call(
+            id,
+            "mcp__jobs__get_status",
+            serde_json::json!({"job_id": "j1"}),
+            seq,
+            result,
+        )
+    }
+
+    fn redundant(e: &Episode) -> Vec<bool> {
+        e.polls.iter().map(|p| p.redundant).collect()
+    }
+
+    /// A poll whose result never came back (interrupted, or the trace ends) repeats
+    /// nothing: it is a poll, not a redundant one, and the next poll is compared with the
+    /// last result that was seen.
+    #[test]
+    fn a_poll_with_no_result_is_never_redundant() {
+        let labels = vec!["main".to_string()];
+        let calls = [status("p1", 1, None), status("p2", 2, None)];
+        let e = find_episodes(&calls, &[], &mut [], &labels);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].count(), 2);
+        assert_eq!(redundant(&e[0]), [false, false]);
+        assert_eq!(e[0].redundant(), 0);
+
+        let calls = [
+            status("p1", 1, Some("running")),
+            status("p2", 2, None),
+            status("p3", 3, Some("running")),
+            status("p4", 4, Some("done")),
+        ];
+        let e = find_episodes(&calls, &[], &mut [], &labels);
+        assert_eq!(redundant(&e[0]), [false, false, true, false]);
+        assert_eq!(e[0].polls[2].equal_by, ["identical"]);
+        assert!(e[0].polls[1].equal_by.is_empty());
+        assert_eq!(e[0].polls[1].triggered, None);
+        assert_eq!(e[0].polls[2].triggered, Some(4));
+        // 4 polls 10 s apart: 30 s / 3 intervals.
+        assert_eq!(e[0].mean_interval_s(), Some(10.0));
+        assert_eq!(
+            (e[0].kind, e[0].tool.as_str(), e[0].thread_label.as_str()),
+            (PollKind::SameCall, "mcp__jobs__get_status", "main")
+        );
+    }
 }

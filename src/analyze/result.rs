@@ -149,6 +149,10 @@ pub struct RequestRow {
     pub turn: usize,
     /// Start time.
     pub at: DateTime<Utc>,
+    /// The client's version (User-Agent `claude-cli/…`, else the recording context):
+    /// the Parquet tables' partition key, not part of the JSON.
+    #[serde(skip)]
+    pub cli_version: Option<String>,
     /// Model.
     pub model: String,
     /// `simulated` or `recorded`: which figures `tokens` holds.
@@ -338,6 +342,7 @@ pub fn build(parts: Parts<'_>) -> Analysis {
             thread: parts.labels.get(r.thread).cloned().unwrap_or_default(),
             turn: r.turn,
             at: r.at,
+            cli_version: r.cli_version.clone(),
             model: r.model.clone(),
             usage: if use_recorded {
                 "recorded"

@@ -69,11 +69,16 @@ impl Block {
     /// Build a block from its JSON value.
     pub fn from_value(v: Value, span: Span) -> Block {
         let cache_control = v.get("cache_control").cloned();
-        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
-        let t = s("type").unwrap_or_default();
+        let t = v
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        // Known types take their strings out of the parsed value (no second copy).
+        let mut v = v;
         let kind = match t.as_str() {
             "text" => BlockKind::Text {
-                text: s("text").unwrap_or_default(),
+                text: take_str(&mut v, "text").unwrap_or_default(),
             },
             "image" => BlockKind::Image {
                 media_type: v
@@ -81,21 +86,26 @@ impl Block {
                     .and_then(Value::as_str)
                     .map(str::to_string),
             },
-            "document" => BlockKind::Document { title: s("title") },
-            "tool_use" => BlockKind::ToolUse {
-                id: s("id").unwrap_or_default(),
-                name: s("name").unwrap_or_default(),
-                input: v.get("input").cloned().unwrap_or(Value::Null),
+            "document" => BlockKind::Document {
+                title: take_str(&mut v, "title"),
             },
-            "server_tool_use" => BlockKind::ServerToolUse {
-                id: s("id").unwrap_or_default(),
-                name: s("name").unwrap_or_default(),
-                input: v.get("input").cloned().unwrap_or(Value::Null),
-            },
+            "tool_use" | "server_tool_use" => {
+                let id = take_str(&mut v, "id").unwrap_or_default();
+                let name = take_str(&mut v, "name").unwrap_or_default();
+                let input = v
+                    .as_object_mut()
+                    .and_then(|o| o.get_mut("input"))
+                    .map_or(Value::Null, Value::take);
+                if t == "tool_use" {
+                    BlockKind::ToolUse { id, name, input }
+                } else {
+                    BlockKind::ServerToolUse { id, name, input }
+                }
+            }
             "tool_result" => {
                 let (text, references, images) = result_content(v.get("content"));
                 BlockKind::ToolResult {
-                    tool_use_id: s("tool_use_id").unwrap_or_default(),
+                    tool_use_id: take_str(&mut v, "tool_use_id").unwrap_or_default(),
                     is_error: v.get("is_error").and_then(Value::as_bool).unwrap_or(false),
                     text,
                     references,
@@ -103,12 +113,12 @@ impl Block {
                 }
             }
             "thinking" => BlockKind::Thinking {
-                thinking: s("thinking").unwrap_or_default(),
-                signature: s("signature"),
+                thinking: take_str(&mut v, "thinking").unwrap_or_default(),
+                signature: take_str(&mut v, "signature"),
             },
             "redacted_thinking" => BlockKind::RedactedThinking,
             "tool_reference" => BlockKind::ToolReference {
-                tool_name: s("tool_name").unwrap_or_default(),
+                tool_name: take_str(&mut v, "tool_name").unwrap_or_default(),
             },
             _ => BlockKind::Other {
                 block_type: t,
@@ -145,6 +155,14 @@ impl Block {
             BlockKind::Thinking { thinking, .. } => Some(thinking),
             _ => None,
         }
+    }
+}
+
+/// The string member `k` of object `v`, moved out (`None`: absent or not a string).
+fn take_str(v: &mut Value, k: &str) -> Option<String> {
+    match v.as_object_mut().and_then(|o| o.get_mut(k)) {
+        Some(Value::String(s)) => Some(std::mem::take(s)),
+        _ => None,
     }
 }
 

@@ -209,8 +209,20 @@ impl Sessions {
         source: &Source,
         req: Option<&MessagesRequest>,
     ) -> Placement {
-        let conn = connection_key(source).map(|c| (self.scope, c));
         let digests = req.map(message_digests);
+        self.place_digested(headers, source, req, digests)
+    }
+
+    /// [`Sessions::place`] of a request whose message digests ([`message_digests`]) were
+    /// computed beforehand, possibly on another thread.
+    pub fn place_digested(
+        &mut self,
+        headers: &[(String, String)],
+        source: &Source,
+        req: Option<&MessagesRequest>,
+        digests: Option<Vec<super::thread::MessageDigest>>,
+    ) -> Placement {
+        let conn = connection_key(source).map(|c| (self.scope, c));
         let session = if let Some((id, src)) = client_session_id(headers, req) {
             match self.by_id.get(&(self.scope, id.clone())) {
                 Some(&s) => s,

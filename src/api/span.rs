@@ -44,7 +44,7 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 fn string_end(b: &[u8], i: usize) -> usize {
     let mut j = i + 1;
     while j < b.len() {
-        match memchr2(b'"', b'\\', &b[j..]) {
+        match memchr::memchr2(b'"', b'\\', &b[j..]) {
             Some(k) => {
                 j += k;
                 if b[j] == b'\\' {
@@ -57,10 +57,6 @@ fn string_end(b: &[u8], i: usize) -> usize {
         }
     }
     b.len().min(j)
-}
-
-fn memchr2(a: u8, c: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|&x| x == a || x == c)
 }
 
 /// End (exclusive) of the JSON value starting at `i` (no leading whitespace).

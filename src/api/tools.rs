@@ -193,4 +193,49 @@ mod tests {
         assert_eq!(v.deferred, ["CronCreate", "CronList", "WebFetch"]);
         assert_eq!(v.mechanisms[0].kind, "client");
     }
+
+    /// The older announcement form: names between `<available-deferred-tools>` tags (in a
+    /// user message), one per line, up to the closing tag. Each name is announced once.
+    #[test]
+    fn available_deferred_tools_tag_announcement_is_recognised() {
+        let body = br#"{"tools":[{"name":"ToolSearch"}],
+            "system":[{"type":"text","text":"You are Claude Code."}],
+            "messages":[{"role":"user","content":[
+              {"type":"text","text":"<available-deferred-tools>\nCronCreate\nmcp__jobs__get_status\n</available-deferred-tools>"},
+              {"type":"text","text":"<available-deferred-tools>\n  WebFetch\nCronCreate\n</available-deferred-tools>\nfix the build"}]}]}"#;
+        let r = MessagesRequest::parse(body).unwrap();
+        let v = ToolView::of(&r);
+        assert_eq!(
+            v.announced,
+            ["CronCreate", "mcp__jobs__get_status", "WebFetch"]
+        );
+        assert_eq!(v.deferred, v.announced);
+        assert_eq!(v.loaded, ["ToolSearch"]);
+        // Text that only mentions the tag, or lists names without an intro, announces nothing.
+        let r = MessagesRequest::parse(
+            br#"{"messages":[{"role":"user","content":"see available-deferred-tools\nBash\nRead"}]}"#,
+        )
+        .unwrap();
+        assert!(ToolView::of(&r).announced.is_empty());
+    }
+
+    /// A listing in the system prompt counts as much as one in a message; a name line ends
+    /// the list at the first line that is not a tool name, and a `- ` bullet is not part
+    /// of the name. A placeholder that is also announced by name is a deferred tool.
+    #[test]
+    fn deferred_tools_listing_in_system_with_bullets_ends_at_prose() {
+        let body = br#"{"tools":[
+              {"name":"Grep","defer_loading":true,"description":"A placeholder-free grep."},
+              {"name":"LaterPlaceholder","defer_loading":true,"description":"x"}],
+            "system":[{"type":"text","text":"Deferred tools you may load:\n- Grep\n- LaterPlaceholder\nThat is all, thanks.\nNotATool"}],
+            "messages":[{"role":"user","content":"hi"}]}"#;
+        let r = MessagesRequest::parse(body).unwrap();
+        let v = ToolView::of(&r);
+        assert_eq!(v.announced, ["Grep", "LaterPlaceholder"]);
+        // "placeholder-free" in Grep's description still makes it a placeholder by the
+        // documented rule, but it is announced by name, so it counts as deferred.
+        assert_eq!(v.placeholders, Vec::<String>::new());
+        assert_eq!(v.deferred_definitions, ["Grep", "LaterPlaceholder"]);
+        assert_eq!(v.deferred, ["Grep", "LaterPlaceholder"]);
+    }
 }

@@ -77,6 +77,44 @@ pub struct View {
     pub error: Option<ApiError>,
 }
 
+/// What [`parse`] read from one exchange, before it is placed.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    /// The canonical request, for a Messages exchange whose body parsed.
+    pub request: Option<CanonicalRequest>,
+    /// Why a Messages exchange's body could not be read.
+    pub error: Option<ApiError>,
+    /// Digests of the request's messages (thread matching), when it parsed.
+    pub digests: Option<Vec<super::thread::MessageDigest>>,
+}
+
+/// The stateless half of [`Canonicalizer::view`]: the canonical request of a Messages
+/// exchange (its body decoded through the one decoder), or why it cannot be read. Needs
+/// no other exchange, so callers may run it on many exchanges at once.
+pub fn parse(x: &Exchange) -> Parsed {
+    if !x.is_messages() {
+        return Parsed::default();
+    }
+    let body = super::decode::request_body(&x.request).bytes;
+    match CanonicalRequest::parse(&body, &x.request.headers) {
+        Ok(mut r) => {
+            if let std::borrow::Cow::Owned(decoded) = body {
+                r.decoded = Some(decoded);
+            }
+            Parsed {
+                digests: Some(super::thread::message_digests(&r.req)),
+                request: Some(r),
+                error: None,
+            }
+        }
+        Err(e) => Parsed {
+            request: None,
+            error: Some(e),
+            digests: None,
+        },
+    }
+}
+
 /// Places exchanges into sessions and threads, in arrival order.
 #[derive(Default)]
 pub struct Canonicalizer {
@@ -95,27 +133,25 @@ impl Canonicalizer {
         self.sessions.new_scope();
     }
 
-    /// Place one exchange.
+    /// Place one exchange: [`parse`] then [`Canonicalizer::place`].
     pub fn view(&mut self, x: &Exchange) -> View {
-        let (request, error) = if x.is_messages() {
-            let body = super::decode::request_body(&x.request).bytes;
-            match CanonicalRequest::parse(&body, &x.request.headers) {
-                Ok(mut r) => {
-                    if let std::borrow::Cow::Owned(decoded) = body {
-                        r.decoded = Some(decoded);
-                    }
-                    (Some(r), None)
-                }
-                Err(e) => (None, Some(e)),
-            }
-        } else {
-            (None, None)
-        };
-        let place = self.sessions.place(
-            &x.request.headers,
-            &x.source,
-            request.as_ref().map(|r| &r.req),
-        );
+        let parsed = parse(x);
+        self.place(x, parsed)
+    }
+
+    /// Place one exchange whose body [`parse`] read (possibly on another thread), in
+    /// arrival order.
+    pub fn place(&mut self, x: &Exchange, parsed: Parsed) -> View {
+        let Parsed {
+            request,
+            error,
+            digests,
+        } = parsed;
+        let req = request.as_ref().map(|r| &r.req);
+        let digests = digests.or_else(|| req.map(super::thread::message_digests));
+        let place = self
+            .sessions
+            .place_digested(&x.request.headers, &x.source, req, digests);
         View {
             place,
             request,

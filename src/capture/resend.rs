@@ -304,3 +304,156 @@ pub fn compare_response(x: &Exchange, status: u16, ct: Option<&str>, body: &[u8]
     }
     d
 }
+
+#[cfg(test)]
+mod tests {
+    //! `replay --compare` on hand-made recorded and new responses: each difference a user
+    //! acts on is named, and equal responses give none.
+
+    use super::*;
+    use crate::trace::{HttpRequest, HttpResponse, Source, SourceKind};
+
+    fn recorded(status: u16, ct: &str, body: &str) -> Exchange {
+        Exchange {
+            id: 0,
+            started_at: chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
+            ended_at: None,
+            source: Source::new(SourceKind::Proxy),
+            request: HttpRequest::not_captured(),
+            response: Some(HttpResponse {
+                status,
+                version: "HTTP/1.1".into(),
+                headers: vec![("content-type".into(), ct.into())],
+                body: Body::new(body.as_bytes().to_vec()),
+                chunks: Vec::new(),
+                first_byte_at: None,
+            }),
+            error: None,
+            notes: Default::default(),
+        }
+    }
+
+    const JSON: &str = "application/json";
+
+    fn message(stop: &str, text: &str, calls: &[(&str, &str)]) -> String {
+        let mut content = vec![serde_json::json!({"type": "text", "text": text})];
+        for (i, (name, input)) in calls.iter().enumerate() {
+            content.push(
+                serde_json::json!({"type": "tool_use", "id": format!("toolu_{i}"),
+                "name": name, "input": serde_json::from_str::<serde_json::Value>(input).unwrap()}),
+            );
+        }
+        serde_json::json!({"type": "message", "role": "assistant", "content": content,
+            "stop_reason": stop, "usage": {"input_tokens": 1, "output_tokens": 1}})
+        .to_string()
+    }
+
+    fn error(kind: &str) -> String {
+        format!(r#"{{"type":"error","error":{{"type":"{kind}","message":"m"}}}}"#)
+    }
+
+    fn compare(old: &Exchange, status: u16, body: &str) -> Vec<String> {
+        compare_response(old, status, Some(JSON), body.as_bytes())
+    }
+
+    #[test]
+    fn equal_responses_have_no_difference() {
+        let body = message("tool_use", "ok", &[("Bash", r#"{"command":"ls"}"#)]);
+        assert_eq!(
+            compare(&recorded(200, JSON, &body), 200, &body),
+            Vec::<String>::new()
+        );
+        let e = error("overloaded_error");
+        assert_eq!(
+            compare(&recorded(529, JSON, &e), 529, &e),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            compare(&recorded(200, JSON, "x"), 200, "x"),
+            Vec::<String>::new()
+        );
+    }
+
+    /// Comparing tool calls by count would call these equal: one call each, but another
+    /// input. The difference names both calls.
+    #[test]
+    fn replay_compare_names_tool_calls_with_another_input_not_only_another_count() {
+        let a = message("tool_use", "ok", &[("Bash", r#"{"command":"ls"}"#)]);
+        let b = message("tool_use", "ok", &[("Bash", r#"{"command":"rm -rf x"}"#)]);
+        assert_eq!(
+            compare(&recorded(200, JSON, &a), 200, &b),
+            [r#"tool calls [Bash({"command":"ls"})] -> [Bash({"command":"rm -rf x"})]"#]
+        );
+        let c = message("tool_use", "ok", &[("Read", r#"{"command":"ls"}"#)]);
+        assert_eq!(
+            compare(&recorded(200, JSON, &a), 200, &c),
+            [r#"tool calls [Bash({"command":"ls"})] -> [Read({"command":"ls"})]"#]
+        );
+        let none = message("end_turn", "ok", &[]);
+        assert_eq!(
+            compare(&recorded(200, JSON, &a), 200, &none),
+            [
+                "stop_reason tool_use -> end_turn",
+                r#"tool calls [Bash({"command":"ls"})] -> []"#
+            ]
+        );
+    }
+
+    #[test]
+    fn status_text_and_error_differences_are_named() {
+        let a = message("end_turn", "hello", &[]);
+        let b = message("end_turn", "bye", &[]);
+        assert_eq!(
+            compare(&recorded(200, JSON, &a), 201, &b),
+            ["status 200 -> 201", r#"text "hello" -> "bye""#]
+        );
+        // long texts are cut at 80 characters in the message
+        let long = message("end_turn", &"é".repeat(100), &[]);
+        let d = compare(&recorded(200, JSON, &a), 200, &long);
+        assert_eq!(d, [format!(r#"text "hello" -> "{}""#, "é".repeat(80))]);
+        let (o, r) = (error("overloaded_error"), error("rate_limit_error"));
+        assert_eq!(
+            compare(&recorded(529, JSON, &o), 429, &r),
+            [
+                "status 529 -> 429",
+                "error type overloaded_error -> rate_limit_error"
+            ]
+        );
+        assert_eq!(
+            compare(&recorded(200, JSON, &a), 529, &o),
+            ["status 200 -> 529", "message -> error overloaded_error"]
+        );
+        assert_eq!(
+            compare(&recorded(529, JSON, &o), 200, &a),
+            ["status 529 -> 200", "error overloaded_error -> message"]
+        );
+        assert_eq!(
+            compare(&recorded(200, "text/plain", "one"), 200, "two"),
+            ["body differs"]
+        );
+        let mut gone = recorded(200, JSON, &a);
+        gone.response = None;
+        assert_eq!(compare(&gone, 200, &a), ["no recorded response"]);
+    }
+
+    /// A streamed recording and a JSON answer with the same content are equal: both are
+    /// read as messages.
+    #[test]
+    fn a_streamed_recording_equals_the_same_message_as_json() {
+        let sse = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":1}}}\n\n\
+event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n\
+event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n\
+event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n\
+event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":1}}\n\n\
+event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+        let old = recorded(200, "text/event-stream", sse);
+        assert_eq!(
+            compare(&old, 200, &message("end_turn", "hi", &[])),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            compare(&old, 200, &message("end_turn", "ho", &[])),
+            [r#"text "hi" -> "ho""#]
+        );
+    }
+}

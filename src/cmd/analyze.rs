@@ -27,7 +27,12 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
     out(&report::analyze::render(&result, a.format.into()))?;
     if let Some(dir) = &a.parquet {
         let files = report::parquet::write_tables(&result, dir, a.force)?;
-        eprintln!("wrote {} Parquet tables to {}", files.len(), dir.display());
+        eprintln!(
+            "wrote {} Parquet tables ({} files, Hive-partitioned by cli_version and date) to {}",
+            report::parquet::TABLES.len(),
+            files.len(),
+            dir.display()
+        );
     }
     let mut code = warnings(&result);
     let tripped: Vec<String> = gates

@@ -11,16 +11,14 @@ use std::sync::Arc;
 use anyhow::Result;
 
 #[cfg(feature = "libpcap")]
-use agentwire::capture::pcap::{self, Extractor, LiveConfig};
-#[cfg(feature = "libpcap")]
-use agentwire::report;
+use agentwire::capture::pcap::{self, Extractor, LiveConfig, TraceSink};
 #[cfg(feature = "libpcap")]
 use agentwire::trace::{Context, SourceKind};
 
 #[cfg(feature = "libpcap")]
-use super::pcap::{config, progress_message, write_ready};
+use super::pcap::{config, finish, progress_message, write_ready};
 #[cfg(feature = "libpcap")]
-use super::{live_trace, progress_spinner, shown, summary as summary_out, DEGRADED};
+use super::{live_trace, progress_spinner, DEGRADED};
 use crate::cli::CaptureArgs;
 
 /// `agentwire capture` in a build without libpcap.
@@ -42,7 +40,7 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
         duration: a.duration,
     };
     let mut live = pcap::open_live(&cfg)?;
-    let mut w = live_trace(&a.output, a.force, &Context::new())?;
+    let mut w = TraceSink::new(live_trace(&a.output, a.force, &Context::new())?, 2);
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
@@ -82,25 +80,8 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
             "warning: {dropped} packets dropped by the kernel (capture buffer full) and {if_dropped} by the interface; exchanges on those connections are incomplete"
         );
     }
-    let (rest, summary) = ex.finish();
-    for x in &rest {
-        w.write_exchange(x)?;
-    }
-    w.finish()?;
-    summary_out(
-        &report::capture::render(&summary, a.packet_filter.format.into()),
-        &a.output,
-    )?;
-    eprintln!(
-        "wrote {} exchanges to {}",
-        summary.exchanges,
-        shown(&a.output)
-    );
-    let skipped = agentwire::capture::pcap::link::skipped_warnings(&summary.unknown_link_types);
-    for p in &skipped {
-        super::warn(p);
-    }
-    Ok(if dropped + if_dropped > 0 || !skipped.is_empty() {
+    let skipped = finish(ex, w, &a.packet_filter, &a.output)?;
+    Ok(if dropped + if_dropped > 0 || skipped > 0 {
         ExitCode::from(DEGRADED)
     } else {
         ExitCode::SUCCESS

@@ -15,9 +15,10 @@ use crate::cli::ExportArgs;
 
 pub(super) fn export(a: ExportArgs) -> Result<ExitCode> {
     if is_stdout(&a.output) {
-        let (_, code, _) = write_har(&a, std::io::stdout().lock())?;
+        let (_, code, _) = write_har(&a, agentwire::report::safe_json::stdout())?;
         return Ok(code);
     }
+    agentwire::output::check_not_input(&a.output, &[&a.input])?;
     let file = AtomicFile::create(&a.output, a.force)?;
     let (n, code, file) = write_har(&a, file)?;
     file.commit()?;

@@ -14,6 +14,7 @@ use crate::cli::ImportArgs;
 pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
     if !super::is_stdout(&a.output) {
         check_output(&a.output, a.force)?; // before reading anything
+        agentwire::output::check_not_input(&a.output, &a.inputs)?;
     }
     let bar = indicatif::ProgressBar::new(0);
     if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {

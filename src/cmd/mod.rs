@@ -319,6 +319,19 @@ pub(crate) fn check_output(path: &std::path::Path, force: bool) -> Result<()> {
     Ok(())
 }
 
+/// Check a shareable report's output before its inputs are read: it may be replaced only
+/// with `--force`, and never when it is one of `inputs`.
+pub(crate) fn check_doc_output(
+    o: &crate::cli::DocOutputArgs,
+    inputs: &[std::path::PathBuf],
+) -> Result<()> {
+    if let Some(p) = &o.output {
+        agentwire::output::check(p, o.force)?;
+        agentwire::output::check_not_input(p, inputs)?;
+    }
+    Ok(())
+}
+
 /// Open the trace of a live recorder (`serve`, `capture`): written in place so a crash
 /// keeps what was recorded, mode 0600; `-` is standard output.
 pub(crate) fn live_trace(
@@ -329,7 +342,7 @@ pub(crate) fn live_trace(
     use agentwire::trace::TraceWriter;
     if agentwire::output::is_stdout(path) {
         return Ok(TraceWriter::from_writer(
-            Box::new(std::io::stdout()),
+            Box::new(agentwire::report::safe_json::stdout()),
             path,
             context,
         )?);

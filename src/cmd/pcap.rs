@@ -2,11 +2,12 @@
 //! progress on stderr, print the summary.
 
 use std::fs::File;
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
 
-use agentwire::capture::pcap::{self, Config, Extractor, PcapError};
+use agentwire::capture::pcap::{self, Config, Extractor, PcapError, TraceSink};
 use agentwire::report;
 use agentwire::trace::{Context, SourceKind, TraceWriter};
 
@@ -22,16 +23,55 @@ pub(super) fn config(f: &PacketFilterArgs, kind: SourceKind) -> Config {
     }
 }
 
-pub(super) fn write_ready(ex: &mut Extractor, w: &mut TraceWriter) -> Result<()> {
-    for x in ex.take() {
-        w.write_exchange(&x)?;
-    }
-    Ok(())
+pub(super) fn write_ready(ex: &mut Extractor, w: &mut TraceSink) -> Result<()> {
+    Ok(w.write(ex.take())?)
 }
 
 pub(super) fn progress_message(ex: &Extractor) -> String {
     let s = ex.summary();
     format!("{} packets, {} exchanges", s.packets, s.exchanges)
+}
+
+/// End of input (files or a live capture): release the exchanges still held, complete
+/// the trace at `output`, print the summary (in `f.format`) and say how many exchanges
+/// were written where; warn about packets of link types not decoded. Returns the number
+/// of those warnings (non-zero makes the run degraded).
+pub(super) fn finish(
+    ex: Extractor,
+    mut w: TraceSink,
+    f: &PacketFilterArgs,
+    output: &Path,
+) -> Result<usize> {
+    let (rest, summary) = ex.finish();
+    w.write(rest)?;
+    w.finish()?;
+    summary_out(&report::capture::render(&summary, f.format.into()), output)?;
+    eprintln!("wrote {} exchanges to {}", summary.exchanges, shown(output));
+    let skipped = pcap::link::skipped_warnings(&summary.unknown_link_types);
+    for p in &skipped {
+        super::warn(p);
+    }
+    Ok(skipped.len())
+}
+
+/// Refuse an input that is not a capture (a directory, a trace, garbage) before the
+/// output is touched: its first bytes are no capture's magic number.
+fn check_capture(path: &Path, f: &File) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let mut head = [0u8; 4];
+    let n = f.read_at(&mut head, 0).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read capture {}: {e} (give a pcap or pcapng file; no output was written)",
+            path.display()
+        )
+    })?;
+    if !pcap::is_capture_start(&head[..n]) {
+        anyhow::bail!(
+            "{} is not a packet capture: it starts with no pcap, pcapng or gzip magic number (tcpdump -w or Wireshark files are; traces and HAR files are read by show, diff and analyze); no output was written",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// `agentwire pcap FILE...`
@@ -46,9 +86,12 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
                 path.display()
             )
         })?;
+        check_capture(path, &f)?;
         inputs.push((path, f));
     }
-    let mut w = TraceWriter::create_atomic(&a.output, a.force, &Context::new())?;
+    agentwire::output::check_not_input(&a.output, &a.files)?;
+    let w = TraceWriter::create_atomic(&a.output, a.force, &Context::new())?;
+    let mut w = TraceSink::new(w, a.threads.get());
     let total: u64 = inputs
         .iter()
         .filter_map(|(_, f)| f.metadata().ok())
@@ -96,24 +139,7 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
         write_ready(&mut ex, &mut w)?;
     }
     pb.finish_and_clear();
-    let (rest, summary) = ex.finish();
-    for p in pcap::link::skipped_warnings(&summary.unknown_link_types) {
-        super::warn(&p);
-        partial += 1;
-    }
-    for x in &rest {
-        w.write_exchange(x)?;
-    }
-    w.finish()?;
-    summary_out(
-        &report::capture::render(&summary, a.filter.format.into()),
-        &a.output,
-    )?;
-    eprintln!(
-        "wrote {} exchanges to {}",
-        summary.exchanges,
-        shown(&a.output)
-    );
+    partial += finish(ex, w, &a.filter, &a.output)?;
     Ok(if unreadable > 0 {
         ExitCode::from(ERROR)
     } else if partial > 0 {

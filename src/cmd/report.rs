@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use agentwire::report::{self, meta::InputMeta};
-use agentwire::trace::Trace;
 
 use super::diff::RecordResolver;
 use super::{doc_format, normalizer, warn_problems, write_doc};
@@ -23,6 +22,9 @@ pub(super) fn report(c: ReportCommand) -> Result<ExitCode> {
 fn diff(a: ReportDiffArgs) -> Result<ExitCode> {
     use agentwire::diff::{self, Mode};
     let format = doc_format(&a.out)?;
+    // `FILE#N` names FILE
+    let files = [&a.a, &a.b].map(|i| std::path::PathBuf::from(i.split('#').next().unwrap_or(i)));
+    super::check_doc_output(&a.out, &files)?;
     let norm = normalizer(a.rules.as_deref(), a.no_normalize)?;
     let recorder = RecordResolver::new(&a.env, a.record_dir.as_deref(), a.route, a.out.force)?;
     let resolvers: [&dyn diff::InputResolver; 1] = [&recorder];
@@ -45,27 +47,22 @@ fn diff(a: ReportDiffArgs) -> Result<ExitCode> {
 }
 
 fn analyze(a: ReportAnalyzeArgs) -> Result<ExitCode> {
-    use agentwire::analyze::Analyzer;
+    use agentwire::analyze::analyze_files_observed;
+    use agentwire::report::meta::MetaCollector;
     let format = doc_format(&a.out)?;
-    let mut an = Analyzer::new(super::analyze::config(&a.settings)?);
-    let mut metas = Vec::new();
-    // One input at a time: each trace is dropped once the analyzer has taken it in.
-    for p in &a.traces {
-        let trace = Trace::open(p)?;
-        let name = p.display().to_string();
-        an.begin_trace(&name);
-        for x in &trace.exchanges {
-            an.push(x);
-        }
-        for m in &trace.mcp {
-            an.push_mcp(m.clone());
-        }
-        for _ in &trace.problems {
-            an.bad_line();
-        }
-        metas.push(InputMeta::of(&name, &trace));
-    }
-    let result = an.finish();
+    super::check_doc_output(&a.out, &a.traces)?;
+    let paths: Vec<&std::path::Path> = a.traces.iter().map(|p| p.as_path()).collect();
+    // Each input streamed once, as `analyze` reads it; its description collected on the way.
+    let mut metas: Vec<MetaCollector> = paths.iter().map(|_| MetaCollector::default()).collect();
+    let result =
+        analyze_files_observed(&paths, super::analyze::config(&a.settings)?, &mut |i, r| {
+            metas[i].record(r)
+        })?;
+    let metas = metas
+        .into_iter()
+        .zip(&paths)
+        .map(|(m, p)| m.finish(&p.display().to_string()))
+        .collect();
     let code = super::analyze::warnings(&result);
     let opts = report::audit_page::Options { max_rows: None };
     let text = report::audit_page::render(&result, metas, format, &opts);

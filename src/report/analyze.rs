@@ -11,6 +11,10 @@ use super::{markdown_table, Format};
 
 /// Render an analysis.
 pub fn render(a: &Analysis, format: Format) -> String {
+    super::in_format(format, render_unchecked(a, format))
+}
+
+fn render_unchecked(a: &Analysis, format: Format) -> String {
     match format {
         Format::Json => super::json(a),
         Format::Table | Format::Markdown => text(a, format == Format::Markdown),

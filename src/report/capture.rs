@@ -8,6 +8,10 @@ use super::Format;
 
 /// Render an extraction summary.
 pub fn render(s: &Summary, format: Format) -> String {
+    super::in_format(format, render_unchecked(s, format))
+}
+
+fn render_unchecked(s: &Summary, format: Format) -> String {
     if format == Format::Json {
         return super::json(s);
     }

@@ -105,6 +105,49 @@ fn legend<'a, 'b: 'a, CT: CoordTranslate>(
         .map_err(err)
 }
 
+/// How a legend entry shows its series.
+#[derive(Clone, Copy)]
+enum Swatch {
+    /// A filled square (bars).
+    Square(RGBColor),
+    /// A filled dot (marks).
+    Dot(RGBColor),
+    /// A line (line series).
+    Line(RGBColor),
+}
+
+/// Split `root` into the chart's area and, right of it, a column wide enough for the
+/// legend of `items` ([`side_legend`]): the longest label at [`LABEL_CHAR_PX`] a
+/// character, the swatch and a gap.
+fn legend_column<'a>(root: &Area<'a>, items: &[(String, Swatch)]) -> (Area<'a>, Area<'a>) {
+    let chars = items.iter().map(|i| i.0.chars().count()).max().unwrap_or(0);
+    let w = (chars as f64 * LABEL_CHAR_PX) as u32 + 24 + 12;
+    root.split_horizontally(WIDTH.saturating_sub(w) as i32)
+}
+
+/// A legend in its own column beside the plot, one entry a row from the plot's top, so
+/// it never covers a bar, a point or a label.
+fn side_legend(area: &Area, items: &[(String, Swatch)]) -> Result<(), String> {
+    for (i, (label, swatch)) in items.iter().enumerate() {
+        let y = 52 + i as i32 * 18;
+        match *swatch {
+            Swatch::Square(c) => area.draw(&Rectangle::new([(4, y - 5), (16, y + 5)], c.filled())),
+            Swatch::Dot(c) => area.draw(&Circle::new((10, y), 5, c.filled())),
+            Swatch::Line(c) => {
+                area.draw(&PathElement::new(vec![(2, y), (18, y)], c.stroke_width(2)))
+            }
+        }
+        .map_err(err)?;
+        let style = (FONT, 12)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        area.draw(&Text::new(label.clone(), (24, y), style))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
 /// A chart with named rows on its y axis and a numeric x axis.
 type RowChart<'a, 'b> = ChartContext<
     'a,
@@ -282,8 +325,35 @@ pub fn request_timeline(reqs: &[RequestBar], causes: &[String]) -> Result<String
     } else {
         "request".to_string()
     };
+    let layers: [Layer; 3] = [
+        (|_| 0, |b| b.uncached, GREY, "uncached input"),
+        (
+            |b| b.uncached,
+            |b| b.uncached + b.write,
+            ORANGE,
+            "cache write",
+        ),
+        (
+            |b| b.uncached + b.write,
+            |b| b.uncached + b.write + b.read,
+            GREEN,
+            "cache read",
+        ),
+    ];
+    let items: Vec<(String, Swatch)> = layers
+        .iter()
+        .map(|l| (l.3.to_string(), Swatch::Square(l.2)))
+        .chain(
+            causes
+                .iter()
+                .enumerate()
+                .map(|(k, c)| (format!("miss: {c}"), Swatch::Dot(color(k + 3)))),
+        )
+        .collect();
     draw(WIDTH, 380, |root| {
-        let mut chart = ChartBuilder::on(root)
+        let (root, side) = legend_column(root, &items);
+        side_legend(&side, &items)?;
+        let mut chart = ChartBuilder::on(&root)
             .caption(
                 "Input tokens per request: uncached, cache write, cache read",
                 (FONT, 18),
@@ -319,27 +389,8 @@ pub fn request_timeline(reqs: &[RequestBar], causes: &[String]) -> Result<String
                 )
             })
         };
-        let layers: [Layer; 3] = [
-            (|_| 0, |b| b.uncached, GREY, "uncached input"),
-            (
-                |b| b.uncached,
-                |b| b.uncached + b.write,
-                ORANGE,
-                "cache write",
-            ),
-            (
-                |b| b.uncached + b.write,
-                |b| b.uncached + b.write + b.read,
-                GREEN,
-                "cache read",
-            ),
-        ];
-        for (lo, hi, c, label) in layers {
-            chart
-                .draw_series(stack(lo, hi, c))
-                .map_err(err)?
-                .label(label)
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], c.filled()));
+        for (lo, hi, c, _) in layers {
+            chart.draw_series(stack(lo, hi, c)).map_err(err)?;
         }
         for (k, cause) in causes.iter().enumerate() {
             let c = color(k + 3);
@@ -353,9 +404,7 @@ pub fn request_timeline(reqs: &[RequestBar], causes: &[String]) -> Result<String
                             Circle::new((i as f64 + 0.5, top + max * 0.04), 5, c.filled())
                         }),
                 )
-                .map_err(err)?
-                .label(format!("miss: {cause}"))
-                .legend(move |(x, y)| Circle::new((x + 6, y), 5, c.filled()));
+                .map_err(err)?;
         }
         // Every gap gets its dashed line; a label only where it does not run into the
         // previous one (labels left of the middle read rightwards, the others leftwards).
@@ -401,7 +450,7 @@ pub fn request_timeline(reqs: &[RequestBar], causes: &[String]) -> Result<String
                 )))
                 .map_err(err)?;
         }
-        legend(&mut chart, SeriesLabelPosition::UpperLeft)
+        Ok(())
     })
 }
 
@@ -479,7 +528,7 @@ fn lane_rows(bars: &[LaneBar], gap_s: f64) -> (Vec<usize>, Vec<String>) {
         first.push(labels.len());
         for r in 0..rows.len() {
             labels.push(if r == 0 {
-                lane.chars().take(40).collect()
+                clip_label(lane, LANE_LABEL_CHARS)
             } else {
                 String::new()
             });
@@ -487,6 +536,21 @@ fn lane_rows(bars: &[LaneBar], gap_s: f64) -> (Vec<usize>, Vec<String>) {
     }
     let row = placed.iter().map(|(l, r)| first[*l] + r).collect();
     (row, labels)
+}
+
+/// Characters of a lane label the chart shows (the tables show it whole).
+const LANE_LABEL_CHARS: usize = 40;
+
+/// `s` if it has at most `max` characters, else its first `max - 1` and "…" (the mark
+/// that the chart shortened it).
+fn clip_label(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut c: String = s.chars().take(max.saturating_sub(1)).collect();
+        c.push('…');
+        c
+    }
 }
 
 /// Bars on lanes over time (Gantt-like): one lane per distinct [`LaneBar::lane`], in order
@@ -540,11 +604,16 @@ pub fn lanes(title: &str, bars: &[LaneBar]) -> Result<String, String> {
                 )
                 .map_err(err)?;
         }
+        // A label runs from its bar's end to the plot's right edge at most; longer ones
+        // are shortened with "…" (the tables have them whole).
+        let px_per_s = chart.plotting_area().dim_in_pixel().0 as f64 / end;
         chart
             .draw_series(bars.iter().zip(&row_of).map(|(b, &i)| {
+                let at = b.end_s + end * 0.01;
+                let room = ((end - at) * px_per_s / LABEL_CHAR_PX) as usize;
                 Text::new(
-                    format!("{}: {}", b.category, b.label),
-                    (b.end_s + end * 0.01, SegmentValue::CenterOf(i as i32)),
+                    clip_label(&format!("{}: {}", b.category, b.label), room),
+                    (at, SegmentValue::CenterOf(i as i32)),
                     (FONT, 12).into_font(),
                 )
             }))
@@ -589,8 +658,15 @@ pub fn lines(title: &str, x: &[String], series: &[(String, Vec<u64>)]) -> Result
         .unwrap_or(1)
         .max(1) as f64
         * 1.15;
+    let items: Vec<(String, Swatch)> = series
+        .iter()
+        .enumerate()
+        .map(|(k, s)| (s.0.clone(), Swatch::Line(color(k))))
+        .collect();
     draw(WIDTH, 340, |root| {
-        let mut chart = ChartBuilder::on(root)
+        let (root, side) = legend_column(root, &items);
+        side_legend(&side, &items)?;
+        let mut chart = ChartBuilder::on(&root)
             .caption(title, (FONT, 18))
             .margin(10)
             .x_label_area_size(35)
@@ -612,7 +688,7 @@ pub fn lines(title: &str, x: &[String], series: &[(String, Vec<u64>)]) -> Result
             .label_style((FONT, 12))
             .draw()
             .map_err(err)?;
-        for (k, (name, vals)) in series.iter().enumerate() {
+        for (k, (_, vals)) in series.iter().enumerate() {
             let c = color(k);
             let pts: Vec<(SegmentValue<i32>, f64)> = vals
                 .iter()
@@ -621,16 +697,12 @@ pub fn lines(title: &str, x: &[String], series: &[(String, Vec<u64>)]) -> Result
                 .collect();
             chart
                 .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
-                .map_err(err)?
-                .label(name.clone())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 14, y)], c.stroke_width(2))
-                });
+                .map_err(err)?;
             chart
                 .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))
                 .map_err(err)?;
         }
-        legend(&mut chart, SeriesLabelPosition::UpperLeft)
+        Ok(())
     })
 }
 
@@ -689,9 +761,122 @@ mod tests {
         let (rows, labels) = lane_rows(&bars, 1.0);
         assert_eq!(rows, [0, 1, 2, 0]);
         assert_eq!(labels, ["s1", "", "s2"]);
+        // a lane label too long for the chart is shortened visibly
+        let long = "s1/main: mcp__jobs__get_status({\"job_id\":\"job-7f3a\"})";
+        let (_, labels) = lane_rows(&[bar(long, 0.0, 1.0)], 1.0);
+        assert_eq!(labels, ["s1/main: mcp__jobs__get_status({\"job_id…"]);
+        assert_eq!(labels[0].chars().count(), LANE_LABEL_CHARS);
         // a gap shorter than the label room also stacks
         let (rows, _) = lane_rows(&[bar("s1", 0.0, 10.0), bar("s1", 10.5, 12.0)], 1.0);
         assert_eq!(rows, [0, 1]);
+    }
+
+    /// Boxes `[x0, y0, x1, y1]` (pixels) of what `svg` draws — rectangles but the white
+    /// background, circles — and of its texts equal to one of `labels` (at
+    /// [`LABEL_CHAR_PX`] a character, 12 pixels high).
+    fn drawn_and_labels(svg: &str, labels: &[&str]) -> (Vec<[f64; 4]>, Vec<[f64; 4]>) {
+        let num = |c: &regex::Captures, i: usize| c[i].parse::<f64>().unwrap();
+        let rect = regex::Regex::new(
+            r#"<rect x="([-\d.]+)" y="([-\d.]+)" width="([\d.]+)" height="([\d.]+)"[^>]*fill="([^"]+)""#,
+        )
+        .unwrap();
+        let circle =
+            regex::Regex::new(r#"<circle cx="([-\d.]+)" cy="([-\d.]+)" r="([\d.]+)""#).unwrap();
+        let text =
+            regex::Regex::new(r#"<text x="([-\d.]+)" y="([-\d.]+)"[^>]*>\s*([^<]*?)\s*</text>"#)
+                .unwrap();
+        let mut drawn: Vec<[f64; 4]> = rect
+            .captures_iter(svg)
+            .filter(|c| &c[5] != "#FFFFFF")
+            .map(|c| {
+                let (x, y) = (num(&c, 1), num(&c, 2));
+                [x, y, x + num(&c, 3), y + num(&c, 4)]
+            })
+            .collect();
+        drawn.extend(circle.captures_iter(svg).map(|c| {
+            let (x, y, r) = (num(&c, 1), num(&c, 2), num(&c, 3));
+            [x - r, y - r, x + r, y + r]
+        }));
+        let boxes = text
+            .captures_iter(svg)
+            .filter(|c| labels.contains(&&c[3]))
+            .map(|c| {
+                let (x, y) = (num(&c, 1), num(&c, 2));
+                let w = c[3].chars().count() as f64 * LABEL_CHAR_PX;
+                [x, y - 6.0, x + w, y + 6.0]
+            })
+            .collect();
+        (drawn, boxes)
+    }
+
+    fn overlap(a: &[f64; 4], b: &[f64; 4]) -> bool {
+        a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3]
+    }
+
+    #[test]
+    fn legends_cover_no_bar_point_or_mark() {
+        // The tallest bars and the first point sit where a legend inside the plot went.
+        let reqs: Vec<RequestBar> = (0..30)
+            .map(|i| RequestBar {
+                write: if i == 0 { 16_000 } else { 0 },
+                read: if i == 0 { 0 } else { 16_000 },
+                miss: (i == 1).then(|| "ttl_expired".to_string()),
+                gap: (i == 1).then(|| "gap 400 s > 300 s".to_string()),
+                ..RequestBar::default()
+            })
+            .collect();
+        let svg = request_timeline(&reqs, &["ttl_expired".into()]).unwrap();
+        let labels = [
+            "uncached input",
+            "cache write",
+            "cache read",
+            "miss: ttl_expired",
+        ];
+        let (drawn, legend) = drawn_and_labels(&svg, &labels);
+        assert_eq!(legend.len(), 4, "{svg}");
+        assert!(drawn.len() > 30);
+        for l in &legend {
+            assert!(l[2] <= WIDTH as f64, "legend label cut at the right: {l:?}");
+            for d in &drawn {
+                assert!(!overlap(l, d), "legend label {l:?} covers {d:?}");
+            }
+        }
+        let names = [
+            "tool definitions",
+            "loaded tools",
+            "announced for ToolSearch",
+        ];
+        let series: Vec<(String, Vec<u64>)> = names
+            .iter()
+            .map(|n| (n.to_string(), vec![20, 12, 12, 20]))
+            .collect();
+        let x: Vec<String> = (0..4).map(|i| format!("2.1.30{i}")).collect();
+        let svg = lines("Tools per version", &x, &series).unwrap();
+        let (drawn, legend) = drawn_and_labels(&svg, &names);
+        assert_eq!((legend.len(), drawn.len()), (3, 12), "{svg}");
+        for l in &legend {
+            for d in &drawn {
+                assert!(!overlap(l, d), "legend label {l:?} covers point {d:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn lane_labels_end_inside_the_chart() {
+        let mut b = bar("s1", 0.0, 10.0);
+        b.category = "completed".into();
+        b.label = format!(
+            "job-7f3a ({})",
+            "mcp__jobs__start_job, completed, ".repeat(4)
+        );
+        let svg = lanes("Background jobs per session", &[b]).unwrap();
+        let text = regex::Regex::new(r#"<text x="([\d.]+)"[^>]*>\s*(completed: [^<]*?)\s*</text>"#)
+            .unwrap();
+        let c = text.captures(&svg).expect("the bar's label");
+        let x: f64 = c[1].parse().unwrap();
+        assert!(c[2].ends_with('…'), "{}", &c[2]);
+        let right = x + c[2].chars().count() as f64 * LABEL_CHAR_PX;
+        assert!(right <= WIDTH as f64, "label ends at {right} px");
     }
 
     #[test]

@@ -16,6 +16,10 @@ const MAX_VALUE: usize = 72;
 /// Render a diff report. `color` adds ANSI colours to the terminal format (the caller
 /// decides: a TTY and `NO_COLOR` unset).
 pub fn render(report: &DiffReport, format: Format, color: bool) -> String {
+    super::in_format(format, render_unchecked(report, format, color))
+}
+
+fn render_unchecked(report: &DiffReport, format: Format, color: bool) -> String {
     if format == Format::Json {
         return super::json(report);
     }
@@ -80,7 +84,8 @@ fn delta(n: i64) -> String {
     }
 }
 
-fn pct(r: &SizeRow) -> String {
+/// A size row's change in percent of A (`+4.0%`), `new` when A is 0, empty when equal.
+pub(crate) fn pct(r: &SizeRow) -> String {
     if r.a == 0 {
         return if r.b == 0 { "" } else { "new" }.into();
     }
@@ -138,7 +143,8 @@ fn comparison(w: &mut Writer, d: &RequestDiff) {
     }
 }
 
-fn mechanisms(m: &[Mechanism]) -> String {
+/// How a side loads deferred tools, in words: `client tool ToolSearch`, or `none`.
+pub(crate) fn mechanisms(m: &[Mechanism]) -> String {
     if m.is_empty() {
         return "none".into();
     }

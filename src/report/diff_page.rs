@@ -8,14 +8,14 @@
 use serde::Serialize;
 
 use super::chart::{self, ToolBar};
-use super::diff::{state, status, tool_groups};
+use super::diff::{mechanisms, pct, state, status, tool_groups};
 use super::glossary::{self, Entry};
 use super::meta::{InputMeta, Meta};
 use super::page;
 use super::textview::{view, DiffView};
 use super::DocFormat;
 use crate::api::estimate_tokens;
-use crate::diff::request::{RequestDiff, SideInfo, SizeRow, SystemBlock};
+use crate::diff::request::{RequestDiff, SideInfo, SystemBlock};
 use crate::diff::schema::{PropertyFacts, SchemaChange};
 use crate::diff::select::DiffReport;
 use crate::diff::tools::{ToolEntry, ToolStatus};
@@ -196,14 +196,6 @@ struct JsonDoc<'r> {
     diff: &'r DiffReport,
 }
 
-fn pct(r: &SizeRow) -> String {
-    match (r.a, r.delta) {
-        (_, 0) => String::new(),
-        (0, _) => "new".into(),
-        (a, d) => format!("{:+.1}%", d as f64 / a as f64 * 100.0),
-    }
-}
-
 fn signed_tokens(bytes: i64) -> String {
     let t = estimate_tokens(bytes.unsigned_abs() as usize) as i64;
     let t = if bytes < 0 { -t } else { t };
@@ -298,10 +290,16 @@ pub(crate) fn summary(d: &RequestDiff, a: &str, b: &str) -> Vec<String> {
     } else {
         let growth = if sa == 0 {
             String::new()
-        } else if sd > 0 {
-            format!(" grew {:.0}%", sd as f64 / sa as f64 * 100.0)
-        } else if sd < 0 {
-            format!(" shrank {:.0}%", -(sd as f64) / sa as f64 * 100.0)
+        } else if sd != 0 {
+            let p = (sd as f64 / sa as f64 * 100.0).abs();
+            // Whole percents, but a change under 10% keeps a decimal (never "grew 0%").
+            let p = if p < 10.0 {
+                format!("{p:.1}")
+            } else {
+                format!("{p:.0}")
+            };
+            let verb = if sd > 0 { "grew" } else { "shrank" };
+            format!(" {verb} {p}%")
         } else {
             " kept its size".to_string()
         };
@@ -397,16 +395,6 @@ fn comparison(d: &RequestDiff, a_name: &str, b_name: &str, o: &Options, html: bo
             s.turn
         )
     };
-    let mech = |m: &[crate::api::tools::Mechanism]| {
-        if m.is_empty() {
-            "none".to_string()
-        } else {
-            m.iter()
-                .map(|m| format!("{} tool {}", m.kind, m.tool))
-                .collect::<Vec<_>>()
-                .join(", ")
-        }
-    };
     let moved: Vec<&ToolEntry> = t
         .entries
         .iter()
@@ -486,8 +474,8 @@ fn comparison(d: &RequestDiff, a_name: &str, b_name: &str, o: &Options, html: bo
                 names: v.clone(),
             })
             .collect(),
-        mechanisms_a: mech(&t.a_mechanisms),
-        mechanisms_b: mech(&t.b_mechanisms),
+        mechanisms_a: mechanisms(&t.a_mechanisms),
+        mechanisms_b: mechanisms(&t.b_mechanisms),
         tools: moved
             .iter()
             .map(|e| ToolRow {

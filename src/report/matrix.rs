@@ -6,6 +6,10 @@ use super::Format;
 
 /// Render the version × settings matrix.
 pub fn render_matrix(m: &crate::diff::matrix::Matrix, format: Format) -> String {
+    super::in_format(format, render_matrix_unchecked(m, format))
+}
+
+fn render_matrix_unchecked(m: &crate::diff::matrix::Matrix, format: Format) -> String {
     if format == Format::Json {
         return super::json(m);
     }

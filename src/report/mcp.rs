@@ -135,8 +135,12 @@ const SHOW_HEADER: [&str; 9] = [
 
 /// Render `show`'s MCP rows; `heading` puts an "MCP messages" title above the table.
 pub fn render_show(rows: &[McpShowRow], format: Format, heading: bool) -> String {
+    super::in_format(format, render_show_unchecked(rows, format, heading))
+}
+
+fn render_show_unchecked(rows: &[McpShowRow], format: Format, heading: bool) -> String {
     if format == Format::Json {
-        return serde_json::to_string_pretty(rows).unwrap_or_default() + "\n";
+        return super::json(rows);
     }
     let mut w = writer(format);
     if heading {
@@ -374,8 +378,12 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
 
 /// Render `matrix --mcp`: one row per run.
 pub fn render_cells(cells: &[McpCell], format: Format) -> String {
+    super::in_format(format, render_cells_unchecked(cells, format))
+}
+
+fn render_cells_unchecked(cells: &[McpCell], format: Format) -> String {
     if format == Format::Json {
-        return serde_json::to_string_pretty(cells).unwrap_or_default() + "\n";
+        return super::json(cells);
     }
     let mut w = writer(format);
     let rows = cells

@@ -4,11 +4,12 @@
 //! request: the user agent names the client version, and a `Host` other than
 //! `api.anthropic.com` means the base-URL route (marked as inferred).
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::capture::record::{sandbox_vars, FIRST_PARTY_HOST};
 use crate::diff::headers::client_version;
-use crate::trace::Trace;
+use crate::trace::{header_value, Context, Exchange, Record, Trace};
 
 /// One input of a report.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -39,16 +40,26 @@ pub struct InputMeta {
 impl InputMeta {
     /// Describe `trace`, given as `input`.
     pub fn of(input: &str, trace: &Trace) -> InputMeta {
-        let c = &trace.context;
-        let first = trace.exchanges.iter().find(|x| x.is_messages());
+        Self::from_parts(
+            input,
+            &trace.context,
+            trace.exchanges.iter().find(|x| x.is_messages()),
+            trace.exchanges.len(),
+            trace.exchanges.iter().map(|x| x.started_at).min(),
+        )
+    }
+
+    /// Describe an input from its recording context, its first Messages exchange, how
+    /// many exchanges it has and when the earliest started.
+    fn from_parts(
+        input: &str,
+        c: &Context,
+        first: Option<&Exchange>,
+        exchanges: usize,
+        earliest: Option<DateTime<Utc>>,
+    ) -> InputMeta {
         let header = |name: &str| {
-            first.and_then(|x| {
-                x.request
-                    .headers
-                    .iter()
-                    .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                    .map(|(_, v)| v.clone())
-            })
+            first.and_then(|x| header_value(&x.request.headers, name).map(str::to_string))
         };
         let ua = header("user-agent");
         let (client, version) = match (&c.cli, &c.cli_version) {
@@ -87,13 +98,8 @@ impl InputMeta {
             route,
             route_inferred,
             settings,
-            recorded_at: trace
-                .exchanges
-                .iter()
-                .map(|x| x.started_at)
-                .min()
-                .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string()),
-            exchanges: trace.exchanges.len(),
+            recorded_at: earliest.map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string()),
+            exchanges,
             name: String::new(),
             setup: String::new(),
         }
@@ -124,6 +130,47 @@ impl InputMeta {
             parts.extend(self.settings.iter().cloned());
         }
         parts.join(", ")
+    }
+}
+
+/// Builds an [`InputMeta`] from a trace's records as they stream past, for inputs read
+/// once and not kept in memory (`report analyze`). The same result as [`InputMeta::of`]
+/// on the whole trace: the first header's context, the first Messages exchange.
+#[derive(Debug, Default)]
+pub struct MetaCollector {
+    context: Option<Context>,
+    first: Option<Exchange>,
+    exchanges: usize,
+    earliest: Option<DateTime<Utc>>,
+}
+
+impl MetaCollector {
+    /// Take in one record of the input.
+    pub fn record(&mut self, r: &Record) {
+        match r {
+            Record::Header { context, .. } if self.context.is_none() => {
+                self.context = Some(context.clone())
+            }
+            Record::Exchange(x) => {
+                self.exchanges += 1;
+                self.earliest = Some(self.earliest.map_or(x.started_at, |e| e.min(x.started_at)));
+                if self.first.is_none() && x.is_messages() {
+                    self.first = Some((**x).clone());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The input's description, given as `input`.
+    pub fn finish(self, input: &str) -> InputMeta {
+        InputMeta::from_parts(
+            input,
+            &self.context.unwrap_or_default(),
+            self.first.as_ref(),
+            self.exchanges,
+            self.earliest,
+        )
     }
 }
 

@@ -18,6 +18,7 @@ pub mod page;
 pub mod parquet;
 pub mod prompt;
 pub mod replay;
+pub mod safe_json;
 pub mod show;
 pub mod table;
 pub mod textview;
@@ -98,6 +99,88 @@ pub fn markdown_table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// A Markdown document with no raw HTML: every `<` outside code spans and fenced code
+/// blocks is backslash-escaped, so a recorded name such as `<img src=x onerror=…>` renders
+/// as text in any CommonMark renderer (CommonMark 0.31 §6.6 raw HTML starts with `<`;
+/// inside code it is literal already). The `--format md` outputs of `show`, `diff`,
+/// `analyze`, `matrix`, `pcap` and `replay` pass through it.
+pub fn md_document(doc: &str) -> String {
+    let mut out = String::with_capacity(doc.len() + 16);
+    let mut fence: Option<&str> = None;
+    for line in doc.split_inclusive('\n') {
+        let t = line.trim_start();
+        let marker = ["```", "~~~"].into_iter().find(|m| t.starts_with(m));
+        match (fence, marker) {
+            (None, Some(m)) => {
+                fence = Some(m);
+                out.push_str(line);
+                continue;
+            }
+            (Some(f), Some(m)) if f == m => {
+                fence = None;
+                out.push_str(line);
+                continue;
+            }
+            (Some(_), _) => {
+                out.push_str(line);
+                continue;
+            }
+            (None, None) => {}
+        }
+        md_line(line, &mut out);
+    }
+    out
+}
+
+/// A rendered report as it leaves its renderer: Markdown through [`md_document`], the
+/// other formats as they are (their cells and strings passed [`printable`] or [`json`]).
+pub fn in_format(format: Format, rendered: String) -> String {
+    match format {
+        Format::Markdown => md_document(&rendered),
+        Format::Table | Format::Json => rendered,
+    }
+}
+
+/// One line outside fenced code: `<` escaped outside code spans.
+fn md_line(line: &str, out: &mut String) {
+    let b = line.as_bytes();
+    let mut i = 0;
+    let mut last = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'`' => {
+                let run = b[i..].iter().take_while(|&&c| c == b'`').count();
+                let open = i + run;
+                // the span ends at the next run of exactly `run` backticks
+                let mut j = open;
+                let mut end = None;
+                while j < b.len() {
+                    if b[j] == b'`' {
+                        let r = b[j..].iter().take_while(|&&c| c == b'`').count();
+                        if r == run {
+                            end = Some(j + r);
+                            break;
+                        }
+                        j += r;
+                    } else {
+                        j += 1;
+                    }
+                }
+                i = end.unwrap_or(open);
+            }
+            b'<' => {
+                out.push_str(&line[last..i]);
+                out.push_str("\\<");
+                i += 1;
+                last = i;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&line[last.min(line.len())..]);
+}
+
 /// Add a row to a terminal table, every cell passed through [`printable`].
 pub fn add_row(t: &mut comfy_table::Table, cells: Vec<String>) {
     t.add_row(cells.iter().map(|c| printable(c)).collect::<Vec<_>>());
@@ -107,7 +190,7 @@ pub fn add_row(t: &mut comfy_table::Table, cells: Vec<String>) {
 /// controls, DEL, C1 controls), Cf (format characters: bidi embeddings, overrides and
 /// isolates, zero-width space/joiners, BOM, soft hyphen, tag characters), Zl (U+2028) and
 /// Zp (U+2029).
-static UNPRINTABLE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+pub(crate) static UNPRINTABLE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
     regex::Regex::new(r"[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]").expect("static regex")
 });
 
@@ -167,18 +250,7 @@ impl serde_json::ser::Formatter for SafeFormatter {
         w: &mut W,
         fragment: &str,
     ) -> std::io::Result<()> {
-        let mut last = 0;
-        for m in UNPRINTABLE.find_iter(fragment) {
-            w.write_all(&fragment.as_bytes()[last..m.start()])?;
-            for ch in m.as_str().chars() {
-                let mut units = [0u16; 2];
-                for u in ch.encode_utf16(&mut units) {
-                    write!(w, "\\u{u:04x}")?;
-                }
-            }
-            last = m.end();
-        }
-        w.write_all(&fragment.as_bytes()[last..])
+        w.write_all(safe_json::escape_json_text(fragment).as_bytes())
     }
     fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
         self.0.begin_array(w)
@@ -224,6 +296,37 @@ mod tests {
         assert_eq!(super::count(1u64, "exchange"), "1 exchange");
         assert_eq!(super::count(0u64, "exchange"), "0 exchanges");
         assert_eq!(super::count(12u64, "tool"), "12 tools");
+    }
+
+    /// Reported by an adversarial tester: `show`, `diff` and `analyze --format md`
+    /// printed a recorded tool name `<img src=x onerror=alert(1)>` as raw HTML (the shared
+    /// reports escaped it).
+    #[test]
+    fn markdown_outputs_carry_no_raw_html() {
+        let doc = "| tool |\n| --- |\n| a <img src=x onerror=alert(1)> `<uuid>` |\n\n```diff\n- <script>\n```\n<script>x</script>\n";
+        let out = super::md_document(doc);
+        use pulldown_cmark::{Event, Options, Parser};
+        let events: Vec<Event> = Parser::new_ext(&out, Options::ENABLE_TABLES).collect();
+        let html: Vec<&Event> = events
+            .iter()
+            .filter(|e| matches!(e, Event::Html(_) | Event::InlineHtml(_)))
+            .collect();
+        assert!(html.is_empty(), "raw HTML in {out}: {html:?}");
+        let text: String = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Text(t) | Event::Code(t) => Some(t.to_string()),
+                _ => None,
+            })
+            .collect();
+        assert!(text.contains("a <img src=x onerror=alert(1)>"), "{text}");
+        assert!(text.contains("<script>x</script>"), "{text}");
+        // Code spans and fenced blocks keep their text as it was.
+        assert!(
+            out.contains("`<uuid>`") && out.contains("- <script>\n```"),
+            "{out}"
+        );
+        assert!(events.contains(&Event::Code("<uuid>".into())), "{events:?}");
     }
 
     #[test]

@@ -137,10 +137,6 @@ fn usd(v: Option<f64>) -> String {
     }
 }
 
-fn pct(v: f64) -> String {
-    format!("{:.1}%", v * 100.0)
-}
-
 /// The environment with every report template and filter.
 fn environment() -> Environment<'static> {
     let mut env = Environment::new();
@@ -171,7 +167,7 @@ fn environment() -> Environment<'static> {
     env.add_filter("num", num);
     env.add_filter("signed", signed);
     env.add_filter("usd", usd);
-    env.add_filter("pct", pct);
+    env.add_filter("pct", super::analysis_tables::pct);
     env
 }
 

@@ -1,10 +1,14 @@
 //! `analyze --parquet DIR`: the analysis tables as Parquet files for DuckDB, Spark or Trino
 //! at fleet scale, written with the `parquet` crate's low-level column writer (no Arrow,
-//! no polars: see the note in `docs/analyze.md` on build cost). One file per table, one row
-//! group; times are `*_us` INT64 (microseconds since the Unix epoch, UTC), money is DOUBLE
-//! USD, tokens and counts are INT64, text is UTF8; optional columns may be null.
+//! no polars: see the note in `docs/analyze.md` on build cost). One directory per table,
+//! Hive-partitioned by the client's CLI version and the UTC date
+//! (`DIR/requests/cli_version=2.1.304/date=2026-11-29/part-0.parquet`; an unknown version
+//! is `unknown`), so DuckDB (`hive_partitioning`), Spark and Trino read `cli_version` and
+//! `date` as columns and skip partitions a query filters out. One row group per file;
+//! times are `*_us` INT64 (microseconds since the Unix epoch, UTC), money is DOUBLE USD,
+//! tokens and counts are INT64, text is UTF8; optional columns may be null.
 //!
-//! Schema (column: type):
+//! Schema (column: type; plus the partition columns `cli_version` and `date`):
 //! - `requests.parquet`: trace, exchange, seq int64; session, thread str; turn, at_us int64;
 //!   model, usage, usage_reason str; uncached, read, write_5m, write_1h, output int64 (figures used);
 //!   predicted_read, predicted_write, predicted_uncached int64; observed_read,
@@ -32,7 +36,7 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
 use crate::analyze::Analysis;
-use crate::output::{AtomicFile, OutputError};
+use crate::output::OutputError;
 use crate::trace::redact::redact_text;
 
 /// The tables written, one `NAME.parquet` file each.
@@ -149,15 +153,44 @@ fn split<T: Clone>(v: &[Option<T>]) -> (Vec<i16>, Vec<T>) {
     (defs, vals)
 }
 
-/// The file of table `table` in `dir`.
+/// The directory of table `table` in `dir`: `DIR/TABLE/`, Hive-partitioned below.
 pub fn table_path(dir: &Path, table: &str) -> PathBuf {
-    dir.join(format!("{table}.parquet"))
+    dir.join(table)
 }
 
-/// Check, before any work, that the tables may be written into `dir` (none exists, or
-/// `force`).
+/// The Hive partition of a row: `(cli_version, date)`.
+type Partition = (String, String);
+
+/// A partition value as Hive writes it in a directory name: characters other than
+/// letters, digits and `.-_+` as `%XX` (Hive's `FileUtils.escapePathName`), an empty or
+/// unknown value as Hive's null marker.
+fn partition_value(v: &str) -> String {
+    if v.is_empty() {
+        return "__HIVE_DEFAULT_PARTITION__".into();
+    }
+    let mut out = String::with_capacity(v.len());
+    for b in v.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b'+') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The file of one partition of table `table` below `root`.
+fn partition_file(root: &Path, table: &str, (version, date): &Partition) -> PathBuf {
+    root.join(table)
+        .join(format!("cli_version={}", partition_value(version)))
+        .join(format!("date={}", partition_value(date)))
+        .join("part-0.parquet")
+}
+
+/// Check, before any work, that the tables may be written into `dir` (no table directory
+/// exists, or `force`).
 ///
-/// Errors: [`ParquetError::Output`] naming the first table file in the way.
+/// Errors: [`ParquetError::Output`] naming the first table directory in the way.
 pub fn check_tables(dir: &Path, force: bool) -> Result<(), ParquetError> {
     if dir.is_file() {
         return Err(OutputError::IsDirectory {
@@ -166,23 +199,53 @@ pub fn check_tables(dir: &Path, force: bool) -> Result<(), ParquetError> {
         .into());
     }
     for t in TABLES {
-        crate::output::check(&table_path(dir, t), force)?;
+        let p = table_path(dir, t);
+        if !force && p.exists() {
+            return Err(OutputError::Exists {
+                path: p.display().to_string(),
+            }
+            .into());
+        }
     }
     Ok(())
 }
 
-fn write(dir: &Path, force: bool, table: &str, cols: Vec<Col>) -> Result<AtomicFile, ParquetError> {
+impl Col {
+    /// The same column holding only the rows `rows`.
+    fn select(&self, rows: &[usize]) -> Col {
+        fn pick<T: Clone>(v: &[Option<T>], rows: &[usize]) -> Vec<Option<T>> {
+            rows.iter().map(|&i| v[i].clone()).collect()
+        }
+        Col {
+            name: self.name,
+            required: self.required,
+            values: match &self.values {
+                Values::I64(v) => Values::I64(pick(v, rows)),
+                Values::F64(v) => Values::F64(pick(v, rows)),
+                Values::Str(v) => Values::Str(pick(v, rows)),
+            },
+        }
+    }
+}
+
+/// Write one Parquet file (one row group) holding `cols` at `path`, mode 0600.
+fn write_file(path: &Path, table: &str, cols: &[Col]) -> Result<(), ParquetError> {
     let err = |e: parquet::errors::ParquetError| ParquetError::Parquet {
         table: table.to_string(),
         message: e.to_string(),
     };
-    let path = table_path(dir, table);
-    let file = AtomicFile::create(&path, force)?;
-    let schema = Arc::new(parse_message_type(&schema(table, &cols)).map_err(err)?);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|source| ParquetError::Io {
+            path: parent.display().to_string(),
+            source,
+        })?;
+    }
+    let file = crate::output::create_in_place(path, true)?;
+    let schema = Arc::new(parse_message_type(&schema(table, cols)).map_err(err)?);
     let props = Arc::new(WriterProperties::builder().build());
     let mut w = SerializedFileWriter::new(file, schema, props).map_err(err)?;
     let mut rg = w.next_row_group().map_err(err)?;
-    for c in &cols {
+    for c in cols {
         let mut cw = rg
             .next_column()
             .map_err(err)?
@@ -216,7 +279,38 @@ fn write(dir: &Path, force: bool, table: &str, cols: Vec<Col>) -> Result<AtomicF
     }
     rg.close().map_err(err)?;
     let file = w.into_inner().map_err(err)?;
-    Ok(file)
+    file.sync_all().map_err(|source| ParquetError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// Write table `table` below `root`: one file per partition of its rows (`parts[i]` is
+/// row `i`'s); a table without rows gets one empty file in the null partition, so readers
+/// still find its schema.
+fn write_table(
+    root: &Path,
+    table: &str,
+    cols: &[Col],
+    parts: &[Partition],
+) -> Result<Vec<PathBuf>, ParquetError> {
+    let mut groups: std::collections::BTreeMap<&Partition, Vec<usize>> = Default::default();
+    for (i, p) in parts.iter().enumerate() {
+        groups.entry(p).or_default().push(i);
+    }
+    let empty = (String::new(), String::new());
+    if groups.is_empty() {
+        groups.insert(&empty, Vec::new());
+    }
+    groups
+        .into_iter()
+        .map(|(part, rows)| {
+            let path = partition_file(root, table, part);
+            let cols: Vec<Col> = cols.iter().map(|c| c.select(&rows)).collect();
+            write_file(&path, table, &cols)?;
+            Ok(path)
+        })
+        .collect()
 }
 
 fn name<T: serde::Serialize>(v: T) -> String {
@@ -226,36 +320,100 @@ fn name<T: serde::Serialize>(v: T) -> String {
         .unwrap_or_default()
 }
 
-/// Write every table of `a` into `dir` (created if missing); returns the files written.
-/// Each table goes to a temporary file first; all are renamed into place only once every
-/// table was written, so a failure leaves the directory as it was. Existing tables are
-/// replaced only with `force`.
+/// The partition of every row of every table: requests by their own CLI version and UTC
+/// date; episodes, jobs (and their decisions) and threads by the CLI version of their
+/// thread's first request and the UTC date they started.
+fn partitions(a: &Analysis) -> [Vec<Partition>; 5] {
+    let version = |v: &Option<String>| v.as_deref().map(redact_text).unwrap_or("unknown".into());
+    let date = |t: &chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d").to_string();
+    let mut of_thread: std::collections::HashMap<&str, Partition> = Default::default();
+    for r in &a.requests {
+        of_thread
+            .entry(r.thread.as_str())
+            .or_insert_with(|| (version(&r.cli_version), date(&r.at)));
+    }
+    let thread_version = |t: &str| {
+        of_thread
+            .get(t)
+            .map_or_else(|| "unknown".to_string(), |p| p.0.clone())
+    };
+    let requests = a
+        .requests
+        .iter()
+        .map(|r| (version(&r.cli_version), date(&r.at)))
+        .collect();
+    let episodes = a
+        .episodes
+        .iter()
+        .map(|e| (thread_version(&e.thread), date(&e.first_at)))
+        .collect();
+    let jobs: Vec<Partition> = a
+        .jobs
+        .iter()
+        .map(|j| (thread_version(&j.job.thread_label), date(&j.job.started_at)))
+        .collect();
+    // One decision record per job, in the jobs' order.
+    let decisions = jobs.clone();
+    let threads = a
+        .threads
+        .iter()
+        .map(|t| {
+            of_thread
+                .get(t.thread.as_str())
+                .cloned()
+                .unwrap_or_default()
+        })
+        .collect();
+    [requests, episodes, jobs, decisions, threads]
+}
+
+/// Write every table of `a` below `dir` (created if missing), Hive-partitioned:
+/// `DIR/TABLE/cli_version=V/date=YYYY-MM-DD/part-0.parquet`; returns the files written.
+/// The tables are written into a temporary directory inside `dir` and each moved into
+/// place only once all were written, so a failure leaves `dir` as it was. Existing table
+/// directories are replaced only with `force`.
 ///
 /// Errors: [`ParquetError`] naming the file or table.
 pub fn write_tables(a: &Analysis, dir: &Path, force: bool) -> Result<Vec<PathBuf>, ParquetError> {
     check_tables(dir, force)?;
-    std::fs::create_dir_all(dir).map_err(|source| ParquetError::Io {
-        path: dir.display().to_string(),
-        source,
-    })?;
-    [
-        ("requests", requests_columns(a)),
-        ("episodes", episodes_columns(a)),
-        ("jobs", jobs_columns(a)),
-        ("decisions", decisions_columns(a)),
-        ("threads", threads_columns(a)),
-    ]
-    .into_iter()
-    .map(|(table, cols)| write(dir, force, table, cols))
-    .collect::<Result<Vec<_>, _>>()?
-    .into_iter()
-    .map(|f| {
-        // every table was written: only now are they renamed into place
-        let path = f.dest().to_path_buf();
-        f.commit()?;
-        Ok(path)
-    })
-    .collect()
+    let io = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| ParquetError::Io { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".agentwire-parquet-")
+        .tempdir_in(dir)
+        .map_err(io(dir))?;
+    let cols = [
+        requests_columns(a),
+        episodes_columns(a),
+        jobs_columns(a),
+        decisions_columns(a),
+        threads_columns(a),
+    ];
+    let mut staged = Vec::new();
+    for ((table, cols), parts) in TABLES.iter().zip(&cols).zip(partitions(a)) {
+        staged.extend(write_table(staging.path(), table, cols, &parts)?);
+    }
+    // Every table was written: only now are they moved into place.
+    for table in TABLES {
+        let dest = table_path(dir, table);
+        if dest.exists() {
+            if !force {
+                return Err(OutputError::Exists {
+                    path: dest.display().to_string(),
+                }
+                .into());
+            }
+            std::fs::remove_dir_all(&dest).map_err(io(&dest))?;
+        }
+        std::fs::rename(table_path(staging.path(), table), &dest).map_err(io(&dest))?;
+    }
+    Ok(staged
+        .iter()
+        .map(|p| dir.join(p.strip_prefix(staging.path()).unwrap_or(p)))
+        .collect())
 }
 
 /// Columns of the `requests` table: one row per Messages request: tokens, prediction, miss cause, cost.

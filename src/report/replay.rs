@@ -6,6 +6,10 @@ use super::Format;
 
 /// Render a replay summary.
 pub fn render(s: &Summary, format: Format) -> String {
+    super::in_format(format, render_unchecked(s, format))
+}
+
+fn render_unchecked(s: &Summary, format: Format) -> String {
     if format == Format::Json {
         return super::json(s);
     }

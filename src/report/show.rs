@@ -195,6 +195,10 @@ fn cells(r: &ShowRow) -> Vec<String> {
 
 /// Render rows in a format.
 pub fn render(rows: &[ShowRow], format: Format) -> String {
+    super::in_format(format, render_unchecked(rows, format))
+}
+
+fn render_unchecked(rows: &[ShowRow], format: Format) -> String {
     match format {
         Format::Json => super::json(rows),
         Format::Markdown => {

@@ -87,19 +87,18 @@ impl Body {
         }
     }
 
-    /// True when the bytes can be embedded verbatim as a JSON value on one line.
-    fn embeddable_json(&self) -> Option<&str> {
-        let s = self.as_str()?;
+    /// The body's text `s` as a JSON value to embed verbatim, when it is one JSON document
+    /// on one line (validated once, here).
+    fn embeddable_json(s: &str) -> Option<&RawValue> {
         let first = s.as_bytes().first()?;
         let last = s.as_bytes().last()?;
         if !matches!(first, b'{' | b'[') || !matches!(last, b'}' | b']') {
             return None;
         }
-        if s.bytes().any(|b| b == b'\n' || b == b'\r') {
+        if memchr::memchr2(b'\n', b'\r', s.as_bytes()).is_some() {
             return None;
         }
-        serde_json::from_str::<&RawValue>(s).ok()?;
-        Some(s)
+        serde_json::from_str::<&RawValue>(s).ok()
     }
 }
 
@@ -120,10 +119,10 @@ impl Serialize for Body {
         if self.redacted {
             m.serialize_entry("redacted", &true)?;
         }
-        if let Some(json) = self.embeddable_json() {
-            let raw: &RawValue = serde_json::from_str(json).map_err(serde::ser::Error::custom)?;
+        let text = self.as_str();
+        if let Some(raw) = text.and_then(Body::embeddable_json) {
             m.serialize_entry("json", raw)?;
-        } else if let Some(text) = self.as_str() {
+        } else if let Some(text) = text {
             m.serialize_entry("text", text)?;
         } else {
             let b64 = base64::engine::general_purpose::STANDARD.encode(&self.bytes);

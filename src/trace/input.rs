@@ -392,10 +392,12 @@ fn open_reader_depth(
         Detected::Foreign { looks_like, hint } => Err(foreign(path, looks_like, hint)),
         Detected::Format(Format::Trace) => Ok((
             Format::Trace,
-            Box::new(TraceReader::new(
-                BufReader::with_capacity(1 << 20, whole),
-                path,
-            )),
+            // Lines of a file parse in parallel; standard input may be a recorder still
+            // writing, so its lines are read one at a time.
+            Box::new(
+                TraceReader::new(BufReader::with_capacity(1 << 20, whole), path)
+                    .parallel(path != Path::new("-")),
+            ),
         )),
         Detected::Format(Format::ClaudeCodeTranscript) => {
             let s = transcript::import(BufReader::new(whole), path)?;

@@ -31,7 +31,7 @@ pub use exchange::{
 pub use input::{open_input, InputOptions, TraceInput};
 pub use mcp::McpRecord;
 pub use reader::{ReadProblem, Record, Trace, TraceReader};
-pub use writer::TraceWriter;
+pub use writer::{LineEncoder, TraceWriter};
 
 /// Version of the trace format this build writes. Readers accept this and older versions.
 pub const FORMAT_VERSION: u32 = 1;

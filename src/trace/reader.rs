@@ -96,6 +96,24 @@ pub struct TraceReader<R> {
     done: bool,
     max_line: usize,
     verify: bool,
+    parallel: bool,
+    /// Records parsed ahead (parallel mode), in file order.
+    ready: std::collections::VecDeque<Result<Record, TraceError>>,
+}
+
+/// Lines parsed at once in parallel mode: at most this many…
+const BATCH_LINES: usize = 256;
+/// …or this many bytes.
+const BATCH_BYTES: usize = 16 << 20;
+
+/// A line read, not parsed yet.
+struct Line {
+    buf: Vec<u8>,
+    /// Bytes of the record (newline and a CR before it excluded).
+    end: usize,
+    truncated: bool,
+    start: u64,
+    line_no: u64,
 }
 
 impl TraceReader<BufReader<File>> {
@@ -121,7 +139,17 @@ impl<R: BufRead> TraceReader<R> {
             done: false,
             max_line: MAX_LINE,
             verify: true,
+            parallel: false,
+            ready: Default::default(),
         }
+    }
+
+    /// Parse lines in batches on every core (records still come in file order, the same
+    /// records as one line at a time). Reading waits for a whole batch, so leave it off for
+    /// an input that is still being written, such as a pipe from a recorder.
+    pub fn parallel(mut self, on: bool) -> Self {
+        self.parallel = on;
+        self
     }
 
     /// Set the longest accepted line, in bytes.
@@ -151,7 +179,7 @@ impl<R: BufRead> TraceReader<R> {
             if chunk.is_empty() {
                 return Ok((consumed, overflow));
             }
-            let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            let (take, done) = match memchr::memchr(b'\n', chunk) {
                 Some(i) => (i + 1, true),
                 None => (chunk.len(), false),
             };
@@ -171,28 +199,67 @@ impl<R: BufRead> TraceReader<R> {
             }
         }
     }
+}
 
-    fn parse(&self, line: &[u8], truncated: bool, start: u64) -> Result<Record, TraceError> {
+/// What parsing a line needs: no reader state, so lines parse on any thread.
+struct LineParser<'a> {
+    path: &'a Path,
+    verify: bool,
+}
+
+impl LineParser<'_> {
+    /// An exchange read from `line`, checked against its stored digests.
+    fn exchange(&self, x: Exchange, line: &[u8], truncated: bool, at: (u64, u64)) -> Record {
+        let (start, line_no) = at;
+        if self.verify && !digests_match(&x) {
+            return Record::Bad(ReadProblem {
+                line: line_no,
+                offset: start,
+                truncated,
+                message: format!(
+                    "exchange #{}: a body does not match its stored sha256 (the file was edited or corrupted); record kept raw",
+                    x.id
+                ),
+                raw: line.to_vec(),
+            });
+        }
+        Record::Exchange(Box::new(x))
+    }
+
+    fn parse_line(&self, l: &Line) -> Result<Record, TraceError> {
+        self.parse(&l.buf[..l.end], l.truncated, (l.start, l.line_no))
+    }
+
+    fn parse(
+        &self,
+        line: &[u8],
+        truncated: bool,
+        (start, line_no): (u64, u64),
+    ) -> Result<Record, TraceError> {
         let bad = |message: String| {
             Record::Bad(ReadProblem {
-                line: self.line_no,
+                line: line_no,
                 offset: start,
                 truncated,
                 message,
                 raw: line.to_vec(),
             })
         };
+        // Lines agentwire writes start with their type: an exchange line is read once,
+        // not first for its tag (a line that does not parse takes the general path, so
+        // its problem reads the same).
+        if line.starts_with(br#"{"type":"exchange","#) {
+            if let Ok(x) = serde_json::from_slice::<Exchange>(line) {
+                return Ok(self.exchange(x, line, truncated, (start, line_no)));
+            }
+        }
         let tag: Tagged = match serde_json::from_slice(line) {
             Ok(t) => t,
             Err(e) => return Ok(bad(e.to_string())),
         };
         match tag.kind.as_str() {
             "exchange" => match serde_json::from_slice::<Exchange>(line) {
-                Ok(x) if self.verify && !digests_match(&x) => Ok(bad(format!(
-                    "exchange #{}: a body does not match its stored sha256 (the file was edited or corrupted); record kept raw",
-                    x.id
-                ))),
-                Ok(x) => Ok(Record::Exchange(Box::new(x))),
+                Ok(x) => Ok(self.exchange(x, line, truncated, (start, line_no))),
                 Err(e) => Ok(bad(format!("exchange: {e}"))),
             },
             "mcp" => match serde_json::from_slice::<McpRecord>(line) {
@@ -218,10 +285,10 @@ impl<R: BufRead> TraceReader<R> {
     }
 }
 
-impl<R: BufRead> Iterator for TraceReader<R> {
-    type Item = Result<Record, TraceError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl<R: BufRead> TraceReader<R> {
+    /// The next non-blank line, or a record already decided while reading (an overlong
+    /// line), or the end.
+    fn next_line(&mut self) -> Option<Result<Line, Result<Record, TraceError>>> {
         loop {
             if self.done {
                 return None;
@@ -231,11 +298,11 @@ impl<R: BufRead> Iterator for TraceReader<R> {
                 Ok(n) => n,
                 Err(e) => {
                     self.done = true;
-                    return Some(Err(TraceError::Read {
+                    return Some(Err(Err(TraceError::Read {
                         path: self.path.display().to_string(),
                         offset: self.offset,
                         source: e,
-                    }));
+                    })));
                 }
             };
             if n == 0 {
@@ -248,7 +315,7 @@ impl<R: BufRead> Iterator for TraceReader<R> {
             if overflow {
                 let mut raw = std::mem::take(&mut self.buf);
                 raw.truncate(1024);
-                return Some(Ok(Record::Bad(ReadProblem {
+                return Some(Err(Ok(Record::Bad(ReadProblem {
                     line: self.line_no,
                     offset: start,
                     truncated: false,
@@ -257,7 +324,7 @@ impl<R: BufRead> Iterator for TraceReader<R> {
                         self.max_line
                     ),
                     raw,
-                })));
+                }))));
             }
             let has_newline = self.buf.last() == Some(&b'\n');
             let mut end = self.buf.len() - usize::from(has_newline);
@@ -267,10 +334,66 @@ impl<R: BufRead> Iterator for TraceReader<R> {
             if self.buf[..end].iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            let line = std::mem::take(&mut self.buf);
-            let rec = self.parse(&line[..end], !has_newline, start);
-            self.buf = line;
-            return Some(rec);
+            return Some(Ok(Line {
+                buf: std::mem::take(&mut self.buf),
+                end,
+                truncated: !has_newline,
+                start,
+                line_no: self.line_no,
+            }));
+        }
+    }
+
+    fn line_parser(&self) -> LineParser<'_> {
+        LineParser {
+            path: &self.path,
+            verify: self.verify,
+        }
+    }
+
+    /// Read a batch of lines and parse them on every core into `ready`.
+    fn fill_batch(&mut self) {
+        use rayon::prelude::*;
+        let mut lines: Vec<Result<Line, Result<Record, TraceError>>> = Vec::new();
+        let mut bytes = 0;
+        while lines.len() < BATCH_LINES && bytes < BATCH_BYTES {
+            match self.next_line() {
+                Some(l) => {
+                    bytes += l.as_ref().map_or(0, |l| l.end);
+                    lines.push(l);
+                }
+                None => break,
+            }
+        }
+        let parser = self.line_parser();
+        let parsed: Vec<Result<Record, TraceError>> = lines
+            .into_par_iter()
+            .map(|l| match l {
+                Ok(l) => parser.parse_line(&l),
+                Err(decided) => decided,
+            })
+            .collect();
+        self.ready.extend(parsed);
+    }
+}
+
+impl<R: BufRead> Iterator for TraceReader<R> {
+    type Item = Result<Record, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.parallel {
+            if self.ready.is_empty() {
+                self.fill_batch();
+            }
+            return self.ready.pop_front();
+        }
+        match self.next_line()? {
+            Ok(l) => {
+                let rec = self.line_parser().parse_line(&l);
+                self.buf = l.buf;
+                Some(rec)
+            }
+            Err(decided) => Some(decided),
         }
     }
 }

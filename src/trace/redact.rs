@@ -40,14 +40,17 @@ const SECRET_SUFFIXES: &[&str] = &[
 /// `secrets`, `cookies`).
 const SECRET_PREFIXES: &[&str] = &["auth", "secret", "credential", "cookie", "passw"];
 /// Words that make a name secret only when a word equals one.
-const SECRET_EXACT: &[&str] = &["pwd", "sig", "pat"];
+const SECRET_EXACT: &[&str] = &["pwd", "sig", "pat", "jwt", "jsessionid", "phpsessid"];
 
 /// True when a name (header, environment variable, query parameter, command-line flag)
 /// denotes a secret. The name is split into words at every non-alphanumeric character
 /// (`x-api-key` → x, api, key; `OPENAI_APIKEY` → openai, apikey); it is secret when a word
 /// ends with key, token, secret, password, passwd, pass, auth, credential(s), creds,
 /// cookie or signature, starts with auth (not author), secret, credential, cookie or
-/// passw, or is pwd, sig or pat. Plurals such as `tokens` (`max_tokens`,
+/// passw, or is pwd, sig, pat, jwt or a server framework's session cookie name
+/// (`jsessionid`, `phpsessid`). Session ids as such (`sessionId`, Claude Code's
+/// `x-claude-code-session-id`, `Mcp-Session-Id`) are ids the analysis keys on, not
+/// secrets, and stay. Plurals such as `tokens` (`max_tokens`,
 /// `anthropic-ratelimit-tokens-remaining`) are counts, not secrets.
 pub fn is_secret_name(name: &str) -> bool {
     name.split(|c: char| !c.is_ascii_alphanumeric())
@@ -107,8 +110,12 @@ static AUTH_SCHEME: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 /// Anthropic-key-shaped byte strings inside bodies (`--redact-body`).
-static BODY_KEY: LazyLock<BytesRegex> =
-    LazyLock::new(|| BytesRegex::new(r"sk-ant-[A-Za-z0-9_-]{8,}").expect("static regex"));
+/// A dash may be written as the JSON escape `\u002d` (`sk\u002dant-…` is the same key
+/// inside a JSON string).
+static BODY_KEY: LazyLock<BytesRegex> = LazyLock::new(|| {
+    BytesRegex::new(r"sk(?:-|\\u002[dD])ant(?:-|\\u002[dD])(?:[A-Za-z0-9_-]|\\u002[dD]){8,}")
+        .expect("static regex")
+});
 
 /// The marker that replaces a secret value: `[redacted SCHEME fp=XXXXXXXX]`.
 ///
@@ -199,17 +206,27 @@ pub fn redact_text_cow(text: &str) -> Cow<'_, str> {
     }) {
         t = Cow::Owned(s);
     }
-    if let Cow::Owned(s) = NAME_VALUE.replace_all(&t, |c: &regex::Captures| {
-        let (name, sep, value) = (&c[1], &c[2], &c[3]);
-        if is_secret_name(name) && !value.starts_with("[redacted") {
-            format!("{name}{sep}{}", marker(value))
-        } else {
-            c[0].to_string()
-        }
-    }) {
+    if let Cow::Owned(s) = redact_pairs(&t) {
         t = Cow::Owned(s);
     }
     t
+}
+
+/// The `name=value` / `name: value` rule of [`redact_text_cow`]. The value of a pair whose
+/// name is not secret is searched again: it can hold pairs of its own (`http://h/?token=T`
+/// matches as `http` `:` `//h/?token=T`, a Referer or `url=` value holds a whole URL), and
+/// a match consumes its text, so without the second look their secrets would pass.
+fn redact_pairs(text: &str) -> Cow<'_, str> {
+    NAME_VALUE.replace_all(text, |c: &regex::Captures| {
+        let (name, sep, value) = (&c[1], &c[2], &c[3]);
+        if value.starts_with("[redacted") {
+            c[0].to_string()
+        } else if is_secret_name(name) {
+            format!("{name}{sep}{}", marker(value))
+        } else {
+            format!("{name}{sep}{}", redact_pairs(value))
+        }
+    })
 }
 
 /// Redacted copy of an environment value: a marker if the name looks secret, else the
@@ -310,27 +327,43 @@ pub fn body_keys(body: &[u8]) -> (Cow<'_, [u8]>, usize) {
 }
 
 /// Redact every string of an exchange that is not a body: header values, the request
-/// target, the source's upstream URL, the error message, and strings inside notes. Returns
+/// method and target, the source's upstream URL, the error message, and strings inside notes. Returns
 /// `None` when nothing needed redaction (the common case: sources redact at capture time).
 pub fn exchange(x: &Exchange) -> Option<Exchange> {
-    let dirty = headers_dirty(&x.request.headers)
+    if !exchange_dirty(x) {
+        return None;
+    }
+    let mut y = x.clone();
+    exchange_in_place(&mut y);
+    Some(y)
+}
+
+/// True when a string of `x` that is not a body needs redaction.
+fn exchange_dirty(x: &Exchange) -> bool {
+    headers_dirty(&x.request.headers)
         || x.response
             .as_ref()
             .is_some_and(|r| headers_dirty(&r.headers))
         || is_dirty(&x.request.target)
+        || is_dirty(&x.request.method)
         || x.source.upstream.as_deref().is_some_and(is_dirty)
         || x.source.server.as_deref().is_some_and(is_dirty)
         || x.error.as_ref().is_some_and(|e| is_dirty(&e.message))
-        || x.notes.values().any(json_dirty);
-    if !dirty {
-        return None;
+        || x.notes.values().any(json_dirty)
+}
+
+/// [`exchange`] for an exchange the caller owns: the same strings redacted in place, so
+/// the bodies are not copied.
+pub fn exchange_in_place(y: &mut Exchange) {
+    if !exchange_dirty(y) {
+        return;
     }
-    let mut y = x.clone();
     redact_headers(&mut y.request.headers);
     if let Some(r) = y.response.as_mut() {
         redact_headers(&mut r.headers);
     }
     y.request.target = redact_text(&y.request.target);
+    y.request.method = redact_text(&y.request.method);
     for s in [&mut y.source.upstream, &mut y.source.server]
         .into_iter()
         .flatten()
@@ -343,7 +376,6 @@ pub fn exchange(x: &Exchange) -> Option<Exchange> {
     for v in y.notes.values_mut() {
         redact_json(v);
     }
-    Some(y)
 }
 
 /// Redact a recording context: the command line ([`redact_argv`]), environment values
@@ -598,5 +630,147 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("[redacted sk-ant-api03 fp="));
+    }
+
+    /// Reported by an adversarial tester: a secret query parameter inside a URL that is
+    /// itself a value passed — an absolute-form target (`POST http://h/v1/messages?token=T`
+    /// through the proxy or in a pcap), a Referer or Location header, reqwest's error text
+    /// naming the upstream URL, `url=` values, a URL argument of `record -- cmd`: the
+    /// `http:` of the URL matched as a harmless `name: value` pair and swallowed the rest.
+    #[test]
+    fn secrets_in_urls_inside_values_are_redacted() {
+        for (text, secret) in [
+            ("http://api/v1/messages?token=PABS1234", "PABS1234"),
+            ("https://example.com/cb?access_token=REFTOKEN1", "REFTOKEN1"),
+            ("https://x/?a=1&token=PLOC5678", "PLOC5678"),
+            ("<https://a/?sig=SIGVALUE9>; rel=next", "SIGVALUE9"),
+            (
+                "error sending request for url (http://127.0.0.1:1/base/v1/messages?key=UPKEY123&beta=true)",
+                "UPKEY123",
+            ),
+            ("next=https://h/?password=HUNTER22", "HUNTER22"),
+            ("Location: /login?token=TOK98765", "TOK98765"),
+        ] {
+            let r = redact_text(text);
+            assert!(!r.contains(secret), "{text} -> {r}");
+            assert!(r.contains("[redacted fp="), "{text} -> {r}");
+            assert_eq!(redact_text(&r), r, "idempotent");
+        }
+        // What is not secret stays readable.
+        assert_eq!(
+            redact_text("http://127.0.0.1:8080/v1/messages?beta=true"),
+            "http://127.0.0.1:8080/v1/messages?beta=true"
+        );
+        let argv = redact_argv(&["curl".into(), "https://x/?token=ARGSECRET5".into()]);
+        assert!(!argv[1].contains("ARGSECRET5"), "{argv:?}");
+    }
+
+    /// Reported by an adversarial tester: `jwt=` and session-cookie query parameters
+    /// were written raw. Session ids that sessions and MCP analysis key on stay.
+    #[test]
+    fn session_cookie_and_jwt_parameters_are_secret() {
+        for n in ["JSESSIONID", "PHPSESSID", "jwt", "id_jwt"] {
+            assert!(is_secret_name(n), "{n}");
+        }
+        for n in [
+            "x-claude-code-session-id",
+            "session_id",
+            "sessionId",
+            "Mcp-Session-Id",
+        ] {
+            assert!(!is_secret_name(n), "{n}");
+        }
+        assert!(!redact_text("/cb;jsessionid=PXSESS12?a=1").contains("PXSESS12"));
+        assert!(!redact_text("/cb?jwt=JWT987654").contains("JWT987654"));
+    }
+
+    /// Reported by an adversarial tester: a key sent as the request method was written raw
+    /// in `request.method`.
+    #[test]
+    fn a_secret_sent_as_the_method_is_redacted() {
+        use crate::trace::{Body, HttpRequest, Source, SourceKind};
+        let x = Exchange {
+            id: 0,
+            started_at: chrono::DateTime::UNIX_EPOCH,
+            ended_at: None,
+            source: Source::new(SourceKind::Server),
+            request: HttpRequest {
+                method: KEY.into(),
+                target: "/v1/messages".into(),
+                version: "HTTP/1.1".into(),
+                headers: vec![],
+                body: Body::new(Vec::new()),
+            },
+            response: None,
+            error: None,
+            notes: Default::default(),
+        };
+        let y = exchange(&x).expect("the method is dirty");
+        assert!(
+            !y.request.method.contains(&KEY[12..]),
+            "{}",
+            y.request.method
+        );
+        assert!(y.request.method.starts_with("[redacted sk-ant-api03 fp="));
+    }
+
+    /// Reported by an adversarial tester: `--redact-body` missed a key whose dashes are
+    /// JSON escapes (`sk\u002dant-…`), the same string once the JSON is parsed.
+    #[test]
+    fn body_keys_with_json_escaped_dashes_are_found() {
+        let escaped = KEY.replace('-', "\\u002d");
+        let body = format!("{{\"text\":\"{escaped}\"}}");
+        let (out, n) = body_keys(body.as_bytes());
+        assert_eq!(n, 1);
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let text = v["text"].as_str().unwrap();
+        assert!(!text.contains(&KEY[12..]), "{text}");
+    }
+
+    /// Every Anthropic token kind is hidden in free text, not only `sk-ant-api03` keys:
+    /// OAuth access and refresh tokens (`sk-ant-oat01`, `sk-ant-ort01`, what `claude
+    /// login` stores) and admin keys (`sk-ant-admin01`); the marker keeps the kind.
+    #[test]
+    fn oauth_and_other_anthropic_token_kinds_are_redacted_in_text() {
+        for (token, kind) in [
+            ("sk-ant-oat01-OAUTHsecretVALUE_0123456789", "sk-ant-oat01"),
+            ("sk-ant-ort01-REFRESHsecretVALUE-98765", "sk-ant-ort01"),
+            ("sk-ant-admin01-ADMINsecretVALUE12345", ""),
+            ("sk-ant-api03-APIsecretVALUE12345", "sk-ant-api03"),
+        ] {
+            let t = redact_text(&format!("error: token {token} was rejected"));
+            let secret = &token[token.rfind('-').unwrap() + 1..];
+            assert!(!t.contains(secret), "{token} leaked: {t}");
+            let m = marker(token);
+            assert_eq!(t, format!("error: token {m} was rejected"));
+            if kind.is_empty() {
+                assert!(m.starts_with("[redacted fp="), "{m}");
+            } else {
+                assert!(m.starts_with(&format!("[redacted {kind} fp=")), "{m}");
+            }
+            // and inside a header value and a body (`--redact-body`)
+            let mut h = vec![("x-note".to_string(), format!("retry with {token}"))];
+            redact_headers(&mut h);
+            assert!(!h[0].1.contains(secret), "{h:?}");
+            let body = format!("{{\"k\":\"{token}\"}}");
+            let (b, n) = body_keys(body.as_bytes());
+            assert_eq!(n, 1);
+            assert!(!String::from_utf8_lossy(&b).contains(secret));
+        }
+    }
+
+    /// Query strings in request targets: every secret-named parameter is hidden, others
+    /// are kept as they were, in order.
+    #[test]
+    fn query_string_secrets_are_redacted_and_other_parameters_kept() {
+        let t = redact_text("/v1/messages?beta=true&api_key=QK1&x=1&access_token=QK2&max_tokens=5");
+        assert_eq!(
+            t,
+            format!(
+                "/v1/messages?beta=true&api_key={}&x=1&access_token={}&max_tokens=5",
+                marker("QK1"),
+                marker("QK2")
+            )
+        );
     }
 }

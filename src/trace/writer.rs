@@ -37,6 +37,41 @@ pub struct TraceWriter {
     redact_bodies: bool,
 }
 
+/// Makes the trace line of an exchange (secrets redacted, `--redact-body` applied when the
+/// writer it came from has it) without writing it, so lines can be made on several
+/// threads and written in order.
+#[derive(Clone, Copy, Debug)]
+pub struct LineEncoder {
+    redact_bodies: bool,
+}
+
+impl LineEncoder {
+    /// The line [`TraceWriter::write_exchange`] writes for `exchange`, newline included.
+    ///
+    /// Errors: serialization failures (none for exchanges built by agentwire).
+    pub fn exchange(self, mut exchange: Exchange) -> Result<Vec<u8>, serde_json::Error> {
+        redact::exchange_in_place(&mut exchange);
+        if self.redact_bodies {
+            redact_body(&mut exchange.request.body);
+            if let Some(r) = exchange.response.as_mut() {
+                redact_body(&mut r.body);
+            }
+        }
+        let bodies =
+            exchange.request.body.len() + exchange.response.as_ref().map_or(0, |r| r.body.len());
+        let mut line = Vec::with_capacity(bodies + bodies / 8 + 1024);
+        serde_json::to_writer(
+            &mut line,
+            &ExchangeLine {
+                kind: "exchange",
+                exchange: &exchange,
+            },
+        )?;
+        line.push(b'\n');
+        Ok(line)
+    }
+}
+
 #[derive(Serialize)]
 struct HeaderLine<'a> {
     #[serde(rename = "type")]
@@ -79,7 +114,7 @@ impl TraceWriter {
     /// Errors: [`TraceError::Output`] when `path` exists, [`TraceError::Write`] otherwise.
     pub fn create_atomic(path: &Path, force: bool, context: &Context) -> Result<Self, TraceError> {
         if output::is_stdout(path) {
-            return Self::from_writer(Box::new(std::io::stdout()), path, context);
+            return Self::from_writer(Box::new(crate::report::safe_json::stdout()), path, context);
         }
         let f = AtomicFile::create(path, force).map_err(out_err)?;
         Self::with_output(Output::Atomic(f), path, context)
@@ -102,7 +137,7 @@ impl TraceWriter {
             good: 0,
             redact_bodies: false,
         };
-        w.write_line(&HeaderLine {
+        w.write_serialized(&HeaderLine {
             kind: "trace",
             format: FORMAT_NAME,
             version: FORMAT_VERSION,
@@ -129,10 +164,28 @@ impl TraceWriter {
                 redact_body(&mut r.body);
             }
         }
-        self.write_line(&ExchangeLine {
+        self.write_serialized(&ExchangeLine {
             kind: "exchange",
             exchange: redacted.as_ref().unwrap_or(exchange),
         })
+    }
+
+    /// [`TraceWriter::write_exchange`] for an exchange the caller gives up: redacted in
+    /// place instead of copied (the same line is written).
+    pub fn write_exchange_owned(&mut self, exchange: Exchange) -> Result<(), TraceError> {
+        let line = self
+            .encoder()
+            .exchange(exchange)
+            .map_err(|e| self.err(std::io::Error::other(e)))?;
+        self.write_line(&line)
+    }
+
+    /// An encoder making this writer's exchange lines on any thread; write them, in order,
+    /// with [`TraceWriter::write_line`].
+    pub fn encoder(&self) -> LineEncoder {
+        LineEncoder {
+            redact_bodies: self.redact_bodies,
+        }
     }
 
     /// Append any other record (it must carry its own `"type"` field): MCP messages, and
@@ -144,23 +197,33 @@ impl TraceWriter {
         if redact::json_dirty(&v) {
             redact::redact_json(&mut v);
         }
-        self.write_line(&v)
+        self.write_serialized(&v)
     }
 
     /// Append one record as one line, as serialized (callers redacted it).
-    fn write_line<T: Serialize>(&mut self, record: &T) -> Result<(), TraceError> {
-        self.buf.clear();
-        serde_json::to_writer(&mut self.buf, record)
-            .map_err(|e| self.err(std::io::Error::other(e)))?;
-        self.buf.push(b'\n');
+    fn write_serialized<T: Serialize>(&mut self, record: &T) -> Result<(), TraceError> {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
+        let r = serde_json::to_writer(&mut buf, record)
+            .map_err(|e| self.err(std::io::Error::other(e)))
+            .and_then(|_| {
+                buf.push(b'\n');
+                self.write_line(&buf)
+            });
+        self.buf = buf;
+        r
+    }
+
+    /// Append one whole line made by [`LineEncoder`] (newline included) with one write.
+    pub fn write_line(&mut self, line: &[u8]) -> Result<(), TraceError> {
         let r = match &mut self.out {
-            Output::InPlace(f) => f.write_all(&self.buf),
-            Output::Atomic(f) => f.write_all(&self.buf),
-            Output::Stream(s) => s.write_all(&self.buf).and_then(|_| s.flush()),
+            Output::InPlace(f) => f.write_all(line),
+            Output::Atomic(f) => f.write_all(line),
+            Output::Stream(s) => s.write_all(line).and_then(|_| s.flush()),
         };
         match r {
             Ok(()) => {
-                self.good += self.buf.len() as u64;
+                self.good += line.len() as u64;
                 Ok(())
             }
             Err(e) => {
@@ -203,6 +266,11 @@ impl TraceWriter {
                 source: e,
             }),
         }
+    }
+
+    /// The error of a line [`LineEncoder`] could not make, naming this trace.
+    pub fn encode_error(&self, e: serde_json::Error) -> TraceError {
+        self.err(std::io::Error::other(e))
     }
 
     fn err(&self, e: std::io::Error) -> TraceError {

@@ -153,10 +153,27 @@ fn cli_json_fail_on_and_parquet() {
     assert_eq!(v["summary"]["redundant_polls"], 1);
     assert_eq!(v["usage_mode"], "simulated");
     for t in ["requests", "episodes", "jobs", "decisions", "threads"] {
-        assert!(pq.join(format!("{t}.parquet")).is_file(), "{t}");
+        assert!(
+            crate::common::files_under(&pq.join(t))
+                .iter()
+                .any(|f| f.extension().is_some_and(|e| e == "parquet")),
+            "{t}"
+        );
     }
+    // Hive partitions: the sample is one client version on one day.
+    let days = crate::common::files_under(&pq.join("requests"));
+    assert_eq!(days.len(), 1, "{days:?}");
+    let rel = days[0]
+        .strip_prefix(&pq)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        rel.starts_with("requests/cli_version=") && rel.contains("/date=20"),
+        "{rel}"
+    );
     // Parquet files start and end with the magic `PAR1`.
-    let bytes = std::fs::read(pq.join("requests.parquet")).unwrap();
+    let bytes = std::fs::read(&days[0]).unwrap();
     assert_eq!(
         (&bytes[..4], &bytes[bytes.len() - 4..]),
         (&b"PAR1"[..], &b"PAR1"[..])

@@ -112,7 +112,13 @@ pub fn messages_body(size: usize, seed: u64) -> Vec<u8> {
 
 /// Run the built `agentwire` with `args`.
 pub fn agentwire(args: &[&str]) -> std::process::Output {
+    agentwire_env(&[], args)
+}
+
+/// Run the built `agentwire` with `args` and the environment variables `envs` set.
+pub fn agentwire_env(envs: &[(&str, &std::path::Path)], args: &[&str]) -> std::process::Output {
     std::process::Command::new(bin())
+        .envs(envs.iter().copied())
         .args(args)
         .stdin(std::process::Stdio::null())
         .output()
@@ -122,7 +128,12 @@ pub fn agentwire(args: &[&str]) -> std::process::Output {
 /// Run the built `agentwire` with `args` and assert it succeeded (its stderr in the
 /// panic message otherwise).
 pub fn agentwire_ok(args: &[&str]) -> std::process::Output {
-    let o = agentwire(args);
+    agentwire_ok_env(&[], args)
+}
+
+/// [`agentwire_ok`] with the environment variables `envs` set.
+pub fn agentwire_ok_env(envs: &[(&str, &std::path::Path)], args: &[&str]) -> std::process::Output {
+    let o = agentwire_env(envs, args);
     assert!(
         o.status.success(),
         "agentwire {args:?}: {}",

@@ -3,11 +3,11 @@
 //! records nothing new, and `cache list|prune` see and remove the recordings.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
-use crate::common::bin;
+use crate::common::agentwire_ok_env;
 
 const VERSIONS: [&str; 4] = ["2.1.303", "2.1.304", "2.1.318", "2.1.332"];
 
@@ -30,17 +30,7 @@ fn cache_root() -> tempfile::TempDir {
 }
 
 fn run(root: &Path, args: &[&str]) -> Output {
-    let out = Command::new(bin())
-        .env("AGENTWIRE_CACHE_DIR", root)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    agentwire_ok_env(&[("AGENTWIRE_CACHE_DIR", root)], args)
 }
 
 /// `record`'s own summary lines: version → tools.

@@ -80,19 +80,29 @@ fn analyze_parquet_needs_force_to_replace_tables() {
             .status
             .success()
     );
-    let before = std::fs::read(pq.join("requests.parquet")).unwrap();
+    let tables = || {
+        let mut f = crate::common::files_under(&pq);
+        f.sort();
+        f.iter()
+            .map(|p| (p.clone(), std::fs::read(p).unwrap()))
+            .collect::<Vec<_>>()
+    };
+    let before = tables();
+    assert!(before.len() >= 5, "{before:?}");
     let again = agentwire(&["analyze", t, "--parquet", p, "--format", "json"]);
     assert_eq!(again.status.code(), Some(1));
     assert!(again.stdout.is_empty(), "refused before the analysis ran");
     assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
-    assert_eq!(std::fs::read(pq.join("requests.parquet")).unwrap(), before);
+    assert!(tables() == before, "the tables were left as they were");
     assert!(
         agentwire(&["analyze", t, "--parquet", p, "--force", "--format", "json"])
             .status
             .success()
     );
     #[cfg(unix)]
-    assert_eq!(mode(&pq.join("jobs.parquet")), 0o600);
+    for (f, _) in tables() {
+        assert_eq!(mode(&f), 0o600, "{}", f.display());
+    }
 }
 
 /// `matrix` replaced earlier runs' traces; now it refuses before recording anything.
@@ -199,4 +209,91 @@ fn mcp_tap_keeps_an_existing_recording_without_force() {
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.starts_with("{\"type\":\"trace\""), "{text}");
     assert_eq!(text.matches("\"method\":\"ping\"").count(), 1, "{text}");
+}
+
+/// Reported by an adversarial tester: with `--force`, `report analyze t.jsonl -o t.jsonl`
+/// (and `pcap x.pcap -o x.pcap`) replaced the input being read with the output. `--force`
+/// replaces earlier outputs, never an input: under its own name, another spelling of the
+/// path, or a symlink, the input is refused and keeps its bytes.
+#[test]
+fn force_never_replaces_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("t.jsonl");
+    std::fs::copy(repo().join("captures/sample-session.jsonl"), &t).unwrap();
+    let before = std::fs::read(&t).unwrap();
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(&t, &link).unwrap();
+    let (t_s, link_s) = (t.to_str().unwrap(), link.to_str().unwrap());
+    let dotted = format!("{}/./t.jsonl", dir.path().display());
+    for args in [
+        vec![
+            "report", "analyze", t_s, "-o", t_s, "--format", "md", "--force",
+        ],
+        vec![
+            "report",
+            "diff",
+            &format!("{t_s}#0"),
+            t_s,
+            "-o",
+            &dotted,
+            "--format",
+            "md",
+            "--force",
+        ],
+        vec!["import", link_s, "-o", t_s, "--force"],
+        vec!["export", "--har", t_s, "-o", link_s, "--force"],
+    ] {
+        let o = agentwire(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("is also an input"), "{args:?}: {err}");
+        assert_eq!(
+            std::fs::read(&t).unwrap(),
+            before,
+            "{args:?} changed the input"
+        );
+    }
+}
+
+/// Reported by an adversarial tester: `pcap garbage.bin -o o.jsonl` and `pcap good.pcap
+/// garbage.bin -o o.jsonl` exited 1 but still wrote `o.jsonl` (a header-only trace, or the
+/// good file's exchanges), so a re-run needed `--force`; a directory as input did the
+/// same. Every input is now recognised as a capture (magic number) before the output is
+/// opened, and `-o` naming an input is refused even with `--force`.
+#[test]
+fn pcap_writes_nothing_when_an_input_is_not_a_capture() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.bin");
+    std::fs::write(
+        &garbage,
+        (0..5000u32)
+            .map(|i| (i * 7919 % 251) as u8)
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let good = shared_capture("claude-code/cc2.1.304-hello.pcap");
+    let out = dir.path().join("o.jsonl");
+    let (g, o) = (garbage.to_str().unwrap(), out.to_str().unwrap());
+    for args in [
+        vec!["pcap", g, "-o", o],
+        vec!["pcap", good.to_str().unwrap(), g, "-o", o],
+        vec!["pcap", dir.path().to_str().unwrap(), "-o", o],
+    ] {
+        let r = agentwire(&args);
+        assert_eq!(r.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(err.contains("no output was written"), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+    let copy = dir.path().join("c.pcap");
+    std::fs::copy(&good, &copy).unwrap();
+    let before = std::fs::read(&copy).unwrap();
+    let c = copy.to_str().unwrap();
+    let r = agentwire(&["pcap", c, "-o", c, "--force"]);
+    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(
+        std::fs::read(&copy).unwrap(),
+        before,
+        "the capture was replaced"
+    );
 }

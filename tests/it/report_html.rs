@@ -18,8 +18,11 @@ use crate::common_chromium::{save_screenshot, Browser};
 use crate::common_tshark::exchanges_from_pcap;
 use crate::report_scale;
 
+/// A reference capture, its path without `..` (the reports and screenshots show it).
 fn capture(name: &str) -> PathBuf {
     shared_capture(&format!("claude-code/{name}"))
+        .canonicalize()
+        .unwrap()
 }
 
 /// Tool names of the first Messages request tshark finds in a capture.

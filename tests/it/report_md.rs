@@ -113,6 +113,32 @@ fn markdown_of_real_captures_has_whole_lines_and_explained_labels() {
     assert!(md.starts_with("# claude-code 2.1.303 → 2.1.304 (base-url route"));
     assert!(md.contains("### System block 0: changed"));
     assert!(!md.contains("[-") && !md.contains("{+"));
+    // A small change in words: 2.1.304's system prompt with ToolSearch off is 15 bytes
+    // longer (6,009 → 6,024): 0.25%, said as 0.2%, never "grew 0%".
+    let small = run(&[
+        "report",
+        "diff",
+        &cap("cc2.1.304-hello.pcap"),
+        &cap("cc2.1.304-hello-toolsearch-off.pcap"),
+    ]);
+    assert!(
+        small.contains("The system prompt grew 0.2% (6,009 → 6,024 bytes)"),
+        "{small}"
+    );
+    // `--max-line` shortens on request, and the check sees it: it can fail.
+    let short = run(&[
+        "report",
+        "diff",
+        "--max-line",
+        "60",
+        &cap("cc2.1.303-hello.pcap"),
+        &cap("cc2.1.304-hello.pcap"),
+    ]);
+    let cut = markdown_problems(&short);
+    assert!(
+        cut.iter().any(|p| p.starts_with("line cut short: ")),
+        "lines cut at 60 characters went unnoticed: {cut:?}"
+    );
     let audit = dir.path().join("audit.md");
     run(&[
         "report",
@@ -125,6 +151,22 @@ fn markdown_of_real_captures_has_whole_lines_and_explained_labels() {
         audit.to_str().unwrap(),
     ]);
     check_markdown(&std::fs::read_to_string(&audit).unwrap());
+    // The history report and the pairwise diffs it links to.
+    let history = dir.path().join("history.md");
+    run(&[
+        "history",
+        &cap("cc2.1.303-hello.pcap"),
+        &cap("cc2.1.304-hello.pcap"),
+        "-o",
+        history.to_str().unwrap(),
+    ]);
+    check_markdown(&std::fs::read_to_string(&history).unwrap());
+    let diffs: Vec<_> = std::fs::read_dir(dir.path().join("history-diffs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(diffs.len(), 1, "{diffs:?}");
+    check_markdown(&std::fs::read_to_string(&diffs[0]).unwrap());
     // Recorded markup stays text in Markdown too.
     let (a, b) = crate::report_injection::hostile_pair(dir.path());
     check_markdown(&run(&["report", "diff", &a, &b]));
@@ -135,9 +177,17 @@ fn s(p: &std::path::Path) -> String {
     p.display().to_string()
 }
 
-/// Parse `md` as CommonMark (GFM tables) and check: no raw HTML, no text line ending in
-/// "…", and every table header and figure name listed in the glossary.
+/// [`markdown_problems`] finds none.
 fn check_markdown(md: &str) {
+    let problems = markdown_problems(md);
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// Parse `md` as CommonMark (GFM tables) and list what a reader would trip on: raw HTML,
+/// a line of a paragraph, list item, heading, table cell or code block ending in "…", a
+/// table header or figure name the glossary does not explain, no glossary at all.
+fn markdown_problems(md: &str) -> Vec<String> {
+    let mut problems = Vec::new();
     let mut opts = Options::empty();
     opts.insert(Options::ENABLE_TABLES);
     let mut labels: BTreeSet<String> = BTreeSet::new();
@@ -150,12 +200,13 @@ fn check_markdown(md: &str) {
     let mut strong = String::new();
     for ev in Parser::new_ext(md, opts) {
         match ev {
-            Event::Html(h) | Event::InlineHtml(h) => panic!("raw HTML in the report: {h}"),
+            Event::Html(h) | Event::InlineHtml(h) => {
+                problems.push(format!("raw HTML in the report: {h}"))
+            }
             Event::Start(Tag::Heading { .. }) => {
                 in_heading = true;
                 heading.clear();
             }
-            Event::End(TagEnd::Heading(_)) => in_heading = false,
             Event::Start(Tag::TableHead) => {
                 in_head = true;
                 col = 0;
@@ -164,7 +215,9 @@ fn check_markdown(md: &str) {
             Event::Start(Tag::TableRow) => col = 0,
             Event::Start(Tag::TableCell) => cell.clear(),
             Event::End(TagEnd::TableCell) => {
-                assert!(!block.trim_end().ends_with('…'), "cell cut short: {block}");
+                if block.trim_end().ends_with('…') {
+                    problems.push(format!("cell cut short: {block}"));
+                }
                 block.clear();
                 if in_head {
                     labels.insert(cell.clone());
@@ -201,21 +254,30 @@ fn check_markdown(md: &str) {
                 }
             }
             Event::SoftBreak | Event::HardBreak => block.push('\n'),
-            Event::End(TagEnd::Paragraph | TagEnd::CodeBlock) => {
+            Event::End(
+                e @ (TagEnd::Paragraph | TagEnd::CodeBlock | TagEnd::Item | TagEnd::Heading(_)),
+            ) => {
+                if matches!(e, TagEnd::Heading(_)) {
+                    in_heading = false;
+                }
                 for line in block.lines() {
-                    assert!(!line.trim_end().ends_with('…'), "line cut short: {line}");
+                    if line.trim_end().ends_with('…') {
+                        problems.push(format!("line cut short: {line}"));
+                    }
                 }
                 block.clear();
             }
             _ => {}
         }
     }
-    assert!(!glossary.is_empty(), "no glossary");
+    if glossary.is_empty() {
+        problems.push("no glossary".into());
+    }
     let missing: Vec<&String> = labels.iter().filter(|l| !glossary.contains(*l)).collect();
-    assert!(
-        missing.is_empty(),
-        "labels without a glossary entry: {missing:?}"
-    );
+    if !missing.is_empty() {
+        problems.push(format!("labels without a glossary entry: {missing:?}"));
+    }
+    problems
 }
 
 /// A model the price table lacks is shown as unpriced everywhere a cost appears — never
@@ -383,5 +445,34 @@ fn recorded_control_characters_never_reach_stdout_raw() {
                 "{args:?}: the escape is not shown"
             );
         }
+    }
+}
+
+/// `report analyze` streams its inputs (it never holds a whole trace) and describes each
+/// from the records going past: the same description as from the whole trace in memory,
+/// for a recorded trace with a header (the demo's kind) and for pcap files (no header:
+/// version and route from the first request).
+#[test]
+fn streamed_input_description_matches_the_whole_trace() {
+    use agentwire::report::meta::MetaCollector;
+    use agentwire::trace::{open_input, Trace};
+    let dir = tempfile::tempdir().unwrap();
+    let (recorded, _) = crate::report_injection::hostile_pair(dir.path());
+    let inputs = [
+        std::path::PathBuf::from(recorded),
+        shared_capture("claude-code/cc2.1.304-cache-ttl-gap.pcap"),
+        shared_capture("claude-code/cc2.1.303-hello-toolsearch-on.pcap"),
+    ];
+    for p in &inputs {
+        let name = p.display().to_string();
+        let mut c = MetaCollector::default();
+        for r in open_input(p, &Default::default()).unwrap() {
+            c.record(&r.unwrap());
+        }
+        let streamed = serde_json::to_value(c.finish(&name)).unwrap();
+        let whole = serde_json::to_value(InputMeta::of(&name, &Trace::open(p).unwrap())).unwrap();
+        assert_eq!(streamed, whole, "{name}");
+        assert!(whole["exchanges"].as_u64().unwrap() > 0, "{whole}");
+        assert!(whole["version"].is_string(), "{whole}");
     }
 }

@@ -422,3 +422,100 @@ async fn redact_body_replaces_keys_inside_bodies_and_says_so() {
     let text = v["messages"][0]["content"].as_str().unwrap();
     assert_eq!(text, format!("my key is {}, use it", marker(KEY)));
 }
+
+/// Reported by an adversarial tester, one kind: strings the server builds from the
+/// request — the 404 message quoting the method and path, the recording proxy's
+/// upstream-error message quoting reqwest's error (which names the upstream URL and the
+/// request's query), the upstream URL's own query — and header values holding a URL with
+/// a secret parameter were recorded raw: the reply bodies are written byte-exact, and a
+/// URL's `http:` hid its query from the text rule. None of these secrets may reach a file.
+#[test]
+fn secrets_the_server_quotes_back_reach_no_file() {
+    const UP: &str = "QSECRETxUPSTREAMx1";
+    const PX: &str = "QSECRETxPROXIEDx22";
+    const REF: &str = "QSECRETxREFERERx333";
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let stub = ServeProcess::start(&["-o", d.join("stub.jsonl").to_str().unwrap()], &[]);
+    let w = Duration::from_secs(5);
+    let in_path = raw_exchange(
+        stub.addr(),
+        format!("GET /v1/{KEY}/messages HTTP/1.1\r\nhost: x\r\nreferer: https://example.com/cb?access_token={REF}\r\nconnection: close\r\n\r\n").as_bytes(),
+        w,
+    );
+    assert!(
+        in_path.starts_with(b"HTTP/1.1 404"),
+        "{}",
+        String::from_utf8_lossy(&in_path)
+    );
+    let as_method = raw_exchange(
+        stub.addr(),
+        format!("{KEY} /v1/messages HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").as_bytes(),
+        w,
+    );
+    assert!(
+        as_method.starts_with(b"HTTP/1.1 4"),
+        "{}",
+        String::from_utf8_lossy(&as_method)
+    );
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let up = format!("http://{}/base?key={UP}", dead.local_addr().unwrap());
+    drop(dead);
+    let proxy = ServeProcess::start(
+        &[
+            "-o",
+            d.join("proxy.jsonl").to_str().unwrap(),
+            "--upstream",
+            &up,
+        ],
+        &[],
+    );
+    let body = r#"{"model":"m","messages":[]}"#;
+    let failed = raw_exchange(
+        proxy.addr(),
+        format!("POST /v1/messages?token={PX}&beta=true HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len()).as_bytes(),
+        w,
+    );
+    assert!(
+        failed.starts_with(b"HTTP/1.1 502"),
+        "{}",
+        String::from_utf8_lossy(&failed)
+    );
+    let mut printed = String::new();
+    for p in [stub, proxy] {
+        printed.push_str(&p.stop().1);
+    }
+    let files = files_under(d);
+    assert_eq!(files.len(), 2, "{files:?}");
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        for secret in [KEY, UP, PX, REF] {
+            assert_eq!(
+                count(&bytes, secret.as_bytes()),
+                0,
+                "{secret} leaked into {}",
+                f.display()
+            );
+        }
+    }
+    for secret in [KEY, UP, PX, REF] {
+        assert_eq!(
+            count(printed.as_bytes(), secret.as_bytes()),
+            0,
+            "{secret} printed: {printed}"
+        );
+    }
+    // The paths were taken: the 404 and the upstream error are recorded, as markers.
+    let t = Trace::open(&d.join("stub.jsonl")).unwrap();
+    let nf = t
+        .exchanges
+        .iter()
+        .find(|x| x.response.as_ref().is_some_and(|r| r.status == 404))
+        .unwrap();
+    let reply = String::from_utf8_lossy(&nf.response.as_ref().unwrap().body.bytes).into_owned();
+    assert!(reply.contains("[redacted sk-ant-api03 fp="), "{reply}");
+    let p = Trace::open(&d.join("proxy.jsonl")).unwrap();
+    let e = p.exchanges[0].error.as_ref().unwrap();
+    assert_eq!(e.kind, "upstream_error");
+    assert!(e.message.contains("[redacted fp="), "{}", e.message);
+}

@@ -220,6 +220,9 @@ fn stream_error(resp: Option<&HttpResponse>) -> Option<ExchangeError> {
         return None;
     }
     let body = crate::api::decode::response_body(resp);
+    // An error event is named `error` or carries `"error"` in its data, both within one
+    // line: a stream without the word has none, and is not parsed (most are long).
+    memchr::memmem::find(&body.bytes, b"error")?;
     let first = crate::api::sse::first_error(&body.bytes)?;
     let kind = first
         .get("type")

@@ -83,6 +83,22 @@ pub fn read_file(
     read_packets(file, &name, on_packet)
 }
 
+/// True when `head` (a file's first bytes, at least 4) starts like a capture agentwire
+/// reads: the pcap magic numbers (microsecond and nanosecond, either byte order;
+/// tcpdump's `pcap-savefile(5)`), the pcapng Section Header Block type `0x0A0D0D0A`
+/// (RFC draft-ietf-opsawg-pcapng §4.1), or gzip (`1f 8b`, RFC 1952), whose content is
+/// checked when it is read.
+pub fn is_capture_start(head: &[u8]) -> bool {
+    const MAGICS: [[u8; 4]; 5] = [
+        [0xd4, 0xc3, 0xb2, 0xa1],
+        [0xa1, 0xb2, 0xc3, 0xd4],
+        [0x4d, 0x3c, 0xb2, 0xa1],
+        [0xa1, 0xb2, 0x3c, 0x4d],
+        [0x0a, 0x0d, 0x0d, 0x0a],
+    ];
+    head.starts_with(&[0x1f, 0x8b]) || MAGICS.iter().any(|m| head.starts_with(m))
+}
+
 /// Read a capture from any reader (gzip is detected by its magic number); `name` is used
 /// in errors.
 pub fn read_packets(

@@ -15,6 +15,7 @@
 //! - [`tls`]: TLS detection (ClientHello version and SNI);
 //! - [`driver`]: the [`Extractor`] that ties them together over any packet iterator
 //!   (with `conn`: one connection's state, and `summary`: the run's counts);
+//! - [`sink`]: the [`TraceSink`] that writes the exchanges, on a second thread;
 //! - `live`: live capture through libpcap (cargo feature `libpcap`, on by default).
 
 mod conn;
@@ -29,14 +30,16 @@ pub mod link;
 #[cfg(feature = "libpcap")]
 pub mod live;
 pub mod message;
+pub mod sink;
 mod summary;
 pub mod tcp;
 pub mod tls;
 
 pub use driver::{Config, Extractor};
-pub use file::{read_file, read_packets, FileInfo};
+pub use file::{is_capture_start, read_file, read_packets, FileInfo};
 #[cfg(feature = "libpcap")]
 pub use live::{open as open_live, LiveCapture, LiveConfig};
+pub use sink::TraceSink;
 pub use summary::{Summary, TlsConnection};
 
 /// The time of a packet no neighbour gave a time to (a capture whose packets carry no

@@ -660,4 +660,40 @@ mod tests {
         );
         assert!(s.buffered() == 0 && s.offset() > START_WINDOW as u64);
     }
+
+    /// A segment retransmitted whole, after its bytes were delivered, is compared with
+    /// what was delivered: 1 byte of 6 differs (`abXdef` for `abcdef`), so 1 conflict
+    /// byte, 6 retransmitted bytes, and the stream keeps the first copy.
+    #[test]
+    fn a_fully_retransmitted_segment_is_checked_for_conflicts() {
+        let mut s = Stream::new();
+        s.segment(0, true, false, &[], 0, at(0), &mut |_| {});
+        let (got, gaps) = collect(&mut s, &[(1, b"abcdef"), (1, b"abXdef"), (7, b"g")]);
+        assert_eq!((got, gaps), (b"abcdefg".to_vec(), 0));
+        assert_eq!(s.stats.conflicts, 1);
+        assert_eq!(s.stats.retransmitted, 6);
+        // An identical retransmission is no conflict.
+        let mut s = Stream::new();
+        s.segment(0, true, false, &[], 0, at(0), &mut |_| {});
+        collect(&mut s, &[(1, b"abcdef"), (1, b"abcdef"), (3, b"cd")]);
+        assert_eq!((s.stats.conflicts, s.stats.retransmitted), (0, 8));
+    }
+
+    /// First copy wins for buffered segments too: two copies of the same out-of-order
+    /// segment (`ghi`, then `GHI`) wait for the hole before them; the first is delivered,
+    /// the second counted as retransmitted.
+    #[test]
+    fn a_later_buffered_copy_does_not_replace_the_first() {
+        let mut s = Stream::new();
+        s.segment(0, true, false, &[], 0, at(0), &mut |_| {});
+        let (got, _) = collect(&mut s, &[(7, b"ghi"), (7, b"GHI"), (1, b"abcdef")]);
+        assert_eq!(got, b"abcdefghi");
+        assert_eq!(s.stats.retransmitted, 3);
+        assert_eq!(s.stats.out_of_order, 2);
+        // A longer later copy adds the bytes the first lacked.
+        let mut s = Stream::new();
+        s.segment(0, true, false, &[], 0, at(0), &mut |_| {});
+        let (got, _) = collect(&mut s, &[(7, b"gh"), (7, b"ghij"), (1, b"abcdef")]);
+        assert_eq!(got, b"abcdefghij");
+    }
 }

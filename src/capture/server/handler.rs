@@ -404,10 +404,13 @@ pub(crate) fn error_response(
     rid: &str,
     kind: &str,
 ) -> Response {
-    let body = error_body(error_type_for(status), msg, rid);
+    // The message may quote the request (method, path, an upstream's error naming the
+    // URL): the reply body is recorded, and bodies are not redacted on write.
+    let msg = crate::trace::redact::redact_text(msg);
+    let body = error_body(error_type_for(status), &msg, rid);
     let err = ExchangeError {
         kind: kind.into(),
-        message: msg.into(),
+        message: msg,
     };
     respond_json(draft, status, &body, rid, Some(err))
 }

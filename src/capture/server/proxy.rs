@@ -184,7 +184,15 @@ pub(crate) async fn forward(
             req = req.header(k, v);
         }
     }
-    let resp = match req.body(draft.request.body.bytes.clone()).send().await {
+    // The body is shared with the upstream request, not copied, and taken back for the
+    // recording once sent (a copy only if the client still holds it).
+    let body = bytes::Bytes::from(std::mem::take(&mut draft.request.body.bytes));
+    let sent = req.body(body.clone()).send().await;
+    draft.request.body.bytes = match body.try_into_mut() {
+        Ok(only) => only.into(),
+        Err(shared) => shared.to_vec(),
+    };
+    let resp = match sent {
         Ok(r) => r,
         Err(e) => {
             let (status, what) = if e.is_timeout() {

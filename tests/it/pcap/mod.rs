@@ -12,6 +12,7 @@ mod pairing;
 mod prop;
 mod public;
 mod real;
+mod redaction;
 mod synth;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,115 @@
+//! Where extracted exchanges go: the [`TraceSink`] writes them on the extracting thread,
+//! or hands them in batches to a writer thread that encodes each batch on every core
+//! (redaction, SHA-256, JSON embedding: [`LineEncoder`]) while reassembly goes on, then
+//! writes the lines. Lines are written in the order the exchanges were handed over either
+//! way, so the trace is byte-for-byte the same.
+
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::thread::JoinHandle;
+
+use rayon::prelude::*;
+
+use crate::trace::{Exchange, LineEncoder, TraceError, TraceWriter};
+
+/// Most batches waiting for the writer thread; past it the extractor waits, so memory
+/// stays bounded when the disk is slower than decoding.
+const QUEUE: usize = 2;
+
+/// Writes exchanges to a trace, inline or on a writer thread.
+pub struct TraceSink {
+    inner: Inner,
+}
+
+enum Inner {
+    Inline(TraceWriter),
+    Thread {
+        tx: Option<SyncSender<Vec<Exchange>>>,
+        handle: Option<JoinHandle<Result<TraceWriter, TraceError>>>,
+    },
+}
+
+impl TraceSink {
+    /// A sink writing to `w`. With `threads` ≥ 2 exchanges are serialized and written on
+    /// a thread of their own; with 1 everything happens on the caller's thread.
+    pub fn new(w: TraceWriter, threads: usize) -> Self {
+        if threads < 2 {
+            return TraceSink {
+                inner: Inner::Inline(w),
+            };
+        }
+        let (tx, rx) = sync_channel::<Vec<Exchange>>(QUEUE);
+        let handle = std::thread::Builder::new()
+            .name("agentwire-trace-writer".into())
+            .spawn(move || {
+                let mut w = w;
+                let enc = w.encoder();
+                for batch in rx {
+                    for line in encode(enc, batch) {
+                        w.write_line(&line.map_err(|e| w.encode_error(e))?)?;
+                    }
+                }
+                Ok(w)
+            })
+            .expect("spawning the trace writer thread");
+        TraceSink {
+            inner: Inner::Thread {
+                tx: Some(tx),
+                handle: Some(handle),
+            },
+        }
+    }
+
+    /// Write `exchanges`, in order.
+    ///
+    /// Errors: the first [`TraceError`] the writer met (later exchanges are not written).
+    pub fn write(&mut self, exchanges: Vec<Exchange>) -> Result<(), TraceError> {
+        match &mut self.inner {
+            Inner::Inline(w) => exchanges
+                .into_iter()
+                .try_for_each(|x| w.write_exchange_owned(x)),
+            Inner::Thread { tx, .. } => {
+                let sender = tx.as_ref().expect("open until finish");
+                if !exchanges.is_empty() && sender.send(exchanges).is_err() {
+                    // The writer stopped at an error: report it.
+                    return self.join().map(|_| ());
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Wait for the writer thread (if any) and return the writer.
+    fn join(&mut self) -> Result<TraceWriter, TraceError> {
+        match std::mem::replace(
+            &mut self.inner,
+            Inner::Thread {
+                tx: None,
+                handle: None,
+            },
+        ) {
+            Inner::Inline(w) => Ok(w),
+            Inner::Thread { tx, handle } => {
+                drop(tx);
+                match handle {
+                    Some(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                    None => Err(TraceError::Write {
+                        path: String::new(),
+                        source: std::io::Error::other("the trace writer already stopped"),
+                    }),
+                }
+            }
+        }
+    }
+
+    /// Write everything handed over, then complete the trace ([`TraceWriter::finish`]).
+    ///
+    /// Errors: the first [`TraceError`] of any write, or of finishing.
+    pub fn finish(mut self) -> Result<(), TraceError> {
+        self.join()?.finish()
+    }
+}
+
+/// The lines of `batch`, in order, encoded on every core.
+fn encode(enc: LineEncoder, batch: Vec<Exchange>) -> Vec<Result<Vec<u8>, serde_json::Error>> {
+    batch.into_par_iter().map(|x| enc.exchange(x)).collect()
+}
