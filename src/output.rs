@@ -26,7 +26,15 @@ pub enum OutputError {
         /// The output path.
         path: String,
     },
-    /// The output path is a directory where a file is expected (or the reverse).
+    /// The output path is a file where a directory is expected (`--parquet DIR`, `matrix -d`).
+    #[error(
+        "{path} is a file; this output is a directory (created if missing): give a directory path"
+    )]
+    NotADirectory {
+        /// The output path.
+        path: String,
+    },
+    /// The output path is a directory where a file is expected.
     #[error("{path} is a directory; give a file path for this output")]
     IsDirectory {
         /// The output path.

@@ -259,7 +259,7 @@ impl Warnings {
     pub fn finish(self) -> ExitCode {
         if self.count > LISTED_PROBLEMS {
             warn(&format!(
-                "{}: {} unreadable lines in all ({} more not listed); they were skipped and kept nowhere else",
+                "{}: {} unreadable lines in all ({} more not listed); they were skipped here and stay in the input as they are",
                 self.input,
                 self.count,
                 self.count - LISTED_PROBLEMS

@@ -193,7 +193,7 @@ fn partition_file(root: &Path, table: &str, (version, date): &Partition) -> Path
 /// Errors: [`ParquetError::Output`] naming the first table directory in the way.
 pub fn check_tables(dir: &Path, force: bool) -> Result<(), ParquetError> {
     if dir.is_file() {
-        return Err(OutputError::IsDirectory {
+        return Err(OutputError::NotADirectory {
             path: dir.display().to_string(),
         }
         .into());

@@ -217,7 +217,7 @@ impl LineParser<'_> {
                 offset: start,
                 truncated,
                 message: format!(
-                    "exchange #{}: a body does not match its stored sha256 (the file was edited or corrupted); record kept raw",
+                    "exchange #{}: a body does not match its stored sha256 (the file was edited or corrupted); the line is skipped and stays in the file as it is",
                     x.id
                 ),
                 raw: line.to_vec(),

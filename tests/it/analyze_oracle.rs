@@ -245,7 +245,10 @@ import duckdb, json, sys
 report = json.load(open(sys.argv[1]))
 pq = sys.argv[2]
 def rows(table, cols, order=""):
-    return [list(r) for r in duckdb.sql(f"select {cols} from '{pq}/{table}.parquet' {order}").fetchall()]
+    return [list(r) for r in duckdb.sql(f"select {cols} from {t(table)} {order}").fetchall()]
+def t(table):
+    # one directory per table, Hive-partitioned by cli_version and date
+    return f"read_parquet('{pq}/{table}/*/*/*.parquet', hive_partitioning = true)"
 out = {
   "requests": rows("requests", "seq, session, thread, uncached, read, write_5m, write_1h, output, cost_usd, status, cause, miss_tokens, miss_cost_usd", "order by seq"),
   "requests_json": [[r["seq"], r["session"], r["thread"], r["tokens"]["uncached"], r["tokens"]["read"],
@@ -263,12 +266,12 @@ out = {
   "decisions": rows("decisions", "job_reference, observed_state, acceptance_result, decision"),
   "decisions_json": [[d["job_reference"], d["observed_state"], d["acceptance_result"], d["decision"]] for d in report["decisions"]],
   "sql": duckdb.sql(f"""select
-      (select sum(cost_usd) from '{pq}/requests.parquet'),
-      (select sum(read)::double / sum(uncached + read + write_5m + write_1h) from '{pq}/requests.parquet'),
-      (select sum(polls) from '{pq}/episodes.parquet'),
-      (select sum(redundant) from '{pq}/episodes.parquet'),
-      (select sum(wasted_cost_usd) from '{pq}/episodes.parquet'),
-      (select count(*) from '{pq}/requests.parquet' where cause = 'ttl_expired')""").fetchall()[0],
+      (select sum(cost_usd) from {t('requests')}),
+      (select sum(read)::double / sum(uncached + read + write_5m + write_1h) from {t('requests')}),
+      (select sum(polls) from {t('episodes')}),
+      (select sum(redundant) from {t('episodes')}),
+      (select sum(wasted_cost_usd) from {t('episodes')}),
+      (select count(*) from {t('requests')} where cause = 'ttl_expired')""").fetchall()[0],
 }
 print(json.dumps(out))
 "#;

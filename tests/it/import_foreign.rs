@@ -291,3 +291,41 @@ fn packet_captures_are_read_by_every_command_as_agentwire_pcap_extracts_them() {
     );
     assert!(!o.stdout.is_empty());
 }
+
+/// The shipped HAR sample is the shipped trace exported: read back it gives the same
+/// requests, byte for byte (the request digests the trace recorded), and the same answer
+/// from `analyze`: 7 requests, and 3 polls of which 2 redundant (the scenario reads the
+/// output file of a `sleep 3` job three times before it prints: three empty reads).
+#[test]
+fn the_shipped_har_sample_reads_as_the_shipped_trace() {
+    use agentwire::trace::{open_input, InputOptions, Record};
+    let read = |p: &Path| -> Vec<String> {
+        open_input(p, &InputOptions::default())
+            .unwrap()
+            .filter_map(|r| match r.unwrap() {
+                Record::Exchange(x) => Some(x.request.body.sha256()),
+                _ => None,
+            })
+            .collect()
+    };
+    let trace = read(&repo().join("captures/sample-session.jsonl"));
+    let har = read(&repo().join("captures/imports/sample-session.har"));
+    assert_eq!(trace.len(), 7);
+    assert_eq!(har, trace);
+    let o = std::process::Command::new(bin())
+        .args(["analyze", "--format", "json"])
+        .arg(repo().join("captures/imports/sample-session.har"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let s = &v["summary"];
+    assert_eq!(
+        (
+            s["requests"].as_u64(),
+            s["polls"].as_u64(),
+            s["redundant_polls"].as_u64()
+        ),
+        (Some(7), Some(3), Some(2))
+    );
+}

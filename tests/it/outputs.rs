@@ -89,6 +89,18 @@ fn analyze_parquet_needs_force_to_replace_tables() {
     };
     let before = tables();
     assert!(before.len() >= 5, "{before:?}");
+    // Reported by an adversarial tester: a regular file given as the directory was
+    // called "a directory; give a file path", the reverse of the truth.
+    let file = dir.path().join("ex.txt");
+    std::fs::write(&file, "keep").unwrap();
+    let onto_file = agentwire(&["analyze", t, "--parquet", file.to_str().unwrap()]);
+    assert_eq!(onto_file.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&onto_file.stderr);
+    assert!(
+        err.contains("is a file") && err.contains("give a directory path"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), b"keep");
     let again = agentwire(&["analyze", t, "--parquet", p, "--format", "json"]);
     assert_eq!(again.status.code(), Some(1));
     assert!(again.stdout.is_empty(), "refused before the analysis ran");
