@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use agentwire::trace::{Body, Context, Exchange, HttpRequest, HttpResponse, Source, SourceKind};
+use agentwire::trace::{Context, Exchange};
 
 use crate::common::*;
 
@@ -31,17 +31,11 @@ fn run_bounded(args: &[&str]) -> std::process::Output {
         let _ = err.read_to_end(&mut v);
         v
     });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("agentwire {args:?} still running after 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_bounded(
+        &mut child,
+        Duration::from_secs(60),
+        &format!("agentwire {args:?}"),
+    );
     std::process::Output {
         status,
         stdout: o.join().unwrap(),
@@ -55,29 +49,13 @@ fn huge_index_exchange() -> Exchange {
 event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":4294967295,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n\
 event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
     let req = br#"{"model":"claude-sonnet-4-5","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
-    Exchange {
-        id: 0,
-        started_at: chrono::DateTime::from_timestamp(1_764_000_000, 0).unwrap(),
-        ended_at: None,
-        source: Source::new(SourceKind::Server),
-        request: HttpRequest {
-            method: "POST".into(),
-            target: "/v1/messages".into(),
-            version: "HTTP/1.1".into(),
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: Body::new(req.to_vec()),
-        },
-        response: Some(HttpResponse {
-            status: 200,
-            version: "HTTP/1.1".into(),
-            headers: vec![("content-type".into(), "text/event-stream".into())],
-            body: Body::new(sse.as_bytes().to_vec()),
-            chunks: Vec::new(),
-            first_byte_at: None,
-        }),
-        error: None,
-        notes: Default::default(),
-    }
+    messages_exchange(
+        0,
+        1_764_000_000,
+        req,
+        "text/event-stream",
+        sse.as_bytes().to_vec(),
+    )
 }
 
 /// A stream event naming content block 4294967295 made `show`, `analyze` and `report`
@@ -194,16 +172,11 @@ fn serve_stops_cleanly_when_its_trace_pipe_closes() {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > Duration::from_secs(40) {
-            let _ = child.kill();
-            panic!("serve still running after its trace pipe closed; answers {statuses:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_bounded(
+        &mut child,
+        Duration::from_secs(40),
+        &format!("serve after its trace pipe closed (answers {statuses:?})"),
+    );
     let mut rest = String::new();
     let _ = err.read_to_string(&mut rest);
     assert_eq!(status.code(), Some(0), "{rest}");
