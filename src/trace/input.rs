@@ -540,10 +540,11 @@ fn document(bytes: Vec<u8>, path: &Path) -> Result<(Format, Records), TraceError
             problems = p;
             (Format::Har, xs)
         }
-        Detected::Format(Format::ClaudeTap) => (
-            Format::ClaudeTap,
-            tap::import_document(doc, path).unwrap_or_default(),
-        ),
+        Detected::Format(Format::ClaudeTap) => {
+            let (xs, p) = tap::import_document(doc, path).unwrap_or_default();
+            problems = p;
+            (Format::ClaudeTap, xs)
+        }
         Detected::Format(Format::RequestBody) => {
             let source = import::import_source(
                 Format::RequestBody,

@@ -34,9 +34,10 @@ const MISSING: &[&str] = &[
     "connection addresses",
 ];
 
-/// Exchanges of a whole claude-tap document: a compact bundle or a `--format json` export.
-/// `None` when `doc` is neither.
-pub fn import_document(doc: Value, path: &Path) -> Option<Vec<Exchange>> {
+/// Exchanges of a whole claude-tap document: a compact bundle or a `--format json` export,
+/// and one warning per bundle record skipped (no request object), naming its index in
+/// `records`. `None` when `doc` is neither.
+pub fn import_document(doc: Value, path: &Path) -> Option<(Vec<Exchange>, Vec<String>)> {
     match doc {
         Value::Object(mut o) if o.contains_key(BUNDLE_MARKER) => {
             let blobs = o.remove("blobs").unwrap_or(Value::Null);
@@ -44,17 +45,22 @@ pub fn import_document(doc: Value, path: &Path) -> Option<Vec<Exchange>> {
                 Some(Value::Array(a)) => a,
                 _ => Vec::new(),
             };
-            Some(
-                records
-                    .into_iter()
-                    .filter_map(|r| {
-                        let r = materialize(unwrap_record(r), &blobs);
-                        import_record(&r, path)
-                    })
-                    .collect(),
-            )
+            let (mut xs, mut problems) = (Vec::new(), Vec::new());
+            for (i, r) in records.into_iter().enumerate() {
+                let r = materialize(unwrap_record(r), &blobs);
+                match import_record(&r, path) {
+                    Some(x) => xs.push(x),
+                    None => problems.push(format!(
+                        "record {i}: not a claude-tap record (no request object); it was skipped"
+                    )),
+                }
+            }
+            Some((xs, problems))
         }
-        Value::Array(a) => Some(a.iter().map(|e| json_export_entry(e, path)).collect()),
+        Value::Array(a) => Some((
+            a.iter().map(|e| json_export_entry(e, path)).collect(),
+            Vec::new(),
+        )),
         _ => None,
     }
 }
@@ -222,7 +228,8 @@ mod tests {
                                "body": {"type": "message", "content": []}}}}],
             "blobs": {"sha256:ab": {"kind": "json", "payload": [{"name": "Bash"}]}}
         });
-        let xs = import_document(doc, Path::new("t.ctap.json")).unwrap();
+        let (xs, problems) = import_document(doc, Path::new("t.ctap.json")).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(
             xs[0].request.body.bytes,
             br#"{"model":"m","tools":[{"name":"Bash"}],"messages":[]}"#
@@ -242,7 +249,24 @@ mod tests {
         assert_eq!(x.started_at.to_rfc3339(), "2026-01-01T00:00:00+00:00");
         assert_eq!(x.ended_at, None);
         let doc = serde_json::json!([{"timestamp": "2026-01-01T00:00:00Z", "duration_ms": 1e300, "model": "m", "messages": []}]);
-        let xs = import_document(doc, Path::new("t.json")).unwrap();
+        let (xs, _) = import_document(doc, Path::new("t.json")).unwrap();
         assert_eq!(xs[0].ended_at, None);
+    }
+
+    #[test]
+    fn bundle_record_without_a_request_is_skipped_by_index_not_silently() {
+        // such records once vanished without a word (exit 0)
+        let doc = serde_json::json!({
+            BUNDLE_MARKER: {"version": 1},
+            "records": [
+                {"timestamp": "2026-01-01T00:00:00Z", "request": {"method": "POST", "path": "/v1/messages", "body": {"model": "m", "messages": []}}},
+                {"timestamp": "2026-01-01T00:00:01Z", "request": "not an object"},
+                {"timestamp": "2026-01-01T00:00:02Z", "request": {"method": "POST", "path": "/v1/messages", "body": {"model": "m", "messages": []}}}
+            ]
+        });
+        let (xs, problems) = import_document(doc, Path::new("t.ctap.json")).unwrap();
+        assert_eq!(xs.len(), 2);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].starts_with("record 1: "), "{}", problems[0]);
     }
 }
