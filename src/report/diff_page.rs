@@ -303,11 +303,26 @@ pub(crate) fn summary(d: &RequestDiff, a: &str, b: &str) -> Vec<String> {
         } else {
             " kept its size".to_string()
         };
-        let which = match changed_blocks.len() {
+        let mut which = match changed_blocks.len() {
             0 => String::new(),
             1 => format!("; only block {} changed", changed_blocks[0]),
             _ => format!("; blocks {} changed", changed_blocks.join(", ")),
         };
+        // Bytes can differ where texts compare the same: the volatile values the rules
+        // replaced (a working directory, a date) have other lengths.
+        let normalized_delta: i64 = d
+            .system
+            .blocks
+            .iter()
+            .map(|x| x.text.b_bytes as i64 - x.text.a_bytes as i64)
+            .sum();
+        let away = sd - normalized_delta;
+        if away != 0 && !d.normalized.is_empty() {
+            which.push_str(&format!(
+                "; {} of the difference are values normalized away (see \"Normalized before comparing\")",
+                signed_bytes(away)
+            ));
+        }
         out.push(format!(
             "The system prompt{growth} ({} → {} bytes){which}.",
             page::thousands(sa as i64),
@@ -707,4 +722,69 @@ pub fn render(
         glossary,
     };
     page::render(if html { "diff.html" } else { "diff.md" }, page)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::normalize::Normalizer;
+    use crate::diff::request::{diff_requests, RequestSide};
+
+    fn side<'a>(label: &str, body: &'a [u8]) -> RequestSide<'a> {
+        RequestSide {
+            label: label.into(),
+            exchange: Some(0),
+            session: None,
+            thread: None,
+            headers: &[],
+            body,
+        }
+    }
+
+    /// Reported by a new user: a recording from this machine against a capture from
+    /// another said "The system prompt shrank 0% (6,034 → 6,009 bytes); only block 0
+    /// changed" while the figures table showed block 2 at another size marked `same`
+    /// (its working directory, normalized away, is 25 bytes longer). The summary now says
+    /// how much of the difference the normalization accounts for.
+    #[test]
+    fn blocks_that_differ_only_in_normalized_values_are_explained() {
+        let body = |intro: &str, cwd: &str| {
+            serde_json::to_vec(&serde_json::json!({"model": "m", "max_tokens": 1,
+                "system": [{"type": "text", "text": intro},
+                           {"type": "text", "text": format!("Env\n - Primary working directory: {cwd}\n - Shell: bash")}],
+                "messages": [{"role": "user", "content": "hi"}]}))
+            .unwrap()
+        };
+        let a = body(
+            "You are a CLI.",
+            "/tmp/a-much-longer-working-directory-name",
+        );
+        let b = body("You are a CLI tool.", "/tmp/w");
+        let d = diff_requests(&side("a", &a), &side("b", &b), &Normalizer::defaults()).unwrap();
+        let lines = super::summary(&d, "A", "B");
+        let system = lines
+            .iter()
+            .find(|l| l.starts_with("The system prompt"))
+            .unwrap();
+        assert!(system.contains("only block 0 changed"), "{system}");
+        // The working directory is 35 bytes shorter in B (41 vs 6 characters); the intro
+        // grew 5: -30 in all, -35 of it normalized away.
+        assert!(system.contains("(159 → 129 bytes)"), "{system}");
+        assert!(
+            system.contains("-35 bytes of the difference are values normalized away"),
+            "{system}"
+        );
+        // Without a normalized difference there is nothing to explain.
+        let c = body(
+            "You are a CLI tool.",
+            "/tmp/a-much-longer-working-directory-name",
+        );
+        let d = diff_requests(&side("a", &a), &side("c", &c), &Normalizer::defaults()).unwrap();
+        let lines = super::summary(&d, "A", "C");
+        let system = lines
+            .iter()
+            .find(|l| l.starts_with("The system prompt"))
+            .unwrap();
+        assert!(system.contains("grew"), "{system}");
+        assert!(!system.contains("normalized away"), "{system}");
+    }
 }
