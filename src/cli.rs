@@ -176,6 +176,79 @@ fn parse_timing(s: &str) -> Result<String, String> {
         })
 }
 
+/// `serve --addr`: an `IP:PORT` socket address (`[IPv6]:PORT`), port 0 to 65535.
+fn parse_listen_addr(s: &str) -> Result<String, String> {
+    s.trim()
+        .parse::<std::net::SocketAddr>()
+        .map(|_| s.trim().to_string())
+        .map_err(|_| {
+            format!(
+                "{s:?} is not an address to listen on: use IP:PORT with an IPv4 address (4 numbers 0-255) or [IPv6], and a port from 0 to 65535 (0 picks a free one), e.g. 127.0.0.1:8080"
+            )
+        })
+}
+
+/// `replay --to`, `serve --upstream`, `mcp-tap --http`, `export --base-url`: an absolute
+/// `http://` or `https://` URL with a host.
+fn parse_http_url(s: &str) -> Result<String, String> {
+    let url = reqwest::Url::parse(s.trim()).map_err(|e| {
+        format!("{s:?} is not a URL ({e}): write it as http://HOST:PORT or https://HOST")
+    })?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!(
+            "{s:?}: the scheme {:?} is not one agentwire speaks; use http:// or https://",
+            url.scheme()
+        ));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("{s:?} names no host: write it as http://HOST:PORT"));
+    }
+    Ok(s.trim().to_string())
+}
+
+/// `serve --intercept`: comma-separated host names, at least one.
+fn parse_hosts(s: &str) -> Result<String, String> {
+    let hosts: Vec<&str> = s
+        .split(',')
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .collect();
+    if hosts.is_empty() {
+        return Err(format!(
+            "{s:?} names no host: give host names separated by commas, e.g. api.anthropic.com"
+        ));
+    }
+    if let Some(h) = hosts.iter().find(|h| {
+        !h.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+    }) {
+        return Err(format!(
+            "{h:?} is not a host name (letters, digits, '.', '-' only; no scheme, port or path), e.g. api.anthropic.com"
+        ));
+    }
+    Ok(s.to_string())
+}
+
+/// `replay --header`: `Name: value`, a valid HTTP header name and a value without line
+/// breaks or NUL (RFC 9110 §5.5: a CR or LF would inject another header).
+fn parse_header(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once(':')
+        .ok_or_else(|| format!("{s:?}: use \"Name: value\""))?;
+    let (k, v) = (k.trim(), v.trim());
+    if hyper::header::HeaderName::from_bytes(k.as_bytes()).is_err() {
+        return Err(format!(
+            "{k:?} is not a header name (letters, digits and !#$%&'*+-.^_`|~ only): use \"Name: value\""
+        ));
+    }
+    if hyper::header::HeaderValue::from_str(v).is_err() || v.contains(['\r', '\n']) {
+        return Err(format!(
+            "the value of header {k:?} holds a line break or control character; give one header per --header"
+        ));
+    }
+    Ok((k.to_string(), v.to_string()))
+}
+
 /// Record what AI agent CLIs send to the Anthropic Messages API, and explain it.
 #[derive(Parser, Debug)]
 #[command(name = "agentwire", version, about, long_about = None)]
@@ -251,7 +324,7 @@ pub struct McpTapArgs {
     pub cwd: Option<PathBuf>,
     /// Record a Streamable HTTP server instead: serve a recording proxy for URL on
     /// 127.0.0.1 (its URL is the first stdout line) until interrupted.
-    #[arg(long, value_name = "URL", conflicts_with_all = ["command", "cwd"])]
+    #[arg(long, value_name = "URL", conflicts_with_all = ["command", "cwd"], value_parser = parse_http_url)]
     pub http: Option<String>,
     /// The server command and its arguments.
     #[arg(last = true, required_unless_present = "http")]
@@ -477,7 +550,7 @@ pub struct ExportArgs {
     #[arg(long)]
     pub force: bool,
     /// Scheme and host for URLs of exchanges without a `host` header.
-    #[arg(long, default_value = "http://localhost")]
+    #[arg(long, default_value = "http://localhost", value_parser = parse_http_url)]
     pub base_url: String,
 }
 
@@ -528,7 +601,7 @@ pub struct ReplayArgs {
     /// Trace whose requests to send.
     pub trace: PathBuf,
     /// Base URL to send to, e.g. http://127.0.0.1:8080.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_http_url)]
     pub to: String,
     /// Requests in flight at once (1 to 1024).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
@@ -537,8 +610,8 @@ pub struct ReplayArgs {
     #[arg(long, value_parser = parse_rate)]
     pub rate: Option<f64>,
     /// Extra header `K: V` (repeatable), e.g. a real key: traces hold only markers.
-    #[arg(long = "header", value_name = "K: V")]
-    pub headers: Vec<String>,
+    #[arg(long = "header", value_name = "K: V", value_parser = parse_header)]
+    pub headers: Vec<(String, String)>,
     /// Compare each new response with the recorded one (stop reason, tool calls, text).
     #[arg(long)]
     pub compare: bool,
@@ -573,7 +646,7 @@ impl From<FormatArg> for agentwire::report::Format {
 pub struct ServeArgs {
     /// Address to listen on; port 0 picks a free port. The bound address is the first line
     /// printed.
-    #[arg(long, default_value = "127.0.0.1:0")]
+    #[arg(long, default_value = "127.0.0.1:0", value_parser = parse_listen_addr)]
     pub addr: String,
     /// Trace file to write (JSON Lines; `-`: standard output, the base URL then goes to
     /// stderr).
@@ -591,7 +664,7 @@ pub struct ServeArgs {
     pub reply: ReplyArgs,
     /// Recording proxy: forward every request to this upstream (e.g.
     /// https://api.anthropic.com) and record both sides.
-    #[arg(long, conflicts_with_all = ["script", "replay"])]
+    #[arg(long, conflicts_with_all = ["script", "replay"], value_parser = parse_http_url)]
     pub upstream: Option<String>,
     /// PEM file with an extra CA certificate to trust for the upstream.
     #[arg(long, requires = "upstream")]
@@ -602,7 +675,7 @@ pub struct ServeArgs {
     pub upstream_timeout: u64,
     /// First-party route: run an HTTP CONNECT proxy that terminates TLS for these hosts
     /// (comma-separated) with certificates from agentwire's CA (`agentwire ca`).
-    #[arg(long, num_args = 0..=1, default_missing_value = "api.anthropic.com", value_name = "HOSTS")]
+    #[arg(long, num_args = 0..=1, default_missing_value = "api.anthropic.com", value_name = "HOSTS", value_parser = parse_hosts)]
     pub intercept: Option<String>,
     /// With --intercept: tunnel other hosts untouched (logged) instead of refusing them.
     #[arg(long, requires = "intercept")]

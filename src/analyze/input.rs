@@ -107,6 +107,8 @@ pub struct Extracted {
     /// True when the response's text says something finished (`finished`, `completed`,
     /// `done`, `succeeded`, `passed`): a claim a job's notification may contradict.
     pub claims_done: bool,
+    /// The response's stream events skipped as impossible (`ResponseMessage::stream_problems`).
+    pub stream_problems: Vec<String>,
 }
 
 /// What can be read from one exchange without looking at any other: its canonical
@@ -236,6 +238,10 @@ impl InputStage {
             results: Vec::new(),
             notifications: Vec::new(),
             claims_done: response.as_deref().is_some_and(claims_done),
+            stream_problems: response
+                .as_ref()
+                .map(|m| m.stream_problems.clone())
+                .unwrap_or_default(),
         };
         let at = (seq, session, thread);
         self.scan_history(&c.req, x, at, &mut out);

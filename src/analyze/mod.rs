@@ -246,6 +246,9 @@ impl Analyzer {
                 return;
             }
         };
+        for p in &ex.stream_problems {
+            info.bad_bodies.push(format!("exchange #{}: {p}", x.id));
+        }
         if ex.request.recorded.as_ref().is_some_and(|u| u.clamped) {
             info.bad_bodies.push(format!(
                 "exchange #{}: a usage figure above {} tokens was clamped to that bound",

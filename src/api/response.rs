@@ -34,6 +34,9 @@ pub struct ResponseMessage {
     pub unknown_events: Vec<(String, Value)>,
     /// Events whose data was not JSON.
     pub malformed_events: usize,
+    /// Events skipped as impossible, one message each naming the event's byte offset in
+    /// the body (see [`sse::StreamAssembler::problems`]); non-empty makes a run degraded.
+    pub stream_problems: Vec<String>,
 }
 
 impl ResponseMessage {

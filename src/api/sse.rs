@@ -222,6 +222,12 @@ pub fn first_error(body: &[u8]) -> Option<Value> {
     })
 }
 
+/// How far past the blocks started so far a `content_block_*` event's `index` may point.
+/// The Messages API numbers a message's content blocks 0, 1, 2… in the order it starts
+/// them (streaming reference), so a gap means lost events; a gap wider than this is a bad
+/// event, not a reason to allocate that many blocks (the index is an untrusted number).
+pub const MAX_INDEX_GAP: usize = 64;
+
 /// Builds the final message from a stream of Messages API events.
 #[derive(Default)]
 pub struct StreamAssembler {
@@ -237,6 +243,9 @@ pub struct StreamAssembler {
     pub unknown: Vec<(String, Value)>,
     /// Events whose data was not JSON: `(offset, data)`.
     pub malformed: Vec<(u64, String)>,
+    /// Events skipped as impossible (a content block index far beyond the blocks seen),
+    /// one message each naming the event's byte offset.
+    pub problems: Vec<String>,
     started: bool,
     stopped: bool,
 }
@@ -262,7 +271,22 @@ impl StreamAssembler {
             .or(ev.event.as_deref())
             .unwrap_or("")
             .to_string();
-        let index = v.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+        let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
+        let index = match usize::try_from(index) {
+            Ok(i)
+                if !ty.starts_with("content_block_") || i <= self.blocks.len() + MAX_INDEX_GAP =>
+            {
+                i
+            }
+            _ => {
+                self.problems.push(format!(
+                    "stream event at byte {}: `{ty}` names content block {index} but {} blocks were started; the event was skipped",
+                    ev.offset,
+                    self.blocks.len()
+                ));
+                return;
+            }
+        };
         match ty.as_str() {
             "message_start" => {
                 self.started = true;
@@ -371,6 +395,7 @@ impl StreamAssembler {
         msg.stream_errors = self.errors;
         msg.unknown_events = self.unknown;
         msg.malformed_events = self.malformed.len();
+        msg.stream_problems = self.problems;
         msg
     }
 }
@@ -535,5 +560,32 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
         assert_eq!(first_error(STREAM.as_bytes()), None);
         assert!(looks_like_event_stream(b"\xEF\xBB\xBF: hi\n"));
         assert!(!looks_like_event_stream(b"{\"type\":\"message\"}"));
+    }
+
+    #[test]
+    fn huge_content_block_index_is_a_bad_event_not_an_allocation() {
+        // index 4294967295 once grew the block list to that length (abort / 23 GB)
+        let body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n\
+event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":4294967295,\"content_block\":{\"type\":\"text\",\"text\":\"x\"}}\n\n\
+event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":18446744073709551615,\"delta\":{\"type\":\"text_delta\",\"text\":\"y\"}}\n\n\
+event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n\
+event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n\
+event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+        let m = assemble(body.as_bytes());
+        assert_eq!(m.content.len(), 1, "only the real block");
+        assert_eq!(m.content[0].text(), Some("ok"));
+        assert_eq!(m.stream_problems.len(), 2, "{:?}", m.stream_problems);
+        // the first bad event starts after the 66-byte message_start event
+        assert!(
+            m.stream_problems[0].contains("byte 66"),
+            "{}",
+            m.stream_problems[0]
+        );
+        assert!(m.stream_problems[0].contains("content block 4294967295"));
+        // a small gap (a lost start event) is kept, as before
+        let gap = "data: {\"type\":\"content_block_start\",\"index\":3,\"content_block\":{\"type\":\"text\",\"text\":\"z\"}}\n\n";
+        let m = assemble(gap.as_bytes());
+        assert_eq!(m.content.len(), 4);
+        assert!(m.stream_problems.is_empty());
     }
 }

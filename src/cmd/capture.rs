@@ -80,8 +80,8 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
             "warning: {dropped} packets dropped by the kernel (capture buffer full) and {if_dropped} by the interface; exchanges on those connections are incomplete"
         );
     }
-    finish(ex, w, &a.packet_filter, &a.output)?;
-    Ok(if dropped + if_dropped > 0 {
+    let skipped = finish(ex, w, &a.packet_filter, &a.output)?;
+    Ok(if dropped + if_dropped > 0 || skipped > 0 {
         ExitCode::from(DEGRADED)
     } else {
         ExitCode::SUCCESS

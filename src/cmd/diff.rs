@@ -25,10 +25,13 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
     let recorder = RecordResolver::new(&a.env, a.record_dir.as_deref(), a.route, a.force)?;
     let resolvers: [&dyn diff::InputResolver; 1] = [&recorder];
     let mut report = match (&a.within, &a.a, &a.b) {
-        (Some(t), _, _) => diff::diff_within(&diff::resolve(t, &resolvers)?, &norm),
+        (Some(t), _, _) => diff::diff_within(&super::resolve_input(t, &resolvers)?, &norm),
         (None, Some(x), Some(y)) => {
             let mode = if a.all { Mode::All } else { Mode::First };
-            let (ra, rb) = (diff::resolve(x, &resolvers)?, diff::resolve(y, &resolvers)?);
+            let (ra, rb) = (
+                super::resolve_input(x, &resolvers)?,
+                super::resolve_input(y, &resolvers)?,
+            );
             diff::diff_inputs(&ra, &rb, mode, &norm)?
         }
         _ => anyhow::bail!("give two inputs A B, or --within TRACE"),

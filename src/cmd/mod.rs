@@ -66,6 +66,18 @@ pub fn npm_error(e: agentwire::capture::npm::NpmError) -> anyhow::Error {
     }
 }
 
+/// Resolve a `diff`, `report diff` or `prompt` input: a `FILE#N` whose N is no exchange id
+/// is a usage error (exit 2), other failures errors.
+pub(crate) fn resolve_input(
+    input: &str,
+    resolvers: &[&dyn agentwire::diff::InputResolver],
+) -> Result<agentwire::diff::Resolved> {
+    agentwire::diff::resolve(input, resolvers).map_err(|e| match e {
+        e @ agentwire::diff::DiffError::Selector { .. } => usage(e),
+        e => e.into(),
+    })
+}
+
 /// Print a failed command's error on stderr and return its exit code: 0 for a closed
 /// stdout pipe (nothing to print), [`USAGE`] for a [`UsageError`], else [`ERROR`].
 pub fn fail(e: &anyhow::Error) -> ExitCode {
@@ -174,6 +186,15 @@ pub fn report_problems(trace: &Trace) -> ExitCode {
     for p in &trace.problems {
         w.bad_line(p);
     }
+    for x in &trace.exchanges {
+        if let Some(agentwire::api::ResponseBody::Message(m)) =
+            agentwire::api::view::exchange_response(x)
+        {
+            for p in &m.stream_problems {
+                w.bad_exchange(x.id, p);
+            }
+        }
+    }
     w.finish()
 }
 
@@ -200,7 +221,22 @@ impl Warnings {
     pub fn bad_line(&mut self, p: &agentwire::trace::ReadProblem) {
         self.count += 1;
         if self.count <= LISTED_PROBLEMS {
-            warn(&format!("{}: {p}", self.input));
+            let p = p.to_string();
+            // problems of imports and captures name their file already
+            if p.starts_with(&format!("{}: ", self.input)) {
+                warn(&p);
+            } else {
+                warn(&format!("{}: {p}", self.input));
+            }
+        }
+    }
+
+    /// One exchange whose response held a bad part (a stream event skipped), counted like
+    /// an unreadable line.
+    pub fn bad_exchange(&mut self, id: u64, problem: &str) {
+        self.count += 1;
+        if self.count <= LISTED_PROBLEMS {
+            warn(&format!("{}: exchange #{id}: {problem}", self.input));
         }
     }
 

@@ -34,19 +34,24 @@ pub(super) fn progress_message(ex: &Extractor) -> String {
 
 /// End of input (files or a live capture): release the exchanges still held, complete
 /// the trace at `output`, print the summary (in `f.format`) and say how many exchanges
-/// were written where.
+/// were written where; warn about packets of link types not decoded. Returns the number
+/// of those warnings (non-zero makes the run degraded).
 pub(super) fn finish(
     ex: Extractor,
     mut w: TraceSink,
     f: &PacketFilterArgs,
     output: &Path,
-) -> Result<()> {
+) -> Result<usize> {
     let (rest, summary) = ex.finish();
     w.write(rest)?;
     w.finish()?;
     summary_out(&report::capture::render(&summary, f.format.into()), output)?;
     eprintln!("wrote {} exchanges to {}", summary.exchanges, shown(output));
-    Ok(())
+    let skipped = pcap::link::skipped_warnings(&summary.unknown_link_types);
+    for p in &skipped {
+        super::warn(p);
+    }
+    Ok(skipped.len())
 }
 
 /// Refuse an input that is not a capture (a directory, a trace, garbage) before the
@@ -116,7 +121,12 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
             return Err(e);
         }
         match r {
-            Ok(_) => {}
+            Ok(info) => {
+                for p in info.problems(&name) {
+                    pb.suspend(|| super::warn(&p));
+                    partial += 1;
+                }
+            }
             Err(e @ (PcapError::Open { .. } | PcapError::NotACapture { .. })) => {
                 pb.suspend(|| super::stderr_line("error", &e.to_string()));
                 unreadable += 1;
@@ -129,7 +139,7 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
         write_ready(&mut ex, &mut w)?;
     }
     pb.finish_and_clear();
-    finish(ex, w, &a.filter, &a.output)?;
+    partial += finish(ex, w, &a.filter, &a.output)?;
     Ok(if unreadable > 0 {
         ExitCode::from(ERROR)
     } else if partial > 0 {

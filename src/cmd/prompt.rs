@@ -11,7 +11,7 @@ use super::out;
 use crate::cli::{PromptArgs, PromptFormatArg};
 
 pub(super) fn prompt(a: PromptArgs) -> Result<ExitCode> {
-    let r = agentwire::diff::resolve(&a.input, &[])?;
+    let r = super::resolve_input(&a.input, &[])?;
     let mut canon = Canonicalizer::new();
     let mut pick = None;
     for x in &r.trace.exchanges {

@@ -7,26 +7,17 @@ use anyhow::Result;
 use agentwire::report;
 use agentwire::trace::Trace;
 
-use super::{out, report_problems, runtime, usage, GATE_TRIPPED};
+use super::{out, report_problems, runtime, GATE_TRIPPED};
 use crate::cli::ReplayArgs;
 
 pub(super) fn replay(a: ReplayArgs) -> Result<ExitCode> {
     use agentwire::capture::resend::{resend, ResendConfig};
     let trace = Trace::open(&a.trace)?;
-    let headers = a
-        .headers
-        .iter()
-        .map(|h| {
-            h.split_once(':')
-                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                .ok_or_else(|| usage(anyhow::anyhow!("--header {h:?}: use \"Name: value\"")))
-        })
-        .collect::<Result<Vec<_>>>()?;
     let cfg = ResendConfig {
         to: a.to.clone(),
         concurrency: usize::from(a.concurrency),
         rate: a.rate,
-        headers,
+        headers: a.headers.clone(),
         compare: a.compare,
     };
     let summary = runtime()?.block_on(resend(&trace, &cfg))?;

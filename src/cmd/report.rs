@@ -28,8 +28,8 @@ fn diff(a: ReportDiffArgs) -> Result<ExitCode> {
     let norm = normalizer(a.rules.as_deref(), a.no_normalize)?;
     let recorder = RecordResolver::new(&a.env, a.record_dir.as_deref(), a.route, a.out.force)?;
     let resolvers: [&dyn diff::InputResolver; 1] = [&recorder];
-    let ra = diff::resolve(&a.a, &resolvers)?;
-    let rb = diff::resolve(&a.b, &resolvers)?;
+    let ra = super::resolve_input(&a.a, &resolvers)?;
+    let rb = super::resolve_input(&a.b, &resolvers)?;
     let mode = if a.all { Mode::All } else { Mode::First };
     let d = diff::diff_inputs(&ra, &rb, mode, &norm)?;
     let opts = report::diff_page::Options {

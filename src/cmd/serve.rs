@@ -68,8 +68,20 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
                 shown(&a.output)
             );
         }
-        wait_for_signal().await;
+        let reader_gone = tokio::select! {
+            _ = wait_for_signal() => false,
+            _ = srv.output_closed() => true,
+        };
         let s = srv.shutdown().await?;
+        if reader_gone {
+            // like any command whose output pipe closed: stop, exit 0
+            eprintln!(
+                "agentwire: the reader of {} closed it; stopped after recording {}",
+                shown(&a.output),
+                agentwire::report::count(s.written as u64, "exchange")
+            );
+            return Ok(ExitCode::SUCCESS);
+        }
         eprintln!(
             "agentwire: recorded {} to {}; writer queue peak {}, {} of {} bytes",
             agentwire::report::count(s.written as u64, "exchange"),

@@ -23,7 +23,13 @@ pub(super) fn show(a: ShowArgs) -> Result<ExitCode> {
     let mut input = open_input(&a.trace, &opts)?;
     for rec in &mut input {
         match rec? {
-            Record::Exchange(x) if !a.mcp => rows.push(builder.row(&x)),
+            Record::Exchange(x) if !a.mcp => {
+                let row = builder.row(&x);
+                for p in &row.problems {
+                    warnings.bad_exchange(x.id, p);
+                }
+                rows.push(row);
+            }
             Record::Mcp(m) => mcp.push(report::mcp::show_rows(std::slice::from_ref(&m))),
             Record::Bad(p) => warnings.bad_line(&p),
             Record::Header { .. } => builder.new_context(),

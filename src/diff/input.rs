@@ -32,8 +32,9 @@ pub trait InputResolver {
 
 /// Resolve `input`: the custom `resolvers` first, then `FILE#N`, then `FILE`.
 ///
-/// Errors: [`DiffError::Input`] naming the input when it is no readable file, the `#N`
-/// suffix is not a number, or exchange N does not exist; trace read errors.
+/// Errors: [`DiffError::Selector`] when the `#N` suffix is not a number;
+/// [`DiffError::Input`] naming the input when it is no readable file or exchange N does
+/// not exist; trace read errors.
 pub fn resolve(input: &str, resolvers: &[&dyn InputResolver]) -> Result<Resolved, DiffError> {
     for r in resolvers {
         if let Some(res) = r.resolve(input) {
@@ -48,8 +49,9 @@ pub fn resolve(input: &str, resolvers: &[&dyn InputResolver]) -> Result<Resolved
         return open(input, input, None);
     }
     if let Some((path, n)) = input.rsplit_once('#') {
-        let id: u64 = n.parse().map_err(|_| {
-            err(format!("{n:?} after '#' is not an exchange id; write FILE#N with N as `agentwire show` numbers them"))
+        let id: u64 = n.parse().map_err(|_| DiffError::Selector {
+            input: input.to_string(),
+            n: n.to_string(),
         })?;
         if !Path::new(path).is_file() {
             return Err(err(format!("no such trace file {path:?}")));

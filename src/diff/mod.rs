@@ -45,6 +45,14 @@ pub enum DiffError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// The `#N` of a `FILE#N` input is not an exchange id (a usage error: what was typed).
+    #[error("{input}: {n:?} after '#' is not an exchange id; write FILE#N with N a number as `agentwire show` numbers the exchanges (0 to 18446744073709551615)")]
+    Selector {
+        /// The input as the user wrote it.
+        input: String,
+        /// What followed the `#`.
+        n: String,
+    },
     /// A request body is not a Messages request.
     #[error("{input}: request body is not a Messages request: {message}")]
     Body {

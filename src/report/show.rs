@@ -39,6 +39,10 @@ pub struct ShowRow {
     /// What answered: `script THREAD/TURN`, `replay #N` (exact) or `replay ~#N: why`
     /// (an approximate match: the divergence log), `tunnel`, `tls`.
     pub note: Option<String>,
+    /// Stream events skipped as impossible (see `ResponseMessage::stream_problems`): the
+    /// command warns and exits degraded. Not a column.
+    #[serde(skip)]
+    pub problems: Vec<String>,
 }
 
 /// Rows for every exchange of a trace.
@@ -71,11 +75,12 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
     let parsed = view.request.map(|c| c.req);
     let thread = view.place.thread_label;
     let session = canon.session(view.place.session).label.clone();
-    let (mut stop, mut usage) = (None, None);
+    let (mut stop, mut usage, mut problems) = (None, None, Vec::new());
     if let Some(body) = exchange_response(x) {
         match body {
             ResponseBody::Message(m) => {
                 stop = m.stop_reason.clone().or(Some("(incomplete)".into()));
+                problems = m.stream_problems.clone();
                 let u = &m.usage;
                 usage = Some(format!(
                     "{}/{}/{}/{}",
@@ -117,6 +122,7 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
         tools: parsed.as_ref().map(|r| r.tools.len()),
         stop,
         usage,
+        problems,
     }
 }
 

@@ -287,7 +287,9 @@ mod tests {
             doc["log"]["entries"][0]["request"]["url"],
             "https://api.anthropic.com:443"
         );
-        let back = crate::trace::import::har::import(doc, std::path::Path::new("t.har")).unwrap();
+        let (back, problems) =
+            crate::trace::import::har::import(doc, std::path::Path::new("t.har")).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(back[0].request.method, "CONNECT");
         assert_eq!(back[0].request.target, "api.anthropic.com:443");
     }

@@ -8,7 +8,7 @@
 //! Records stream: an agentwire trace line by line; an imported file (or Claude Code
 //! session with its subagents) one at a time; a directory file by file, with progress.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::{Path, PathBuf};
@@ -98,8 +98,8 @@ pub fn open_input(path: &Path, opts: &InputOptions) -> Result<TraceInput, TraceE
         input.format = Some(format);
         input.current = Some(recs);
     } else if path.is_dir() {
-        input.files = dir_files(path, opts.since)?;
-        input.progress.files_total = input.files.len();
+        (input.files, input.skipped) = dir_files(path, opts.since)?;
+        input.progress.files_total = input.files.len() + input.skipped.len();
         input.progress.bytes_total = input.files.iter().map(|f| f.1).sum();
     } else {
         let f = File::open(path).map_err(|e| TraceError::Open {
@@ -214,25 +214,40 @@ impl Iterator for TraceInput {
 
 /// Every regular file under `dir`, sorted, with its size; subagent transcripts whose
 /// session file exists are left to that session; files last written before `since` are
-/// left out.
-fn dir_files(
-    dir: &Path,
-    since: Option<DateTime<Utc>>,
-) -> Result<VecDeque<(PathBuf, u64)>, TraceError> {
+/// left out. Symbolic links are followed, but a directory or file reached twice (a link
+/// back up the tree, two links to one file) is read once, and entries that are not
+/// regular files (a FIFO would block forever, a socket or device is no trace) are
+/// returned as skipped, with why.
+fn dir_files(dir: &Path, since: Option<DateTime<Utc>>) -> Result<DirFiles, TraceError> {
+    let open = |d: &Path, e| TraceError::Open {
+        path: d.display().to_string(),
+        source: e,
+    };
     let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    let mut seen_dirs = HashSet::new();
+    let root = std::fs::metadata(dir).map_err(|e| open(dir, e))?;
+    seen_dirs.insert(file_id(dir, &root));
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let entries = std::fs::read_dir(&d).map_err(|e| TraceError::Open {
-            path: d.display().to_string(),
-            source: e,
-        })?;
+        let entries = std::fs::read_dir(&d).map_err(|e| open(&d, e))?;
         for e in entries.flatten() {
             let p = e.path();
             let Ok(meta) = std::fs::metadata(&p) else {
                 continue;
             };
             if meta.is_dir() {
-                stack.push(p);
+                if seen_dirs.insert(file_id(&p, &meta)) {
+                    stack.push(p);
+                }
+                continue;
+            }
+            if !meta.is_file() {
+                let why = format!(
+                    "{}: not a regular file (a FIFO, socket or device); not read",
+                    p.display()
+                );
+                skipped.push((p, why));
                 continue;
             }
             if is_session_subagent(&p) {
@@ -244,11 +259,39 @@ fn dir_files(
                     continue;
                 }
             }
-            out.push((p, meta.len()));
+            out.push((p, meta.len(), file_id(&e.path(), &meta)));
         }
     }
+    // Sorted by path, one path per file: the first name in order wins.
     out.sort();
-    Ok(out.into())
+    let mut seen_files = HashSet::new();
+    let files = out
+        .into_iter()
+        .filter(|(_, _, id)| seen_files.insert(id.clone()))
+        .map(|(p, size, _)| (p, size))
+        .collect();
+    skipped.sort();
+    Ok((files, skipped))
+}
+
+/// Files of a directory input to read (path, size in bytes) and entries skipped (path, why).
+type DirFiles = (VecDeque<(PathBuf, u64)>, Vec<(PathBuf, String)>);
+
+/// What makes two paths one file: device and inode.
+#[cfg(unix)]
+fn file_id(_: &Path, meta: &std::fs::Metadata) -> (u64, u64, PathBuf) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino(), PathBuf::new())
+}
+
+/// What makes two paths one file: the canonical path.
+#[cfg(not(unix))]
+fn file_id(p: &Path, _: &std::fs::Metadata) -> (u64, u64, PathBuf) {
+    (
+        0,
+        0,
+        std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()),
+    )
 }
 
 /// `<dir>/<session>/subagents/<file>` next to an existing `<dir>/<session>.jsonl`.
@@ -267,7 +310,18 @@ const MAGIC: usize = 4;
 /// Read the first line (or the first bytes, for binary data), for recognition; at least
 /// [`MAGIC`] bytes when the input has them.
 fn read_head(r: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
+    read_head_with(r, import::detect)
+}
+
+/// [`read_head`] with the recognizer passed in (tests count its calls).
+fn read_head_with(
+    r: &mut impl BufRead,
+    mut detect: impl FnMut(&[u8]) -> Detected,
+) -> std::io::Result<Vec<u8>> {
     let mut head = Vec::new();
+    // Recognition runs when the head first passes 8 KiB and again each time it doubles,
+    // not on every buffer fill: a long first line costs linear time, not quadratic.
+    let mut next_check = 8192;
     loop {
         let buf = match r.fill_buf() {
             Ok(b) => b,
@@ -289,8 +343,11 @@ fn read_head(r: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
             return Ok(head);
         }
         // only JSON text is worth reading to its first newline
-        if head.len() >= 8192 && !matches!(import::detect(&head), Detected::Document) {
-            return Ok(head);
+        if head.len() >= next_check {
+            next_check = head.len().saturating_mul(2);
+            if !matches!(detect(&head), Detected::Document) {
+                return Ok(head);
+            }
         }
     }
 }
@@ -382,9 +439,15 @@ fn pcap_records(input: Box<dyn Read + Send>, path: &Path) -> Result<Records, Tra
     let mut ex = Extractor::new(Config::default());
     ex.set_source(Some(name.clone()));
     let read = read_packets(input, &name, &mut |p| ex.packet(p));
-    let (exchanges, _) = ex.finish();
+    let (exchanges, summary) = ex.finish();
+    // Packets skipped unread (an undeclared interface, a link type not decoded) are
+    // problems like a cut capture: the run is degraded and says why.
+    let mut skipped = crate::capture::pcap::link::skipped_warnings(&summary.unknown_link_types);
     let problem = match read {
-        Ok(_) => None,
+        Ok(info) => {
+            skipped.splice(0..0, info.problems(&name));
+            None
+        }
         Err(e @ (PcapError::Open { .. } | PcapError::NotACapture { .. })) => {
             return Err(TraceError::Import(ImportError::Malformed {
                 path: name,
@@ -409,8 +472,23 @@ fn pcap_records(input: Box<dyn Read + Send>, path: &Path) -> Result<Records, Tra
         version: super::FORMAT_VERSION,
         context: Context::new(),
     };
+    let skipped: Vec<ReadProblem> = skipped
+        .into_iter()
+        .map(|message| ReadProblem {
+            line: 0,
+            offset: 0,
+            truncated: false,
+            message: if message.starts_with(&name) {
+                message
+            } else {
+                format!("{name}: {message}")
+            },
+            raw: Vec::new(),
+        })
+        .collect();
     let recs = std::iter::once(header)
         .chain(exchanges.into_iter().map(|x| Record::Exchange(Box::new(x))))
+        .chain(skipped.into_iter().map(Record::Bad))
         .chain(problem.map(Record::Bad))
         .map(Ok);
     Ok(Box::new(recs))
@@ -455,12 +533,18 @@ fn document(bytes: Vec<u8>, path: &Path) -> Result<(Format, Records), TraceError
             String::new(),
         )
     })?;
+    let mut problems = Vec::new();
     let exchanges = match classify_document(&doc) {
-        Detected::Format(Format::Har) => (Format::Har, har::import(doc, path)?),
-        Detected::Format(Format::ClaudeTap) => (
-            Format::ClaudeTap,
-            tap::import_document(doc, path).unwrap_or_default(),
-        ),
+        Detected::Format(Format::Har) => {
+            let (xs, p) = har::import(doc, path)?;
+            problems = p;
+            (Format::Har, xs)
+        }
+        Detected::Format(Format::ClaudeTap) => {
+            let (xs, p) = tap::import_document(doc, path).unwrap_or_default();
+            problems = p;
+            (Format::ClaudeTap, xs)
+        }
         Detected::Format(Format::RequestBody) => {
             let source = import::import_source(
                 Format::RequestBody,
@@ -485,6 +569,15 @@ fn document(bytes: Vec<u8>, path: &Path) -> Result<(Format, Records), TraceError
     };
     let (format, xs) = exchanges;
     let mut recs = vec![Ok(header(&xs))];
+    recs.extend(problems.into_iter().map(|message| {
+        Ok(Record::Bad(ReadProblem {
+            line: 0,
+            offset: 0,
+            truncated: false,
+            message: format!("{}: {message}", path.display()),
+            raw: Vec::new(),
+        }))
+    }));
     recs.extend(xs.into_iter().map(|x| Ok(Record::Exchange(Box::new(x)))));
     Ok((format, Box::new(recs.into_iter())))
 }
@@ -569,5 +662,27 @@ impl Iterator for JsonLines {
                 )),
             }));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_first_line_is_recognised_once_per_doubling_not_per_buffer_fill() {
+        // A 1 MiB first line without a newline, read 4 KiB at a time: 256 fills. Running
+        // recognition on each fill past 8 KiB made a 64 MB line take 13 s (quadratic).
+        let line = vec![b'{'; 1 << 20];
+        let mut r = BufReader::with_capacity(4096, &line[..]);
+        let mut calls = 0;
+        let head = read_head_with(&mut r, |h| {
+            calls += 1;
+            import::detect(h)
+        })
+        .unwrap();
+        assert_eq!(head.len(), 1 << 20, "the whole line is the head");
+        // at 8, 16, 32, …, 1024 KiB: 8 checks
+        assert_eq!(calls, 8);
     }
 }

@@ -248,6 +248,60 @@ pub fn files_under(dir: &std::path::Path) -> Vec<PathBuf> {
     out
 }
 
+/// A `POST /v1/messages` exchange started at Unix second `started_s`: request body `req`
+/// (JSON), a 200 response of `content_type` with body `resp`; no chunk times, no end.
+pub fn messages_exchange(
+    id: u64,
+    started_s: i64,
+    req: &[u8],
+    content_type: &str,
+    resp: Vec<u8>,
+) -> agentwire::trace::Exchange {
+    use agentwire::trace::{Body, Exchange, HttpRequest, HttpResponse, Source, SourceKind};
+    Exchange {
+        id,
+        started_at: chrono::DateTime::from_timestamp(started_s, 0).unwrap(),
+        ended_at: None,
+        source: Source::new(SourceKind::Proxy),
+        request: HttpRequest {
+            method: "POST".into(),
+            target: "/v1/messages".into(),
+            version: "HTTP/1.1".into(),
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: Body::new(req.to_vec()),
+        },
+        response: Some(HttpResponse {
+            status: 200,
+            version: "HTTP/1.1".into(),
+            headers: vec![("content-type".into(), content_type.into())],
+            body: Body::new(resp),
+            chunks: Vec::new(),
+            first_byte_at: None,
+        }),
+        error: None,
+        notes: Default::default(),
+    }
+}
+
+/// Wait for `child` to end; kill it and panic naming `what` if it runs past `limit`.
+pub fn wait_bounded(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+    what: &str,
+) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{what}: still running after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// How many times `needle` occurs in `hay`.
 pub fn count(hay: &[u8], needle: &[u8]) -> usize {
     hay.windows(needle.len()).filter(|w| *w == needle).count()

@@ -371,8 +371,9 @@ fn bad_inputs_are_named_with_a_fix() {
         err.contains("exchange #7 not found") && err.contains("1 exchanges"),
         "{err}"
     );
+    // what follows '#' is what the user typed wrong: a usage error
     let (code, err) = run(t, &format!("{t}#x"));
-    assert_eq!(code, Some(1));
+    assert_eq!(code, Some(2));
     assert!(err.contains("not an exchange id"), "{err}");
     // A bare request body works as an input and equals exchange 0 of the trace.
     let x = &tshark::exchanges(&crate::common::shared_capture(

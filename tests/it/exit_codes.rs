@@ -21,6 +21,9 @@ struct Fixtures {
     cut_pcap: PathBuf,
     bad_prices: PathBuf,
     existing: PathBuf,
+    lt999: PathBuf,
+    no_iface: PathBuf,
+    bad_har: PathBuf,
 }
 
 impl Fixtures {
@@ -48,7 +51,58 @@ impl Fixtures {
         std::fs::write(&bad_prices, "{").unwrap();
         let existing = dir.path().join("existing.jsonl");
         std::fs::copy(&good, &existing).unwrap();
+        // One 4-byte packet in a pcap of link type 999 (no such LINKTYPE).
+        let lt999 = dir.path().join("lt999.pcap");
+        let mut b = Vec::new();
+        for w in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 999] {
+            b.extend(w.to_le_bytes());
+        }
+        for w in [1_764_000_000u32, 0, 4, 4] {
+            b.extend(w.to_le_bytes());
+        }
+        b.extend(b"abcd");
+        std::fs::write(&lt999, &b).unwrap();
+        // A pcapng section header, then an Enhanced Packet Block naming interface 0,
+        // which no Interface Description Block declared.
+        let no_iface = dir.path().join("noiface.pcapng");
+        let mut b = Vec::new();
+        for w in [
+            0x0a0d_0d0au32,
+            28,
+            0x1a2b_3c4d,
+            1,
+            0xffff_ffff,
+            0xffff_ffff,
+            28,
+        ] {
+            b.extend(w.to_le_bytes());
+        }
+        for w in [6u32, 36, 0, 0, 0, 4, 4] {
+            b.extend(w.to_le_bytes());
+        }
+        b.extend(b"abcd");
+        b.extend(36u32.to_le_bytes());
+        std::fs::write(&no_iface, &b).unwrap();
+        // A HAR whose entry 1 has a null header value; entry 0 is fine.
+        let bad_har = dir.path().join("bad.har");
+        let entry = |value: &str| {
+            format!(
+                r#"{{"startedDateTime":"2026-01-02T03:04:05Z","request":{{"method":"GET","url":"http://h/x","headers":[{{"name":"a","value":{value}}}]}},"response":{{"status":200}}}}"#
+            )
+        };
+        std::fs::write(
+            &bad_har,
+            format!(
+                r#"{{"log":{{"version":"1.2","entries":[{},{}]}}}}"#,
+                entry("\"ok\""),
+                entry("null")
+            ),
+        )
+        .unwrap();
         Fixtures {
+            lt999,
+            no_iface,
+            bad_har,
             missing: dir.path().join("missing.jsonl"),
             dir,
             good,
@@ -361,6 +415,95 @@ fn rows(f: &Fixtures, stub_url: &str) -> Vec<Row> {
             v(&["replay", &good, "--to", stub_url]),
             0,
             String::new(),
+        ),
+        // bad flag values are usage errors naming the flag (they once exited 1, or were
+        // accepted and every request failed)
+        (
+            "replay --to not a URL",
+            v(&["replay", &good, "--to", "not a url"]),
+            2,
+            "--to".into(),
+        ),
+        (
+            "replay --to another scheme",
+            v(&["replay", &good, "--to", "ftp://x/"]),
+            2,
+            "ftp".into(),
+        ),
+        (
+            "replay --header with a line break",
+            v(&[
+                "replay",
+                &good,
+                "--to",
+                stub_url,
+                "--header",
+                "x: a\r\nInjected: 1",
+            ]),
+            2,
+            "--header".into(),
+        ),
+        (
+            "serve --addr with no IP",
+            v(&["serve", "--addr", "999.0.0.1:80", "-o", &f.out("s1.jsonl")]),
+            2,
+            "--addr".into(),
+        ),
+        (
+            "serve --addr port out of range",
+            v(&[
+                "serve",
+                "--addr",
+                "127.0.0.1:99999",
+                "-o",
+                &f.out("s2.jsonl"),
+            ]),
+            2,
+            "99999".into(),
+        ),
+        (
+            "serve --upstream another scheme",
+            v(&["serve", "--upstream", "ftp://x/", "-o", &f.out("s3.jsonl")]),
+            2,
+            "--upstream".into(),
+        ),
+        (
+            "serve --intercept naming no host",
+            v(&["serve", "--intercept", ",", "-o", &f.out("s4.jsonl")]),
+            2,
+            "--intercept".into(),
+        ),
+        (
+            "diff FILE#N beyond any id",
+            v(&["diff", &format!("{good}#99999999999999999999999"), &good]),
+            2,
+            "99999999999999999999999".into(),
+        ),
+        (
+            "diff FILE# without a number",
+            v(&["diff", &format!("{good}#"), &good]),
+            2,
+            "after '#'".into(),
+        ),
+        // packets and entries skipped unread are said and make the run degraded (they
+        // once exited 0 silently)
+        (
+            "pcap of a link type not decoded",
+            v(&["pcap", &s(&f.lt999), "-o", &f.out("p6.jsonl")]),
+            3,
+            "link type 999".into(),
+        ),
+        (
+            "pcapng packet naming an undeclared interface",
+            v(&["pcap", &s(&f.no_iface), "-o", &f.out("p7.jsonl")]),
+            3,
+            "did not declare".into(),
+        ),
+        (
+            "show HAR with a bad entry",
+            v(&["show", &s(&f.bad_har)]),
+            3,
+            "entry 1".into(),
         ),
         // serve
         (

@@ -6,6 +6,7 @@ mod analyze_invalidation;
 mod analyze_oracle;
 mod analyze_polls;
 mod analyze_report;
+mod bad_input_kinds;
 mod ca_tunnel;
 mod common;
 mod common_chromium;

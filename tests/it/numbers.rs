@@ -4,7 +4,7 @@
 
 use agentwire::analyze::{analyze_exchanges, AnalyzeConfig, PriceTable, TtlMode, UsageMode};
 use agentwire::capture::server::replay::{pieces, Timing, MAX_DELAY};
-use agentwire::trace::{Body, Exchange, HttpRequest, HttpResponse, Source, SourceKind};
+use agentwire::trace::Exchange;
 use proptest::prelude::*;
 
 fn exchange(id: u64, usage: [u64; 4], chunks: Vec<(u64, u64)>, end_s: i64) -> Exchange {
@@ -15,30 +15,16 @@ fn exchange(id: u64, usage: [u64; 4], chunks: Vec<(u64, u64)>, end_s: i64) -> Ex
         "usage":{"input_tokens":usage[0],"output_tokens":usage[1],
                  "cache_creation_input_tokens":usage[2],"cache_read_input_tokens":usage[3]}
     });
-    let started = chrono::DateTime::from_timestamp(1_700_000_000 + id as i64, 0).unwrap();
-    Exchange {
+    let mut x = crate::common::messages_exchange(
         id,
-        started_at: started,
-        ended_at: chrono::DateTime::from_timestamp(1_700_000_000i64.saturating_add(end_s), 0),
-        source: Source::new(SourceKind::Proxy),
-        request: HttpRequest {
-            method: "POST".into(),
-            target: "/v1/messages".into(),
-            version: "HTTP/1.1".into(),
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: Body::new(req.to_vec()),
-        },
-        response: Some(HttpResponse {
-            status: 200,
-            version: "HTTP/1.1".into(),
-            headers: vec![("content-type".into(), "application/json".into())],
-            body: Body::new(serde_json::to_vec(&resp).unwrap()),
-            chunks,
-            first_byte_at: None,
-        }),
-        error: None,
-        notes: Default::default(),
-    }
+        1_700_000_000 + id as i64,
+        req,
+        "application/json",
+        serde_json::to_vec(&resp).unwrap(),
+    );
+    x.ended_at = chrono::DateTime::from_timestamp(1_700_000_000i64.saturating_add(end_s), 0);
+    x.response.as_mut().unwrap().chunks = chunks;
+    x
 }
 
 proptest! {

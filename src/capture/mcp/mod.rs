@@ -98,7 +98,8 @@ pub fn collect(dir: &Path) -> (Vec<McpRecord>, Vec<(PathBuf, crate::trace::ReadP
         .flatten()
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        // regular files only: a FIFO would block the read forever
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl") && p.is_file())
         .collect();
     files.sort();
     for f in files {

@@ -41,6 +41,22 @@ pub struct FileInfo {
     pub bad_interface: u64,
 }
 
+impl FileInfo {
+    /// Warnings about packets of this file that were skipped unread (they name an
+    /// interface the pcapng section did not declare); `name` is the file as messages
+    /// name it. Non-empty makes a run degraded.
+    pub fn problems(&self, name: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.bad_interface > 0 {
+            out.push(format!(
+                "{name}: {} packets name an interface the pcapng section did not declare (no Interface Description Block); they were skipped. The file is damaged or was cut and joined; re-export it (e.g. editcap)",
+                self.bad_interface
+            ));
+        }
+        out
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Interface {
     link_type: u32,

@@ -33,6 +33,22 @@ pub fn supported(link_type: u32) -> bool {
     )
 }
 
+/// The decoded link types, for messages: "Ethernet (1), …".
+pub const SUPPORTED_NAMES: &str = "Ethernet (1), Linux cooked SLL (113) and SLL2 (276), loopback NULL (0) and LOOP (108), raw IP (101, 12, 14, 228, 229)";
+
+/// One warning per link type whose packets were skipped (`link type → packets`, as
+/// [`super::Summary::unknown_link_types`] counts them), naming what is decoded instead.
+pub fn skipped_warnings(unknown: &std::collections::BTreeMap<u32, u64>) -> Vec<String> {
+    unknown
+        .iter()
+        .map(|(lt, n)| {
+            format!(
+                "{n} packets of link type {lt} were skipped: agentwire decodes {SUPPORTED_NAMES}; re-capture on such an interface (e.g. tcpdump -i any)"
+            )
+        })
+        .collect()
+}
+
 /// Why a frame yielded no network layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LinkSkip {

@@ -187,6 +187,13 @@ impl RunningServer {
         self.state.recorder.count()
     }
 
+    /// Resolves when the trace's reader is gone (the output was a pipe, now closed): the
+    /// caller should [`shutdown`](Self::shutdown), as any command stops when its output
+    /// pipe closes.
+    pub async fn output_closed(&self) {
+        self.state.recorder.reader_gone().await;
+    }
+
     /// Stop accepting, let open exchanges finish (up to [`SHUTDOWN_GRACE`]), then cut
     /// the rest — each is written with the error kind `shutdown` and what was seen so far
     /// — and flush the trace. Returns what the recorder did.

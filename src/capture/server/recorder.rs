@@ -52,6 +52,11 @@ struct Shared {
     /// Exchanges not recorded: the 503 answers given while the trace could not be
     /// written and the queue was full, and records given up at shutdown.
     not_recorded: AtomicU64,
+    /// The trace's reader went away (a pipe closed: `serve -o - | head`): nothing can
+    /// ever be written again, the server should stop.
+    reader_gone: AtomicBool,
+    /// Woken when `reader_gone` is set.
+    gone: Notify,
 }
 
 /// What the recorder did, for the server's closing summary.
@@ -114,6 +119,8 @@ pub fn spawn(writer: TraceWriter, queue_limit: usize) -> (Recorder, RecorderThre
         stop_requested: AtomicBool::new(false),
         cut_by_shutdown: AtomicU64::new(0),
         not_recorded: AtomicU64::new(0),
+        reader_gone: AtomicBool::new(false),
+        gone: Notify::new(),
     });
     let sh = shared.clone();
     let handle = std::thread::Builder::new()
@@ -158,7 +165,9 @@ fn write_loop(
             }
         };
         let mut attempts = 0u32;
-        loop {
+        // Once the reader is gone, queued exchanges have nowhere to go: they are dropped,
+        // like the rest of a command's output after its pipe closed.
+        while !sh.reader_gone.load(Ordering::SeqCst) {
             match writer.write_exchange(&x) {
                 Ok(()) => {
                     n += 1;
@@ -168,6 +177,12 @@ fn write_loop(
                         );
                     }
                     break;
+                }
+                Err(e) if is_broken_pipe(&e) => {
+                    sh.writable.store(false, Ordering::SeqCst);
+                    sh.reader_gone.store(true, Ordering::SeqCst);
+                    sh.gone.notify_waiters();
+                    sh.space.notify_waiters();
                 }
                 Err(e) => {
                     if sh.writable.swap(false, Ordering::SeqCst) {
@@ -190,7 +205,9 @@ fn write_loop(
         sh.space.notify_waiters();
     }
     if let Err(e) = writer.finish() {
-        first_err.get_or_insert(e);
+        if !is_broken_pipe(&e) {
+            first_err.get_or_insert(e);
+        }
     }
     match first_err {
         Some(e) => Err(e),
@@ -198,7 +215,33 @@ fn write_loop(
     }
 }
 
+/// True when a write failed because the trace's reader closed the pipe: the trace can
+/// never be written again (unlike a full disk, which may free up).
+fn is_broken_pipe(e: &TraceError) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cur {
+        if c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        {
+            return true;
+        }
+        cur = c.source();
+    }
+    false
+}
+
 impl Recorder {
+    /// Wait until the trace's reader is gone (its pipe closed); pending forever otherwise.
+    pub async fn reader_gone(&self) {
+        loop {
+            let notified = self.shared.gone.notified();
+            if self.shared.reader_gone.load(Ordering::SeqCst) {
+                return;
+            }
+            notified.await;
+        }
+    }
+
     /// Wait until the queue has room for another exchange (backpressure); refuse at once
     /// while the trace cannot be written.
     pub async fn admit(&self) -> Result<(), Refusal> {

@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use base64::Engine;
-use chrono::{DateTime, Duration, Utc};
+use chrono::DateTime;
 use serde::{Deserialize, Serialize};
 
 use super::{
@@ -249,21 +249,52 @@ fn unknown_f() -> f64 {
 /// What a HAR never holds: chunk arrival times and connection addresses.
 const MISSING: &[&str] = &["response chunk timing", "connection addresses"];
 
-/// Import a parsed HAR document read from `path`.
+/// Import a parsed HAR document read from `path`: the exchanges, and one warning per
+/// entry that was skipped (not an entry object, a field of the wrong type such as a
+/// `null` header value) or read with a guess (a `startedDateTime` that is no date),
+/// naming the entry's index in `log.entries`.
 ///
 /// Errors: [`ImportError::Malformed`] when the document does not have the HAR shape
-/// (naming the serde path of the first bad field).
-pub fn import(doc: serde_json::Value, path: &Path) -> Result<Vec<Exchange>, ImportError> {
-    let har: Har = serde_json::from_value(doc).map_err(|e| ImportError::Malformed {
+/// (naming the serde path of the first bad field outside the entries).
+pub fn import(
+    mut doc: serde_json::Value,
+    path: &Path,
+) -> Result<(Vec<Exchange>, Vec<String>), ImportError> {
+    let malformed = |detail: String| ImportError::Malformed {
         path: path.display().to_string(),
         format: "HAR file",
-        detail: e.to_string(),
-    })?;
-    let mut out = Vec::with_capacity(har.log.entries.len());
-    for (i, e) in har.log.entries.into_iter().enumerate() {
-        out.push(entry(e, i, path, &har.log.creator));
+        detail,
+    };
+    // Entries are read one by one, so one bad entry costs that entry, not the file.
+    let entries = match doc
+        .get_mut("log")
+        .and_then(serde_json::Value::as_object_mut)
+        .and_then(|log| log.remove("entries"))
+    {
+        None | Some(serde_json::Value::Null) => Vec::new(),
+        Some(serde_json::Value::Array(a)) => a,
+        Some(_) => return Err(malformed("log.entries is not an array".into())),
+    };
+    let har: Har = serde_json::from_value(doc).map_err(|e| malformed(e.to_string()))?;
+    let mut out = Vec::with_capacity(entries.len());
+    let mut problems = Vec::new();
+    for (i, v) in entries.into_iter().enumerate() {
+        match serde_json::from_value::<Entry>(v) {
+            Ok(e) => {
+                if super::parse_time(Some(&e.started_date_time)).is_none() {
+                    problems.push(format!(
+                        "entry {i}: startedDateTime {:?} is not an ISO 8601 date; the exchange is dated 1970-01-01",
+                        e.started_date_time
+                    ));
+                }
+                out.push(entry(e, i, path, &har.log.creator));
+            }
+            Err(e) => problems.push(format!(
+                "entry {i}: not a HAR entry ({e}); the entry was skipped"
+            )),
+        }
     }
-    Ok(out)
+    Ok((out, problems))
 }
 
 fn decode(text: &str, encoding: Option<&str>) -> (Vec<u8>, bool) {
@@ -321,7 +352,7 @@ fn entry(e: Entry, index: usize, path: &Path, creator: &Creator) -> Exchange {
     if !e.request.http_version.is_empty() {
         x.request.version = e.request.http_version.to_ascii_uppercase();
     }
-    x.ended_at = ms_after(started, e.time);
+    x.ended_at = super::ms_after(started, e.time);
     let t = &e.timings;
     let before_body: f64 = [t.blocked, t.dns, t.connect, t.send, t.wait]
         .iter()
@@ -346,7 +377,7 @@ fn entry(e: Entry, index: usize, path: &Path, creator: &Creator) -> Exchange {
             if !e.response.http_version.is_empty() {
                 r.version = e.response.http_version.to_ascii_uppercase();
             }
-            r.first_byte_at = ms_after(started, before_body);
+            r.first_byte_at = super::ms_after(started, before_body);
             x.response = Some(r);
         }
     }
@@ -363,10 +394,6 @@ fn entry(e: Entry, index: usize, path: &Path, creator: &Creator) -> Exchange {
         serde_json::json!({"entry": index, "creator": format!("{} {}", creator.name, creator.version).trim()}),
     );
     x
-}
-
-fn ms_after(t: DateTime<Utc>, ms: f64) -> Option<DateTime<Utc>> {
-    (ms.is_finite() && ms >= 0.0).then(|| t + Duration::microseconds((ms * 1000.0).round() as i64))
 }
 
 #[cfg(test)]
@@ -386,7 +413,8 @@ mod tests {
           {"startedDateTime": "2026-01-02T03:04:06Z", "request": {"method": "GET", "url": "http://h/x"},
            "response": {"status": 0}}
         ]}});
-        let xs = import(doc, Path::new("a.har")).unwrap();
+        let (xs, problems) = import(doc, Path::new("a.har")).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(xs.len(), 2);
         assert_eq!(xs[0].request.target, "/v1/messages?beta=true");
         assert_eq!(xs[0].request.body.bytes, b"{\"a\": 1}");
@@ -401,5 +429,37 @@ mod tests {
         assert!(xs[1].response.is_none());
         assert_eq!(xs[1].error.as_ref().unwrap().kind, "no_response");
         assert_eq!(xs[0].source.format.as_deref(), Some("har"));
+    }
+
+    #[test]
+    fn bad_entries_are_skipped_by_index_and_a_bad_date_is_named() {
+        // a null header value or a string entry once rejected the whole file naming no
+        // entry; "not a date" silently became 1970
+        let ok = serde_json::json!({"startedDateTime": "2026-01-02T03:04:05Z",
+            "request": {"method": "GET", "url": "http://h/ok"}, "response": {"status": 200}});
+        let doc = serde_json::json!({"log": {"entries": [
+            ok,
+            {"startedDateTime": "2026-01-02T03:04:06Z",
+             "request": {"method": "GET", "url": "http://h/x", "headers": [{"name": "a", "value": null}]},
+             "response": {"status": 200}},
+            "not an entry",
+            {"startedDateTime": "not a date", "time": 1e300,
+             "request": {"method": "GET", "url": "http://h/late"}, "response": {"status": 204}},
+        ]}});
+        let (xs, problems) = import(doc, Path::new("b.har")).unwrap();
+        let targets: Vec<&str> = xs.iter().map(|x| x.request.target.as_str()).collect();
+        assert_eq!(targets, ["/ok", "/late"]);
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(problems[0].starts_with("entry 1: ") && problems[0].contains("skipped"));
+        assert!(problems[1].starts_with("entry 2: ") && problems[1].contains("skipped"));
+        assert!(problems[2].starts_with("entry 3: ") && problems[2].contains("\"not a date\""));
+        assert_eq!(xs[1].started_at, DateTime::UNIX_EPOCH);
+        assert_eq!(
+            xs[1].ended_at, None,
+            "a duration past the calendar's end is unknown"
+        );
+        // the document's shape outside the entries is still checked
+        let bad = serde_json::json!({"log": {"entries": {"a": 1}}});
+        assert!(import(bad, Path::new("c.har")).is_err());
     }
 }

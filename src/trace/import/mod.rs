@@ -236,6 +236,15 @@ pub fn parse_time(s: Option<&str>) -> Option<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
 }
 
+/// `t` plus `ms` milliseconds (a foreign file's duration or offset); `None` when `ms` is
+/// negative, not finite, or lands past the calendar's end (an untrusted number: never a
+/// panic on overflow).
+pub fn ms_after(t: DateTime<Utc>, ms: f64) -> Option<DateTime<Utc>> {
+    (ms.is_finite() && ms >= 0.0)
+        .then(|| t.checked_add_signed(chrono::Duration::microseconds((ms * 1000.0).round() as i64)))
+        .flatten()
+}
+
 /// A time from fractional Unix seconds.
 pub fn unix_seconds(secs: f64) -> Option<DateTime<Utc>> {
     if !secs.is_finite() {

@@ -34,9 +34,10 @@ const MISSING: &[&str] = &[
     "connection addresses",
 ];
 
-/// Exchanges of a whole claude-tap document: a compact bundle or a `--format json` export.
-/// `None` when `doc` is neither.
-pub fn import_document(doc: Value, path: &Path) -> Option<Vec<Exchange>> {
+/// Exchanges of a whole claude-tap document: a compact bundle or a `--format json` export,
+/// and one warning per bundle record skipped (no request object), naming its index in
+/// `records`. `None` when `doc` is neither.
+pub fn import_document(doc: Value, path: &Path) -> Option<(Vec<Exchange>, Vec<String>)> {
     match doc {
         Value::Object(mut o) if o.contains_key(BUNDLE_MARKER) => {
             let blobs = o.remove("blobs").unwrap_or(Value::Null);
@@ -44,17 +45,22 @@ pub fn import_document(doc: Value, path: &Path) -> Option<Vec<Exchange>> {
                 Some(Value::Array(a)) => a,
                 _ => Vec::new(),
             };
-            Some(
-                records
-                    .into_iter()
-                    .filter_map(|r| {
-                        let r = materialize(unwrap_record(r), &blobs);
-                        import_record(&r, path)
-                    })
-                    .collect(),
-            )
+            let (mut xs, mut problems) = (Vec::new(), Vec::new());
+            for (i, r) in records.into_iter().enumerate() {
+                let r = materialize(unwrap_record(r), &blobs);
+                match import_record(&r, path) {
+                    Some(x) => xs.push(x),
+                    None => problems.push(format!(
+                        "record {i}: not a claude-tap record (no request object); it was skipped"
+                    )),
+                }
+            }
+            Some((xs, problems))
         }
-        Value::Array(a) => Some(a.iter().map(|e| json_export_entry(e, path)).collect()),
+        Value::Array(a) => Some((
+            a.iter().map(|e| json_export_entry(e, path)).collect(),
+            Vec::new(),
+        )),
         _ => None,
     }
 }
@@ -119,7 +125,7 @@ pub fn import_record(r: &Value, path: &Path) -> Option<Exchange> {
         json_body(&body),
     );
     if let Some(ms) = r.get("duration_ms").and_then(Value::as_f64) {
-        x.ended_at = Some(started + chrono::Duration::microseconds((ms * 1000.0) as i64));
+        x.ended_at = super::ms_after(started, ms);
     }
     if let Some(resp) = r.get("response").filter(|v| v.is_object()) {
         let status = resp.get("status").and_then(Value::as_u64).unwrap_or(0);
@@ -184,7 +190,7 @@ fn json_export_entry(e: &Value, path: &Path) -> Exchange {
         json_body(&Value::Object(body)),
     );
     if let Some(ms) = e.get("duration_ms").and_then(Value::as_f64) {
-        x.ended_at = Some(started + chrono::Duration::microseconds((ms * 1000.0) as i64));
+        x.ended_at = super::ms_after(started, ms);
     }
     if let Some(r) = e.get("response") {
         let msg = serde_json::json!({
@@ -222,7 +228,8 @@ mod tests {
                                "body": {"type": "message", "content": []}}}}],
             "blobs": {"sha256:ab": {"kind": "json", "payload": [{"name": "Bash"}]}}
         });
-        let xs = import_document(doc, Path::new("t.ctap.json")).unwrap();
+        let (xs, problems) = import_document(doc, Path::new("t.ctap.json")).unwrap();
+        assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(
             xs[0].request.body.bytes,
             br#"{"model":"m","tools":[{"name":"Bash"}],"messages":[]}"#
@@ -231,5 +238,35 @@ mod tests {
         let r = xs[0].response.as_ref().unwrap();
         assert_eq!(r.headers[0].1, "application/json");
         assert_eq!(xs[0].duration_us(), Some(5000));
+    }
+
+    #[test]
+    fn duration_past_the_calendar_end_is_unknown_not_a_panic() {
+        // duration_ms 1e300 once panicked ("DateTime + TimeDelta overflowed") in show
+        let rec = serde_json::json!({"timestamp": "2026-01-01T00:00:00Z", "duration_ms": 1e300,
+            "request": {"method": "POST", "path": "/v1/messages", "body": {"model": "m", "messages": []}}});
+        let x = import_record(&rec, Path::new("t.jsonl")).unwrap();
+        assert_eq!(x.started_at.to_rfc3339(), "2026-01-01T00:00:00+00:00");
+        assert_eq!(x.ended_at, None);
+        let doc = serde_json::json!([{"timestamp": "2026-01-01T00:00:00Z", "duration_ms": 1e300, "model": "m", "messages": []}]);
+        let (xs, _) = import_document(doc, Path::new("t.json")).unwrap();
+        assert_eq!(xs[0].ended_at, None);
+    }
+
+    #[test]
+    fn bundle_record_without_a_request_is_skipped_by_index_not_silently() {
+        // such records once vanished without a word (exit 0)
+        let doc = serde_json::json!({
+            BUNDLE_MARKER: {"version": 1},
+            "records": [
+                {"timestamp": "2026-01-01T00:00:00Z", "request": {"method": "POST", "path": "/v1/messages", "body": {"model": "m", "messages": []}}},
+                {"timestamp": "2026-01-01T00:00:01Z", "request": "not an object"},
+                {"timestamp": "2026-01-01T00:00:02Z", "request": {"method": "POST", "path": "/v1/messages", "body": {"model": "m", "messages": []}}}
+            ]
+        });
+        let (xs, problems) = import_document(doc, Path::new("t.ctap.json")).unwrap();
+        assert_eq!(xs.len(), 2);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].starts_with("record 1: "), "{}", problems[0]);
     }
 }
