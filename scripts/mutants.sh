@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# module | files (space-separated globs) | cargo test arguments
+# module | files (space-separated globs) | cargo arguments for build and test
 TABLE='
 polling   | src/analyze/polling.rs                     | --lib
 cache     | src/analyze/cache.rs src/api/cache/*.rs    | --lib
@@ -34,13 +34,18 @@ while IFS='|' read -r name files args; do
     if [ ${#want[@]} -gt 0 ] && [[ ! " ${want[*]} " == *" $name "* ]]; then continue; fi
     file_args=()
     for f in $files; do file_args+=(--file "$f"); done
+    # --cargo-arg reaches both the build (`cargo test --no-run`) and the test run: with
+    # `--lib` each mutant rebuilds only the library's unit-test binary, not the CLI and
+    # the integration binary.
+    cargo_args=()
+    for a in $args; do cargo_args+=("--cargo-arg=$a"); done
     echo "== mutants: $name ($files) with cargo test $args"
     start=$(date +%s)
     # The scratch copy builds into this tree's target/ (profile `mutants`), so the
     # dependencies are built once for all modules.
     CARGO_TARGET_DIR="$PWD/target" cargo mutants --profile mutants --no-shuffle \
         --jobs "${MUTANTS_JOBS:-1}" --timeout "${MUTANTS_TIMEOUT:-120}" --build-timeout 1800 \
-        "${file_args[@]}" -o "$out/$name" -- $args \
+        "${file_args[@]}" "${cargo_args[@]}" -o "$out/$name" \
         | tee "$out/$name.log" || true
     secs=$(( $(date +%s) - start ))
     d="$out/$name/mutants.out"

@@ -533,6 +533,7 @@ mod tests {
         ];
         let e = find_episodes(&calls, &[], &mut [], &labels);
         assert_eq!(redundant(&e[0]), [false, false, true, false]);
+        assert_eq!(e[0].redundant(), 1, "p3 repeated p1's result");
         assert_eq!(e[0].polls[2].equal_by, ["identical"]);
         assert!(e[0].polls[1].equal_by.is_empty());
         assert_eq!(e[0].polls[1].triggered, None);
@@ -633,6 +634,7 @@ mod tests {
         let after: Vec<bool> = e.polls.iter().map(|p| p.after_notified).collect();
         assert_eq!(after, [false, false, true], "k3 was issued by request 3");
         assert_eq!((e.while_pending(), e.after_notified()), (1, 1));
+        assert_eq!(e.redundant(), 1, "k2 repeated k1's `building`");
         assert_eq!(jobs[0].polls, 3);
     }
 
@@ -736,5 +738,64 @@ mod tests {
             (e[0].thread, e[0].thread_label.as_str(), e[0].count()),
             (1, "sub-1", 2)
         );
+    }
+
+    /// The counts of an episode where no poll was issued after or while a notification,
+    /// and the interval of a single poll: none (not a division by zero).
+    #[test]
+    fn one_poll_has_no_interval_and_an_unnotified_episode_counts_no_late_polls() {
+        let labels = vec!["main".to_string()];
+        let e = find_episodes(
+            &[
+                status("p1", 1, Some("running")),
+                status("p2", 2, Some("done")),
+            ],
+            &[],
+            &mut [],
+            &labels,
+        );
+        assert_eq!(e[0].count(), 2);
+        assert_eq!(
+            (
+                e[0].after_notified(),
+                e[0].while_pending(),
+                e[0].redundant()
+            ),
+            (0, 0, 0)
+        );
+        let mut one = e[0].clone();
+        one.polls.truncate(1);
+        assert_eq!(one.mean_interval_s(), None);
+    }
+
+    /// The poll kinds are named in reports as the JSON Schema's `episodes[].kind` enum
+    /// (`schemas/analyze.schema.json`) lists them.
+    #[test]
+    fn poll_kind_names_are_the_schema_terms() {
+        let schema: Value = serde_json::from_str(include_str!("../../schemas/analyze.schema.json"))
+            .expect("schema parses");
+        let enums = schema.to_string();
+        let names = [
+            PollKind::SameCall,
+            PollKind::TaskOutput,
+            PollKind::ShellInspect,
+        ]
+        .map(PollKind::name);
+        assert_eq!(names, ["same_call", "task_output", "shell_inspect"]);
+        assert!(
+            enums.contains(r#"["same_call","task_output","shell_inspect"]"#),
+            "the schema's kind enum"
+        );
+        for k in [
+            PollKind::SameCall,
+            PollKind::TaskOutput,
+            PollKind::ShellInspect,
+        ] {
+            assert_eq!(
+                serde_json::to_value(k).unwrap(),
+                k.name(),
+                "JSON and tables agree"
+            );
+        }
     }
 }

@@ -435,8 +435,11 @@ mod tests {
     }
 
     #[test]
-    fn same_secret_same_fingerprint() {
-        assert_eq!(marker("k1"), marker("k1"));
+    fn marker_fingerprint_is_the_sha256_prefix_of_the_value() {
+        // `printf k1 | sha256sum` = 6ab9f1eb…, `printf 'Bearer abc.def' | sha256sum` =
+        // df5c542f…: the same secret gets the same marker in every trace.
+        assert_eq!(marker("k1"), "[redacted fp=6ab9f1eb]");
+        assert_eq!(marker("Bearer abc.def"), "[redacted Bearer fp=df5c542f]");
         assert_ne!(marker("k1"), marker("k2"));
     }
 
