@@ -447,6 +447,11 @@ mod tests {
             shell_targets("sleep 1; echo checking"),
             Some(vec!["echo checking".to_string()])
         );
+        // A count after the file is an option's value, not the target.
+        assert_eq!(
+            shell_targets("tail build.log -n 20"),
+            Some(vec!["build.log".to_string()])
+        );
         assert_eq!(shell_targets("make build"), None);
         assert_eq!(shell_targets("cat a > b"), None);
         assert_eq!(
@@ -797,5 +802,65 @@ mod tests {
                 "JSON and tables agree"
             );
         }
+    }
+
+    /// An episode belongs to the job its input names, in its own thread: polls of
+    /// `get_status(j1)` in thread 0 count for thread 0's `j1`, not for thread 1's `j1`
+    /// nor for `j2`.
+    #[test]
+    fn polls_count_for_the_job_their_input_names_in_their_thread() {
+        use super::super::jobs::JobKind;
+        let labels = vec!["main".to_string(), "sub-1".to_string()];
+        let mut jobs = vec![
+            job("j2", JobKind::McpJob, "s2", 0),
+            job("j1", JobKind::McpJob, "s1b", 0),
+            job("j1", JobKind::McpJob, "s1", 0),
+        ];
+        jobs[1].thread = 1;
+        let calls = [
+            status("p1", 1, Some("running")),
+            status("p2", 2, Some("done")),
+        ];
+        let e = find_episodes(&calls, &[], &mut jobs, &labels);
+        assert_eq!(e[0].job.as_deref(), Some("j1"));
+        let polls: Vec<(usize, usize)> = jobs.iter().map(|j| (j.thread, j.polls)).collect();
+        assert_eq!(polls, [(0, 0), (1, 0), (0, 2)]);
+    }
+
+    /// A shell poll that names no job belongs to the latest background job of its thread
+    /// that was started before the first poll, is no MCP job, and was not yet notified:
+    /// of bg1 (thread 0, started at 5 s, running), other-thread (thread 1), late (started
+    /// after the poll), mcp (an MCP job) and done (notified at 9 s, before the first poll
+    /// at 10 s), only bg1 qualifies.
+    #[test]
+    fn an_unnamed_shell_poll_belongs_to_the_latest_running_background_job_of_its_thread() {
+        use super::super::jobs::JobKind;
+        let labels = vec!["main".to_string(), "sub-1".to_string()];
+        let mut jobs = vec![
+            job("bg1", JobKind::BashBackground, "b1", 5),
+            job("other-thread", JobKind::BashBackground, "b2", 6),
+            job("late", JobKind::BashBackground, "b3", 100),
+            job("mcp", JobKind::McpJob, "b4", 7),
+            job("done", JobKind::BashBackground, "b5", 8),
+        ];
+        jobs[1].thread = 1;
+        jobs[4].notified_at = Some(at(9));
+        let tail = |id: &str, seq: usize| {
+            call(
+                id,
+                "Bash",
+                serde_json::json!({"command": "tail build.log"}),
+                seq,
+                Some("building"),
+            )
+        };
+        let e = find_episodes(&[tail("k1", 1), tail("k2", 2)], &[], &mut jobs, &labels);
+        assert_eq!(e.len(), 1);
+        assert_eq!(
+            (e[0].kind, e[0].job.as_deref()),
+            (PollKind::ShellInspect, Some("bg1"))
+        );
+        let polls: Vec<usize> = jobs.iter().map(|j| j.polls).collect();
+        assert_eq!(polls, [2, 0, 0, 0, 0]);
     }
 }
