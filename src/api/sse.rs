@@ -507,6 +507,37 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
         assert_eq!(events("data: 1\n\n\u{feff}data: 2\n\n".as_bytes()).len(), 1);
     }
 
+    /// A byte order mark before the first field (`event:`) is dropped, whether it comes in
+    /// one feed or split byte by byte: the event keeps its name, and offsets still count
+    /// the mark's 3 bytes (the event starts at byte 3).
+    #[test]
+    fn a_byte_order_mark_before_the_first_field_is_dropped_whole_or_split() {
+        let body = b"\xEF\xBB\xBFevent: a\ndata: 1\n\n";
+        let check = |out: &[SseEvent]| {
+            assert_eq!(out.len(), 1);
+            assert_eq!(
+                (out[0].event.as_deref(), out[0].data.as_str(), out[0].offset),
+                (Some("a"), "1", 3)
+            );
+        };
+        check(&parse_events(body));
+        for split in [1, 2, 3, 4] {
+            let (mut p, mut out) = (SseParser::new(), Vec::new());
+            p.feed(&body[..split], &mut out);
+            p.feed(&body[split..], &mut out);
+            check(&out);
+        }
+        // Two bytes of a mark and then no third: both are content of the event's first
+        // line (an unknown field), so the event starts at byte 0.
+        let mut out = Vec::new();
+        let mut p = SseParser::new();
+        p.feed(b"\xEF\xBBx\ndata: 2\n\n", &mut out);
+        assert_eq!(
+            (out.len(), out[0].data.as_str(), out[0].offset),
+            (1, "2", 0)
+        );
+    }
+
     #[test]
     fn events_without_data_are_not_dispatched_and_a_cut_event_is_handed_back() {
         assert_eq!(events(b"event: ping\n\n"), vec![]);
