@@ -507,6 +507,28 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
         assert_eq!(events("data: 1\n\n\u{feff}data: 2\n\n".as_bytes()).len(), 1);
     }
 
+    /// An error event is found by its event name alone (data without a `type`, returned
+    /// whole) or by its data's `type` alone (no `event:` line); text that merely contains
+    /// `"error"` is no error.
+    #[test]
+    fn an_error_event_is_found_by_its_name_or_by_its_data_type_alone() {
+        use serde_json::json;
+        assert_eq!(
+            first_error(
+                b"event: ping\ndata: {}\n\nevent: error\ndata: {\"message\":\"bad gateway\"}\n\n"
+            ),
+            Some(json!({"message": "bad gateway"}))
+        );
+        assert_eq!(
+            first_error(b"data: {\"type\":\"error\",\"error\":{\"type\":\"api_error\"}}\n\n"),
+            Some(json!({"type": "api_error"}))
+        );
+        assert_eq!(
+            first_error(b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"text\":\"\\\"error\\\"\"}}\n\n"),
+            None
+        );
+    }
+
     /// A byte order mark before the first field (`event:`) is dropped, whether it comes in
     /// one feed or split byte by byte: the event keeps its name, and offsets still count
     /// the mark's 3 bytes (the event starts at byte 3).
