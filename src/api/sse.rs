@@ -524,7 +524,7 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
             Some(json!({"type": "api_error"}))
         );
         assert_eq!(
-            first_error(b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"text\":\"\\\"error\\\"\"}}\n\n"),
+            first_error(b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"text\":\"error\"}}\n\n"),
             None
         );
     }
