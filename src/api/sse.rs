@@ -455,6 +455,19 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
         assert_eq!(m.content[0].text(), Some("h\u{e9}llo world"));
     }
 
+    /// A stream cut before `message_stop` (connection closed, no error event) is
+    /// incomplete, and so is one without `message_start`; the text received is kept.
+    #[test]
+    fn a_stream_cut_before_message_stop_is_incomplete() {
+        let cut = STREAM.find("event: message_stop").unwrap();
+        let m = assemble(STREAM[..cut].as_bytes());
+        assert!(!m.complete);
+        assert!(m.stream_errors.is_empty());
+        assert_eq!(m.content[0].text(), Some("h\u{e9}llo world"));
+        let start = STREAM.find("event: ping").unwrap();
+        assert!(!assemble(STREAM[start..].as_bytes()).complete);
+    }
+
     fn events(body: &[u8]) -> Vec<(Option<String>, String)> {
         parse_events(body)
             .into_iter()
