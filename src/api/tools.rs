@@ -238,4 +238,25 @@ mod tests {
         assert_eq!(v.deferred_definitions, ["Grep", "LaterPlaceholder"]);
         assert_eq!(v.deferred, ["Grep", "LaterPlaceholder"]);
     }
+
+    /// The placeholder rule: only a `defer_loading` definition, and either its name ends
+    /// with `Placeholder` or its description says placeholder; a real deferred tool is
+    /// none, and neither is a loaded definition whatever its name.
+    #[test]
+    fn a_placeholder_is_a_deferred_definition_named_or_described_so() {
+        let body = br#"{"tools":[
+              {"name":"KeepAlivePlaceholder","defer_loading":true},
+              {"name":"Reserved","defer_loading":true,"description":"A Placeholder; never call."},
+              {"name":"Grep","defer_loading":true,"description":"Search files."},
+              {"name":"DeferredToolPlaceholder","description":"Reserved placeholder."}],
+            "messages":[{"role":"user","content":"hi"}]}"#;
+        let r = MessagesRequest::parse(body).unwrap();
+        let got: Vec<bool> = r.tools.iter().map(is_placeholder).collect();
+        assert_eq!(got, [true, true, false, false]);
+        let v = ToolView::of(&r);
+        assert_eq!(v.placeholders, ["KeepAlivePlaceholder", "Reserved"]);
+        assert_eq!(v.deferred_definitions, ["Grep"]);
+        assert_eq!(v.deferred, ["Grep"]);
+        assert_eq!(v.loaded, ["DeferredToolPlaceholder"]);
+    }
 }
