@@ -259,4 +259,34 @@ mod tests {
         assert_eq!(v.deferred, ["Grep"]);
         assert_eq!(v.loaded, ["DeferredToolPlaceholder"]);
     }
+
+    /// A listing starts only at an intro line that mentions deferred tools and ends with
+    /// `:`: a sentence about deferred tools, or another heading ending with `:`, starts
+    /// none. A ToolSearch mechanism is the client tool named ToolSearch or a server tool
+    /// of type `tool_search_tool_*`; other server tools (web search) are none.
+    #[test]
+    fn only_a_deferred_tools_intro_starts_a_listing_and_only_tool_search_is_a_mechanism() {
+        let body = br#"{"tools":[
+              {"type":"web_search_20250305","name":"web_search"},
+              {"type":"tool_search_tool_regex_20251119","name":"tool_search_tool_regex"},
+              {"name":"ToolSearch"}],
+            "messages":[{"role":"user","content":[
+              {"type":"text","text":"Deferred tools are off in this session.\nBash\nRead"},
+              {"type":"text","text":"The following deferred tools are now available via ToolSearch:\nCronList\n\nNotes:\nWebFetch"}]}]}"#;
+        let r = MessagesRequest::parse(body).unwrap();
+        let v = ToolView::of(&r);
+        assert_eq!(v.announced, ["CronList"]);
+        let m: Vec<(&str, &str)> = v
+            .mechanisms
+            .iter()
+            .map(|m| (m.kind.as_str(), m.tool.as_str()))
+            .collect();
+        assert_eq!(
+            m,
+            [
+                ("server", "tool_search_tool_regex_20251119"),
+                ("client", "ToolSearch")
+            ]
+        );
+    }
 }
