@@ -269,6 +269,7 @@ mod tests {
         let body = br#"{"tools":[
               {"type":"web_search_20250305","name":"web_search"},
               {"type":"tool_search_tool_regex_20251119","name":"tool_search_tool_regex"},
+              {"name":"Bash"},
               {"name":"ToolSearch"}],
             "messages":[{"role":"user","content":[
               {"type":"text","text":"Deferred tools are off in this session.\nBash\nRead"},
