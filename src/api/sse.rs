@@ -460,12 +460,12 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
     #[test]
     fn a_stream_cut_before_message_stop_is_incomplete() {
         let cut = STREAM.find("event: message_stop").unwrap();
-        let m = assemble(STREAM[..cut].as_bytes());
+        let m = assemble(&STREAM.as_bytes()[..cut]);
         assert!(!m.complete);
         assert!(m.stream_errors.is_empty());
         assert_eq!(m.content[0].text(), Some("h\u{e9}llo world"));
         let start = STREAM.find("event: ping").unwrap();
-        assert!(!assemble(STREAM[start..].as_bytes()).complete);
+        assert!(!assemble(&STREAM.as_bytes()[start..]).complete);
     }
 
     fn events(body: &[u8]) -> Vec<(Option<String>, String)> {
