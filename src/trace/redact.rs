@@ -649,4 +649,14 @@ mod tests {
             )
         );
     }
+
+    /// An AWS access key id alone (no `=`, `:`, space or other character the other rules
+    /// need) still passes the key rules: the fast path for plain text does not skip it.
+    #[test]
+    fn a_bare_aws_access_key_id_is_redacted() {
+        // AWS's documented example id; `printf AKIAIOSFODNN7EXAMPLE | sha256sum` = 1a5d44a2…
+        let id = "AKIAIOSFODNN7EXAMPLE";
+        assert_eq!(redact_text(id), "[redacted fp=1a5d44a2]");
+        assert_eq!(redact_text("plaintext"), "plaintext");
+    }
 }
