@@ -659,4 +659,35 @@ mod tests {
         assert_eq!(redact_text(id), "[redacted fp=1a5d44a2]");
         assert_eq!(redact_text("plaintext"), "plaintext");
     }
+
+    /// `--name=value` options: a secret name's whole value is hidden (even with commas,
+    /// which free-text redaction stops at) and the dashes are kept; other options are kept
+    /// as given. Fingerprints by `sha256sum`: `ab,cd` 956a04a7.
+    #[test]
+    fn secret_option_values_are_hidden_whole_and_other_options_kept() {
+        let argv: Vec<String> = ["claude", "--token=ab,cd", "--model=opus", "-p"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            redact_argv(&argv),
+            [
+                "claude",
+                "--token=[redacted fp=956a04a7]",
+                "--model=opus",
+                "-p"
+            ]
+        );
+    }
+
+    /// A raw request head kept for diagnosis: secrets in the target and in secret header
+    /// lines become markers, every other byte (line ends, the blank line, the body) stays.
+    /// Fingerprints by `sha256sum`: `QK1` 64f03c4a, `k` 8254c329.
+    #[test]
+    fn raw_head_replaces_only_the_secrets_and_keeps_every_other_byte() {
+        let raw = b"POST /v1/messages?api_key=QK1 HTTP/1.1\r\nx-api-key: k\r\nHost: a\r\n\r\nbody";
+        assert_eq!(
+            String::from_utf8(raw_head(raw)).unwrap(),
+            "POST /v1/messages?api_key=[redacted fp=64f03c4a] HTTP/1.1\r\nx-api-key: [redacted fp=8254c329]\r\nHost: a\r\n\r\nbody"
+        );
+    }
 }
