@@ -680,14 +680,59 @@ mod tests {
     }
 
     /// A raw request head kept for diagnosis: secrets in the target and in secret header
-    /// lines become markers, every other byte (line ends, the blank line, the body) stays.
-    /// Fingerprints by `sha256sum`: `QK1` 64f03c4a, `k` 8254c329.
+    /// lines become markers, every other byte (line ends, the blank line) stays; the body
+    /// gets only key-shaped strings replaced (`token=t` stays). The header value is hidden
+    /// whole (free text would stop at the comma). Fingerprints by `sha256sum`: `QK1`
+    /// 64f03c4a, `k,2` 5f575b6a, `sk-ant-api03-BODYKEY123` bc14eb2e.
     #[test]
     fn raw_head_replaces_only_the_secrets_and_keeps_every_other_byte() {
-        let raw = b"POST /v1/messages?api_key=QK1 HTTP/1.1\r\nx-api-key: k\r\nHost: a\r\n\r\nbody";
+        let raw =
+            b"POST /v1/messages?api_key=QK1 HTTP/1.1\r\nHost: a\r\nx-api-key: k,2\r\n\r\nbody token=t sk-ant-api03-BODYKEY123";
         assert_eq!(
             String::from_utf8(raw_head(raw)).unwrap(),
-            "POST /v1/messages?api_key=[redacted fp=64f03c4a] HTTP/1.1\r\nx-api-key: [redacted fp=8254c329]\r\nHost: a\r\n\r\nbody"
+            "POST /v1/messages?api_key=[redacted fp=64f03c4a] HTTP/1.1\r\nHost: a\r\nx-api-key: [redacted fp=5f575b6a]\r\n\r\nbody token=t [redacted sk-ant-api03 fp=bc14eb2e]"
         );
+        // A head with bare LF line ends ends at the first blank line too (`q` 8e35c2cd,
+        // `s` 043a7187).
+        assert_eq!(
+            String::from_utf8(raw_head(b"GET /?token=q HTTP/1.1\nx-api-key: s\n\nbody token=t")).unwrap(),
+            "GET /?token=[redacted fp=8e35c2cd] HTTP/1.1\nx-api-key: [redacted fp=043a7187]\n\nbody token=t"
+        );
+    }
+
+    /// Each place of an exchange that can hold a secret is redacted even when it is the
+    /// only dirty one (the error message, a note), and a clean exchange is left alone.
+    /// `printf QK9 | sha256sum` = 601488f1.
+    #[test]
+    fn an_exchange_is_redacted_when_only_its_error_or_only_a_note_holds_a_secret() {
+        use crate::trace::{Body, ExchangeError, HttpRequest, Source, SourceKind};
+        let clean = Exchange {
+            id: 0,
+            started_at: chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
+            ended_at: None,
+            source: Source::new(SourceKind::Server),
+            request: HttpRequest {
+                method: "POST".into(),
+                target: "/v1/messages".into(),
+                version: "HTTP/1.1".into(),
+                headers: vec![("host".into(), "a".into())],
+                body: Body::new(b"{}".to_vec()),
+            },
+            response: None,
+            error: Some(ExchangeError {
+                kind: "upstream_error".into(),
+                message: "connection refused".into(),
+            }),
+            notes: Default::default(),
+        };
+        assert!(exchange(&clean).is_none());
+        let want = "GET /x?api_key=[redacted fp=601488f1]";
+        let mut x = clean.clone();
+        x.error.as_mut().unwrap().message = "GET /x?api_key=QK9".into();
+        assert_eq!(exchange(&x).unwrap().error.unwrap().message, want);
+        let mut x = clean.clone();
+        x.notes
+            .insert("upstream".into(), serde_json::json!("GET /x?api_key=QK9"));
+        assert_eq!(exchange(&x).unwrap().notes["upstream"], want);
     }
 }
