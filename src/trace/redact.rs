@@ -734,5 +734,26 @@ mod tests {
         x.notes
             .insert("upstream".into(), serde_json::json!("GET /x?api_key=QK9"));
         assert_eq!(exchange(&x).unwrap().notes["upstream"], want);
+        // The request target, the source's upstream and server URLs, a response header.
+        let mut x = clean.clone();
+        x.request.target = "/x?api_key=QK9".into();
+        assert_eq!(exchange(&x).unwrap().request.target, &want[4..]);
+        let mut x = clean.clone();
+        x.source.upstream = Some("GET /x?api_key=QK9".into());
+        assert_eq!(exchange(&x).unwrap().source.upstream.unwrap(), want);
+        let mut x = clean.clone();
+        x.source.server = Some("GET /x?api_key=QK9".into());
+        assert_eq!(exchange(&x).unwrap().source.server.unwrap(), want);
+        let mut x = clean.clone();
+        x.response = Some(crate::trace::HttpResponse {
+            status: 200,
+            version: "HTTP/1.1".into(),
+            headers: vec![("set-cookie".into(), "QK9".into())],
+            body: Body::new(Vec::new()),
+            chunks: Vec::new(),
+            first_byte_at: None,
+        });
+        let r = exchange(&x).unwrap().response.unwrap();
+        assert_eq!(r.headers[0].1, &want[15..]);
     }
 }
