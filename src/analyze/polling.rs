@@ -447,6 +447,11 @@ mod tests {
             shell_targets("sleep 1; echo checking"),
             Some(vec!["echo checking".to_string()])
         );
+        // A count after the file is an option's value, not the target.
+        assert_eq!(
+            shell_targets("tail build.log -n 20"),
+            Some(vec!["build.log".to_string()])
+        );
         assert_eq!(shell_targets("make build"), None);
         assert_eq!(shell_targets("cat a > b"), None);
         assert_eq!(
@@ -533,6 +538,7 @@ mod tests {
         ];
         let e = find_episodes(&calls, &[], &mut [], &labels);
         assert_eq!(redundant(&e[0]), [false, false, true, false]);
+        assert_eq!(e[0].redundant(), 1, "p3 repeated p1's result");
         assert_eq!(e[0].polls[2].equal_by, ["identical"]);
         assert!(e[0].polls[1].equal_by.is_empty());
         assert_eq!(e[0].polls[1].triggered, None);
@@ -543,5 +549,318 @@ mod tests {
             (e[0].kind, e[0].tool.as_str(), e[0].thread_label.as_str()),
             (PollKind::SameCall, "mcp__jobs__get_status", "main")
         );
+    }
+
+    fn job(reference: &str, kind: super::super::jobs::JobKind, start: &str, started: i64) -> Job {
+        Job {
+            reference: reference.into(),
+            kind,
+            thread: 0,
+            thread_label: "main".into(),
+            tool: "Bash".into(),
+            command: String::new(),
+            start_call: start.into(),
+            started_at: at(started),
+            notified_at: None,
+            state: JobState::Running,
+            exit_code: None,
+            artifact: None,
+            polls: 0,
+            duplicate_of: None,
+            tool_result_error: None,
+            notified_seq: None,
+            claimed_done_early: false,
+        }
+    }
+
+    /// A background Bash task `t1` (output file `/tmp/t1.output`) notified completed with
+    /// request 3: a `tail` of its output file and a `BashOutput` of its id are one
+    /// task_output episode of the job; the poll whose result came with the notification is
+    /// `while_pending`, the one issued after request 3 is `after_notified`. The job counts
+    /// the 3 polls; the start call is no poll.
+    #[test]
+    fn task_output_polls_are_matched_to_their_job_and_to_its_notification() {
+        use super::super::jobs::JobKind;
+        let labels = vec!["main".to_string()];
+        let mut j = job("t1", JobKind::BashBackground, "b0", 5);
+        j.artifact = Some("/tmp/t1.output".into());
+        j.state = JobState::Completed;
+        j.notified_at = Some(at(30));
+        j.notified_seq = Some(3);
+        let mut jobs = vec![j];
+        let bash = |id: &str, cmd: &str, seq: usize, r: Option<&str>| {
+            call(id, "Bash", serde_json::json!({"command": cmd}), seq, r)
+        };
+        let calls = [
+            bash("b0", "make", 0, Some("started")),
+            bash(
+                "k1",
+                "sleep 5; tail -n 1 /tmp/t1.output",
+                1,
+                Some("building"),
+            ),
+            call(
+                "k2",
+                "BashOutput",
+                serde_json::json!({"bash_id": "t1"}),
+                2,
+                Some("building"),
+            ),
+            bash("k3", "cat /tmp/t1.output", 3, Some("done")),
+        ];
+        let notes = [Notification {
+            task_id: "t1".into(),
+            tool_use_id: Some("b0".into()),
+            status: "completed".into(),
+            exit_code: Some(0),
+            output_file: Some("/tmp/t1.output".into()),
+            summary: None,
+            thread: 0,
+            carried_by: 3,
+            at: at(30),
+        }];
+        jobs[0].start_call = "b0".into();
+        let e = find_episodes(&calls, &notes, &mut jobs, &labels);
+        assert_eq!(e.len(), 1, "{e:#?}");
+        let e = &e[0];
+        assert_eq!(
+            (e.kind, e.target.as_str(), e.job.as_deref()),
+            (PollKind::TaskOutput, "task:t1", Some("t1"))
+        );
+        let ids: Vec<&str> = e.polls.iter().map(|p| p.call.as_str()).collect();
+        assert_eq!(ids, ["k1", "k2", "k3"]);
+        assert_eq!(redundant(e), [false, true, false]);
+        let pending: Vec<bool> = e.polls.iter().map(|p| p.while_pending).collect();
+        assert_eq!(
+            pending,
+            [false, true, false],
+            "k2's result came with request 3"
+        );
+        let after: Vec<bool> = e.polls.iter().map(|p| p.after_notified).collect();
+        assert_eq!(after, [false, false, true], "k3 was issued by request 3");
+        assert_eq!((e.while_pending(), e.after_notified()), (1, 1));
+        assert_eq!(e.redundant(), 1, "k2 repeated k1's `building`");
+        assert_eq!(jobs[0].polls, 3);
+    }
+
+    /// One status read of a task is already a (task_output) poll; one repeat of a command
+    /// is not; state-changing tools and background starts never are.
+    #[test]
+    fn what_counts_as_a_poll_target() {
+        let files = HashMap::from([("/tmp/t9.output".to_string(), "t9".to_string())]);
+        let t = |name: &str, input: Value| {
+            target_of(&call("c", name, input, 0, None), &files).map(|t| (t.kind, t.key, t.target))
+        };
+        let task = |id: &str| {
+            Some((
+                PollKind::TaskOutput,
+                format!("task:{id}"),
+                format!("task:{id}"),
+            ))
+        };
+        assert_eq!(
+            t("TaskOutput", serde_json::json!({"task_id": "a"})),
+            task("a")
+        );
+        assert_eq!(
+            t("AgentOutput", serde_json::json!({"agentId": "b"})),
+            task("b")
+        );
+        assert_eq!(
+            t("BashOutput", serde_json::json!({"shell_id": "c"})),
+            task("c")
+        );
+        assert_eq!(
+            t("Read", serde_json::json!({"file_path": "/tmp/t9.output"})),
+            task("t9")
+        );
+        assert_eq!(
+            t(
+                "Bash",
+                serde_json::json!({"command": "tail /tmp/t9.output"})
+            ),
+            task("t9")
+        );
+        assert_eq!(
+            t("Bash", serde_json::json!({"command": "sleep 1;  ls   src"})),
+            Some((PollKind::ShellInspect, "Bash(ls src)".into(), "src".into()))
+        );
+        assert_eq!(
+            t(
+                "mcp__s__get_status",
+                serde_json::json!({"id": 1, "description": "x"})
+            ),
+            Some((
+                PollKind::SameCall,
+                r#"mcp__s__get_status({"id":1})"#.into(),
+                r#"mcp__s__get_status({"id":1})"#.into()
+            ))
+        );
+        assert_eq!(t("Bash", serde_json::json!({"command": "make"})), None);
+        assert_eq!(
+            t(
+                "Bash",
+                serde_json::json!({"command": "tail x", "run_in_background": true})
+            ),
+            None
+        );
+        assert_eq!(t("Edit", serde_json::json!({"file_path": "a"})), None);
+        assert_eq!(t("mcp__jobs__start_job", serde_json::json!({})), None);
+        assert_eq!(t("mcp__jobs__Cancel-job", serde_json::json!({})), None);
+        assert!(!changes_state("mcp__jobs__get_status"));
+        assert!(!changes_state("mcp__jobs__status_of_run"));
+        assert!(changes_state("TodoWrite"));
+        // a BashOutput without an id field is a same_call poll of its input
+        assert_eq!(
+            t("BashOutput", serde_json::json!({"x": 1})).map(|t| t.0),
+            Some(PollKind::SameCall)
+        );
+
+        // A single repeat of a shell query in two threads is no poll; two in one thread is.
+        let labels = vec!["main".to_string(), "sub-1".to_string()];
+        let mut a = call(
+            "a",
+            "Bash",
+            serde_json::json!({"command": "ls"}),
+            1,
+            Some("x"),
+        );
+        let b = call(
+            "b",
+            "Bash",
+            serde_json::json!({"command": "ls"}),
+            2,
+            Some("x"),
+        );
+        a.thread = 1;
+        assert!(find_episodes(&[a.clone(), b.clone()], &[], &mut [], &labels).is_empty());
+        let mut c = b.clone();
+        c.id = "c".into();
+        c.thread = 1;
+        let e = find_episodes(&[a, b, c], &[], &mut [], &labels);
+        assert_eq!(e.len(), 1);
+        assert_eq!(
+            (e[0].thread, e[0].thread_label.as_str(), e[0].count()),
+            (1, "sub-1", 2)
+        );
+    }
+
+    /// The counts of an episode where no poll was issued after or while a notification,
+    /// and the interval of a single poll: none (not a division by zero).
+    #[test]
+    fn one_poll_has_no_interval_and_an_unnotified_episode_counts_no_late_polls() {
+        let labels = vec!["main".to_string()];
+        let e = find_episodes(
+            &[
+                status("p1", 1, Some("running")),
+                status("p2", 2, Some("done")),
+            ],
+            &[],
+            &mut [],
+            &labels,
+        );
+        assert_eq!(e[0].count(), 2);
+        assert_eq!(
+            (
+                e[0].after_notified(),
+                e[0].while_pending(),
+                e[0].redundant()
+            ),
+            (0, 0, 0)
+        );
+        let mut one = e[0].clone();
+        one.polls.truncate(1);
+        assert_eq!(one.mean_interval_s(), None);
+    }
+
+    /// The poll kinds are named in reports as the JSON Schema's `episodes[].kind` enum
+    /// (`schemas/analyze.schema.json`) lists them.
+    #[test]
+    fn poll_kind_names_are_the_schema_terms() {
+        let schema: Value = serde_json::from_str(include_str!("../../schemas/analyze.schema.json"))
+            .expect("schema parses");
+        let enums = schema.to_string();
+        let names = [
+            PollKind::SameCall,
+            PollKind::TaskOutput,
+            PollKind::ShellInspect,
+        ]
+        .map(PollKind::name);
+        assert_eq!(names, ["same_call", "task_output", "shell_inspect"]);
+        assert!(
+            enums.contains(r#"["same_call","task_output","shell_inspect"]"#),
+            "the schema's kind enum"
+        );
+        for k in [
+            PollKind::SameCall,
+            PollKind::TaskOutput,
+            PollKind::ShellInspect,
+        ] {
+            assert_eq!(
+                serde_json::to_value(k).unwrap(),
+                k.name(),
+                "JSON and tables agree"
+            );
+        }
+    }
+
+    /// An episode belongs to the job its input names, in its own thread: polls of
+    /// `get_status(j1)` in thread 0 count for thread 0's `j1`, not for thread 1's `j1`
+    /// nor for `j2`.
+    #[test]
+    fn polls_count_for_the_job_their_input_names_in_their_thread() {
+        use super::super::jobs::JobKind;
+        let labels = vec!["main".to_string(), "sub-1".to_string()];
+        let mut jobs = vec![
+            job("j2", JobKind::McpJob, "s2", 0),
+            job("j1", JobKind::McpJob, "s1b", 0),
+            job("j1", JobKind::McpJob, "s1", 0),
+        ];
+        jobs[1].thread = 1;
+        let calls = [
+            status("p1", 1, Some("running")),
+            status("p2", 2, Some("done")),
+        ];
+        let e = find_episodes(&calls, &[], &mut jobs, &labels);
+        assert_eq!(e[0].job.as_deref(), Some("j1"));
+        let polls: Vec<(usize, usize)> = jobs.iter().map(|j| (j.thread, j.polls)).collect();
+        assert_eq!(polls, [(0, 0), (1, 0), (0, 2)]);
+    }
+
+    /// A shell poll that names no job belongs to the latest background job of its thread
+    /// that was started before the first poll, is no MCP job, and was not yet notified:
+    /// of bg1 (thread 0, started at 5 s, running), other-thread (thread 1), late (started
+    /// after the poll), mcp (an MCP job) and done (notified at 9 s, before the first poll
+    /// at 10 s), only bg1 qualifies.
+    #[test]
+    fn an_unnamed_shell_poll_belongs_to_the_latest_running_background_job_of_its_thread() {
+        use super::super::jobs::JobKind;
+        let labels = vec!["main".to_string(), "sub-1".to_string()];
+        let mut jobs = vec![
+            job("bg1", JobKind::BashBackground, "b1", 5),
+            job("other-thread", JobKind::BashBackground, "b2", 6),
+            job("late", JobKind::BashBackground, "b3", 100),
+            job("mcp", JobKind::McpJob, "b4", 7),
+            job("done", JobKind::BashBackground, "b5", 8),
+        ];
+        jobs[1].thread = 1;
+        jobs[4].notified_at = Some(at(9));
+        let tail = |id: &str, seq: usize| {
+            call(
+                id,
+                "Bash",
+                serde_json::json!({"command": "tail build.log"}),
+                seq,
+                Some("building"),
+            )
+        };
+        let e = find_episodes(&[tail("k1", 1), tail("k2", 2)], &[], &mut jobs, &labels);
+        assert_eq!(e.len(), 1);
+        assert_eq!(
+            (e[0].kind, e[0].job.as_deref()),
+            (PollKind::ShellInspect, Some("bg1"))
+        );
+        let polls: Vec<usize> = jobs.iter().map(|j| j.polls).collect();
+        assert_eq!(polls, [2, 0, 0, 0, 0]);
     }
 }

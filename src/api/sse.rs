@@ -480,6 +480,19 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
         assert_eq!(m.content[0].text(), Some("h\u{e9}llo world"));
     }
 
+    /// A stream cut before `message_stop` (connection closed, no error event) is
+    /// incomplete, and so is one without `message_start`; the text received is kept.
+    #[test]
+    fn a_stream_cut_before_message_stop_is_incomplete() {
+        let cut = STREAM.find("event: message_stop").unwrap();
+        let m = assemble(&STREAM.as_bytes()[..cut]);
+        assert!(!m.complete);
+        assert!(m.stream_errors.is_empty());
+        assert_eq!(m.content[0].text(), Some("h\u{e9}llo world"));
+        let start = STREAM.find("event: ping").unwrap();
+        assert!(!assemble(&STREAM.as_bytes()[start..]).complete);
+    }
+
     fn events(body: &[u8]) -> Vec<(Option<String>, String)> {
         parse_events(body)
             .into_iter()
@@ -530,6 +543,59 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
         assert_eq!(out[1].id, None);
         // A mark that is not at the start is content (an unknown field here).
         assert_eq!(events("data: 1\n\n\u{feff}data: 2\n\n".as_bytes()).len(), 1);
+    }
+
+    /// An error event is found by its event name alone (data without a `type`, returned
+    /// whole) or by its data's `type` alone (no `event:` line); text that merely contains
+    /// `"error"` is no error.
+    #[test]
+    fn an_error_event_is_found_by_its_name_or_by_its_data_type_alone() {
+        use serde_json::json;
+        assert_eq!(
+            first_error(
+                b"event: ping\ndata: {}\n\nevent: error\ndata: {\"message\":\"bad gateway\"}\n\n"
+            ),
+            Some(json!({"message": "bad gateway"}))
+        );
+        assert_eq!(
+            first_error(b"data: {\"type\":\"error\",\"error\":{\"type\":\"api_error\"}}\n\n"),
+            Some(json!({"type": "api_error"}))
+        );
+        assert_eq!(
+            first_error(b"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"text\":\"error\"}}\n\n"),
+            None
+        );
+    }
+
+    /// A byte order mark before the first field (`event:`) is dropped, whether it comes in
+    /// one feed or split byte by byte: the event keeps its name, and offsets still count
+    /// the mark's 3 bytes (the event starts at byte 3).
+    #[test]
+    fn a_byte_order_mark_before_the_first_field_is_dropped_whole_or_split() {
+        let body = b"\xEF\xBB\xBFevent: a\ndata: 1\n\n";
+        let check = |out: &[SseEvent]| {
+            assert_eq!(out.len(), 1);
+            assert_eq!(
+                (out[0].event.as_deref(), out[0].data.as_str(), out[0].offset),
+                (Some("a"), "1", 3)
+            );
+        };
+        check(&parse_events(body));
+        for split in [1, 2, 3, 4] {
+            let (mut p, mut out) = (SseParser::new(), Vec::new());
+            p.feed(&body[..split], &mut out);
+            p.feed(&body[split..], &mut out);
+            check(&out);
+        }
+        // Two bytes of a mark and then no third: both are content of the event's first
+        // line (an unknown field), so the event starts at byte 0.
+        let mut out = Vec::new();
+        let mut p = SseParser::new();
+        p.feed(b"\xEF\xBBx\ndata: 2\n\n", &mut out);
+        assert_eq!(
+            (out.len(), out[0].data.as_str(), out[0].offset),
+            (1, "2", 0)
+        );
     }
 
     #[test]

@@ -238,4 +238,56 @@ mod tests {
         assert_eq!(v.deferred_definitions, ["Grep", "LaterPlaceholder"]);
         assert_eq!(v.deferred, ["Grep", "LaterPlaceholder"]);
     }
+
+    /// The placeholder rule: only a `defer_loading` definition, and either its name ends
+    /// with `Placeholder` or its description says placeholder; a real deferred tool is
+    /// none, and neither is a loaded definition whatever its name.
+    #[test]
+    fn a_placeholder_is_a_deferred_definition_named_or_described_so() {
+        let body = br#"{"tools":[
+              {"name":"KeepAlivePlaceholder","defer_loading":true},
+              {"name":"Reserved","defer_loading":true,"description":"A Placeholder; never call."},
+              {"name":"Grep","defer_loading":true,"description":"Search files."},
+              {"name":"DeferredToolPlaceholder","description":"Reserved placeholder."}],
+            "messages":[{"role":"user","content":"hi"}]}"#;
+        let r = MessagesRequest::parse(body).unwrap();
+        let got: Vec<bool> = r.tools.iter().map(is_placeholder).collect();
+        assert_eq!(got, [true, true, false, false]);
+        let v = ToolView::of(&r);
+        assert_eq!(v.placeholders, ["KeepAlivePlaceholder", "Reserved"]);
+        assert_eq!(v.deferred_definitions, ["Grep"]);
+        assert_eq!(v.deferred, ["Grep"]);
+        assert_eq!(v.loaded, ["DeferredToolPlaceholder"]);
+    }
+
+    /// A listing starts only at an intro line that mentions deferred tools and ends with
+    /// `:`: a sentence about deferred tools, or another heading ending with `:`, starts
+    /// none. A ToolSearch mechanism is the client tool named ToolSearch or a server tool
+    /// of type `tool_search_tool_*`; other server tools (web search) are none.
+    #[test]
+    fn only_a_deferred_tools_intro_starts_a_listing_and_only_tool_search_is_a_mechanism() {
+        let body = br#"{"tools":[
+              {"type":"web_search_20250305","name":"web_search"},
+              {"type":"tool_search_tool_regex_20251119","name":"tool_search_tool_regex"},
+              {"name":"Bash"},
+              {"name":"ToolSearch"}],
+            "messages":[{"role":"user","content":[
+              {"type":"text","text":"Deferred tools are off in this session.\nBash\nRead"},
+              {"type":"text","text":"The following deferred tools are now available via ToolSearch:\nCronList\n\nNotes:\nWebFetch"}]}]}"#;
+        let r = MessagesRequest::parse(body).unwrap();
+        let v = ToolView::of(&r);
+        assert_eq!(v.announced, ["CronList"]);
+        let m: Vec<(&str, &str)> = v
+            .mechanisms
+            .iter()
+            .map(|m| (m.kind.as_str(), m.tool.as_str()))
+            .collect();
+        assert_eq!(
+            m,
+            [
+                ("server", "tool_search_tool_regex_20251119"),
+                ("client", "ToolSearch")
+            ]
+        );
+    }
 }

@@ -467,8 +467,11 @@ mod tests {
     }
 
     #[test]
-    fn same_secret_same_fingerprint() {
-        assert_eq!(marker("k1"), marker("k1"));
+    fn marker_fingerprint_is_the_sha256_prefix_of_the_value() {
+        // `printf k1 | sha256sum` = 6ab9f1eb…, `printf 'Bearer abc.def' | sha256sum` =
+        // df5c542f…: the same secret gets the same marker in every trace.
+        assert_eq!(marker("k1"), "[redacted fp=6ab9f1eb]");
+        assert_eq!(marker("Bearer abc.def"), "[redacted Bearer fp=df5c542f]");
         assert_ne!(marker("k1"), marker("k2"));
     }
 
@@ -772,5 +775,112 @@ mod tests {
                 marker("QK2")
             )
         );
+    }
+
+    /// An AWS access key id alone (no `=`, `:`, space or other character the other rules
+    /// need) still passes the key rules: the fast path for plain text does not skip it.
+    #[test]
+    fn a_bare_aws_access_key_id_is_redacted() {
+        // AWS's documented example id; `printf AKIAIOSFODNN7EXAMPLE | sha256sum` = 1a5d44a2…
+        let id = "AKIAIOSFODNN7EXAMPLE";
+        assert_eq!(redact_text(id), "[redacted fp=1a5d44a2]");
+        assert_eq!(redact_text("plaintext"), "plaintext");
+    }
+
+    /// `--name=value` options: a secret name's whole value is hidden (even with commas,
+    /// which free-text redaction stops at) and the dashes are kept; other options are kept
+    /// as given. Fingerprints by `sha256sum`: `ab,cd` 956a04a7.
+    #[test]
+    fn secret_option_values_are_hidden_whole_and_other_options_kept() {
+        let argv: Vec<String> = ["claude", "--token=ab,cd", "--model=opus", "-p"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(
+            redact_argv(&argv),
+            [
+                "claude",
+                "--token=[redacted fp=956a04a7]",
+                "--model=opus",
+                "-p"
+            ]
+        );
+    }
+
+    /// A raw request head kept for diagnosis: secrets in the target and in secret header
+    /// lines become markers, every other byte (line ends, the blank line) stays; the body
+    /// gets only key-shaped strings replaced (`token=t` stays). The header value is hidden
+    /// whole (free text would stop at the comma). Fingerprints by `sha256sum`: `QK1`
+    /// 64f03c4a, `k,2` 5f575b6a, `sk-ant-api03-BODYKEY123` bc14eb2e.
+    #[test]
+    fn raw_head_replaces_only_the_secrets_and_keeps_every_other_byte() {
+        let raw =
+            b"POST /v1/messages?api_key=QK1 HTTP/1.1\r\nHost: a\r\nx-api-key: k,2\r\n\r\nbody token=t sk-ant-api03-BODYKEY123";
+        assert_eq!(
+            String::from_utf8(raw_head(raw)).unwrap(),
+            "POST /v1/messages?api_key=[redacted fp=64f03c4a] HTTP/1.1\r\nHost: a\r\nx-api-key: [redacted fp=5f575b6a]\r\n\r\nbody token=t [redacted sk-ant-api03 fp=bc14eb2e]"
+        );
+        // A head with bare LF line ends ends at the first blank line too (`q` 8e35c2cd,
+        // `s` 043a7187).
+        assert_eq!(
+            String::from_utf8(raw_head(b"GET /?token=q HTTP/1.1\nx-api-key: s\n\nbody token=t")).unwrap(),
+            "GET /?token=[redacted fp=8e35c2cd] HTTP/1.1\nx-api-key: [redacted fp=043a7187]\n\nbody token=t"
+        );
+    }
+
+    /// Each place of an exchange that can hold a secret is redacted even when it is the
+    /// only dirty one (the error message, a note), and a clean exchange is left alone.
+    /// `printf QK9 | sha256sum` = 601488f1.
+    #[test]
+    fn an_exchange_is_redacted_when_only_its_error_or_only_a_note_holds_a_secret() {
+        use crate::trace::{Body, ExchangeError, HttpRequest, Source, SourceKind};
+        let clean = Exchange {
+            id: 0,
+            started_at: chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
+            ended_at: None,
+            source: Source::new(SourceKind::Server),
+            request: HttpRequest {
+                method: "POST".into(),
+                target: "/v1/messages".into(),
+                version: "HTTP/1.1".into(),
+                headers: vec![("host".into(), "a".into())],
+                body: Body::new(b"{}".to_vec()),
+            },
+            response: None,
+            error: Some(ExchangeError {
+                kind: "upstream_error".into(),
+                message: "connection refused".into(),
+            }),
+            notes: Default::default(),
+        };
+        assert!(exchange(&clean).is_none());
+        let want = "GET /x?api_key=[redacted fp=601488f1]";
+        let mut x = clean.clone();
+        x.error.as_mut().unwrap().message = "GET /x?api_key=QK9".into();
+        assert_eq!(exchange(&x).unwrap().error.unwrap().message, want);
+        let mut x = clean.clone();
+        x.notes
+            .insert("upstream".into(), serde_json::json!("GET /x?api_key=QK9"));
+        assert_eq!(exchange(&x).unwrap().notes["upstream"], want);
+        // The request target, the source's upstream and server URLs, a response header.
+        let mut x = clean.clone();
+        x.request.target = "/x?api_key=QK9".into();
+        assert_eq!(exchange(&x).unwrap().request.target, &want[4..]);
+        let mut x = clean.clone();
+        x.source.upstream = Some("GET /x?api_key=QK9".into());
+        assert_eq!(exchange(&x).unwrap().source.upstream.unwrap(), want);
+        let mut x = clean.clone();
+        x.source.server = Some("GET /x?api_key=QK9".into());
+        assert_eq!(exchange(&x).unwrap().source.server.unwrap(), want);
+        let mut x = clean.clone();
+        x.response = Some(crate::trace::HttpResponse {
+            status: 200,
+            version: "HTTP/1.1".into(),
+            headers: vec![("set-cookie".into(), "QK9".into())],
+            body: Body::new(Vec::new()),
+            chunks: Vec::new(),
+            first_byte_at: None,
+        });
+        let r = exchange(&x).unwrap().response.unwrap();
+        assert_eq!(r.headers[0].1, &want[15..]);
     }
 }

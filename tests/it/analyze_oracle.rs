@@ -284,3 +284,144 @@ fn parquet_tables_read_back_by_duckdb_equal_the_json_report() {
     assert!(close(sql[0].as_f64().unwrap(), (0..6).map(cost).sum()));
     assert_eq!((sql[2].as_u64(), sql[3].as_u64()), (Some(3), Some(1)));
 }
+
+/// The figures of the three `analyze` report snapshots (`analyze_report::sample`), from
+/// the scenario and by hand: which polls there are and which one repeated a result, the
+/// jobs' timing (requests 10 s apart), and every summary figure recomputed from the
+/// per-request token counts at list prices. The per-request token counts themselves are
+/// the cache simulation's (checked against hand computations in `analyze::cache`'s unit
+/// tests); the snapshots keep the layout.
+#[test]
+fn analyze_snapshot_figures_follow_from_the_scenario_and_the_request_rows() {
+    use agentwire::report::{analyze::render, Format};
+    let v: Value =
+        serde_json::from_str(&render(&crate::analyze_report::analysis(), Format::Json)).unwrap();
+    let s = &v["summary"];
+    let rq = v["requests"].as_array().unwrap();
+    assert_eq!(rq.len(), 7);
+    let tok = |k: usize, f: &str| rq[k]["tokens"][f].as_u64().unwrap();
+    let all = |k: usize| {
+        ["uncached", "read", "write_5m", "write_1h", "output"]
+            .iter()
+            .map(|f| tok(k, f))
+            .sum::<u64>()
+    };
+    let usd = |k: usize| {
+        (tok(k, "uncached") as f64 * PRICE.0
+            + tok(k, "write_5m") as f64 * PRICE.1
+            + tok(k, "read") as f64 * PRICE.2
+            + tok(k, "output") as f64 * PRICE.3)
+            / 1e6
+    };
+    for (k, r) in rq.iter().enumerate() {
+        assert!(
+            close(r["cost_usd"].as_f64().unwrap(), usd(k)),
+            "request {k}"
+        );
+        assert_eq!(tok(k, "write_1h"), 0, "no 1 h breakpoint in the sample");
+    }
+    // Polls: p1, p2, p3 (same_call of get_status) and k1 (tail of t9's output file); p2
+    // repeated p1's `running`; k1's result came with t9's notification (request 6).
+    assert_eq!(
+        (s["polls"].as_u64(), s["redundant_polls"].as_u64()),
+        (Some(4), Some(1))
+    );
+    assert_eq!(
+        (
+            s["polls_while_pending"].as_u64(),
+            s["polls_after_notified"].as_u64()
+        ),
+        (Some(1), Some(0))
+    );
+    let ep = |k: usize, f: &str| v["episodes"][k][f].clone();
+    assert_eq!(ep(0, "calls"), json!(["p1", "p2", "p3"]));
+    assert_eq!(ep(0, "redundant_calls")[0]["call"], "p2");
+    assert_eq!(ep(1, "calls"), json!(["k1"]));
+    assert_eq!(ep(0, "mean_interval_s"), 10.0);
+    // A poll costs the request its result triggered: p1..p3 → requests 2..4, k1 → 6.
+    let polls = [2, 3, 4, 6];
+    assert_eq!(s["poll_tokens"], polls.iter().map(|&k| all(k)).sum::<u64>());
+    assert!(close(
+        s["poll_cost_usd"].as_f64().unwrap(),
+        polls.iter().map(|&k| usd(k)).sum()
+    ));
+    assert_eq!(
+        ep(0, "tokens")["read"],
+        tok(2, "read") + tok(3, "read") + tok(4, "read")
+    );
+    assert_eq!(s["wasted_tokens"], all(3));
+    assert!(close(s["wasted_cost_usd"].as_f64().unwrap(), usd(3)));
+    // Totals, hit rate (reads over all input), total cost.
+    let sum = |f: &str| (0..7).map(|k| tok(k, f)).sum::<u64>();
+    let input = sum("uncached") + sum("read") + sum("write_5m");
+    assert_eq!(s["input_tokens"], input);
+    assert_eq!(s["cache_read_tokens"], sum("read"));
+    assert_eq!(s["cache_write_tokens"], sum("write_5m"));
+    assert_eq!(s["output_tokens"], sum("output"));
+    assert!(close(
+        s["cache_hit_rate"].as_f64().unwrap(),
+        sum("read") as f64 / input as f64
+    ));
+    assert!(close(
+        s["total_cost_usd"].as_f64().unwrap(),
+        (0..7).map(usd).sum()
+    ));
+    // The only miss is the cold start: all of request 0's writes, at write minus read price.
+    let cold = &s["misses_by_cause"][0];
+    assert_eq!(
+        (cold["cause"].as_str(), cold["requests"].as_u64()),
+        (Some("cold_start"), Some(1))
+    );
+    assert_eq!(cold["tokens"], tok(0, "write_5m"));
+    assert!(close(
+        cold["cost_usd"].as_f64().unwrap(),
+        tok(0, "write_5m") as f64 * (PRICE.1 - PRICE.2) / 1e6
+    ));
+    assert_eq!(s["misses_by_cause"].as_array().unwrap().len(), 1);
+    assert_eq!(s["cache_miss_tokens"], 0, "cold starts are not counted");
+    // Jobs: j1 started by s0's result (request 1, 08:00:10), done in p3's result (request
+    // 4, 08:00:40): 30 s, 3 polls; t9 started by b0's result (request 5), failed with exit
+    // code 3 notified in request 6: 10 s, 1 poll.
+    let job = |k: usize| {
+        let j = &v["jobs"][k];
+        (
+            j["reference"].as_str().unwrap().to_string(),
+            j["state"].as_str().unwrap().to_string(),
+            j["exit_code"].as_i64(),
+            j["polls"].as_u64().unwrap(),
+            j["artifact"].as_str().unwrap().to_string(),
+        )
+    };
+    assert_eq!(
+        job(0),
+        (
+            "j1".into(),
+            "completed".into(),
+            None,
+            3,
+            "/out/r.txt".into()
+        )
+    );
+    assert_eq!(
+        job(1),
+        (
+            "t9".into(),
+            "failed".into(),
+            Some(3),
+            1,
+            "/tmp/t9.output".into()
+        )
+    );
+    assert_eq!(
+        (ep(0, "job_duration_s"), ep(1, "job_duration_s")),
+        (json!(30.0), json!(10.0))
+    );
+    assert_eq!(s["jobs_by_state"], json!({"completed": 1, "failed": 1}));
+    let d: Vec<&str> = v["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(d, ["keep", "investigate"]);
+}
