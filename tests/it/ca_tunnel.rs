@@ -127,24 +127,7 @@ fn echo(n: usize) -> (u16, std::thread::JoinHandle<()>) {
     (port, h)
 }
 
-/// Send `CONNECT target` and return the status code and the stream.
-fn connect(proxy: std::net::SocketAddr, target: &str) -> (u16, std::net::TcpStream) {
-    let mut s = std::net::TcpStream::connect(proxy).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
-    s.write_all(format!("CONNECT {target} HTTP/1.1\r\nhost: {target}\r\n\r\n").as_bytes())
-        .unwrap();
-    let mut head = Vec::new();
-    let mut b = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") && s.read(&mut b).unwrap_or(0) == 1 {
-        head.push(b[0]);
-    }
-    let code = String::from_utf8_lossy(&head)
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (code, s)
-}
+use crate::connect::connect;
 
 #[test]
 fn tunnel_others_passes_other_hosts_through_and_without_it_they_are_refused() {

@@ -26,7 +26,7 @@ async fn proxy(tunnel_others: bool) -> (TestServer, Arc<CertificateAuthority>) {
 }
 
 /// Send a CONNECT and return the status line's code and the open stream.
-fn connect(addr: std::net::SocketAddr, target: &str) -> (u16, std::net::TcpStream) {
+pub(crate) fn connect(addr: std::net::SocketAddr, target: &str) -> (u16, std::net::TcpStream) {
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
     s.write_all(format!("CONNECT {target} HTTP/1.1\r\nhost: {target}\r\n\r\n").as_bytes())
