@@ -756,4 +756,39 @@ mod tests {
         let r = exchange(&x).unwrap().response.unwrap();
         assert_eq!(r.headers[0].1, &want[15..]);
     }
+
+    /// A recording context keeps what identifies the run (CLI, version, plain options,
+    /// plain environment values, host) and hides the secrets in it: a secret option's
+    /// value, a secret environment variable, URL userinfo. Fingerprints by `sha256sum`:
+    /// `ab` fb8e20fc, `s3cret` 1ec1c26b, `u:pw` aa12c3c4 (the whole userinfo).
+    #[test]
+    fn a_recording_context_keeps_the_run_and_hides_its_secrets() {
+        let mut c = Context::new();
+        c.cli = Some("claude-code".into());
+        c.command = ["claude", "--api-key", "ab", "--model=opus"]
+            .map(String::from)
+            .to_vec();
+        c.env.insert("HOME".into(), "/root".into());
+        c.env.insert("MY_TOKEN".into(), "s3cret".into());
+        c.base_url = Some("http://u:pw@127.0.0.1:9/".into());
+        c.label = Some("nightly".into());
+        let r = context(&c);
+        assert_eq!(r.cli.as_deref(), Some("claude-code"));
+        assert_eq!(
+            r.command,
+            [
+                "claude",
+                "--api-key",
+                "[redacted fp=fb8e20fc]",
+                "--model=opus"
+            ]
+        );
+        assert_eq!(r.env["HOME"], "/root");
+        assert_eq!(r.env["MY_TOKEN"], "[redacted fp=1ec1c26b]");
+        assert_eq!(
+            r.base_url.as_deref(),
+            Some("http://[redacted fp=aa12c3c4]@127.0.0.1:9/")
+        );
+        assert_eq!(r.label.as_deref(), Some("nightly"));
+    }
 }
