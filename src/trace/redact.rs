@@ -725,6 +725,11 @@ mod tests {
             }),
             notes: Default::default(),
         };
+        let mut clean = clean;
+        clean.notes.insert(
+            "phase".into(),
+            serde_json::json!({"step": "start", "n": [1, "two"]}),
+        );
         assert!(exchange(&clean).is_none());
         let want = "GET /x?api_key=[redacted fp=601488f1]";
         let mut x = clean.clone();
