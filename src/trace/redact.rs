@@ -739,6 +739,10 @@ mod tests {
         x.notes
             .insert("upstream".into(), serde_json::json!("GET /x?api_key=QK9"));
         assert_eq!(exchange(&x).unwrap().notes["upstream"], want);
+        let mut x = clean.clone();
+        x.notes
+            .insert("calls".into(), serde_json::json!([1, "GET /x?api_key=QK9"]));
+        assert_eq!(exchange(&x).unwrap().notes["calls"][1], want);
         // The request target, the source's upstream and server URLs, a response header.
         let mut x = clean.clone();
         x.request.target = "/x?api_key=QK9".into();
