@@ -692,6 +692,12 @@ mod tests {
             String::from_utf8(raw_head(raw)).unwrap(),
             "POST /v1/messages?api_key=[redacted fp=64f03c4a] HTTP/1.1\r\nHost: a\r\nx-api-key: [redacted fp=5f575b6a]\r\n\r\nbody token=t [redacted sk-ant-api03 fp=bc14eb2e]"
         );
+        // The request line is never read as a header line, even with a colon in it
+        // (`abc` ba7816bf).
+        assert_eq!(
+            String::from_utf8(raw_head(b"GET /cb?token:abc HTTP/1.1\r\n\r\n")).unwrap(),
+            "GET /cb?token:[redacted fp=ba7816bf] HTTP/1.1\r\n\r\n"
+        );
         // A head with bare LF line ends ends at the first blank line too (`q` 8e35c2cd,
         // `s` 043a7187).
         assert_eq!(
