@@ -819,6 +819,12 @@ mod tests {
             String::from_utf8(raw_head(raw)).unwrap(),
             "POST /v1/messages?api_key=[redacted fp=64f03c4a] HTTP/1.1\r\nHost: a\r\nx-api-key: [redacted fp=5f575b6a]\r\n\r\nbody token=t [redacted sk-ant-api03 fp=bc14eb2e]"
         );
+        // The request line is never read as a header line, even with a colon in it
+        // (`abc` ba7816bf).
+        assert_eq!(
+            String::from_utf8(raw_head(b"GET /cb?token:abc HTTP/1.1\r\n\r\n")).unwrap(),
+            "GET /cb?token:[redacted fp=ba7816bf] HTTP/1.1\r\n\r\n"
+        );
         // A head with bare LF line ends ends at the first blank line too (`q` 8e35c2cd,
         // `s` 043a7187).
         assert_eq!(
@@ -852,6 +858,11 @@ mod tests {
             }),
             notes: Default::default(),
         };
+        let mut clean = clean;
+        clean.notes.insert(
+            "phase".into(),
+            serde_json::json!({"step": "start", "n": [1, "two"]}),
+        );
         assert!(exchange(&clean).is_none());
         let want = "GET /x?api_key=[redacted fp=601488f1]";
         let mut x = clean.clone();
@@ -861,6 +872,10 @@ mod tests {
         x.notes
             .insert("upstream".into(), serde_json::json!("GET /x?api_key=QK9"));
         assert_eq!(exchange(&x).unwrap().notes["upstream"], want);
+        let mut x = clean.clone();
+        x.notes
+            .insert("calls".into(), serde_json::json!([1, "GET /x?api_key=QK9"]));
+        assert_eq!(exchange(&x).unwrap().notes["calls"][1], want);
         // The request target, the source's upstream and server URLs, a response header.
         let mut x = clean.clone();
         x.request.target = "/x?api_key=QK9".into();
@@ -882,5 +897,40 @@ mod tests {
         });
         let r = exchange(&x).unwrap().response.unwrap();
         assert_eq!(r.headers[0].1, &want[15..]);
+    }
+
+    /// A recording context keeps what identifies the run (CLI, version, plain options,
+    /// plain environment values, host) and hides the secrets in it: a secret option's
+    /// value, a secret environment variable, URL userinfo. Fingerprints by `sha256sum`:
+    /// `ab` fb8e20fc, `s3cret` 1ec1c26b, `u:pw` aa12c3c4 (the whole userinfo).
+    #[test]
+    fn a_recording_context_keeps_the_run_and_hides_its_secrets() {
+        let mut c = Context::new();
+        c.cli = Some("claude-code".into());
+        c.command = ["claude", "--api-key", "ab", "--model=opus"]
+            .map(String::from)
+            .to_vec();
+        c.env.insert("HOME".into(), "/root".into());
+        c.env.insert("MY_TOKEN".into(), "s3cret".into());
+        c.base_url = Some("http://u:pw@127.0.0.1:9/".into());
+        c.label = Some("nightly".into());
+        let r = context(&c);
+        assert_eq!(r.cli.as_deref(), Some("claude-code"));
+        assert_eq!(
+            r.command,
+            [
+                "claude",
+                "--api-key",
+                "[redacted fp=fb8e20fc]",
+                "--model=opus"
+            ]
+        );
+        assert_eq!(r.env["HOME"], "/root");
+        assert_eq!(r.env["MY_TOKEN"], "[redacted fp=1ec1c26b]");
+        assert_eq!(
+            r.base_url.as_deref(),
+            Some("http://[redacted fp=aa12c3c4]@127.0.0.1:9/")
+        );
+        assert_eq!(r.label.as_deref(), Some("nightly"));
     }
 }
