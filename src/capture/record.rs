@@ -344,6 +344,8 @@ pub async fn record(
     cmd.stdout(Stdio::from(out_file))
         .stderr(Stdio::from(err_file));
 
+    // Listen before the child runs: an interrupt from then on stops it and saves the trace.
+    let stop = interrupted();
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -352,7 +354,7 @@ pub async fn record(
         }
     };
     let pgid = child.id();
-    let (exit_code, timed_out) = wait_for(&mut child, cfg.timeout).await;
+    let (exit_code, timed_out) = wait_for(&mut child, cfg.timeout, stop).await;
     // The command and everything it started (background jobs) end with the recording.
     kill_group(pgid);
     let _ = child.kill().await;
@@ -475,14 +477,18 @@ fn run_env(
 
 /// Wait for the recorded command until it exits, `timeout` passes (`timed_out`), or
 /// agentwire is interrupted; returns (exit code, timed out).
-async fn wait_for(child: &mut tokio::process::Child, timeout: Duration) -> (Option<i32>, bool) {
+async fn wait_for(
+    child: &mut tokio::process::Child,
+    timeout: Duration,
+    stop: impl std::future::Future<Output = ()>,
+) -> (Option<i32>, bool) {
     tokio::select! {
         r = tokio::time::timeout(timeout, child.wait()) => match r {
             Ok(Ok(status)) => (status.code(), false),
             Ok(Err(_)) => (None, false),
             Err(_) => (None, true),
         },
-        _ = interrupted() => {
+        _ = stop => {
             eprintln!("agentwire: interrupted; stopping the recorded command and saving the trace");
             (None, false)
         }
@@ -540,26 +546,35 @@ fn kill_group(pgid: Option<u32>) {
     let _ = pgid;
 }
 
-/// Resolves on SIGINT or SIGTERM.
-pub async fn interrupted() {
+/// Listen for SIGINT and SIGTERM from now on; the future resolves on either. The handlers
+/// are installed when this is called, not when the future is first polled: a signal that
+/// arrives in between (a test or supervisor stopping a server right after it announced
+/// itself) would otherwise meet the default action and end the process without saving
+/// the trace. Call it inside a tokio runtime, before announcing readiness.
+pub fn interrupted() -> impl std::future::Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match (
+        let pair = (
             signal(SignalKind::interrupt()),
             signal(SignalKind::terminate()),
-        ) {
-            (Ok(mut i), Ok(mut t)) => {
-                tokio::select! {
-                    _ = i.recv() => {}
-                    _ = t.recv() => {}
+        );
+        async move {
+            match pair {
+                (Ok(mut i), Ok(mut t)) => {
+                    tokio::select! {
+                        _ = i.recv() => {}
+                        _ = t.recv() => {}
+                    }
                 }
+                _ => std::future::pending::<()>().await,
             }
-            _ => std::future::pending::<()>().await,
         }
     }
     #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 /// The system CA bundle (when there is one) plus agentwire's CA, for `SSL_CERT_FILE`.

@@ -50,6 +50,9 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
         let listener = server::bind(&config.addr).await?;
         let writer = live_trace(&a.output, a.force, &context)?;
         let srv = server::start_on(listener, config, writer).await?;
+        // Signal handlers first: a stop right after the URL is announced must shut down
+        // cleanly and save what was recorded.
+        let stop = agentwire::capture::record::interrupted();
         // The base URL is the first line on stdout (on stderr when stdout is the trace).
         summary(&format!("{}\n", srv.base_url()), &a.output)?;
         if intercepting {
@@ -69,7 +72,7 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
             );
         }
         let reader_gone = tokio::select! {
-            _ = wait_for_signal() => false,
+            _ = stop => false,
             _ = srv.output_closed() => true,
         };
         let s = srv.shutdown().await?;
@@ -107,18 +110,4 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
         }
         Ok(code)
     })
-}
-
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = signal(SignalKind::terminate()).expect("install SIGTERM handler");
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
 }

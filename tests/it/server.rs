@@ -537,3 +537,32 @@ async fn unparseable_requests_are_recorded_raw() {
     assert_eq!(bad, sent);
     assert_eq!(t.exchanges[0].request.method, "GARBAGE");
 }
+
+/// Found by the full suite in a clean clone (`ca_tunnel::tunnel_others_…` failed under
+/// load): `serve` announced its URL before it installed its SIGTERM/SIGINT handlers, so a
+/// stop right after the announcement met the default action — the process died by the
+/// signal and the exchange it had already answered was never written. Every stop right
+/// after an answered request now exits 0 with that exchange in the trace.
+#[test]
+fn a_stop_right_after_the_announcement_saves_what_was_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..10 {
+        let trace = dir.path().join(format!("t{i}.jsonl"));
+        let serve = crate::common::ServeProcess::start(&["-o", trace.to_str().unwrap()], &[]);
+        let reply = crate::common::raw_exchange(
+            serve.addr(),
+            b"GET /v1/models HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+            Duration::from_secs(5),
+        );
+        assert!(
+            reply.starts_with(b"HTTP/1.1 200"),
+            "{}",
+            String::from_utf8_lossy(&reply)
+        );
+        let (code, printed) = serve.stop();
+        assert_eq!(code, Some(0), "run {i}: not a clean exit\n{printed}");
+        let t = agentwire::trace::Trace::open(&trace).unwrap();
+        assert_eq!(t.exchanges.len(), 1, "run {i}: {printed}");
+        assert_eq!(t.exchanges[0].request.target, "/v1/models");
+    }
+}
