@@ -419,9 +419,10 @@ pub struct ReportDiffArgs {
     /// Keep the traces recorded for CLI-spec inputs in DIR.
     #[arg(long, value_name = "DIR")]
     pub record_dir: Option<PathBuf>,
-    /// Route for inputs given as CLI specs (see `record --route`).
-    #[arg(long, value_enum, default_value = "first-party")]
-    pub route: RouteArg,
+    /// Route for inputs given as CLI specs (see `record --route`; default first-party).
+    /// Ignored, with a warning, when no input is a CLI spec.
+    #[arg(long, value_enum)]
+    pub route: Option<RouteArg>,
     #[command(flatten)]
     pub out: DocOutputArgs,
 }
@@ -858,9 +859,10 @@ pub struct DiffArgs {
     /// Overwrite traces already in --record-dir.
     #[arg(long, requires = "record_dir")]
     pub force: bool,
-    /// Route for inputs given as CLI specs (see `record --route`).
-    #[arg(long, value_enum, default_value = "first-party")]
-    pub route: RouteArg,
+    /// Route for inputs given as CLI specs (see `record --route`; default first-party).
+    /// Ignored, with a warning, when no input is a CLI spec.
+    #[arg(long, value_enum)]
+    pub route: Option<RouteArg>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,

@@ -36,6 +36,7 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
         }
         _ => anyhow::bail!("give two inputs A B, or --within TRACE"),
     };
+    recorder.warn_unused_route();
     report.apply_gates(&gates);
     out(&report::diff::render(
         &report,
@@ -70,6 +71,10 @@ pub(super) struct RecordResolver {
     route: RouteArg,
     /// The traces are kept (--record-dir): existing ones need --force.
     keep: bool,
+    /// `--route` was given (it only applies to CLI specs).
+    route_given: bool,
+    /// A CLI spec was recorded.
+    used: std::cell::Cell<bool>,
     force: bool,
     _temp: Option<tempfile::TempDir>,
 }
@@ -78,7 +83,7 @@ impl RecordResolver {
     pub(super) fn new(
         env: &[String],
         record_dir: Option<&std::path::Path>,
-        route: RouteArg,
+        route: Option<RouteArg>,
         force: bool,
     ) -> Result<Self> {
         use agentwire::capture::record::parse_env;
@@ -100,7 +105,9 @@ impl RecordResolver {
         Ok(RecordResolver {
             env,
             dir,
-            route,
+            route: route.unwrap_or(RouteArg::FirstParty),
+            route_given: route.is_some(),
+            used: std::cell::Cell::new(false),
             keep: temp.is_none(),
             force,
             _temp: temp,
@@ -109,6 +116,7 @@ impl RecordResolver {
 
     fn record(&self, input: &str, spec: agentwire::capture::npm::CliSpec) -> Result<Trace> {
         use agentwire::capture::record::{self, RecordConfig, Target};
+        self.used.set(true);
         let name: String = input
             .chars()
             .map(|c| {
@@ -153,6 +161,15 @@ impl RecordResolver {
             );
         }
         Ok(Trace::open(&output)?)
+    }
+}
+
+impl RecordResolver {
+    /// Say so when `--route` was given but no input was a CLI spec to record with it.
+    pub(super) fn warn_unused_route(&self) {
+        if self.route_given && !self.used.get() {
+            super::warn("--route applies to inputs given as CLI specs (claude-code@VERSION) only; no input was one, so it was ignored");
+        }
     }
 }
 

@@ -32,6 +32,7 @@ fn diff(a: ReportDiffArgs) -> Result<ExitCode> {
     let rb = super::resolve_input(&a.b, &resolvers)?;
     let mode = if a.all { Mode::All } else { Mode::First };
     let d = diff::diff_inputs(&ra, &rb, mode, &norm)?;
+    recorder.warn_unused_route();
     let opts = report::diff_page::Options {
         max_line: a.out.max_line.map(|n| n as usize),
     };

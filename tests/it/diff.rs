@@ -675,3 +675,47 @@ fn within_keeps_main_and_subagent_threads_apart() {
     );
     assert!(r.comparisons.iter().all(|c| c.tools.identical));
 }
+
+/// Reported by a new user: `report diff a.jsonl capture.pcap --route base-url` ignored
+/// `--route` (it only applies to CLI specs) without a word. With two files it is named as
+/// ignored on stderr; the report and the exit code are what they are without it, and
+/// without `--route` nothing is said.
+#[test]
+fn route_with_no_cli_spec_is_named_as_ignored() {
+    let t = crate::common::repo().join("captures/sample-session.jsonl");
+    let t = t.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("r.md");
+    for (args, warned) in [
+        (vec!["diff", t, t, "--route", "base-url"], true),
+        (vec!["diff", t, t], false),
+        (
+            vec![
+                "report",
+                "diff",
+                t,
+                t,
+                "--route",
+                "first-party",
+                "-o",
+                md.to_str().unwrap(),
+            ],
+            true,
+        ),
+    ] {
+        let o = Command::new(bin()).args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            err.contains("--route applies to inputs given as CLI specs"),
+            warned,
+            "{args:?}: {err}"
+        );
+    }
+    let plain = Command::new(bin()).args(["diff", t, t]).output().unwrap();
+    let routed = Command::new(bin())
+        .args(["diff", t, t, "--route", "base-url"])
+        .output()
+        .unwrap();
+    assert_eq!(plain.stdout, routed.stdout, "the report does not change");
+}
