@@ -43,16 +43,19 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
     let mut w = TraceSink::new(live_trace(&a.output, a.force, &Context::new())?, 2);
     let stop = Arc::new(AtomicBool::new(false));
     {
+        // The one signal listener (SIGINT and SIGTERM), installed before the capture is
+        // announced; a thread waits on it and tells the capture loop to stop.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let signalled = {
+            let _in_runtime = rt.enter();
+            agentwire::capture::record::interrupted()
+        };
         let stop = stop.clone();
         std::thread::spawn(move || {
-            if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
-                if rt.block_on(tokio::signal::ctrl_c()).is_ok() {
-                    stop.store(true, Ordering::Relaxed);
-                }
-            }
+            rt.block_on(signalled);
+            stop.store(true, Ordering::Relaxed);
         });
     }
     let pb = progress_spinner();

@@ -22,7 +22,11 @@ pub(super) fn export(a: ExportArgs) -> Result<ExitCode> {
     let file = AtomicFile::create(&a.output, a.force)?;
     let (n, code, file) = write_har(&a, file)?;
     file.commit()?;
-    eprintln!("wrote {n} entries to {}", a.output.display());
+    eprintln!(
+        "wrote {} to {}",
+        agentwire::report::count_irregular(n as u64, "HAR entry", "HAR entries"),
+        a.output.display()
+    );
     Ok(code)
 }
 

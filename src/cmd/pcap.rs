@@ -29,7 +29,11 @@ pub(super) fn write_ready(ex: &mut Extractor, w: &mut TraceSink) -> Result<()> {
 
 pub(super) fn progress_message(ex: &Extractor) -> String {
     let s = ex.summary();
-    format!("{} packets, {} exchanges", s.packets, s.exchanges)
+    format!(
+        "{}, {}",
+        report::count(s.packets, "packet"),
+        report::count(s.exchanges, "exchange")
+    )
 }
 
 /// End of input (files or a live capture): release the exchanges still held, complete
@@ -46,7 +50,11 @@ pub(super) fn finish(
     w.write(rest)?;
     w.finish()?;
     summary_out(&report::capture::render(&summary, f.format.into()), output)?;
-    eprintln!("wrote {} exchanges to {}", summary.exchanges, shown(output));
+    eprintln!(
+        "wrote {} to {}",
+        report::count(summary.exchanges, "exchange"),
+        shown(output)
+    );
     let skipped = pcap::link::skipped_warnings(&summary.unknown_link_types);
     for p in &skipped {
         super::warn(p);

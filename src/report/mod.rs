@@ -213,11 +213,14 @@ pub fn printable(s: &str) -> String {
 /// `n` and a noun, singular for one (`1 exchange`, `2 exchanges`, `0 exchanges`); the
 /// plural is the noun with `s`.
 pub fn count(n: impl Into<u64>, noun: &str) -> String {
-    let n = n.into();
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
+    count_irregular(n, noun, &format!("{noun}s"))
+}
+
+/// [`count`] for a noun whose plural is not the noun with `s` (`entry`, `entries`).
+pub fn count_irregular(n: impl Into<u64>, singular: &str, plural: &str) -> String {
+    match n.into() {
+        1 => format!("1 {singular}"),
+        n => format!("{n} {plural}"),
     }
 }
 
@@ -296,6 +299,11 @@ mod tests {
         assert_eq!(super::count(1u64, "exchange"), "1 exchange");
         assert_eq!(super::count(0u64, "exchange"), "0 exchanges");
         assert_eq!(super::count(12u64, "tool"), "12 tools");
+        assert_eq!(super::count_irregular(1u64, "entry", "entries"), "1 entry");
+        assert_eq!(
+            super::count_irregular(7u64, "entry", "entries"),
+            "7 entries"
+        );
     }
 
     /// Reported by an adversarial tester: `show`, `diff` and `analyze --format md`

@@ -12,6 +12,32 @@ use super::Body;
 /// (see [`super::redact`]). On disk: `[["name","value"],...]`.
 pub type Headers = Vec<(String, String)>;
 
+/// A request-only exchange (id 0, server source, started at the Unix epoch), for tests.
+#[cfg(test)]
+pub(crate) fn test_exchange(
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Exchange {
+    Exchange {
+        id: 0,
+        started_at: chrono::DateTime::UNIX_EPOCH,
+        ended_at: None,
+        source: Source::new(SourceKind::Server),
+        request: HttpRequest {
+            method: method.into(),
+            target: target.into(),
+            version: "HTTP/1.1".into(),
+            headers: test_headers(headers),
+            body: crate::trace::Body::new(body.to_vec()),
+        },
+        response: None,
+        error: None,
+        notes: Default::default(),
+    }
+}
+
 /// Headers from `(name, value)` pairs, for tests.
 #[cfg(test)]
 pub(crate) fn test_headers(pairs: &[(&str, &str)]) -> Headers {

@@ -263,22 +263,12 @@ mod tests {
     /// target and the import kept only a path.
     #[test]
     fn connect_tunnels_keep_their_authority_through_har() {
-        let x = Exchange {
-            id: 0,
-            started_at: chrono::DateTime::UNIX_EPOCH,
-            ended_at: None,
-            source: Source::new(SourceKind::Server),
-            request: HttpRequest {
-                method: "CONNECT".into(),
-                target: "api.anthropic.com:443".into(),
-                version: "HTTP/1.1".into(),
-                headers: vec![("host".into(), "api.anthropic.com:443".into())],
-                body: Body::new(Vec::new()),
-            },
-            response: None,
-            error: None,
-            notes: Default::default(),
-        };
+        let x = crate::trace::test_exchange(
+            "CONNECT",
+            "api.anthropic.com:443",
+            &[("host", "api.anthropic.com:443")],
+            b"",
+        );
         let mut w = HarWriter::new(Vec::new(), "http://127.0.0.1:9").unwrap();
         w.write(&x).unwrap();
         let (_, out) = w.finish().unwrap();

@@ -22,12 +22,12 @@ pub mod redact;
 mod writer;
 
 pub use body::Body;
-#[cfg(test)]
-pub(crate) use exchange::test_headers;
 pub use exchange::{
     header_value, origin_form, Context, Exchange, ExchangeError, Headers, HttpRequest,
     HttpResponse, Source, SourceKind,
 };
+#[cfg(test)]
+pub(crate) use exchange::{test_exchange, test_headers};
 pub use input::{open_input, InputOptions, TraceInput};
 pub use mcp::McpRecord;
 pub use reader::{ReadProblem, Record, Trace, TraceReader};

@@ -476,24 +476,13 @@ impl Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{Body, HttpRequest, Source, SourceKind, TraceWriter};
+    use crate::trace::TraceWriter;
 
     fn exchange(id: u64, body: &[u8]) -> Exchange {
         Exchange {
             id,
             started_at: chrono::Utc::now(),
-            ended_at: None,
-            source: Source::new(SourceKind::Server),
-            request: HttpRequest {
-                method: "POST".into(),
-                target: "/v1/messages".into(),
-                version: "HTTP/1.1".into(),
-                headers: vec![],
-                body: Body::new(body.to_vec()),
-            },
-            response: None,
-            error: None,
-            notes: Default::default(),
+            ..crate::trace::test_exchange("POST", "/v1/messages", &[], body)
         }
     }
 

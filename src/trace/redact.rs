@@ -691,23 +691,7 @@ mod tests {
     /// in `request.method`.
     #[test]
     fn a_secret_sent_as_the_method_is_redacted() {
-        use crate::trace::{Body, HttpRequest, Source, SourceKind};
-        let x = Exchange {
-            id: 0,
-            started_at: chrono::DateTime::UNIX_EPOCH,
-            ended_at: None,
-            source: Source::new(SourceKind::Server),
-            request: HttpRequest {
-                method: KEY.into(),
-                target: "/v1/messages".into(),
-                version: "HTTP/1.1".into(),
-                headers: vec![],
-                body: Body::new(Vec::new()),
-            },
-            response: None,
-            error: None,
-            notes: Default::default(),
-        };
+        let x = crate::trace::test_exchange(KEY, "/v1/messages", &[], b"");
         let y = exchange(&x).expect("the method is dirty");
         assert!(
             !y.request.method.contains(&KEY[12..]),
@@ -838,27 +822,13 @@ mod tests {
     /// `printf QK9 | sha256sum` = 601488f1.
     #[test]
     fn an_exchange_is_redacted_when_only_its_error_or_only_a_note_holds_a_secret() {
-        use crate::trace::{Body, ExchangeError, HttpRequest, Source, SourceKind};
-        let clean = Exchange {
-            id: 0,
-            started_at: chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
-            ended_at: None,
-            source: Source::new(SourceKind::Server),
-            request: HttpRequest {
-                method: "POST".into(),
-                target: "/v1/messages".into(),
-                version: "HTTP/1.1".into(),
-                headers: vec![("host".into(), "a".into())],
-                body: Body::new(b"{}".to_vec()),
-            },
-            response: None,
-            error: Some(ExchangeError {
-                kind: "upstream_error".into(),
-                message: "connection refused".into(),
-            }),
-            notes: Default::default(),
-        };
-        let mut clean = clean;
+        use crate::trace::{Body, ExchangeError};
+        let mut clean =
+            crate::trace::test_exchange("POST", "/v1/messages", &[("host", "a")], b"{}");
+        clean.error = Some(ExchangeError {
+            kind: "upstream_error".into(),
+            message: "connection refused".into(),
+        });
         clean.notes.insert(
             "phase".into(),
             serde_json::json!({"step": "start", "n": [1, "two"]}),

@@ -121,3 +121,38 @@ async fn live_capture_on_loopback_matches_the_server_trace() {
     assert!(live.exchanges.iter().all(|x| x.error.is_none()));
     crate::common::assert_no_key(&out);
 }
+
+/// Found reviewing the signal fix: `capture` listened for Ctrl-C only, from a thread that
+/// installed its handler whenever it got to run, so SIGTERM (a supervisor, `kill`, a
+/// timeout) ended it by the default action: no summary, exchanges still queued for the
+/// writer lost. It now shares `serve`'s listener, installed before the announcement.
+#[test]
+fn sigterm_stops_a_live_capture_cleanly() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: live capture needs root (CI runs as root)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("live.jsonl");
+    let mut child = Command::new(bin())
+        .args(["capture", "--iface", "lo", "-o"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Stop it as soon as it says it is capturing.
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while err.read_line(&mut line).unwrap() > 0 && !line.contains("capturing on lo") {
+        line.clear();
+    }
+    crate::common::signal(child.id(), libc::SIGTERM);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "ended by the signal, not by itself");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert!(rest.contains("wrote 0 exchanges"), "{rest}");
+    assert!(Trace::open(&out).unwrap().exchanges.is_empty());
+}
