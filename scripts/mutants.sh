@@ -22,7 +22,7 @@ sse       | src/api/sse.rs                             | --lib
 tools     | src/api/tools.rs                           | --lib
 redact    | src/trace/redact.rs                        | --lib
 normalize | src/api/normalize/*.rs                     | --lib
-replay    | src/capture/resend.rs                      | --lib
+replay    | src/capture/resend/*.rs                    | --lib
 '
 
 command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants@27.1.0

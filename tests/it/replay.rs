@@ -290,3 +290,72 @@ async fn recorded_timing_is_reproduced_and_replay_client_finds_no_difference() {
     assert_eq!(v["differing"], 0);
     srv.finish().await;
 }
+
+/// A recording from packets keeps header names as they were on the wire (`Connection`,
+/// `Transfer-Encoding`). The replay server frames its own answer: the recorded framing
+/// headers, whatever their case, are not sent again (a recorded `Connection: close`
+/// would end every kept-alive connection after one answer), and the body arrives whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replayed_answers_drop_recorded_framing_headers_whatever_their_case() {
+    let body = r#"{"model":"m","messages":[{"role":"user","content":"q"}]}"#;
+    let answer = r#"{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}"#;
+    let mut x = agentwire::trace::Exchange {
+        id: 0,
+        started_at: chrono::Utc::now(),
+        ended_at: None,
+        source: agentwire::trace::Source::new(agentwire::trace::SourceKind::Pcap),
+        request: agentwire::trace::HttpRequest {
+            method: "POST".into(),
+            target: "/v1/messages".into(),
+            version: "HTTP/1.1".into(),
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body: agentwire::trace::Body::new(body.as_bytes().to_vec()),
+        },
+        response: None,
+        error: None,
+        notes: Default::default(),
+    };
+    x.response = Some(agentwire::trace::HttpResponse {
+        status: 200,
+        version: "HTTP/1.1".into(),
+        headers: vec![
+            ("Content-Type".into(), "application/json".into()),
+            ("Connection".into(), "close".into()),
+            ("Content-Length".into(), "7".into()),
+            ("Request-Id".into(), "req_recorded".into()),
+        ],
+        body: agentwire::trace::Body::new(answer.as_bytes().to_vec()),
+        chunks: Vec::new(),
+        first_byte_at: None,
+    });
+    let replay = Replay::from_trace(
+        Trace {
+            exchanges: vec![x],
+            ..Default::default()
+        },
+        Timing::None,
+    );
+    let srv = TestServer::start(ServerConfig {
+        mode: Mode::Replay(Arc::new(replay)),
+        ..Default::default()
+    })
+    .await;
+    let r = reqwest::Client::new()
+        .post(srv.url("/v1/messages"))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let h = r.headers().clone();
+    assert_eq!(h.get("connection"), None, "{h:?}");
+    let lengths: Vec<_> = h.get_all("content-length").iter().collect();
+    assert!(
+        lengths.len() <= 1 && !lengths.iter().any(|v| *v == "7"),
+        "{h:?}"
+    );
+    let ids: Vec<_> = h.get_all("request-id").iter().collect();
+    assert_eq!(ids, ["req_recorded"], "the recorded request id, once");
+    assert_eq!(r.text().await.unwrap(), answer, "the whole recorded body");
+    srv.finish().await;
+}

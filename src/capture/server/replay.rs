@@ -24,7 +24,7 @@ use super::draft::{Draft, RecordingStream};
 use super::handler::error_response;
 use crate::api::normalize::{Hits, Normalizer};
 use crate::api::{request_body, BlockKind, MessagesRequest};
-use crate::trace::Headers;
+use crate::trace::{header_value, Headers};
 use crate::trace::{Exchange, Trace, TraceError};
 
 /// How recorded timing is reproduced.
@@ -309,15 +309,16 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
     let mut headers: Headers = resp
         .headers
         .iter()
+        // Recorded names keep their wire case (`Content-Length` from a packet capture):
+        // the framing of the new response is hyper's.
         .filter(|(k, _)| {
-            !matches!(
-                k.as_str(),
-                "content-length" | "transfer-encoding" | "connection"
-            )
+            !["content-length", "transfer-encoding", "connection"]
+                .iter()
+                .any(|n| k.eq_ignore_ascii_case(n))
         })
         .cloned()
         .collect();
-    if !headers.iter().any(|(k, _)| k == "request-id") {
+    if header_value(&headers, "request-id").is_none() {
         headers.push(("request-id".into(), rid.clone()));
     }
     let mut builder = Response::builder().status(resp.status);

@@ -1,0 +1,240 @@
+//! The replay client: re-send a trace's recorded requests to a URL (a gateway, a proxy,
+//! another agentwire), with bounded concurrency and an optional rate, and report status
+//! codes, latency percentiles and, optionally, how the new responses differ from the
+//! recorded ones.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::sync::Semaphore;
+
+use crate::api::decode_body;
+use crate::trace::redact::is_marker;
+use crate::trace::{origin_form, Body, Exchange, Trace};
+
+mod compare;
+pub use compare::compare_response;
+#[cfg(test)]
+mod tests;
+
+/// Errors of the replay client.
+#[derive(Debug, thiserror::Error)]
+pub enum ResendError {
+    #[error("{url:?} is not a base URL to send to: {reason}")]
+    BadUrl { url: String, reason: String },
+    #[error("the trace has no requests to send")]
+    Empty,
+}
+
+/// Replay-client settings.
+#[derive(Clone, Debug)]
+pub struct ResendConfig {
+    /// Base URL; each request's target is appended (`http://127.0.0.1:8080`).
+    pub to: String,
+    /// Requests in flight at once.
+    pub concurrency: usize,
+    /// Requests started per second at most (`None`: as fast as possible).
+    pub rate: Option<f64>,
+    /// Extra headers (e.g. a real API key, since traces only hold markers).
+    pub headers: Vec<(String, String)>,
+    /// Compare each new response with the recorded one.
+    pub compare: bool,
+}
+
+/// Result of re-sending one exchange.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    /// Recorded exchange id.
+    pub id: u64,
+    /// New status (`None`: transport error).
+    pub status: Option<u16>,
+    /// Latency to the last byte, in milliseconds.
+    pub latency_ms: f64,
+    /// Transport error, if any.
+    pub error: Option<String>,
+    /// Differences from the recorded response (with `compare`).
+    pub differences: Vec<String>,
+}
+
+/// Summary of a replay run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Requests sent.
+    pub requests: usize,
+    /// Count per status (`"error"` for transport errors).
+    pub statuses: BTreeMap<String, usize>,
+    /// Latency percentiles in milliseconds: p50, p90, p99, max.
+    pub latency_ms: [f64; 4],
+    /// Requests whose response differed from the recording (`None` without `compare`).
+    pub differing: Option<usize>,
+    /// Wall time in seconds.
+    pub seconds: f64,
+    /// Per-request outcomes, in trace order.
+    pub outcomes: Vec<Outcome>,
+}
+
+const SKIP: &[&str] = &[
+    "host",
+    "content-length",
+    "connection",
+    "transfer-encoding",
+    "accept-encoding",
+];
+
+/// Re-send every request of `trace` (in order of id) to `cfg.to`.
+pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<Summary, ResendError> {
+    let base = reqwest::Url::parse(&cfg.to).map_err(|e| ResendError::BadUrl {
+        url: cfg.to.clone(),
+        reason: e.to_string(),
+    })?;
+    let exchanges: Vec<Exchange> = trace
+        .exchanges
+        .iter()
+        // only requests that reached a handler: no CONNECT tunnels, nothing truncated or
+        // unparseable
+        .filter(|x| {
+            !x.request.body.truncated
+                && origin_form(&x.request.target).starts_with('/')
+                && !x.request.method.eq_ignore_ascii_case("CONNECT")
+        })
+        .cloned()
+        .collect();
+    if exchanges.is_empty() {
+        return Err(ResendError::Empty);
+    }
+    // No redirect is followed: a 3xx would carry the user's credentials (and, on 307/308,
+    // the recorded prompt) to another host or port. It is reported as the status it is.
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| ResendError::BadUrl {
+            url: cfg.to.clone(),
+            reason: e.to_string(),
+        })?;
+    let sem = Arc::new(Semaphore::new(cfg.concurrency.max(1)));
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for (i, x) in exchanges.into_iter().enumerate() {
+        if let Some(rate) = cfg.rate {
+            let at = start + Duration::from_secs_f64(i as f64 / rate);
+            tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+        }
+        let permit = sem.clone().acquire_owned().await.expect("semaphore open");
+        let (client, base, extra, compare) = (
+            client.clone(),
+            base.clone(),
+            cfg.headers.clone(),
+            cfg.compare,
+        );
+        tasks.push(tokio::spawn(async move {
+            let o = send_one(&client, &base, &x, &extra, compare).await;
+            drop(permit);
+            o
+        }));
+    }
+    let mut outcomes = Vec::new();
+    for t in tasks {
+        if let Ok(o) = t.await {
+            outcomes.push(o);
+        }
+    }
+    let mut lat: Vec<f64> = outcomes.iter().map(|o| o.latency_ms).collect();
+    lat.sort_by(f64::total_cmp);
+    let pct = |p: f64| {
+        lat.get(((lat.len() as f64 - 1.0) * p).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let mut statuses = BTreeMap::new();
+    for o in &outcomes {
+        let k = o.status.map_or("error".to_string(), |s| s.to_string());
+        *statuses.entry(k).or_insert(0) += 1;
+    }
+    Ok(Summary {
+        requests: outcomes.len(),
+        statuses,
+        latency_ms: [
+            pct(0.5),
+            pct(0.9),
+            pct(0.99),
+            lat.last().copied().unwrap_or(0.0),
+        ],
+        differing: cfg.compare.then(|| {
+            outcomes
+                .iter()
+                .filter(|o| !o.differences.is_empty())
+                .count()
+        }),
+        seconds: start.elapsed().as_secs_f64(),
+        outcomes,
+    })
+}
+
+async fn send_one(
+    client: &reqwest::Client,
+    base: &reqwest::Url,
+    x: &Exchange,
+    extra: &[(String, String)],
+    compare: bool,
+) -> Outcome {
+    let mut url = base.clone();
+    let target = origin_form(&x.request.target);
+    let (path, query) = target
+        .split_once('?')
+        .map_or((target, None), |(p, q)| (p, Some(q)));
+    url.set_path(&format!("{}{path}", base.path().trim_end_matches('/')));
+    url.set_query(query);
+    let method =
+        reqwest::Method::from_bytes(x.request.method.as_bytes()).unwrap_or(reqwest::Method::POST);
+    let mut req = client.request(method, url);
+    for (k, v) in &x.request.headers {
+        if !SKIP.contains(&k.to_ascii_lowercase().as_str()) && !is_marker(v) {
+            req = req.header(k, v);
+        }
+    }
+    for (k, v) in extra {
+        req = req.header(k, v);
+    }
+    let t = Instant::now();
+    let result = async {
+        let r = req.body(x.request.body.bytes.clone()).send().await?;
+        let status = r.status().as_u16();
+        let ct = r
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let headers: Vec<(String, String)> = r
+            .headers()
+            .iter()
+            .filter_map(|(k, v)| Some((k.to_string(), v.to_str().ok()?.to_string())))
+            .collect();
+        let wire = Body::new(r.bytes().await?.to_vec());
+        let body = decode_body(&headers, &wire).bytes.into_owned();
+        Ok::<_, reqwest::Error>((status, ct, body))
+    }
+    .await;
+    let latency_ms = t.elapsed().as_secs_f64() * 1e3;
+    match result {
+        Ok((status, ct, body)) => Outcome {
+            id: x.id,
+            status: Some(status),
+            latency_ms,
+            error: None,
+            differences: if compare {
+                compare_response(x, status, ct.as_deref(), &body)
+            } else {
+                Vec::new()
+            },
+        },
+        Err(e) => Outcome {
+            id: x.id,
+            status: None,
+            latency_ms,
+            error: Some(crate::trace::redact::redact_text(&super::error_chain(&e))),
+            differences: Vec::new(),
+        },
+    }
+}
