@@ -1,6 +1,7 @@
 //! The command glue: one file per subcommand (as `--help` lists them), converting parsed
 //! arguments into library calls and renderer output; shared helpers live here.
 
+mod alloc;
 mod analyze;
 mod ca;
 mod cache;
@@ -101,6 +102,7 @@ pub fn fail(e: &anyhow::Error) -> ExitCode {
 
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    alloc::tune();
     match cli.command {
         Command::Show(a) => show::show(a),
         Command::Serve(a) => serve::serve(a),

@@ -19,10 +19,9 @@
 mod prefix;
 mod rules;
 
-use std::hash::{DefaultHasher, Hash, Hasher};
-
 use serde::Serialize;
 use serde_json::Value;
+use xxhash_rust::xxh3::Xxh3;
 
 pub use prefix::BILLING_HEADER;
 pub use rules::{default_effort, strips_thinking, InvalidationRule, INVALIDATION_RULES};
@@ -119,13 +118,15 @@ pub struct Chain {
     pub messages_start: Option<usize>,
 }
 
-/// A stable 64-bit hash (SipHash with fixed keys).
+/// A stable 64-bit hash of a sequence of byte strings (XXH3, each part preceded by its
+/// length, so `["ab", "c"]` and `["a", "bc"]` differ). In-process only: never written.
 pub fn hash_of(parts: &[&[u8]]) -> u64 {
-    let mut h = DefaultHasher::new();
+    let mut h = Xxh3::new();
     for p in parts {
-        p.hash(&mut h);
+        h.update(&(p.len() as u64).to_le_bytes());
+        h.update(p);
     }
-    h.finish()
+    h.digest()
 }
 
 fn mix(a: u64, b: u64) -> u64 {
