@@ -154,20 +154,11 @@ impl CacheSim {
             breakpoints: bps.all.len(),
             reference: None,
             miss_tokens: 0,
-            billed_as: if w1 > 0 && w5 == 0 {
-                BilledAs::Write1h
-            } else {
-                BilledAs::Write5m
-            },
+            billed_as: BilledAs::Write5m,
             cause: None,
         };
         self.diagnose(r, &chain, &bps, &lookup, min_cacheable, &mut pred);
-        if matches!(
-            pred.cause,
-            Some(MissCause::NoBreakpoint | MissCause::BelowMinimum { .. })
-        ) {
-            pred.billed_as = BilledAs::Input;
-        }
+        pred.billed_as = BilledAs::of(pred.miss_tokens, w5, w1);
         self.remember(r, chain, &bps, lookup.hit);
         pred
     }
@@ -306,7 +297,9 @@ impl CacheSim {
             // prefix, or a conversation that just reached the minimum).
             pred.cause = Some(MissCause::ColdStart);
             pred.miss_tokens = written;
-        } else if pred.read == 0 && written == 0 && common > 0 {
+        } else if pred.read == 0 && common > 0 {
+            // (Nothing was written either: a write needs a cacheable breakpoint, and with
+            // one `cap` is positive, so a miss or a cold start was found above.)
             self.nothing_cacheable(chain, bps, common, min_cacheable, pred);
         }
     }
@@ -418,152 +411,4 @@ fn writes(chain: &Chain, bps: &Breakpoints, read_blocks: usize) -> (u64, u64) {
 }
 
 #[cfg(test)]
-mod tests {
-    //! The simulator on hand-made prefixes: every figure below is worked out by hand from
-    //! the blocks' token counts, the breakpoints and the times (minimum cacheable length
-    //! 1024 tokens throughout).
-
-    use super::*;
-    use crate::api::cache::PrefixBlock;
-
-    const MIN: u64 = 1024;
-
-    /// A block: `(content id, tokens, breakpoint)`; all in the messages region.
-    type B = (u64, u64, Option<Ttl>);
-
-    fn req(seq: usize, thread: usize, at_s: i64, blocks: &[B]) -> Request {
-        let blocks: Vec<PrefixBlock> = blocks
-            .iter()
-            .enumerate()
-            .map(|(i, &(hash, tokens, breakpoint))| PrefixBlock {
-                region: Region::Messages,
-                index: i,
-                hash,
-                tokens,
-                breakpoint,
-            })
-            .collect();
-        let prompt_tokens = blocks.iter().map(|b| b.tokens).sum();
-        Request {
-            seq,
-            trace: 0,
-            exchange: seq as u64,
-            session: 0,
-            thread,
-            turn: seq,
-            at: chrono::DateTime::from_timestamp(1_800_000_000 + at_s, 0).unwrap(),
-            cli_version: None,
-            model: "m".into(),
-            prefix: CachePrefix {
-                model: "m".into(),
-                blocks,
-                prompt_tokens,
-                ..CachePrefix::default()
-            },
-            prompt_tokens,
-            recorded: None,
-            synthesized: None,
-            output_estimate: 0,
-        }
-    }
-
-    const M5: Option<Ttl> = Some(Ttl::M5);
-    const H1: Option<Ttl> = Some(Ttl::H1);
-
-    /// A hit refreshes the entry it read: an entry written at 0 s and read at 240 s is
-    /// still live at 480 s (240 s after its last use), though 480 s > 5 min after it was
-    /// written. The read at 240 s writes nothing at the hit position (its breakpoint is
-    /// further on), so only the refresh keeps the entry alive.
-    #[test]
-    fn a_cache_hit_refreshes_the_entry() {
-        let mut sim = CacheSim::new(TtlMode::Auto);
-        // 0 s: blocks 1+2 = 2000 tokens, breakpoint on block 2: written.
-        let a = sim.observe(&req(0, 0, 0, &[(1, 1500, None), (2, 500, M5)]), MIN);
-        assert_eq!((a.read, a.write_5m, a.uncached), (0, 2000, 0));
-        assert_eq!(a.cause, Some(MissCause::ColdStart));
-        // 240 s: the conversation grew by block 3 (breakpoint there); the lookback finds
-        // the entry at block 2: 2000 read, 300 written.
-        let b = sim.observe(
-            &req(1, 0, 240, &[(1, 1500, None), (2, 500, None), (3, 300, M5)]),
-            MIN,
-        );
-        assert_eq!((b.read, b.write_5m, b.miss_tokens), (2000, 300, 0));
-        assert_eq!(b.cause, None);
-        // 480 s, another thread of the session: the same first two blocks, then its own
-        // block 4 with a breakpoint: it reads the refreshed entry at block 2.
-        let c = sim.observe(
-            &req(2, 1, 480, &[(1, 1500, None), (2, 500, None), (4, 100, M5)]),
-            MIN,
-        );
-        assert_eq!((c.read, c.write_5m, c.uncached), (2000, 100, 0));
-        assert_eq!(c.cause, None);
-        assert_eq!(
-            c.reference,
-            Some(1),
-            "the request sharing the longest prefix"
-        );
-    }
-
-    /// The same entry without the hit: at 301 s it expired (TTL 300 s after 0 s), and the
-    /// miss is explained as such with the gap and the TTL.
-    #[test]
-    fn an_entry_expires_one_ttl_after_its_last_use() {
-        let blocks: &[B] = &[(1, 1500, None), (2, 500, M5)];
-        let mut sim = CacheSim::new(TtlMode::Auto);
-        sim.observe(&req(0, 0, 0, blocks), MIN);
-        // exactly 300 s later: still live
-        let b = sim.observe(&req(1, 0, 300, blocks), MIN);
-        assert_eq!((b.read, b.write_5m), (2000, 0));
-        // 601 s: 301 s after the read at 300 s
-        let c = sim.observe(&req(2, 0, 601, blocks), MIN);
-        assert_eq!((c.read, c.write_5m, c.miss_tokens), (0, 2000, 2000));
-        assert_eq!(
-            c.cause,
-            Some(MissCause::TtlExpired {
-                gap_s: 301.0,
-                ttl_s: 300
-            })
-        );
-        assert_eq!(c.billed_as, BilledAs::Write5m);
-    }
-
-    /// `--ttl auto` keeps each breakpoint's own TTL: a `"ttl": "1h"` entry written at 0 s
-    /// is read at 30 min; the write is billed at the 1-hour rate. `--ttl 5m` treats the
-    /// same breakpoint as 5 minutes (expired at 30 min), `--ttl 1h` like auto.
-    #[test]
-    fn ttl_auto_keeps_a_breakpoints_one_hour_ttl() {
-        let blocks: &[B] = &[(1, 1500, None), (2, 500, H1)];
-        let run = |mode| {
-            let mut sim = CacheSim::new(mode);
-            let a = sim.observe(&req(0, 0, 0, blocks), MIN);
-            let b = sim.observe(&req(1, 0, 1800, blocks), MIN);
-            (a, b)
-        };
-        let (a, b) = run(TtlMode::Auto);
-        assert_eq!(
-            (a.write_5m, a.write_1h, a.billed_as),
-            (0, 2000, BilledAs::Write1h)
-        );
-        assert_eq!((b.read, b.write_1h, b.cause), (2000, 0, None));
-        let (a, b) = run(TtlMode::H1);
-        assert_eq!((a.write_1h, b.read), (2000, 2000));
-        let (a, b) = run(TtlMode::M5);
-        assert_eq!(
-            (a.write_5m, a.write_1h, a.billed_as),
-            (2000, 0, BilledAs::Write5m)
-        );
-        assert_eq!((b.read, b.write_5m, b.miss_tokens), (0, 2000, 2000));
-        assert_eq!(
-            b.cause,
-            Some(MissCause::TtlExpired {
-                gap_s: 1800.0,
-                ttl_s: 300
-            })
-        );
-        // Auto with a 5-minute breakpoint is 5 minutes, not 1 hour.
-        let mut sim = CacheSim::new(TtlMode::Auto);
-        sim.observe(&req(0, 0, 0, &[(1, 1500, None), (2, 500, M5)]), MIN);
-        let b = sim.observe(&req(1, 0, 1800, &[(1, 1500, None), (2, 500, M5)]), MIN);
-        assert_eq!(b.read, 0);
-    }
-}
+mod tests;

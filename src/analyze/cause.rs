@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::cache::LOOKBACK_BLOCKS;
 use crate::api::cache::{CachePrefix, Chain, Region};
+use crate::api::prices::ModelPrice;
 
 /// Why a request read less from the cache than its reference had cached.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -140,8 +141,51 @@ pub enum BilledAs {
     /// Written with the 1-hour TTL.
     #[serde(rename = "write_1h")]
     Write1h,
+    /// Partly 1 hour, partly 5 minutes: the request wrote both and missed more tokens than
+    /// it wrote at 1 hour. The API requires 1-hour breakpoints before 5-minute ones, so
+    /// the missed tokens (the earliest written) are the 1-hour writes first, the rest 5m.
+    #[serde(rename = "write_1h_5m")]
+    Write1h5m,
     /// Uncached input.
     Input,
+}
+
+impl BilledAs {
+    /// How `miss` tokens of a request that wrote `write_5m` and `write_1h` tokens were
+    /// billed. The missed tokens start where the read stopped, as the writes do, and the
+    /// 1-hour writes come first (Anthropic, "Prompt caching", "Mixing different TTLs":
+    /// cache entries with a longer TTL must appear before shorter ones). A miss with
+    /// nothing written was uncached input. With nothing missed, the rate of the writes.
+    pub fn of(miss: u64, write_5m: u64, write_1h: u64) -> BilledAs {
+        if write_1h == 0 {
+            if miss > 0 && write_5m == 0 {
+                BilledAs::Input
+            } else {
+                BilledAs::Write5m
+            }
+        } else if miss <= write_1h {
+            BilledAs::Write1h
+        } else {
+            BilledAs::Write1h5m
+        }
+    }
+
+    /// What `miss` tokens billed this way cost beyond a cache read, USD, at `p`'s prices
+    /// (USD/MTok); `write_1h`: the request's 1-hour writes (the part of a
+    /// [`BilledAs::Write1h5m`] miss at the 1-hour rate).
+    pub fn extra_cost_usd(self, p: &ModelPrice, miss: u64, write_1h: u64) -> f64 {
+        let at_1h = match self {
+            BilledAs::Write1h => miss,
+            BilledAs::Write1h5m => miss.min(write_1h),
+            BilledAs::Write5m | BilledAs::Input => 0,
+        };
+        let rest = if self == BilledAs::Input {
+            p.input
+        } else {
+            p.write_5m
+        };
+        (at_1h as f64 * (p.write_1h - p.read) + (miss - at_1h) as f64 * (rest - p.read)) / 1e6
+    }
 }
 
 /// The simulation's verdict for one request.

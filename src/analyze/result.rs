@@ -13,7 +13,7 @@ use super::input::{Request, ToolCall};
 use super::jobs::{decide, DecisionRecord, Job};
 use super::polling::Episode;
 use super::{AnalyzeConfig, InputInfo, UsageMode};
-use crate::api::prices::{ModelPrice, Tokens, UNKNOWN_MIN_CACHEABLE};
+use crate::api::prices::{Tokens, UNKNOWN_MIN_CACHEABLE};
 use crate::api::session::SessionInfo;
 
 use super::summary::{summarize, thread_rows};
@@ -238,15 +238,6 @@ fn secs(a: DateTime<Utc>, b: DateTime<Utc>) -> f64 {
     (b - a).num_microseconds().unwrap_or(0) as f64 / 1e6
 }
 
-fn miss_cost(p: &ModelPrice, tokens: u64, billed: BilledAs) -> f64 {
-    let per = match billed {
-        BilledAs::Write5m => p.write_5m,
-        BilledAs::Write1h => p.write_1h,
-        BilledAs::Input => p.input,
-    };
-    tokens as f64 * (per - p.read) / 1e6
-}
-
 /// Which usage figures to cost a request with, and why.
 fn usage_choice(mode: UsageMode, r: &Request, obs: &Option<Tokens>) -> (bool, String) {
     let has_cache_fields = r.recorded.as_ref().is_some_and(|u| u.has_cache_fields());
@@ -287,6 +278,8 @@ pub fn build(parts: Parts<'_>) -> Analysis {
             output: r.output_estimate,
         };
         let mut pred = pred;
+        // The 1-hour writes of the figures the miss was found in.
+        let mut miss_written_1h = pred.write_1h;
         let mut agrees = None;
         if use_recorded && has_cache_fields {
             let o = obs.expect("use_recorded");
@@ -305,11 +298,8 @@ pub fn build(parts: Parts<'_>) -> Analysis {
             if o.read < simulated.read && pred.cause.is_none() {
                 pred.cause = Some(MissCause::Unexplained);
                 pred.miss_tokens = simulated.read - o.read;
-                pred.billed_as = if o.write() > 0 {
-                    BilledAs::Write5m
-                } else {
-                    BilledAs::Input
-                };
+                pred.billed_as = BilledAs::of(pred.miss_tokens, o.write_5m, o.write_1h);
+                miss_written_1h = o.write_1h;
             }
         }
         let tokens = if use_recorded {
@@ -329,7 +319,8 @@ pub fn build(parts: Parts<'_>) -> Analysis {
             (None, true) => "hit",
             (None, false) => "uncached",
         };
-        let miss_cost_usd = price.map(|p| miss_cost(p, pred.miss_tokens, pred.billed_as));
+        let miss_cost_usd =
+            price.map(|p| pred.billed_as.extra_cost_usd(p, pred.miss_tokens, miss_written_1h));
         rows.push(RequestRow {
             seq: r.seq,
             trace: r.trace,
