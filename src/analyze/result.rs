@@ -319,8 +319,10 @@ pub fn build(parts: Parts<'_>) -> Analysis {
             (None, true) => "hit",
             (None, false) => "uncached",
         };
-        let miss_cost_usd =
-            price.map(|p| pred.billed_as.extra_cost_usd(p, pred.miss_tokens, miss_written_1h));
+        let miss_cost_usd = price.map(|p| {
+            pred.billed_as
+                .extra_cost_usd(p, pred.miss_tokens, miss_written_1h)
+        });
         rows.push(RequestRow {
             seq: r.seq,
             trace: r.trace,

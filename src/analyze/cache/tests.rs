@@ -206,7 +206,10 @@ fn a_repeated_prefix_without_breakpoints_is_a_no_breakpoint_miss_past_the_minimu
     let a = sim.observe(&req(0, 0, 0, long), MIN);
     assert_eq!((a.breakpoints, a.uncached, a.cause), (0, 2000, None));
     let b = sim.observe(&req(1, 0, 10, long), MIN);
-    assert_eq!((b.reference, b.cause), (Some(0), Some(MissCause::NoBreakpoint)));
+    assert_eq!(
+        (b.reference, b.cause),
+        (Some(0), Some(MissCause::NoBreakpoint))
+    );
     assert_eq!((b.miss_tokens, b.billed_as), (2000, BilledAs::Input));
     // Thread 1 shares nothing with thread 0 (its first block differs): no reference.
     let c = sim.observe(&req(2, 1, 20, short), MIN);
@@ -245,7 +248,10 @@ fn automatic_caching_adds_a_last_block_breakpoint_within_the_four() {
     assert_eq!((p.breakpoints, p.write_5m, p.uncached), (4, 1600, 800));
     // An empty prefix has no last block to mark.
     let p = run(auto(req(0, 0, 0, &[]), Ttl::M5));
-    assert_eq!((p.breakpoints, p.write_5m, p.read, p.cause), (0, 0, 0, None));
+    assert_eq!(
+        (p.breakpoints, p.write_5m, p.read, p.cause),
+        (0, 0, 0, None)
+    );
 }
 
 /// Diagnosis names the longest entry the lookup found, live or not, with its own last
@@ -278,7 +284,10 @@ fn the_lookup_reports_the_longest_expired_entry_with_its_own_last_use() {
 fn a_new_thread_sharing_no_cached_prefix_is_a_cold_start() {
     let mut sim = CacheSim::new(TtlMode::Auto);
     let a = sim.observe(&req(0, 0, 0, &[(1, 1500, None), (2, 500, M5)]), MIN);
-    assert_eq!((a.reference, a.cause, a.miss_tokens), (None, Some(MissCause::ColdStart), 2000));
+    assert_eq!(
+        (a.reference, a.cause, a.miss_tokens),
+        (None, Some(MissCause::ColdStart), 2000)
+    );
     // Thread 1: its own first block: no reference.
     let b = sim.observe(&req(1, 1, 10, &[(5, 1200, M5)]), MIN);
     assert_eq!((b.reference, b.cause), (None, Some(MissCause::ColdStart)));
@@ -297,11 +306,21 @@ fn a_new_thread_sharing_no_cached_prefix_is_a_cold_start() {
 fn a_rewritten_message_misses_what_the_thread_had_cached_after_it() {
     let mut sim = CacheSim::new(TtlMode::Auto);
     sim.observe(
-        &req(0, 0, 0, &[(1, 600, None), (2, 600, M5), (3, 300, None), (4, 300, M5)]),
+        &req(
+            0,
+            0,
+            0,
+            &[(1, 600, None), (2, 600, M5), (3, 300, None), (4, 300, M5)],
+        ),
         MIN,
     );
     let b = sim.observe(
-        &req(1, 0, 10, &[(1, 600, None), (2, 600, M5), (30, 300, None), (4, 300, M5)]),
+        &req(
+            1,
+            0,
+            10,
+            &[(1, 600, None), (2, 600, M5), (30, 300, None), (4, 300, M5)],
+        ),
         MIN,
     );
     assert_eq!((b.read, b.write_5m, b.miss_tokens), (1200, 600, 600));
@@ -316,11 +335,21 @@ fn a_rewritten_message_misses_what_the_thread_had_cached_after_it() {
 fn a_new_thread_expects_the_reference_entries_before_the_divergence() {
     let mut sim = CacheSim::new(TtlMode::Auto);
     sim.observe(
-        &req(0, 0, 0, &[(1, 600, None), (2, 600, M5), (3, 300, None), (4, 300, M5)]),
+        &req(
+            0,
+            0,
+            0,
+            &[(1, 600, None), (2, 600, M5), (3, 300, None), (4, 300, M5)],
+        ),
         MIN,
     );
     let b = sim.observe(
-        &req(1, 1, 400, &[(1, 600, None), (2, 600, M5), (5, 300, None), (6, 300, M5)]),
+        &req(
+            1,
+            1,
+            400,
+            &[(1, 600, None), (2, 600, M5), (5, 300, None), (6, 300, M5)],
+        ),
         MIN,
     );
     assert_eq!((b.reference, b.read, b.write_5m), (Some(0), 0, 1800));
@@ -378,7 +407,10 @@ fn a_miss_writing_both_ttls_costs_the_one_hour_rate_first() {
     let usd = a.billed_as.extra_cost_usd(&p, a.miss_tokens, a.write_1h);
     assert!((usd - 0.01485).abs() < 1e-12, "{usd}");
     let b = sim.observe(&req(1, 0, 400, blocks), MIN);
-    assert_eq!((b.read, b.write_1h, b.write_5m, b.miss_tokens), (2000, 0, 1000, 1000));
+    assert_eq!(
+        (b.read, b.write_1h, b.write_5m, b.miss_tokens),
+        (2000, 0, 1000, 1000)
+    );
     assert_eq!(
         b.cause,
         Some(MissCause::TtlExpired {
@@ -399,7 +431,11 @@ fn missed_tokens_are_billed_at_the_rate_they_were_written_or_as_input() {
     let cases = [
         // (miss, write_5m, write_1h) -> billed, USD
         ((1500, 1000, 2000), BilledAs::Write1h, 1500.0 * 5.7),
-        ((2500, 1000, 2000), BilledAs::Write1h5m, 2000.0 * 5.7 + 500.0 * 3.45),
+        (
+            (2500, 1000, 2000),
+            BilledAs::Write1h5m,
+            2000.0 * 5.7 + 500.0 * 3.45,
+        ),
         ((2000, 0, 2000), BilledAs::Write1h, 2000.0 * 5.7),
         ((100, 100, 0), BilledAs::Write5m, 100.0 * 3.45),
         ((700, 0, 0), BilledAs::Input, 700.0 * 2.7),
