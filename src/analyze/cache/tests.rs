@@ -392,10 +392,10 @@ fn sonnet() -> crate::api::prices::ModelPrice {
 
 /// A request writing both TTLs (1h breakpoint on block 2 at 2000 tokens, 5m on block 3
 /// at 3000): a cold start misses all 3000, the first 2000 written at the 1-hour rate,
-/// the 1000 after at the 5-minute rate: 2000 × (6 − 0.3) + 1000 × (3.75 − 0.3) = 11 400
-/// + 3450 = $0.01485 beyond reading them (all at the 5-minute rate would be $0.01035).
-/// At 400 s only the 5m entry expired: 2000 read, 1000 missed and rewritten at 5m:
-/// 1000 × 3.45 = $0.00345.
+/// the 1000 after at the 5-minute rate: 2000 × (6 − 0.3) + 1000 × (3.75 − 0.3) =
+/// 11 400 + 3450 µ$ = $0.01485 beyond reading them (all at the 5-minute rate would be
+/// $0.01035). At 400 s only the 5m entry expired: 2000 read, 1000 missed and rewritten
+/// at 5m: 1000 × 3.45 µ$ = $0.00345.
 #[test]
 fn a_miss_writing_both_ttls_costs_the_one_hour_rate_first() {
     let blocks: &[B] = &[(1, 1500, None), (2, 500, H1), (3, 1000, M5)];
