@@ -254,13 +254,17 @@ fn automatic_caching_adds_a_last_block_breakpoint_within_the_four() {
     );
 }
 
+/// Four blocks with entries at blocks 2 (600 + 600 = 1200 tokens) and 4 (+ 300 + 300 =
+/// 1800).
+const FOUR: &[B] = &[(1, 600, None), (2, 600, M5), (3, 300, None), (4, 300, M5)];
+
 /// Diagnosis names the longest entry the lookup found, live or not, with its own last
 /// use. Entries at blocks 2 (1200 tokens) and 4 (1800) written at 0 s; thread 1 reads
 /// block 2's at 200 s (refreshing it); at 600 s both are expired, block 4's since 0 s:
 /// gap 600 s, not block 2's 400 s.
 #[test]
 fn the_lookup_reports_the_longest_expired_entry_with_its_own_last_use() {
-    let blocks: &[B] = &[(1, 600, None), (2, 600, M5), (3, 300, None), (4, 300, M5)];
+    let blocks = FOUR;
     let mut sim = CacheSim::new(TtlMode::Auto);
     let a = sim.observe(&req(0, 0, 0, blocks), MIN);
     assert_eq!(a.write_5m, 1800);
@@ -305,22 +309,9 @@ fn a_new_thread_sharing_no_cached_prefix_is_a_cold_start() {
 #[test]
 fn a_rewritten_message_misses_what_the_thread_had_cached_after_it() {
     let mut sim = CacheSim::new(TtlMode::Auto);
-    sim.observe(
-        &req(
-            0,
-            0,
-            0,
-            &[(1, 600, None), (2, 600, M5), (3, 300, None), (4, 300, M5)],
-        ),
-        MIN,
-    );
+    sim.observe(&req(0, 0, 0, FOUR), MIN);
     let b = sim.observe(
-        &req(
-            1,
-            0,
-            10,
-            &[(1, 600, None), (2, 600, M5), (30, 300, None), (4, 300, M5)],
-        ),
+        &req(1, 0, 10, &[FOUR[0], FOUR[1], (30, 300, None), FOUR[3]]),
         MIN,
     );
     assert_eq!((b.read, b.write_5m, b.miss_tokens), (1200, 600, 600));
@@ -334,22 +325,9 @@ fn a_rewritten_message_misses_what_the_thread_had_cached_after_it() {
 #[test]
 fn a_new_thread_expects_the_reference_entries_before_the_divergence() {
     let mut sim = CacheSim::new(TtlMode::Auto);
-    sim.observe(
-        &req(
-            0,
-            0,
-            0,
-            &[(1, 600, None), (2, 600, M5), (3, 300, None), (4, 300, M5)],
-        ),
-        MIN,
-    );
+    sim.observe(&req(0, 0, 0, FOUR), MIN);
     let b = sim.observe(
-        &req(
-            1,
-            1,
-            400,
-            &[(1, 600, None), (2, 600, M5), (5, 300, None), (6, 300, M5)],
-        ),
+        &req(1, 1, 400, &[FOUR[0], FOUR[1], (5, 300, None), (6, 300, M5)]),
         MIN,
     );
     assert_eq!((b.reference, b.read, b.write_5m), (Some(0), 0, 1800));

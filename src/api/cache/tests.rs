@@ -18,6 +18,17 @@ fn prefix(body: &str, betas: &[&str]) -> CachePrefix {
     CachePrefix::of(&r, body.as_bytes(), &BetaSet::from_headers(&h))
 }
 
+/// The value of the system- or messages-level key `k`.
+fn key(p: &CachePrefix, k: &str) -> String {
+    p.system_keys
+        .iter()
+        .chain(&p.messages_keys)
+        .find(|(n, _)| *n == k)
+        .unwrap()
+        .1
+        .clone()
+}
+
 #[test]
 fn deferred_and_toggle_tools_are_not_prefix_blocks() {
     let p = prefix(
@@ -38,15 +49,6 @@ fn deferred_and_toggle_tools_are_not_prefix_blocks() {
 #[test]
 fn speed_counts_only_with_the_fast_mode_beta_and_effort_default_equals_absent() {
     let body = r#"{"model":"claude-opus-4-6","speed":"fast","messages":[]}"#;
-    let key = |p: &CachePrefix, k: &str| {
-        p.system_keys
-            .iter()
-            .chain(&p.messages_keys)
-            .find(|(n, _)| *n == k)
-            .unwrap()
-            .1
-            .clone()
-    };
     assert_eq!(key(&prefix(body, &[]), "speed"), "standard");
     assert_eq!(
         key(&prefix(body, &["fast-mode-2026-02-01"]), "speed"),
@@ -202,16 +204,7 @@ fn changed_keys_names_the_rules_whose_setting_differs_at_that_level() {
 /// `images` for an image block or a tool result holding one.
 #[test]
 fn citations_and_images_keys_read_the_blocks_that_carry_them() {
-    let key = |body: &str, k: &str| {
-        let p = prefix(body, &[]);
-        p.system_keys
-            .iter()
-            .chain(&p.messages_keys)
-            .find(|(n, _)| *n == k)
-            .unwrap()
-            .1
-            .clone()
-    };
+    let key = |body: &str, k: &str| key(&prefix(body, &[]), k);
     let doc = |c: &str| {
         format!(
             r#"{{"model":"m","messages":[{{"role":"user","content":[{{"type":"document","source":{{"type":"text","media_type":"text/plain","data":"d"}}{c}}}]}}]}}"#
