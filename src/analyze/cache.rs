@@ -369,10 +369,9 @@ impl CacheSim {
         let mut entry_positions: Vec<usize> = bps.cacheable.iter().map(|&(b, _)| b).collect();
         entry_positions.extend(hit);
         entry_positions.sort_unstable();
-        let prefix = CachePrefix {
-            blocks: Vec::new(),
-            ..r.prefix.clone()
-        };
+        // Compared later by model, tools, system texts and keys only: the blocks go.
+        let mut prefix = r.prefix.clone();
+        prefix.blocks = Vec::new();
         self.prev.insert(
             r.thread,
             Prev {
