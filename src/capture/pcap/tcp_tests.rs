@@ -277,12 +277,7 @@ fn only_a_stream_started_without_a_syn_begins_with_an_empty_gap() {
     let chunks = |syn: bool| {
         let mut log = Vec::new();
         let mut s = Stream::new();
-        let mut sink = |c: Chunk<'_>| {
-            log.push(match c {
-                Chunk::Data { bytes, off, .. } => format!("data {} @{off}", bytes.len()),
-                Chunk::Gap { len, off, .. } => format!("gap {len} @{off}"),
-            })
-        };
+        let mut sink = |c: Chunk<'_>| log.push(line(c));
         if syn {
             s.segment(99, true, false, &[], 0, at(0), &mut sink);
         }
@@ -313,4 +308,60 @@ fn acks_ahead_means_acknowledged_bytes_not_yet_delivered() {
     s.segment(103, false, true, b"", 0, at(2), &mut |_| {});
     assert!(!s.acks_ahead(104));
     assert!(s.acks_ahead(105));
+}
+
+/// A chunk as one line: `data LEN @OFF` or `gap LEN @OFF`.
+fn line(c: Chunk<'_>) -> String {
+    match c {
+        Chunk::Data { bytes, off, .. } => format!("data {} @{off}", bytes.len()),
+        Chunk::Gap { len, off, .. } => format!("gap {len} @{off}"),
+    }
+}
+
+/// `advance_to_ack`: the other side acknowledged up to an offset, so every byte before it
+/// existed; what was never captured becomes a gap, buffered segments before the offset
+/// are delivered in between, and those past it keep waiting. SYN at 99: offset k is
+/// seq 100 + k.
+#[test]
+fn an_acknowledgment_past_a_hole_declares_the_hole_a_gap_and_delivers_what_waits() {
+    let stream = |segs: &[(u32, &[u8], bool)]| {
+        let mut s = Stream::new();
+        s.segment(99, true, false, &[], 0, at(0), &mut |_| {});
+        for &(seq, data, fin) in segs {
+            s.segment(seq, false, fin, data, 0, at(1), &mut |_| {});
+        }
+        s
+    };
+    // `ab` delivered, `fgh` waits at 5; the ack of offset 4: a gap of 2 at 2, `fgh` waits.
+    let mut s = stream(&[(100, b"ab", false), (105, b"fgh", false)]);
+    let mut log = Vec::new();
+    s.advance_to_ack(104, at(2), &mut |c| log.push(line(c)));
+    assert_eq!(log, ["gap 2 @2"]);
+    assert_eq!((s.offset(), s.buffered()), (4, 3));
+    // `d` waits at 3; the ack of offset 6: gap 1 at 2, `d`, gap 2 at 4.
+    let mut s = stream(&[(100, b"ab", false), (103, b"d", false)]);
+    let mut log = Vec::new();
+    s.advance_to_ack(106, at(2), &mut |c| log.push(line(c)));
+    assert_eq!(log, ["gap 1 @2", "data 1 @3", "gap 2 @4"]);
+    assert_eq!((s.offset(), s.buffered()), (6, 0));
+    // `cd` waits at 2, right after `ab`, and the ack covers it: delivered, no gap.
+    let mut s = stream(&[(100, b"ab", false), (102, b"cd", false)]);
+    assert_eq!(s.offset(), 4, "delivered on arrival");
+    let mut log = Vec::new();
+    s.advance_to_ack(104, at(2), &mut |c| log.push(line(c)));
+    assert!(log.is_empty(), "{log:?}");
+    // A FIN at offset 4 takes seq 104; its acknowledgment (105) covers the data up to 4.
+    let mut s = stream(&[(100, b"ab", false), (104, b"", true)]);
+    let mut log = Vec::new();
+    s.advance_to_ack(105, at(2), &mut |c| log.push(line(c)));
+    assert_eq!(log, ["gap 2 @2"]);
+    assert!(s.finished());
+    // An acknowledgment of bytes already delivered, or before the start, does nothing.
+    let mut s = stream(&[(100, b"abc", false)]);
+    let mut log = Vec::new();
+    s.advance_to_ack(102, at(2), &mut |c| log.push(line(c)));
+    s.advance_to_ack(50, at(2), &mut |c| log.push(line(c)));
+    assert!(log.is_empty(), "{log:?}");
+    let mut unstarted = Stream::new();
+    unstarted.advance_to_ack(100, at(2), &mut |_| panic!("no start, nothing delivered"));
 }
