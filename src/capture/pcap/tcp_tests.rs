@@ -365,3 +365,53 @@ fn an_acknowledgment_past_a_hole_declares_the_hole_a_gap_and_delivers_what_waits
     let mut unstarted = Stream::new();
     unstarted.advance_to_ack(100, at(2), &mut |_| panic!("no start, nothing delivered"));
 }
+
+/// Without a SYN, segments are held until more than [`START_WINDOW`] bytes or more than
+/// [`START_SEGMENTS`] segments wait, whichever comes first; exactly the limit still waits.
+#[test]
+fn held_segments_start_past_the_byte_window_or_the_segment_count() {
+    // By bytes: two segments of exactly half the window wait; one more byte starts.
+    let half = vec![b'x'; START_WINDOW / 2];
+    let mut s = Stream::new();
+    s.segment(1000, false, false, &half, 0, at(1), &mut |_| {});
+    s.segment(1000 + half.len() as u32, false, false, &half, 0, at(2), &mut |_| {});
+    assert!(!s.started(), "exactly {START_WINDOW} bytes held");
+    s.segment(1000 + START_WINDOW as u32, false, false, b"y", 0, at(3), &mut |_| {});
+    assert!(s.started());
+    assert_eq!(s.offset(), START_WINDOW as u64 + 1);
+    // By count: 256 one-byte segments wait; the 257th starts.
+    let mut s = Stream::new();
+    for i in 0..START_SEGMENTS as u32 {
+        s.segment(1000 + i, false, false, b"x", 0, at(1), &mut |_| {});
+    }
+    assert!(!s.started(), "exactly {START_SEGMENTS} segments held");
+    s.segment(1000 + START_SEGMENTS as u32, false, false, b"x", 0, at(2), &mut |_| {});
+    assert!(s.started());
+    assert_eq!(s.offset(), START_SEGMENTS as u64 + 1);
+}
+
+/// Without a SYN, a segment whose bytes were all cut by the snaplen is held (its bytes
+/// existed: a gap), and so is a bare FIN; a pure ACK is not (it carries no byte, and
+/// holding it would move the start to its sequence number).
+#[test]
+fn held_segments_are_those_with_bytes_captured_or_not_or_a_fin() {
+    let run = |segs: &[(u32, &[u8], u32, bool)]| {
+        let mut s = Stream::new();
+        let mut log = Vec::new();
+        for &(seq, data, missing, fin) in segs {
+            s.segment(seq, false, fin, data, missing, at(1), &mut |c| log.push(line(c)));
+        }
+        s.flush(at(2), &mut |c| log.push(line(c)));
+        (log, s.finished())
+    };
+    // Pure ACK at 500, then data at 600: the stream starts at 600.
+    let (log, _) = run(&[(500, b"", 0, false), (600, b"ab", 0, false)]);
+    assert_eq!(log, ["gap 0 @0", "data 2 @0"]);
+    // 100 bytes cut at 600, then `ab` at 700: a gap of 100, then the data.
+    let (log, _) = run(&[(600, b"", 100, false), (700, b"ab", 0, false)]);
+    assert_eq!(log, ["gap 0 @0", "gap 100 @0", "data 2 @100"]);
+    // `ab` at 600 and a bare FIN at 602, seen in reverse order: finished at offset 2.
+    let (log, finished) = run(&[(602, b"", 0, true), (600, b"ab", 0, false)]);
+    assert_eq!(log, ["gap 0 @0", "data 2 @0"]);
+    assert!(finished);
+}
