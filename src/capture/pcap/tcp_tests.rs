@@ -415,3 +415,40 @@ fn held_segments_are_those_with_bytes_captured_or_not_or_a_fin() {
     assert_eq!(log, ["gap 0 @0", "data 2 @0"]);
     assert!(finished);
 }
+
+/// Overlaps that involve bytes cut by the snaplen. SYN at 0: offset k is seq 1 + k.
+/// - A retransmission from offset 0 of `ab` + 6 uncaptured bytes after `abcd` was
+///   delivered: 4 bytes overlap (2 captured, 2 not), the other 4 are a gap at 4.
+/// - Of two buffered copies at the same offset the longer wins, uncaptured bytes counted:
+///   `gh` + 2 cut (4 bytes) is kept over a later `ghi` (3 bytes).
+/// - A longer later copy replaces the buffered one: `gh` then `ghij` at 7 leave 4 bytes
+///   buffered, and the 2 replaced count as retransmitted.
+#[test]
+fn overlaps_count_uncaptured_bytes_and_the_buffer_holds_the_kept_copy_only() {
+    let stream = || {
+        let mut s = Stream::new();
+        s.segment(0, true, false, &[], 0, at(0), &mut |_| {});
+        s
+    };
+    let mut s = stream();
+    let mut log = Vec::new();
+    s.segment(1, false, false, b"abcd", 0, at(1), &mut |c| log.push(line(c)));
+    s.segment(1, false, false, b"ab", 6, at(2), &mut |c| log.push(line(c)));
+    assert_eq!(log, ["data 4 @0", "gap 4 @4"]);
+    assert_eq!(s.stats.retransmitted, 4);
+
+    let mut s = stream();
+    let mut log = Vec::new();
+    s.segment(8, false, false, b"gh", 2, at(1), &mut |c| log.push(line(c)));
+    s.segment(8, false, false, b"ghi", 0, at(2), &mut |c| log.push(line(c)));
+    assert_eq!(s.buffered(), 2, "the first copy's captured bytes");
+    s.segment(1, false, false, b"abcdefg", 0, at(3), &mut |c| log.push(line(c)));
+    assert_eq!(log, ["data 7 @0", "data 2 @7", "gap 2 @9"]);
+    assert_eq!(s.stats.retransmitted, 3);
+
+    let mut s = stream();
+    s.segment(8, false, false, b"gh", 0, at(1), &mut |_| {});
+    s.segment(8, false, false, b"ghij", 0, at(2), &mut |_| {});
+    assert_eq!(s.buffered(), 4);
+    assert_eq!(s.stats.retransmitted, 2);
+}
