@@ -452,3 +452,26 @@ fn overlaps_count_uncaptured_bytes_and_the_buffer_holds_the_kept_copy_only() {
     assert_eq!(s.buffered(), 4);
     assert_eq!(s.stats.retransmitted, 2);
 }
+
+/// Out-of-order bytes wait behind a hole up to [`MAX_BUFFERED`] bytes; one byte more
+/// declares the hole a gap and delivers what waited. SYN at 0; offset 0 (1 byte) never
+/// comes; 8 segments of 1 MiB from offset 1 fill the buffer exactly.
+#[test]
+fn a_hole_becomes_a_gap_when_the_buffer_passes_its_limit() {
+    let mut s = Stream::new();
+    s.segment(0, true, false, &[], 0, at(0), &mut |_| {});
+    let mib = vec![b'x'; 1 << 20];
+    let mut log = Vec::new();
+    let n = (MAX_BUFFERED >> 20) as u32;
+    for i in 0..n {
+        s.segment(2 + (i << 20), false, false, &mib, 0, at(1), &mut |c| log.push(line(c)));
+    }
+    assert!(log.is_empty(), "exactly the limit waits: {log:?}");
+    assert_eq!(s.buffered(), MAX_BUFFERED);
+    s.segment(2 + (n << 20), false, false, b"y", 0, at(2), &mut |c| log.push(line(c)));
+    assert_eq!(log.len(), 2 + n as usize, "the gap, then every segment");
+    assert_eq!(log[0], "gap 1 @0");
+    assert_eq!(log[1], format!("data {} @1", 1 << 20));
+    assert_eq!(s.buffered(), 0);
+    assert_eq!(s.offset(), 2 + MAX_BUFFERED as u64);
+}
