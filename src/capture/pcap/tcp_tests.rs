@@ -374,9 +374,25 @@ fn held_segments_start_past_the_byte_window_or_the_segment_count() {
     let half = vec![b'x'; START_WINDOW / 2];
     let mut s = Stream::new();
     s.segment(1000, false, false, &half, 0, at(1), &mut |_| {});
-    s.segment(1000 + half.len() as u32, false, false, &half, 0, at(2), &mut |_| {});
+    s.segment(
+        1000 + half.len() as u32,
+        false,
+        false,
+        &half,
+        0,
+        at(2),
+        &mut |_| {},
+    );
     assert!(!s.started(), "exactly {START_WINDOW} bytes held");
-    s.segment(1000 + START_WINDOW as u32, false, false, b"y", 0, at(3), &mut |_| {});
+    s.segment(
+        1000 + START_WINDOW as u32,
+        false,
+        false,
+        b"y",
+        0,
+        at(3),
+        &mut |_| {},
+    );
     assert!(s.started());
     assert_eq!(s.offset(), START_WINDOW as u64 + 1);
     // By count: 256 one-byte segments wait; the 257th starts.
@@ -385,7 +401,15 @@ fn held_segments_start_past_the_byte_window_or_the_segment_count() {
         s.segment(1000 + i, false, false, b"x", 0, at(1), &mut |_| {});
     }
     assert!(!s.started(), "exactly {START_SEGMENTS} segments held");
-    s.segment(1000 + START_SEGMENTS as u32, false, false, b"x", 0, at(2), &mut |_| {});
+    s.segment(
+        1000 + START_SEGMENTS as u32,
+        false,
+        false,
+        b"x",
+        0,
+        at(2),
+        &mut |_| {},
+    );
     assert!(s.started());
     assert_eq!(s.offset(), START_SEGMENTS as u64 + 1);
 }
@@ -399,7 +423,9 @@ fn held_segments_are_those_with_bytes_captured_or_not_or_a_fin() {
         let mut s = Stream::new();
         let mut log = Vec::new();
         for &(seq, data, missing, fin) in segs {
-            s.segment(seq, false, fin, data, missing, at(1), &mut |c| log.push(line(c)));
+            s.segment(seq, false, fin, data, missing, at(1), &mut |c| {
+                log.push(line(c))
+            });
         }
         s.flush(at(2), &mut |c| log.push(line(c)));
         (log, s.finished())
@@ -432,7 +458,9 @@ fn overlaps_count_uncaptured_bytes_and_the_buffer_holds_the_kept_copy_only() {
     };
     let mut s = stream();
     let mut log = Vec::new();
-    s.segment(1, false, false, b"abcd", 0, at(1), &mut |c| log.push(line(c)));
+    s.segment(1, false, false, b"abcd", 0, at(1), &mut |c| {
+        log.push(line(c))
+    });
     s.segment(1, false, false, b"ab", 6, at(2), &mut |c| log.push(line(c)));
     assert_eq!(log, ["data 4 @0", "gap 4 @4"]);
     assert_eq!(s.stats.retransmitted, 4);
@@ -440,9 +468,13 @@ fn overlaps_count_uncaptured_bytes_and_the_buffer_holds_the_kept_copy_only() {
     let mut s = stream();
     let mut log = Vec::new();
     s.segment(8, false, false, b"gh", 2, at(1), &mut |c| log.push(line(c)));
-    s.segment(8, false, false, b"ghi", 0, at(2), &mut |c| log.push(line(c)));
+    s.segment(8, false, false, b"ghi", 0, at(2), &mut |c| {
+        log.push(line(c))
+    });
     assert_eq!(s.buffered(), 2, "the first copy's captured bytes");
-    s.segment(1, false, false, b"abcdefg", 0, at(3), &mut |c| log.push(line(c)));
+    s.segment(1, false, false, b"abcdefg", 0, at(3), &mut |c| {
+        log.push(line(c))
+    });
     assert_eq!(log, ["data 7 @0", "data 2 @7", "gap 2 @9"]);
     assert_eq!(s.stats.retransmitted, 3);
 
@@ -464,11 +496,15 @@ fn a_hole_becomes_a_gap_when_the_buffer_passes_its_limit() {
     let mut log = Vec::new();
     let n = (MAX_BUFFERED >> 20) as u32;
     for i in 0..n {
-        s.segment(2 + (i << 20), false, false, &mib, 0, at(1), &mut |c| log.push(line(c)));
+        s.segment(2 + (i << 20), false, false, &mib, 0, at(1), &mut |c| {
+            log.push(line(c))
+        });
     }
     assert!(log.is_empty(), "exactly the limit waits: {log:?}");
     assert_eq!(s.buffered(), MAX_BUFFERED);
-    s.segment(2 + (n << 20), false, false, b"y", 0, at(2), &mut |c| log.push(line(c)));
+    s.segment(2 + (n << 20), false, false, b"y", 0, at(2), &mut |c| {
+        log.push(line(c))
+    });
     assert_eq!(log.len(), 2 + n as usize, "the gap, then every segment");
     assert_eq!(log[0], "gap 1 @0");
     assert_eq!(log[1], format!("data {} @1", 1 << 20));
