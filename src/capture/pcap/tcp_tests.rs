@@ -511,3 +511,26 @@ fn a_hole_becomes_a_gap_when_the_buffer_passes_its_limit() {
     assert_eq!(s.buffered(), 0);
     assert_eq!(s.offset(), 2 + MAX_BUFFERED as u64);
 }
+
+/// The counters `pcap`'s summary prints: `ab`, a hole of 1, `d` buffered, then an
+/// acknowledgment 2 bytes past `d`: 3 bytes delivered, 2 gaps of 3 bytes in all, 1
+/// segment out of order.
+#[test]
+fn stream_stats_count_delivered_bytes_gaps_and_gap_bytes() {
+    let mut s = Stream::new();
+    s.segment(99, true, false, &[], 0, at(0), &mut |_| {});
+    s.segment(100, false, false, b"ab", 0, at(1), &mut |_| {});
+    s.segment(103, false, false, b"d", 0, at(2), &mut |_| {});
+    s.advance_to_ack(106, at(3), &mut |_| {});
+    assert_eq!(
+        s.stats,
+        StreamStats {
+            delivered: 3,
+            gap_bytes: 3,
+            gaps: 2,
+            retransmitted: 0,
+            conflicts: 0,
+            out_of_order: 1,
+        }
+    );
+}
