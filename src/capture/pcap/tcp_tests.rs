@@ -534,3 +534,57 @@ fn stream_stats_count_delivered_bytes_gaps_and_gap_bytes() {
         }
     );
 }
+
+/// Buffered segments that a later in-order segment overtook. SYN at 0: offset k is seq
+/// 1 + k. Each case: what is delivered after the buffered copy, and the bytes counted
+/// as retransmitted (those delivered twice over).
+#[test]
+fn buffered_segments_overtaken_by_later_data_deliver_only_what_is_new() {
+    let run = |segs: &[(u32, &[u8], u32)]| {
+        let mut s = Stream::new();
+        s.segment(0, true, false, &[], 0, at(0), &mut |_| {});
+        let mut log = Vec::new();
+        for &(seq, data, missing) in segs {
+            s.segment(seq, false, false, data, missing, at(1), &mut |c| {
+                log.push(line(c))
+            });
+        }
+        (log, s.stats.retransmitted, s.buffered())
+    };
+    // `cd` waits at 2; `abcdef` covers it whole: `cd` is 2 retransmitted bytes.
+    assert_eq!(
+        run(&[(3, b"cd", 0), (1, b"abcdef", 0)]),
+        (vec!["data 6 @0".to_string()], 2, 0)
+    );
+    // `defg` waits at 3; `abcde` covers `de`: `fg` follows, 2 retransmitted.
+    assert_eq!(
+        run(&[(4, b"defg", 0), (1, b"abcde", 0)]),
+        (vec!["data 5 @0".to_string(), "data 2 @5".to_string()], 2, 0)
+    );
+    // `bcdef` waits at 1; `abcde` covers all but `f`.
+    assert_eq!(
+        run(&[(2, b"bcdef", 0), (1, b"abcde", 0)]),
+        (vec!["data 5 @0".to_string(), "data 1 @5".to_string()], 4, 0)
+    );
+    // `d` + 3 uncaptured bytes waits at 3 (ends at 7); `abcde` covers `d` and one
+    // uncaptured byte: a gap of the 2 left.
+    assert_eq!(
+        run(&[(4, b"d", 3), (1, b"abcde", 0)]),
+        (vec!["data 5 @0".to_string(), "gap 2 @5".to_string()], 2, 0)
+    );
+}
+
+/// A gap empties the bytes kept for conflict checks: a retransmission that spans the gap
+/// is compared only with what was delivered after it. `ab` + 2 cut (a gap at 2), `ef` at
+/// 4, then `bXYef` from 1: only `ef` can be compared, and it matches.
+#[test]
+fn conflicts_are_checked_only_against_bytes_delivered_since_the_last_gap() {
+    let mut s = Stream::new();
+    s.segment(0, true, false, &[], 0, at(0), &mut |_| {});
+    s.segment(1, false, false, b"ab", 2, at(1), &mut |_| {});
+    s.segment(5, false, false, b"ef", 0, at(2), &mut |_| {});
+    s.segment(2, false, false, b"bXYef", 0, at(3), &mut |_| {});
+    assert_eq!((s.stats.conflicts, s.stats.retransmitted), (0, 5));
+    s.segment(5, false, false, b"eZ", 0, at(4), &mut |_| {});
+    assert_eq!(s.stats.conflicts, 1, "`Z` for `f`");
+}
