@@ -443,8 +443,8 @@ fn held_segments_are_those_with_bytes_captured_or_not_or_a_fin() {
 }
 
 /// Overlaps that involve bytes cut by the snaplen. SYN at 0: offset k is seq 1 + k.
-/// - A retransmission from offset 0 of `ab` + 6 uncaptured bytes after `abcd` was
-///   delivered: 4 bytes overlap (2 captured, 2 not), the other 4 are a gap at 4.
+/// - A retransmission from offset 0 of `ab` + 6 uncaptured bytes after `abcde` was
+///   delivered: 5 bytes overlap (2 captured, 3 not), the other 3 are a gap at 5.
 /// - Of two buffered copies at the same offset the longer wins, uncaptured bytes counted:
 ///   `gh` + 2 cut (4 bytes) is kept over a later `ghi` (3 bytes).
 /// - A longer later copy replaces the buffered one: `gh` then `ghij` at 7 leave 4 bytes
@@ -458,12 +458,12 @@ fn overlaps_count_uncaptured_bytes_and_the_buffer_holds_the_kept_copy_only() {
     };
     let mut s = stream();
     let mut log = Vec::new();
-    s.segment(1, false, false, b"abcd", 0, at(1), &mut |c| {
+    s.segment(1, false, false, b"abcde", 0, at(1), &mut |c| {
         log.push(line(c))
     });
     s.segment(1, false, false, b"ab", 6, at(2), &mut |c| log.push(line(c)));
-    assert_eq!(log, ["data 4 @0", "gap 4 @4"]);
-    assert_eq!(s.stats.retransmitted, 4);
+    assert_eq!(log, ["data 5 @0", "gap 3 @5"]);
+    assert_eq!(s.stats.retransmitted, 5);
 
     let mut s = stream();
     let mut log = Vec::new();
