@@ -379,6 +379,11 @@ mod tests {
         ] {
             assert_eq!(hits.get(r), Some(&1), "{r}: {hits:?}");
         }
+        assert_eq!(
+            hits.len(),
+            5,
+            "rules that replaced nothing are not listed: {hits:?}"
+        );
     }
 
     /// Reported by a new user: a recording made on another machine showed

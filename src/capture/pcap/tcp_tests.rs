@@ -277,12 +277,7 @@ fn only_a_stream_started_without_a_syn_begins_with_an_empty_gap() {
     let chunks = |syn: bool| {
         let mut log = Vec::new();
         let mut s = Stream::new();
-        let mut sink = |c: Chunk<'_>| {
-            log.push(match c {
-                Chunk::Data { bytes, off, .. } => format!("data {} @{off}", bytes.len()),
-                Chunk::Gap { len, off, .. } => format!("gap {len} @{off}"),
-            })
-        };
+        let mut sink = |c: Chunk<'_>| log.push(line(c));
         if syn {
             s.segment(99, true, false, &[], 0, at(0), &mut sink);
         }
@@ -313,4 +308,283 @@ fn acks_ahead_means_acknowledged_bytes_not_yet_delivered() {
     s.segment(103, false, true, b"", 0, at(2), &mut |_| {});
     assert!(!s.acks_ahead(104));
     assert!(s.acks_ahead(105));
+}
+
+/// A chunk as one line: `data LEN @OFF` or `gap LEN @OFF`.
+fn line(c: Chunk<'_>) -> String {
+    match c {
+        Chunk::Data { bytes, off, .. } => format!("data {} @{off}", bytes.len()),
+        Chunk::Gap { len, off, .. } => format!("gap {len} @{off}"),
+    }
+}
+
+/// `advance_to_ack`: the other side acknowledged up to an offset, so every byte before it
+/// existed; what was never captured becomes a gap, buffered segments before the offset
+/// are delivered in between, and those past it keep waiting. SYN at 99: offset k is
+/// seq 100 + k.
+#[test]
+fn an_acknowledgment_past_a_hole_declares_the_hole_a_gap_and_delivers_what_waits() {
+    let stream = |segs: &[(u32, &[u8], bool)]| {
+        let mut s = Stream::new();
+        s.segment(99, true, false, &[], 0, at(0), &mut |_| {});
+        for &(seq, data, fin) in segs {
+            s.segment(seq, false, fin, data, 0, at(1), &mut |_| {});
+        }
+        s
+    };
+    // `ab` delivered, `fgh` waits at 5; the ack of offset 4: a gap of 2 at 2, `fgh` waits.
+    let mut s = stream(&[(100, b"ab", false), (105, b"fgh", false)]);
+    let mut log = Vec::new();
+    s.advance_to_ack(104, at(2), &mut |c| log.push(line(c)));
+    assert_eq!(log, ["gap 2 @2"]);
+    assert_eq!((s.offset(), s.buffered()), (4, 3));
+    // `d` waits at 3; the ack of offset 6: gap 1 at 2, `d`, gap 2 at 4.
+    let mut s = stream(&[(100, b"ab", false), (103, b"d", false)]);
+    let mut log = Vec::new();
+    s.advance_to_ack(106, at(2), &mut |c| log.push(line(c)));
+    assert_eq!(log, ["gap 1 @2", "data 1 @3", "gap 2 @4"]);
+    assert_eq!((s.offset(), s.buffered()), (6, 0));
+    // `cd` waits at 2, right after `ab`, and the ack covers it: delivered, no gap.
+    let mut s = stream(&[(100, b"ab", false), (102, b"cd", false)]);
+    assert_eq!(s.offset(), 4, "delivered on arrival");
+    let mut log = Vec::new();
+    s.advance_to_ack(104, at(2), &mut |c| log.push(line(c)));
+    assert!(log.is_empty(), "{log:?}");
+    // A FIN at offset 4 takes seq 104; its acknowledgment (105) covers the data up to 4.
+    let mut s = stream(&[(100, b"ab", false), (104, b"", true)]);
+    let mut log = Vec::new();
+    s.advance_to_ack(105, at(2), &mut |c| log.push(line(c)));
+    assert_eq!(log, ["gap 2 @2"]);
+    assert!(s.finished());
+    // An acknowledgment of bytes already delivered, or before the start, does nothing.
+    let mut s = stream(&[(100, b"abc", false)]);
+    let mut log = Vec::new();
+    s.advance_to_ack(102, at(2), &mut |c| log.push(line(c)));
+    s.advance_to_ack(50, at(2), &mut |c| log.push(line(c)));
+    assert!(log.is_empty(), "{log:?}");
+    let mut unstarted = Stream::new();
+    unstarted.advance_to_ack(100, at(2), &mut |_| panic!("no start, nothing delivered"));
+}
+
+/// Without a SYN, segments are held until more than [`START_WINDOW`] bytes or more than
+/// [`START_SEGMENTS`] segments wait, whichever comes first; exactly the limit still waits.
+#[test]
+fn held_segments_start_past_the_byte_window_or_the_segment_count() {
+    // By bytes: two segments of exactly half the window wait; one more byte starts.
+    let half = vec![b'x'; START_WINDOW / 2];
+    let mut s = Stream::new();
+    s.segment(1000, false, false, &half, 0, at(1), &mut |_| {});
+    s.segment(
+        1000 + half.len() as u32,
+        false,
+        false,
+        &half,
+        0,
+        at(2),
+        &mut |_| {},
+    );
+    assert!(!s.started(), "exactly {START_WINDOW} bytes held");
+    s.segment(
+        1000 + START_WINDOW as u32,
+        false,
+        false,
+        b"y",
+        0,
+        at(3),
+        &mut |_| {},
+    );
+    assert!(s.started());
+    assert_eq!(s.offset(), START_WINDOW as u64 + 1);
+    // By count: 256 one-byte segments wait; the 257th starts.
+    let mut s = Stream::new();
+    for i in 0..START_SEGMENTS as u32 {
+        s.segment(1000 + i, false, false, b"x", 0, at(1), &mut |_| {});
+    }
+    assert!(!s.started(), "exactly {START_SEGMENTS} segments held");
+    s.segment(
+        1000 + START_SEGMENTS as u32,
+        false,
+        false,
+        b"x",
+        0,
+        at(2),
+        &mut |_| {},
+    );
+    assert!(s.started());
+    assert_eq!(s.offset(), START_SEGMENTS as u64 + 1);
+}
+
+/// Without a SYN, a segment whose bytes were all cut by the snaplen is held (its bytes
+/// existed: a gap), and so is a bare FIN; a pure ACK is not (it carries no byte, and
+/// holding it would move the start to its sequence number).
+#[test]
+fn held_segments_are_those_with_bytes_captured_or_not_or_a_fin() {
+    let run = |segs: &[(u32, &[u8], u32, bool)]| {
+        let mut s = Stream::new();
+        let mut log = Vec::new();
+        for &(seq, data, missing, fin) in segs {
+            s.segment(seq, false, fin, data, missing, at(1), &mut |c| {
+                log.push(line(c))
+            });
+        }
+        s.flush(at(2), &mut |c| log.push(line(c)));
+        (log, s.finished())
+    };
+    // Pure ACK at 500, then data at 600: the stream starts at 600.
+    let (log, _) = run(&[(500, b"", 0, false), (600, b"ab", 0, false)]);
+    assert_eq!(log, ["gap 0 @0", "data 2 @0"]);
+    // 100 bytes cut at 600, then `ab` at 700: a gap of 100, then the data.
+    let (log, _) = run(&[(600, b"", 100, false), (700, b"ab", 0, false)]);
+    assert_eq!(log, ["gap 0 @0", "gap 100 @0", "data 2 @100"]);
+    // `ab` at 600 and a bare FIN at 602, seen in reverse order: finished at offset 2.
+    let (log, finished) = run(&[(602, b"", 0, true), (600, b"ab", 0, false)]);
+    assert_eq!(log, ["gap 0 @0", "data 2 @0"]);
+    assert!(finished);
+}
+
+/// Overlaps that involve bytes cut by the snaplen. SYN at 0: offset k is seq 1 + k.
+/// - A retransmission from offset 0 of `ab` + 6 uncaptured bytes after `abcde` was
+///   delivered: 5 bytes overlap (2 captured, 3 not), the other 3 are a gap at 5.
+/// - Of two buffered copies at the same offset the longer wins, uncaptured bytes counted:
+///   `gh` + 2 cut (4 bytes) is kept over a later `ghi` (3 bytes).
+/// - A longer later copy replaces the buffered one: `gh` then `ghij` at 7 leave 4 bytes
+///   buffered, and the 2 replaced count as retransmitted.
+#[test]
+fn overlaps_count_uncaptured_bytes_and_the_buffer_holds_the_kept_copy_only() {
+    let stream = || {
+        let mut s = Stream::new();
+        s.segment(0, true, false, &[], 0, at(0), &mut |_| {});
+        s
+    };
+    let mut s = stream();
+    let mut log = Vec::new();
+    s.segment(1, false, false, b"abcde", 0, at(1), &mut |c| {
+        log.push(line(c))
+    });
+    s.segment(1, false, false, b"ab", 6, at(2), &mut |c| log.push(line(c)));
+    assert_eq!(log, ["data 5 @0", "gap 3 @5"]);
+    assert_eq!(s.stats.retransmitted, 5);
+
+    let mut s = stream();
+    let mut log = Vec::new();
+    s.segment(8, false, false, b"gh", 2, at(1), &mut |c| log.push(line(c)));
+    s.segment(8, false, false, b"ghi", 0, at(2), &mut |c| {
+        log.push(line(c))
+    });
+    assert_eq!(s.buffered(), 2, "the first copy's captured bytes");
+    s.segment(1, false, false, b"abcdefg", 0, at(3), &mut |c| {
+        log.push(line(c))
+    });
+    assert_eq!(log, ["data 7 @0", "data 2 @7", "gap 2 @9"]);
+    assert_eq!(s.stats.retransmitted, 3);
+
+    let mut s = stream();
+    s.segment(8, false, false, b"gh", 0, at(1), &mut |_| {});
+    s.segment(8, false, false, b"ghij", 0, at(2), &mut |_| {});
+    assert_eq!(s.buffered(), 4);
+    assert_eq!(s.stats.retransmitted, 2);
+}
+
+/// Out-of-order bytes wait behind a hole up to [`MAX_BUFFERED`] bytes; one byte more
+/// declares the hole a gap and delivers what waited. SYN at 0; offset 0 (1 byte) never
+/// comes; 8 segments of 1 MiB from offset 1 fill the buffer exactly.
+#[test]
+fn a_hole_becomes_a_gap_when_the_buffer_passes_its_limit() {
+    let mut s = Stream::new();
+    s.segment(0, true, false, &[], 0, at(0), &mut |_| {});
+    let mib = vec![b'x'; 1 << 20];
+    let mut log = Vec::new();
+    let n = (MAX_BUFFERED >> 20) as u32;
+    for i in 0..n {
+        s.segment(2 + (i << 20), false, false, &mib, 0, at(1), &mut |c| {
+            log.push(line(c))
+        });
+    }
+    assert!(log.is_empty(), "exactly the limit waits: {log:?}");
+    assert_eq!(s.buffered(), MAX_BUFFERED);
+    s.segment(2 + (n << 20), false, false, b"y", 0, at(2), &mut |c| {
+        log.push(line(c))
+    });
+    assert_eq!(log.len(), 2 + n as usize, "the gap, then every segment");
+    assert_eq!(log[0], "gap 1 @0");
+    assert_eq!(log[1], format!("data {} @1", 1 << 20));
+    assert_eq!(s.buffered(), 0);
+    assert_eq!(s.offset(), 2 + MAX_BUFFERED as u64);
+}
+
+/// The counters `pcap`'s summary prints: `ab`, a hole of 1, `d` buffered, then an
+/// acknowledgment 2 bytes past `d`: 3 bytes delivered, 2 gaps of 3 bytes in all, 1
+/// segment out of order.
+#[test]
+fn stream_stats_count_delivered_bytes_gaps_and_gap_bytes() {
+    let mut s = Stream::new();
+    s.segment(99, true, false, &[], 0, at(0), &mut |_| {});
+    s.segment(100, false, false, b"ab", 0, at(1), &mut |_| {});
+    s.segment(103, false, false, b"d", 0, at(2), &mut |_| {});
+    s.advance_to_ack(106, at(3), &mut |_| {});
+    assert_eq!(
+        s.stats,
+        StreamStats {
+            delivered: 3,
+            gap_bytes: 3,
+            gaps: 2,
+            retransmitted: 0,
+            conflicts: 0,
+            out_of_order: 1,
+        }
+    );
+}
+
+/// Buffered segments that a later in-order segment overtook. SYN at 0: offset k is seq
+/// 1 + k. Each case: what is delivered after the buffered copy, and the bytes counted
+/// as retransmitted (those delivered twice over).
+#[test]
+fn buffered_segments_overtaken_by_later_data_deliver_only_what_is_new() {
+    let run = |segs: &[(u32, &[u8], u32)]| {
+        let mut s = Stream::new();
+        s.segment(0, true, false, &[], 0, at(0), &mut |_| {});
+        let mut log = Vec::new();
+        for &(seq, data, missing) in segs {
+            s.segment(seq, false, false, data, missing, at(1), &mut |c| {
+                log.push(line(c))
+            });
+        }
+        (log, s.stats.retransmitted, s.buffered())
+    };
+    // `cd` waits at 2; `abcdef` covers it whole: `cd` is 2 retransmitted bytes.
+    assert_eq!(
+        run(&[(3, b"cd", 0), (1, b"abcdef", 0)]),
+        (vec!["data 6 @0".to_string()], 2, 0)
+    );
+    // `defg` waits at 3; `abcde` covers `de`: `fg` follows, 2 retransmitted.
+    assert_eq!(
+        run(&[(4, b"defg", 0), (1, b"abcde", 0)]),
+        (vec!["data 5 @0".to_string(), "data 2 @5".to_string()], 2, 0)
+    );
+    // `bcdef` waits at 1; `abcde` covers all but `f`.
+    assert_eq!(
+        run(&[(2, b"bcdef", 0), (1, b"abcde", 0)]),
+        (vec!["data 5 @0".to_string(), "data 1 @5".to_string()], 4, 0)
+    );
+    // `d` + 3 uncaptured bytes waits at 3 (ends at 7); `abcde` covers `d` and one
+    // uncaptured byte: a gap of the 2 left.
+    assert_eq!(
+        run(&[(4, b"d", 3), (1, b"abcde", 0)]),
+        (vec!["data 5 @0".to_string(), "gap 2 @5".to_string()], 2, 0)
+    );
+}
+
+/// A gap empties the bytes kept for conflict checks: a retransmission that spans the gap
+/// is compared only with what was delivered after it. `ab` + 2 cut (a gap at 2), `ef` at
+/// 4, then `bXYef` from 1: only `ef` can be compared, and it matches.
+#[test]
+fn conflicts_are_checked_only_against_bytes_delivered_since_the_last_gap() {
+    let mut s = Stream::new();
+    s.segment(0, true, false, &[], 0, at(0), &mut |_| {});
+    s.segment(1, false, false, b"ab", 2, at(1), &mut |_| {});
+    s.segment(5, false, false, b"ef", 0, at(2), &mut |_| {});
+    s.segment(2, false, false, b"bXYef", 0, at(3), &mut |_| {});
+    assert_eq!((s.stats.conflicts, s.stats.retransmitted), (0, 5));
+    s.segment(5, false, false, b"eZ", 0, at(4), &mut |_| {});
+    assert_eq!(s.stats.conflicts, 1, "`Z` for `f`");
 }

@@ -213,20 +213,26 @@ event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n
 event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":1}}\n\n\
 event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
 
+    /// `old`, a recording whose text is `hi`, equals a JSON answer saying `hi` and differs
+    /// from one saying `ho` by its text only.
+    fn assert_reads_as_hi(old: &Exchange) {
+        assert_eq!(
+            compare(old, 200, &message("end_turn", "hi", &[])),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            compare(old, 200, &message("end_turn", "ho", &[])),
+            [r#"text "hi" -> "ho""#]
+        );
+    }
+
     /// A streamed recording and a JSON answer with the same content are equal: both are
     /// read as messages.
     #[test]
     fn a_streamed_recording_equals_the_same_message_as_json() {
         let sse = &STREAM.replace("{TEXT}", "hi");
         let old = recorded(200, "text/event-stream", sse);
-        assert_eq!(
-            compare(&old, 200, &message("end_turn", "hi", &[])),
-            Vec::<String>::new()
-        );
-        assert_eq!(
-            compare(&old, 200, &message("end_turn", "ho", &[])),
-            [r#"text "hi" -> "ho""#]
-        );
+        assert_reads_as_hi(&old);
     }
 
     /// A recorded header keeps its wire case (`Content-Type` in a packet capture) and need
@@ -242,13 +248,6 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
             ("Date".into(), "Mon, 30 Nov 2026 10:00:00 GMT".into()),
             ("Content-Type".into(), "text/event-stream".into()),
         ];
-        assert_eq!(
-            compare(&old, 200, &message("end_turn", "hi", &[])),
-            Vec::<String>::new()
-        );
-        assert_eq!(
-            compare(&old, 200, &message("end_turn", "ho", &[])),
-            [r#"text "hi" -> "ho""#]
-        );
+        assert_reads_as_hi(&old);
     }
 }
