@@ -8,18 +8,14 @@ use super::betas::BetaSet;
 use super::session::{Placement, SessionInfo, Sessions};
 use super::tools::ToolView;
 use super::{read_response, ApiError, MessagesRequest, ResponseBody};
-use crate::trace::Exchange;
+use crate::trace::{header_value, Exchange};
 
 /// An exchange's response body, decoded by the one content decoder
 /// ([`super::response_body`]) and read by its `content-type` (a message assembled from SSE
 /// or JSON, an API error, or other); `None` when there was no response.
 pub fn exchange_response(x: &Exchange) -> Option<ResponseBody> {
     let resp = x.response.as_ref()?;
-    let ct = resp
-        .headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
-        .map(|(_, v)| v.as_str());
+    let ct = header_value(&resp.headers, "content-type");
     Some(read_response(ct, &super::response_body(resp).bytes))
 }
 
