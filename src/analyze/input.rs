@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use crate::api::cache::{hash_of, CachePrefix};
 use crate::api::view::{exchange_response, Canonicalizer, Parsed};
 use crate::api::{BlockKind, MessagesRequest, ResponseBody, ResponseMessage, Usage};
-use crate::trace::{Exchange, SourceKind};
+use crate::trace::{header_value, Exchange, SourceKind};
 
 use super::events::{cap, parse_notifications};
 pub use super::events::{Notification, ToolCall, ToolResult, RESULT_TEXT_CAP};
@@ -55,12 +55,8 @@ pub struct Request {
 /// The Claude Code version a request names in its User-Agent (`claude-cli/2.1.304
 /// (external, sdk-cli)` → `2.1.304`).
 pub fn user_agent_cli_version(x: &Exchange) -> Option<String> {
-    let ua = x
-        .request
-        .headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("user-agent"))?;
-    let v = ua.1.strip_prefix("claude-cli/")?.split(' ').next()?;
+    let ua = header_value(&x.request.headers, "user-agent")?;
+    let v = ua.strip_prefix("claude-cli/")?.split(' ').next()?;
     (!v.is_empty()).then(|| v.to_string())
 }
 

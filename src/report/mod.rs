@@ -231,65 +231,15 @@ pub fn printable_lines(s: &str) -> String {
 }
 
 /// Pretty JSON of a report, with the characters [`printable`] escapes written as `\uXXXX`
-/// escapes (the JSON value is unchanged; a terminal showing it is safe). Ends in a newline.
+/// escapes ([`safe_json::escape_json_text`]: the JSON value is unchanged; a terminal showing
+/// it is safe). Ends in a newline.
 pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> String {
-    let mut out = Vec::new();
-    let mut ser = serde_json::Serializer::with_formatter(&mut out, SafeFormatter::default());
-    if value.serialize(&mut ser).is_err() {
+    let Ok(s) = serde_json::to_string_pretty(value) else {
         return "null\n".into();
-    }
-    let mut s = String::from_utf8(out).unwrap_or_default();
+    };
+    let mut s = safe_json::escape_json_text(&s).into_owned();
     s.push('\n');
     s
-}
-
-/// serde_json's pretty formatter, escaping unprintable characters in strings.
-#[derive(Default)]
-struct SafeFormatter(serde_json::ser::PrettyFormatter<'static>);
-
-impl serde_json::ser::Formatter for SafeFormatter {
-    fn write_string_fragment<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        fragment: &str,
-    ) -> std::io::Result<()> {
-        w.write_all(safe_json::escape_json_text(fragment).as_bytes())
-    }
-    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.begin_array(w)
-    }
-    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.end_array(w)
-    }
-    fn begin_array_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.0.begin_array_value(w, first)
-    }
-    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.end_array_value(w)
-    }
-    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.begin_object(w)
-    }
-    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.end_object(w)
-    }
-    fn begin_object_key<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.0.begin_object_key(w, first)
-    }
-    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.begin_object_value(w)
-    }
-    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.0.end_object_value(w)
-    }
 }
 
 #[cfg(test)]

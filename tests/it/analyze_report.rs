@@ -10,7 +10,7 @@ use agentwire::report::{analyze::render, Format};
 use agentwire::trace::{Context, Exchange, TraceWriter};
 
 use crate::analyze_polls::session;
-use crate::common::{bin, repo, shared_capture};
+use crate::common::{agentwire_ok, bin, repo, shared_capture};
 use crate::common_tshark::{exchanges_from_pcap, have_tshark};
 use crate::hand_trace::{tool_use, TraceBuilder};
 
@@ -130,24 +130,16 @@ fn cli_json_fail_on_and_parquet() {
     let dir = tempfile::tempdir().unwrap();
     let trace = write_trace(dir.path());
     let pq = dir.path().join("tables");
-    let out = Command::new(bin())
-        .args([
-            "analyze",
-            "--format",
-            "json",
-            "--usage",
-            "simulated",
-            "--parquet",
-        ])
-        .arg(&pq)
-        .arg(&trace)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = agentwire_ok(&[
+        "analyze",
+        "--format",
+        "json",
+        "--usage",
+        "simulated",
+        "--parquet",
+        pq.to_str().unwrap(),
+        trace.to_str().unwrap(),
+    ]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["summary"]["polls"], 4);
     assert_eq!(v["summary"]["redundant_polls"], 1);

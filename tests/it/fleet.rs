@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use agentwire::trace::{Context, TraceWriter};
 
-use crate::common::bin;
+use crate::common::agentwire_ok;
 use crate::hand_trace::{text, tool, tool_result, tool_use, Conv, TraceBuilder};
 
 const VERSIONS: [&str; 5] = ["2.1.300", "2.1.301", "2.1.302", "2.1.303", "2.1.304"];
@@ -131,17 +131,14 @@ fn duckdb_over_fleet_parquet_matches_the_json_summary() {
             .or_default() += n as i64;
     }
     let tables = dir.path().join("tables");
-    let out = Command::new(bin())
-        .args(["analyze", "--format", "json", "--parquet"])
-        .arg(&tables)
-        .arg(&traces)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = agentwire_ok(&[
+        "analyze",
+        "--format",
+        "json",
+        "--parquet",
+        tables.to_str().unwrap(),
+        traces.to_str().unwrap(),
+    ]);
     let summary = &serde_json::from_slice::<Value>(&out.stdout).unwrap()["summary"];
     let requests = summary["requests"].as_i64().unwrap();
     assert_eq!(requests, expected.values().sum::<i64>());

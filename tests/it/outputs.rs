@@ -4,13 +4,6 @@
 
 use crate::common::*;
 
-fn agentwire(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(bin())
-        .args(args)
-        .output()
-        .unwrap()
-}
-
 #[cfg(unix)]
 fn mode(p: &std::path::Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;

@@ -12,20 +12,6 @@ use agentwire::trace::Trace;
 
 use crate::common::*;
 
-fn run(args: &[&str]) -> std::process::Output {
-    let o = std::process::Command::new(bin())
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "{args:?}: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
 fn tool_calls(t: &Trace) -> Vec<(String, String)> {
     t.exchanges
         .iter()
@@ -64,7 +50,7 @@ fn recording_of_2_1_303_drives_2_1_304_through_the_same_conversation() {
         old.to_str().unwrap(),
     ];
     a.extend(args);
-    run(&a);
+    agentwire_ok(&a);
     let mut b = vec![
         "record",
         "--cli",
@@ -77,7 +63,7 @@ fn recording_of_2_1_303_drives_2_1_304_through_the_same_conversation() {
         new.to_str().unwrap(),
     ];
     b.extend(args);
-    run(&b);
+    agentwire_ok(&b);
     let (t_old, t_new) = (Trace::open(&old).unwrap(), Trace::open(&new).unwrap());
     assert_eq!(
         tool_calls(&t_new),
@@ -145,7 +131,7 @@ fn diverging_client_gets_closest_answers_and_divergences_are_named() {
     let new = dir.path().join("new.jsonl");
     let sample = repo().join("captures/sample-session.jsonl");
     let agent = repo().join("captures/clients/mini_agent.py");
-    run(&[
+    agentwire_ok(&[
         "record",
         "--replay",
         sample.to_str().unwrap(),
