@@ -24,7 +24,7 @@ use tokio::sync::oneshot;
 
 use super::{McpError, McpSink};
 use crate::api::sse::SseParser;
-use crate::capture::server::proxy::{Upstream, HOP_BY_HOP};
+use crate::capture::server::proxy::{skip_response, Upstream};
 use crate::trace::mcp::{McpDirection, McpHttp, McpTransport};
 use crate::trace::McpRecord;
 
@@ -174,7 +174,7 @@ async fn handle(State(p): State<Arc<Proxy>>, req: Request) -> Response {
     }
     let mut builder = Response::builder().status(resp.status().as_u16());
     for (k, v) in resp.headers() {
-        if !HOP_BY_HOP.contains(&k.as_str()) && k != "content-length" {
+        if !skip_response(k.as_str()) {
             builder = builder.header(k, v);
         }
     }

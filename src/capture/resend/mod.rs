@@ -11,6 +11,7 @@ use serde::Serialize;
 use tokio::sync::Semaphore;
 
 use crate::api::decode_body;
+use crate::capture::server::proxy::skip_request;
 use crate::trace::redact::is_marker;
 use crate::trace::{origin_form, Body, Exchange, Trace};
 
@@ -74,14 +75,6 @@ pub struct Summary {
     /// Per-request outcomes, in trace order.
     pub outcomes: Vec<Outcome>,
 }
-
-const SKIP: &[&str] = &[
-    "host",
-    "content-length",
-    "connection",
-    "transfer-encoding",
-    "accept-encoding",
-];
 
 /// Re-send every request of `trace` (in order of id) to `cfg.to`.
 pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<Summary, ResendError> {
@@ -190,7 +183,7 @@ async fn send_one(
         reqwest::Method::from_bytes(x.request.method.as_bytes()).unwrap_or(reqwest::Method::POST);
     let mut req = client.request(method, url);
     for (k, v) in &x.request.headers {
-        if !SKIP.contains(&k.to_ascii_lowercase().as_str()) && !is_marker(v) {
+        if !skip_request(k) && !is_marker(v) {
             req = req.header(k, v);
         }
     }

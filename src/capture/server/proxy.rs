@@ -36,8 +36,22 @@ const REQUEST_ONLY: &[&str] = &[
     "proxy-authorization",
 ];
 
-fn skip_request(name: &str) -> bool {
-    HOP_BY_HOP.contains(&name) || REQUEST_ONLY.contains(&name)
+/// True for a hop-by-hop header name (ASCII case-insensitive: recorded names keep their
+/// wire case).
+pub(crate) fn is_hop_by_hop(name: &str) -> bool {
+    HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h))
+}
+
+/// True for a request header that a client sending a recorded request again must not copy:
+/// hop-by-hop, or set by the sender itself ([`REQUEST_ONLY`]). ASCII case-insensitive.
+pub(crate) fn skip_request(name: &str) -> bool {
+    is_hop_by_hop(name) || REQUEST_ONLY.iter().any(|h| name.eq_ignore_ascii_case(h))
+}
+
+/// True for a response header that a server answering with a recorded response must not
+/// copy: hop-by-hop, or `content-length` (the new response is framed by its own server).
+pub(crate) fn skip_response(name: &str) -> bool {
+    is_hop_by_hop(name) || name.eq_ignore_ascii_case("content-length")
 }
 
 /// Header names a message declares hop-by-hop in its `Connection` field (RFC 9110
@@ -212,7 +226,7 @@ pub(crate) async fn forward(
     };
     let status = resp.status().as_u16();
     let named = connection_named(resp.headers());
-    let hop = |k: &str| HOP_BY_HOP.contains(&k) || named.iter().any(|n| n == k);
+    let hop = |k: &str| is_hop_by_hop(k) || named.iter().any(|n| n == k);
     let mut out_headers: Headers = resp
         .headers()
         .iter()

@@ -311,11 +311,7 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
         .iter()
         // Recorded names keep their wire case (`Content-Length` from a packet capture):
         // the framing of the new response is hyper's.
-        .filter(|(k, _)| {
-            !["content-length", "transfer-encoding", "connection"]
-                .iter()
-                .any(|n| k.eq_ignore_ascii_case(n))
-        })
+        .filter(|(k, _)| !super::proxy::skip_response(k))
         .cloned()
         .collect();
     if header_value(&headers, "request-id").is_none() {
