@@ -307,6 +307,7 @@ async fn replayed_answers_drop_recorded_framing_headers_whatever_their_case() {
         headers: vec![
             ("Content-Type".into(), "application/json".into()),
             ("Connection".into(), "close".into()),
+            ("Keep-Alive".into(), "timeout=5".into()),
             ("Content-Length".into(), "7".into()),
             ("Request-Id".into(), "req_recorded".into()),
         ],
@@ -335,6 +336,7 @@ async fn replayed_answers_drop_recorded_framing_headers_whatever_their_case() {
         .unwrap();
     let h = r.headers().clone();
     assert_eq!(h.get("connection"), None, "{h:?}");
+    assert_eq!(h.get("keep-alive"), None, "hop-by-hop: {h:?}");
     let lengths: Vec<_> = h.get_all("content-length").iter().collect();
     assert!(
         lengths.len() <= 1 && !lengths.iter().any(|v| *v == "7"),

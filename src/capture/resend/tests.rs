@@ -156,6 +156,8 @@ async fn replay_sends_method_path_query_body_and_headers_but_not_markers_or_fram
                 ("Connection", "keep-alive"),
                 ("Transfer-Encoding", "chunked"),
                 ("Accept-Encoding", "gzip, br"),
+                ("Keep-Alive", "timeout=5"),
+                ("Proxy-Authorization", "Basic cHJveHk6cHc="),
                 ("X-Api-Key", &marker),
                 ("Anthropic-Version", "2023-06-01"),
                 ("anthropic-beta", "a,b"),
@@ -210,6 +212,11 @@ async fn replay_sends_method_path_query_body_and_headers_but_not_markers_or_fram
     );
     assert!(header(post, "transfer-encoding").is_empty());
     assert!(header(post, "accept-encoding").is_empty());
+    assert!(header(post, "keep-alive").is_empty(), "hop-by-hop");
+    assert!(
+        header(post, "proxy-authorization").is_empty(),
+        "for the proxy hop only"
+    );
     assert!(!header(post, "connection").contains(&"keep-alive"));
 }
 
