@@ -14,6 +14,7 @@ pub mod betas;
 pub mod cache;
 mod content;
 pub mod decode;
+pub mod memo;
 pub mod normalize;
 pub mod prices;
 mod request;
@@ -28,7 +29,9 @@ pub mod view;
 
 pub use content::{Block, BlockKind};
 pub use decode::{decode_body, request_body, response_body, Decoded};
-pub use request::{Message, MessagesRequest, Param, System, Tool, KNOWN_PARAMS};
+pub use request::{
+    Message, MessageDerived, MessagesRequest, Param, System, Tool, ToolDerived, KNOWN_PARAMS,
+};
 pub use response::{read_response, ResponseBody, ResponseMessage};
 pub use span::Span;
 pub use usage::{estimate_tokens, Usage, MAX_TOKENS};

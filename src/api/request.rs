@@ -5,6 +5,8 @@
 //! `max_tokens`, `thinking`, `tool_choice`, `stream`, `metadata`, ...). Unknown top-level
 //! keys are kept in [`MessagesRequest::params`] and flagged by [`Param::known`].
 
+use std::sync::{Arc, OnceLock};
+
 use serde_json::Value;
 
 use super::content::Block;
@@ -39,12 +41,14 @@ pub struct MessagesRequest {
     pub model: Option<String>,
     /// `system`, if present.
     pub system: Option<System>,
-    /// `tools` in order (empty if absent).
-    pub tools: Vec<Tool>,
+    /// `tools` in order (empty if absent). Shared with earlier requests that carried
+    /// the same definition at the same span ([`super::memo`]).
+    pub tools: Vec<Arc<Tool>>,
     /// Span of the `tools` array value, if present.
     pub tools_span: Option<Span>,
-    /// `messages` in order.
-    pub messages: Vec<Message>,
+    /// `messages` in order. Shared with earlier requests that carried the same message
+    /// at the same span ([`super::memo`]).
+    pub messages: Vec<Arc<Message>>,
     /// Span of the `messages` array value, if present.
     pub messages_span: Option<Span>,
     /// Every other top-level member, in document order.
@@ -90,6 +94,17 @@ pub struct Tool {
     pub defer_loading: bool,
     /// `cache_control`, if set.
     pub cache_control: Option<Value>,
+    /// Values computed from the definition once (it is shared between requests).
+    pub derived: ToolDerived,
+}
+
+/// What is computed from a tool definition once and kept with it: a definition is shared
+/// by every request that carries it at the same span ([`super::memo`]), and these depend
+/// only on its bytes.
+#[derive(Clone, Debug, Default)]
+pub struct ToolDerived {
+    /// The definition's prompt-cache hash ([`super::cache`]).
+    pub(crate) cache_hash: OnceLock<u64>,
 }
 
 impl Tool {
@@ -110,6 +125,19 @@ pub struct Message {
     pub content_is_string: bool,
     /// Content blocks.
     pub content: Vec<Block>,
+    /// Values computed from the message once (it is shared between requests).
+    pub derived: MessageDerived,
+}
+
+/// What is computed from a message once and kept with it: a message is shared by every
+/// request that carries it at the same span ([`super::memo`]), and these depend only on
+/// its bytes.
+#[derive(Clone, Debug, Default)]
+pub struct MessageDerived {
+    /// [`super::thread::message_digest`].
+    pub(crate) digest: OnceLock<[u8; 16]>,
+    /// The prompt-cache hash of each content block, in order ([`super::cache`]).
+    pub(crate) block_hashes: OnceLock<Vec<u64>>,
 }
 
 impl Message {
@@ -153,6 +181,14 @@ impl MessagesRequest {
     /// [`ApiError::NotAnObject`] when it is JSON but not an object. Missing or oddly typed
     /// fields are not errors: they are left empty.
     pub fn parse(body: &[u8]) -> Result<MessagesRequest, ApiError> {
+        super::check_json(body)?;
+        Self::parse_with(body, true)
+    }
+
+    /// [`MessagesRequest::parse`] of a body the caller already knows to be one valid JSON
+    /// document in UTF-8 (a trace body read from `"json"`: [`crate::trace::Body::is_known_json`]),
+    /// so it is not checked again. Errors: [`ApiError::NotAnObject`].
+    pub(crate) fn parse_known_json(body: &[u8]) -> Result<MessagesRequest, ApiError> {
         Self::parse_with(body, true)
     }
 
@@ -161,11 +197,12 @@ impl MessagesRequest {
     /// `tools` and `messages`). Several times cheaper on large bodies; the stub server uses
     /// it.
     pub fn parse_head(body: &[u8]) -> Result<MessagesRequest, ApiError> {
+        super::check_json(body)?;
         Self::parse_with(body, false)
     }
 
+    /// Parse a body already checked to be valid JSON.
     fn parse_with(body: &[u8], deep: bool) -> Result<MessagesRequest, ApiError> {
-        super::check_json(body)?;
         let doc = document(body);
         if body.get(doc.start) != Some(&b'{') {
             return Err(ApiError::NotAnObject);
@@ -203,14 +240,14 @@ impl MessagesRequest {
                     req.tools_span = Some(value);
                     req.tools = array_items(body, value)
                         .into_iter()
-                        .map(|s| parse_tool(body, s))
+                        .map(|s| super::memo::tool(body, s, || parse_tool(body, s)))
                         .collect();
                 }
                 "messages" => {
                     req.messages_span = Some(value);
                     req.messages = array_items(body, value)
                         .into_iter()
-                        .map(|s| parse_message(body, s))
+                        .map(|s| super::memo::message(body, s, || parse_message(body, s)))
                         .collect();
                 }
                 _ => req.params.push(Param {
@@ -258,7 +295,7 @@ impl MessagesRequest {
 
     /// Tools with `defer_loading: true`.
     pub fn deferred_tools(&self) -> impl Iterator<Item = &Tool> {
-        self.tools.iter().filter(|t| t.defer_loading)
+        self.tools.iter().map(|t| &**t).filter(|t| t.defer_loading)
     }
 
     /// Tool names in order.
@@ -291,7 +328,7 @@ impl MessagesRequest {
         self.messages
             .iter()
             .find(|m| m.role == "user")
-            .map(Message::text)
+            .map(|m| m.text())
             .unwrap_or_default()
     }
 }
@@ -329,6 +366,7 @@ fn parse_tool(body: &[u8], span: Span) -> Tool {
         schema_span: None,
         defer_loading: false,
         cache_control: None,
+        derived: ToolDerived::default(),
     };
     for m in object_members(body, span) {
         let v = || parse_at(body, m.value);
@@ -354,6 +392,7 @@ fn parse_message(body: &[u8], span: Span) -> Message {
         role: String::new(),
         content_is_string: false,
         content: Vec::new(),
+        derived: MessageDerived::default(),
     };
     for m in object_members(body, span) {
         match m.key.as_str() {

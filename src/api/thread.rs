@@ -22,6 +22,10 @@ pub type MessageDigest = [u8; 16];
 /// in-process only, never written; it hashes every message of every request, so a
 /// cryptographic hash was 14% of `analyze`'s time).
 pub fn message_digest(m: &Message) -> MessageDigest {
+    *m.derived.digest.get_or_init(|| digest_of(m))
+}
+
+fn digest_of(m: &Message) -> MessageDigest {
     let mut x = Xxh3::new();
     // Each part with its length: ("ab", "c") and ("a", "bc") differ.
     let mut h = |b: &[u8]| {
@@ -60,7 +64,7 @@ pub fn message_digest(m: &Message) -> MessageDigest {
 
 /// Digests of all messages of a request.
 pub fn message_digests(r: &MessagesRequest) -> Vec<MessageDigest> {
-    r.messages.iter().map(message_digest).collect()
+    r.messages.iter().map(|m| message_digest(m)).collect()
 }
 
 struct ThreadState {

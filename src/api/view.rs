@@ -40,7 +40,10 @@ impl CanonicalRequest {
     ///
     /// Errors: [`ApiError`] when the body is not a JSON object.
     pub fn parse(body: &[u8], headers: &[(String, String)]) -> Result<Self, ApiError> {
-        let req = MessagesRequest::parse(body)?;
+        Self::of(MessagesRequest::parse(body)?, headers)
+    }
+
+    fn of(req: MessagesRequest, headers: &[(String, String)]) -> Result<Self, ApiError> {
         Ok(CanonicalRequest {
             turn: req.turn(),
             betas: BetaSet::from_headers(headers),
@@ -92,7 +95,16 @@ pub fn parse(x: &Exchange) -> Parsed {
         return Parsed::default();
     }
     let body = super::decode::request_body(&x.request).bytes;
-    match CanonicalRequest::parse(&body, &x.request.headers) {
+    // A body read from a trace's `"json"` member was checked while reading.
+    let raw = &x.request.body;
+    let known_json = std::ptr::eq(body.as_ref(), raw.bytes.as_slice()) && raw.is_known_json();
+    let parsed = if known_json {
+        MessagesRequest::parse_known_json(&body)
+            .and_then(|req| CanonicalRequest::of(req, &x.request.headers))
+    } else {
+        CanonicalRequest::parse(&body, &x.request.headers)
+    };
+    match parsed {
         Ok(mut r) => {
             if let std::borrow::Cow::Owned(decoded) = body {
                 r.decoded = Some(decoded);

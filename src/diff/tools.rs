@@ -229,8 +229,8 @@ pub(crate) fn diff_tools(a: &ToolSide, b: &ToolSide, norm: &mut Norm) -> ToolsDi
         entries: vec![],
     };
     for name in names {
-        let ta = a.req.tools.iter().find(|t| t.name == name);
-        let tb = b.req.tools.iter().find(|t| t.name == name);
+        let ta = a.req.tools.iter().find(|t| t.name == name).map(|t| &**t);
+        let tb = b.req.tools.iter().find(|t| t.name == name).map(|t| &**t);
         let entry = entry(
             name,
             (ta, a.body, &ann_a),

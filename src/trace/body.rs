@@ -32,6 +32,9 @@ pub struct Body {
     pub redacted: bool,
     /// SHA-256 read from a trace file, kept to verify `bytes` against (`None` for new bodies).
     stored_sha256: Option<String>,
+    /// XXH3-64 of the bytes when they were read from a trace's `"json"` member, which
+    /// the reader already parsed as one JSON document ([`Body::is_known_json`]).
+    checked_json: Option<u64>,
 }
 
 impl std::fmt::Debug for Body {
@@ -85,6 +88,14 @@ impl Body {
             Some(d) => *d == self.sha256(),
             None => true,
         }
+    }
+
+    /// True when the bytes are still the ones read from a trace's `"json"` member: one
+    /// valid JSON document in UTF-8, already checked while reading, so readers need not
+    /// check again. Checked against a hash of the bytes, so a body changed since (e.g.
+    /// redacted) is not trusted.
+    pub fn is_known_json(&self) -> bool {
+        self.checked_json == Some(xxhash_rust::xxh3::xxh3_64(&self.bytes))
     }
 
     /// The body's text `s` as a JSON value to embed verbatim, when it is one JSON document
@@ -155,8 +166,11 @@ struct BodyRepr<'a> {
 impl<'de> Deserialize<'de> for Body {
     fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
         let r = BodyRepr::deserialize(de)?;
+        let mut checked_json = None;
         let bytes = if let Some(raw) = r.json {
-            raw.get().as_bytes().to_vec()
+            let bytes = raw.get().as_bytes().to_vec();
+            checked_json = Some(xxhash_rust::xxh3::xxh3_64(&bytes));
+            bytes
         } else if let Some(t) = r.text {
             t.into_bytes()
         } else if let Some(b) = r.base64 {
@@ -173,6 +187,7 @@ impl<'de> Deserialize<'de> for Body {
             wire_size: r.wire_size,
             redacted: r.redacted,
             stored_sha256: r.sha256,
+            checked_json,
         })
     }
 }

@@ -168,7 +168,7 @@ impl CachePrefix {
             if is_toggle_tool(t.tool_type.as_deref()) {
                 continue;
             }
-            let h = tool_hash(body, t.span);
+            let h = *t.derived.cache_hash.get_or_init(|| tool_hash(body, t.span));
             tools.push((t.name.clone(), h));
             blocks.push(PrefixBlock {
                 region: Region::Tools,
@@ -202,7 +202,15 @@ impl CachePrefix {
         let strip = thinking_on(req) && strips_thinking(&model) && new_user_content(req);
         let mut thinking_stripped = false;
         for (mi, m) in req.messages.iter().enumerate() {
-            for b in &m.content {
+            let hashes = m.derived.block_hashes.get_or_init(|| {
+                m.content
+                    .iter()
+                    .map(|b| {
+                        hash_of(&[m.role.as_bytes(), &block_hash(b, body, false).to_le_bytes()])
+                    })
+                    .collect()
+            });
+            for (b, &hash) in m.content.iter().zip(hashes) {
                 if strip
                     && matches!(
                         b.kind,
@@ -215,7 +223,7 @@ impl CachePrefix {
                 blocks.push(PrefixBlock {
                     region: Region::Messages,
                     index: mi,
-                    hash: hash_of(&[m.role.as_bytes(), &block_hash(b, body, false).to_le_bytes()]),
+                    hash,
                     tokens: block_tokens(b, m.content_is_string),
                     breakpoint: b.cache_control.as_ref().map(Ttl::of),
                 });

@@ -1,0 +1,211 @@
+//! Parsed request parts remembered between requests. A conversation resends its whole
+//! history and tool list with every turn, so request N+1 carries request N's messages and
+//! tools byte for byte, at the same offsets (Claude Code and the SDKs write `messages`
+//! and `tools` before anything that changes between turns). Parsing a part depends only on
+//! its bytes and where it starts, so a part whose bytes *and* span match one parsed
+//! earlier is the same value: it is shared ([`Arc`]) instead of parsed again.
+//!
+//! The memo is per thread (the analyzer prepares requests on every core) and bounded:
+//! two generations of at most [`GENERATION_BYTES`] each (bytes of the parts' spans);
+//! a full generation becomes the old one and the older one is dropped, so what recent
+//! requests used stays and memory stays flat on any trace.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use xxhash_rust::xxh3::xxh3_128;
+
+use super::span::Span;
+use super::{Message, Tool};
+
+/// Bytes of request parts (span lengths) one generation remembers per thread.
+pub const GENERATION_BYTES: usize = 24 << 20;
+
+/// Parts shorter than this many bytes are parsed every time (cheaper than the lookup).
+pub const MIN_PART_BYTES: usize = 96;
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Key {
+    span: Span,
+    /// XXH3-128 of the part's bytes.
+    digest: u128,
+}
+
+#[derive(Clone)]
+enum Part {
+    Message(Arc<Message>),
+    Tool(Arc<Tool>),
+}
+
+#[derive(Default)]
+struct Memo {
+    current: HashMap<Key, Part>,
+    previous: HashMap<Key, Part>,
+    current_bytes: usize,
+}
+
+impl Memo {
+    fn get(&mut self, key: &Key) -> Option<Part> {
+        if let Some(p) = self.current.get(key) {
+            return Some(p.clone());
+        }
+        let p = self.previous.remove(key)?;
+        self.insert(*key, p.clone());
+        Some(p)
+    }
+
+    fn insert(&mut self, key: Key, part: Part) {
+        if self.current_bytes + key.span.len() > GENERATION_BYTES {
+            self.previous = std::mem::take(&mut self.current);
+            self.current_bytes = 0;
+        }
+        self.current_bytes += key.span.len();
+        self.current.insert(key, part);
+    }
+}
+
+thread_local! {
+    static MEMO: RefCell<Memo> = RefCell::new(Memo::default());
+}
+
+fn remembered(
+    body: &[u8],
+    span: Span,
+    unwrap: impl Fn(Part) -> Option<Part>,
+    parse: impl FnOnce() -> Part,
+) -> Part {
+    if span.len() < MIN_PART_BYTES || span.end > body.len() {
+        return parse();
+    }
+    let key = Key {
+        span,
+        digest: xxh3_128(span.slice(body)),
+    };
+    if let Some(p) = MEMO.with(|m| m.borrow_mut().get(&key)).and_then(unwrap) {
+        return p;
+    }
+    let p = parse();
+    MEMO.with(|m| m.borrow_mut().insert(key, p.clone()));
+    p
+}
+
+/// The message at `span` of `body`: the one parsed earlier from the same bytes at the same
+/// span, else `parse()`'s (remembered for the next request).
+pub fn message(body: &[u8], span: Span, parse: impl FnOnce() -> Message) -> Arc<Message> {
+    let p = remembered(
+        body,
+        span,
+        |p| matches!(p, Part::Message(_)).then_some(p),
+        || Part::Message(Arc::new(parse())),
+    );
+    match p {
+        Part::Message(m) => m,
+        Part::Tool(_) => unreachable!("a message key holds a message"),
+    }
+}
+
+/// The tool definition at `span` of `body`, as [`message`] does for messages.
+pub fn tool(body: &[u8], span: Span, parse: impl FnOnce() -> Tool) -> Arc<Tool> {
+    let p = remembered(
+        body,
+        span,
+        |p| matches!(p, Part::Tool(_)).then_some(p),
+        || Part::Tool(Arc::new(parse())),
+    );
+    match p {
+        Part::Tool(t) => t,
+        Part::Message(_) => unreachable!("a tool key holds a tool"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed_message(role: &str) -> Message {
+        Message {
+            span: Span::new(0, 0),
+            role: role.into(),
+            content_is_string: true,
+            content: Vec::new(),
+            derived: Default::default(),
+        }
+    }
+
+    #[test]
+    fn same_bytes_at_the_same_span_are_parsed_once() {
+        let body = format!(r#"{{"role":"user","content":"{}"}}"#, "x".repeat(200));
+        let span = Span::new(0, body.len());
+        let mut parses = 0;
+        let a = message(body.as_bytes(), span, || {
+            parses += 1;
+            parsed_message("user")
+        });
+        let b = message(body.as_bytes(), span, || {
+            parses += 1;
+            parsed_message("other")
+        });
+        assert_eq!(parses, 1);
+        assert!(Arc::ptr_eq(&a, &b));
+    }
+
+    #[test]
+    fn other_bytes_or_another_span_are_parsed_again() {
+        let one = format!(r#"{{"role":"user","content":"{}"}}"#, "y".repeat(200));
+        let two = one.replace("yy", "yz");
+        let span = Span::new(0, one.len());
+        let a = message(one.as_bytes(), span, || parsed_message("one"));
+        let b = message(two.as_bytes(), span, || parsed_message("two"));
+        assert_eq!((a.role.as_str(), b.role.as_str()), ("one", "two"));
+        // The same bytes one byte further on: spans inside the part differ, so no reuse.
+        let shifted = format!(" {one}");
+        let c = message(shifted.as_bytes(), Span::new(1, one.len() + 1), || {
+            parsed_message("shifted")
+        });
+        assert_eq!(c.role, "shifted");
+    }
+
+    #[test]
+    fn a_tool_and_a_message_with_the_same_bytes_do_not_mix() {
+        let body = format!(r#"{{"name":"{}"}}"#, "t".repeat(200));
+        let span = Span::new(0, body.len());
+        let _ = message(body.as_bytes(), span, || parsed_message("m"));
+        let t = tool(body.as_bytes(), span, || Tool {
+            span,
+            name: "T".into(),
+            tool_type: None,
+            description: None,
+            input_schema: None,
+            schema_span: None,
+            defer_loading: false,
+            cache_control: None,
+            derived: Default::default(),
+        });
+        assert_eq!(t.name, "T");
+    }
+
+    #[test]
+    fn memory_is_bounded_by_two_generations() {
+        let mut m = Memo::default();
+        let part = Part::Message(Arc::new(parsed_message("u")));
+        let len = 1 << 20;
+        for i in 0..100usize {
+            m.insert(
+                Key {
+                    span: Span::new(i * len, (i + 1) * len),
+                    digest: i as u128,
+                },
+                part.clone(),
+            );
+        }
+        let kept = (m.current.len() + m.previous.len()) * len;
+        assert!(kept <= 2 * GENERATION_BYTES, "{kept} bytes kept");
+        // The most recent part is still there.
+        let last = Key {
+            span: Span::new(99 * len, 100 * len),
+            digest: 99,
+        };
+        assert!(m.get(&last).is_some());
+    }
+}
