@@ -251,7 +251,7 @@ mod tests {
               {"name":"DeferredToolPlaceholder","description":"Reserved placeholder."}],
             "messages":[{"role":"user","content":"hi"}]}"#;
         let r = MessagesRequest::parse(body).unwrap();
-        let got: Vec<bool> = r.tools.iter().map(is_placeholder).collect();
+        let got: Vec<bool> = r.tools.iter().map(|t| is_placeholder(t)).collect();
         assert_eq!(got, [true, true, false, false]);
         let v = ToolView::of(&r);
         assert_eq!(v.placeholders, ["KeepAlivePlaceholder", "Reserved"]);
