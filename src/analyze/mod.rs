@@ -337,7 +337,7 @@ impl Analyzer {
 /// Records read ahead and prepared at once: at most this many…
 const BATCH_RECORDS: usize = 512;
 /// …or this many body bytes.
-const BATCH_BYTES: usize = 16 << 20;
+const BATCH_BYTES: usize = 8 << 20;
 
 /// Analyse trace files, streaming each one. Records are read in batches whose stateless
 /// part ([`input::prepare`]: body parsing, cache keys, responses) runs on every core; the

@@ -394,10 +394,17 @@ fn open_reader_depth(
             Format::Trace,
             // Lines of a file parse in parallel; standard input may be a recorder still
             // writing, so its lines are read one at a time.
-            Box::new(
-                TraceReader::new(BufReader::with_capacity(1 << 20, whole), path)
-                    .parallel(path != Path::new("-")),
-            ),
+            if path == Path::new("-") {
+                Box::new(TraceReader::new(
+                    BufReader::with_capacity(1 << 20, whole),
+                    path,
+                ))
+            } else {
+                // A file is read (and its lines parsed) ahead, while the caller works.
+                super::ahead::ReadAhead::spawn(
+                    TraceReader::new(BufReader::with_capacity(1 << 20, whole), path).parallel(true),
+                )
+            },
         )),
         Detected::Format(Format::ClaudeCodeTranscript) => {
             let s = transcript::import(BufReader::new(whole), path)?;

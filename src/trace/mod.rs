@@ -11,6 +11,7 @@
 //! uses it): files, directories and `-`, with other tools' formats ([`import`]) recognised
 //! from their content.
 
+mod ahead;
 mod body;
 mod exchange;
 pub mod export;
