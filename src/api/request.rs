@@ -485,4 +485,34 @@ mod tests {
             Err(ApiError::NotAnObject)
         ));
     }
+
+    #[test]
+    fn a_resent_history_is_shared_and_a_shifted_one_keeps_its_own_spans() {
+        let history = format!(
+            r#"[{{"role":"user","content":"{}"}},{{"role":"assistant","content":[{{"type":"text","text":"{}"}}]}}]"#,
+            "q".repeat(300),
+            "a".repeat(300)
+        );
+        let turn1 = format!(r#"{{"model":"m","messages":{history},"max_tokens":1}}"#);
+        let turn2 = format!(r#"{{"model":"m","messages":{history},"max_tokens":2}}"#);
+        // The same messages one byte further on: offsets differ.
+        let shifted = format!(r#"{{"model":"mm","messages":{history},"max_tokens":1}}"#);
+        let a = MessagesRequest::parse(turn1.as_bytes()).unwrap();
+        let b = MessagesRequest::parse(turn2.as_bytes()).unwrap();
+        let c = MessagesRequest::parse(shifted.as_bytes()).unwrap();
+        assert!(Arc::ptr_eq(&a.messages[1], &b.messages[1]));
+        assert!(!Arc::ptr_eq(&a.messages[1], &c.messages[1]));
+        for (r, body) in [(&a, &turn1), (&c, &shifted)] {
+            let m = &r.messages[1];
+            assert!(m
+                .span
+                .slice(body.as_bytes())
+                .starts_with(br#"{"role":"assistant""#));
+            assert_eq!(
+                m.content[0].span.slice(body.as_bytes())[..15],
+                *br#"{"type":"text","#
+            );
+            assert_eq!(m.content[0].text(), Some("a".repeat(300).as_str()));
+        }
+    }
 }
