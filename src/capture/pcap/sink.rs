@@ -1,10 +1,10 @@
 //! Where extracted exchanges go: the [`TraceSink`] writes them on the extracting thread,
-//! or hands them in batches to a writer thread that encodes each batch on every core
-//! (redaction, SHA-256, JSON embedding: [`LineEncoder`]) while reassembly goes on, then
-//! writes the lines. Lines are written in the order the exchanges were handed over either
+//! or hands them in batches to a writer thread that has each batch encoded on every core
+//! (redaction, SHA-256, JSON embedding: [`LineEncoder`]) while reassembly goes on, and
+//! writes one batch's lines while the next batch is encoded. Lines are written in the order the exchanges were handed over either
 //! way, so the trace is byte-for-byte the same.
 
-use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 use rayon::prelude::*;
@@ -43,10 +43,25 @@ impl TraceSink {
             .spawn(move || {
                 let mut w = w;
                 let enc = w.encoder();
+                // Batch k is written while batch k+1 is encoded on the pool.
+                let mut encoding: Option<Receiver<std::thread::Result<Lines>>> = None;
                 for batch in rx {
-                    for line in encode(enc, batch) {
-                        w.write_line(&line.map_err(|e| w.encode_error(e))?)?;
+                    let (done, lines) = sync_channel(1);
+                    rayon::spawn(move || {
+                        // A panic goes back to the writer thread (and from there to
+                        // whoever joins it), as it would on this thread.
+                        let encoded =
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                encode(enc, batch)
+                            }));
+                        let _ = done.send(encoded);
+                    });
+                    if let Some(prev) = encoding.replace(lines) {
+                        write_lines(&mut w, prev)?;
                     }
+                }
+                if let Some(last) = encoding {
+                    write_lines(&mut w, last)?;
                 }
                 Ok(w)
             })
@@ -109,7 +124,30 @@ impl TraceSink {
     }
 }
 
+type Lines = Vec<Result<Vec<u8>, serde_json::Error>>;
+
 /// The lines of `batch`, in order, encoded on every core.
-fn encode(enc: LineEncoder, batch: Vec<Exchange>) -> Vec<Result<Vec<u8>, serde_json::Error>> {
+fn encode(enc: LineEncoder, batch: Vec<Exchange>) -> Lines {
     batch.into_par_iter().map(|x| enc.exchange(x)).collect()
+}
+
+/// Write the lines a pool job encoded, in order.
+fn write_lines(
+    w: &mut TraceWriter,
+    lines: Receiver<std::thread::Result<Lines>>,
+) -> Result<(), TraceError> {
+    let lines = match lines.recv() {
+        Ok(Ok(lines)) => lines,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(_) => {
+            return Err(TraceError::Write {
+                path: String::new(),
+                source: std::io::Error::other("encoding a batch of trace lines stopped"),
+            })
+        }
+    };
+    for line in lines {
+        w.write_line(&line.map_err(|e| w.encode_error(e))?)?;
+    }
+    Ok(())
 }
