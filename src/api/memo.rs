@@ -20,7 +20,7 @@ use super::span::Span;
 use super::{Message, Tool};
 
 /// Bytes of request parts (span lengths) one generation remembers per thread.
-pub const GENERATION_BYTES: usize = 12 << 20;
+pub const GENERATION_BYTES: usize = 6 << 20;
 
 /// Parts shorter than this many bytes are parsed every time (cheaper than the lookup).
 pub const MIN_PART_BYTES: usize = 96;
