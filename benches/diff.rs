@@ -1,6 +1,9 @@
 //! Diff of two generated ~1 MB request bodies (200 tools, a long system prompt, 500
 //! messages): parse both, normalize, and compare every part. Goal: < 20 ms (issue 15).
-//! Run: `cargo bench --bench diff`.
+//! Run: `cargo bench --bench diff`. `AGENTWIRE_BENCH_WRITE=DIR` only writes the two bodies
+//! to `DIR/a.json` and `DIR/b.json` (to time `agentwire diff` as a whole process).
+//! Each timed pass starts with an empty parse memo ([`agentwire::api::memo::forget`]), as a
+//! new process would.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Value};
@@ -69,6 +72,18 @@ fn body(variant: u32) -> Vec<u8> {
 
 fn bench(c: &mut Criterion) {
     let (a, b) = (body(0), body(1));
+    if let Some(dir) = std::env::var_os("AGENTWIRE_BENCH_WRITE") {
+        let dir = std::path::PathBuf::from(dir);
+        std::fs::write(dir.join("a.json"), &a).unwrap();
+        std::fs::write(dir.join("b.json"), &b).unwrap();
+        eprintln!(
+            "wrote {} and {} bytes to {}/{{a,b}}.json",
+            a.len(),
+            b.len(),
+            dir.display()
+        );
+        std::process::exit(0);
+    }
     eprintln!("body sizes: A {} bytes, B {} bytes", a.len(), b.len());
     let headers = vec![("anthropic-beta".to_string(), "x,y".to_string())];
     let norm = Normalizer::defaults();
@@ -86,6 +101,7 @@ fn bench(c: &mut Criterion) {
     assert_eq!(d.tools.changed.len(), 10);
     c.bench_function("parse 2 x 1 MB requests (part of the diff)", |bench| {
         bench.iter(|| {
+            agentwire::api::memo::forget();
             (
                 agentwire::api::MessagesRequest::parse(a).unwrap(),
                 agentwire::api::MessagesRequest::parse(b).unwrap(),
@@ -93,7 +109,10 @@ fn bench(c: &mut Criterion) {
         })
     });
     c.bench_function("diff 2 x 1 MB requests", |bench| {
-        bench.iter(|| diff_requests(&sa, &sb, &norm).unwrap())
+        bench.iter(|| {
+            agentwire::api::memo::forget();
+            diff_requests(&sa, &sb, &norm).unwrap()
+        })
     });
 }
 

@@ -69,6 +69,11 @@ thread_local! {
     static MEMO: RefCell<Memo> = RefCell::new(Memo::default());
 }
 
+/// Forget every part this thread remembers (benchmarks use it to time parsing itself).
+pub fn forget() {
+    MEMO.with(|m| *m.borrow_mut() = Memo::default());
+}
+
 fn remembered(
     body: &[u8],
     span: Span,

@@ -21,18 +21,21 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
         .map(|e| Gate::parse(e))
         .collect::<Result<Vec<_>, _>>()
         .map_err(usage)?;
-    let norm = super::normalizer(a.rules.as_deref(), a.no_normalize)?;
+    let norm = super::normalizer_soon(a.rules.as_deref(), a.no_normalize)?;
     let recorder = RecordResolver::new(&a.env, a.record_dir.as_deref(), a.route, a.force)?;
     let resolvers: [&dyn diff::InputResolver; 1] = [&recorder];
     let mut report = match (&a.within, &a.a, &a.b) {
-        (Some(t), _, _) => diff::diff_within(&super::resolve_input(t, &resolvers)?, &norm),
+        (Some(t), _, _) => {
+            let input = super::resolve_input(t, &resolvers)?;
+            diff::diff_within(&input, &norm.get())
+        }
         (None, Some(x), Some(y)) => {
             let mode = if a.all { Mode::All } else { Mode::First };
             let (ra, rb) = (
                 super::resolve_input(x, &resolvers)?,
                 super::resolve_input(y, &resolvers)?,
             );
-            diff::diff_inputs(&ra, &rb, mode, &norm)?
+            diff::diff_inputs(&ra, &rb, mode, &norm.get())?
         }
         _ => anyhow::bail!("give two inputs A B, or --within TRACE"),
     };

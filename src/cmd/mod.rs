@@ -409,6 +409,46 @@ pub(crate) fn normalizer(
     })
 }
 
+/// A normalizer being built while the caller reads its inputs ([`normalizer_soon`]).
+pub(crate) enum NormalizerSoon {
+    Ready(agentwire::api::normalize::Normalizer),
+    Compiling(std::thread::JoinHandle<agentwire::api::normalize::Normalizer>),
+}
+
+impl NormalizerSoon {
+    /// The normalizer (waits for the compiling thread).
+    pub(crate) fn get(self) -> agentwire::api::normalize::Normalizer {
+        match self {
+            NormalizerSoon::Ready(n) => n,
+            NormalizerSoon::Compiling(h) => {
+                h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+            }
+        }
+    }
+}
+
+/// [`normalizer`], with the default rules compiled on another thread while the caller
+/// reads its inputs (their regexes take a quarter of a whole-process diff of two 1 MB
+/// bodies). A rules file is read and checked now, so a bad one fails before anything
+/// slow starts.
+pub(crate) fn normalizer_soon(
+    rules: Option<&std::path::Path>,
+    none: bool,
+) -> Result<NormalizerSoon> {
+    if rules.is_some() || none {
+        return Ok(NormalizerSoon::Ready(normalizer(rules, none)?));
+    }
+    Ok(
+        match std::thread::Builder::new()
+            .name("agentwire-rules".into())
+            .spawn(agentwire::api::normalize::Normalizer::defaults)
+        {
+            Ok(h) => NormalizerSoon::Compiling(h),
+            Err(_) => NormalizerSoon::Ready(agentwire::api::normalize::Normalizer::defaults()),
+        },
+    )
+}
+
 /// The format of a shareable report: `--format`, else the output's extension, else
 /// Markdown.
 pub(crate) fn doc_format(o: &crate::cli::DocOutputArgs) -> Result<agentwire::report::DocFormat> {

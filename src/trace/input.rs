@@ -533,6 +533,9 @@ fn header(xs: &[Exchange]) -> Record {
 }
 
 fn document(bytes: Vec<u8>, path: &Path) -> Result<(Format, Records), TraceError> {
+    if import::detect::is_request_body(&bytes) {
+        return Ok((Format::RequestBody, request_body(bytes, path)));
+    }
     let doc: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
         foreign(
             path,
@@ -540,41 +543,23 @@ fn document(bytes: Vec<u8>, path: &Path) -> Result<(Format, Records), TraceError
             String::new(),
         )
     })?;
-    let mut problems = Vec::new();
-    let exchanges = match classify_document(&doc) {
+    let (problems, (format, xs)) = match classify_document(&doc) {
         Detected::Format(Format::Har) => {
             let (xs, p) = har::import(doc, path)?;
-            problems = p;
-            (Format::Har, xs)
+            (p, (Format::Har, xs))
         }
         Detected::Format(Format::ClaudeTap) => {
             let (xs, p) = tap::import_document(doc, path).unwrap_or_default();
-            problems = p;
-            (Format::ClaudeTap, xs)
+            (p, (Format::ClaudeTap, xs))
         }
         Detected::Format(Format::RequestBody) => {
-            let source = import::import_source(
-                Format::RequestBody,
-                path,
-                &["request headers", "response", "timing"],
-            );
-            let body = bytes.trim_ascii().to_vec();
-            let x = import::imported(
-                source,
-                DateTime::UNIX_EPOCH,
-                "POST",
-                "/v1/messages".into(),
-                vec![],
-                body,
-            );
-            (Format::RequestBody, vec![x])
+            return Ok((Format::RequestBody, request_body(bytes, path)));
         }
         Detected::Foreign { looks_like, hint } => return Err(foreign(path, looks_like, hint)),
         other => {
             return Err(foreign(path, format!("{other:?}"), String::new()));
         }
     };
-    let (format, xs) = exchanges;
     let mut recs = vec![Ok(header(&xs))];
     recs.extend(problems.into_iter().map(|message| {
         Ok(Record::Bad(ReadProblem {
@@ -587,6 +572,32 @@ fn document(bytes: Vec<u8>, path: &Path) -> Result<(Format, Records), TraceError
     }));
     recs.extend(xs.into_iter().map(|x| Ok(Record::Exchange(Box::new(x)))));
     Ok((format, Box::new(recs.into_iter())))
+}
+
+/// The records of a bare Messages request body: a header and one `POST /v1/messages`
+/// exchange carrying it (no headers, response or timing: the source says so).
+fn request_body(bytes: Vec<u8>, path: &Path) -> Records {
+    let source = import::import_source(
+        Format::RequestBody,
+        path,
+        &["request headers", "response", "timing"],
+    );
+    let body = bytes.trim_ascii().to_vec();
+    let x = import::imported(
+        source,
+        DateTime::UNIX_EPOCH,
+        "POST",
+        "/v1/messages".into(),
+        vec![],
+        body,
+    );
+    let xs = vec![x];
+    let header = header(&xs);
+    Box::new(
+        [Ok(header)]
+            .into_iter()
+            .chain(xs.into_iter().map(|x| Ok(Record::Exchange(Box::new(x))))),
+    )
 }
 
 /// A JSON Lines import (claude-trace, claude-tap records), line by line.

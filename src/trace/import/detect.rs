@@ -99,10 +99,39 @@ pub fn detect(head: &[u8]) -> Detected {
         );
     }
     let line_end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
+    if is_request_body(&head[..line_end]) {
+        return Detected::Format(Format::RequestBody);
+    }
     match serde_json::from_slice::<Value>(&head[..line_end]) {
         Ok(v) => classify_line(&v),
         Err(_) => Detected::Document,
     }
+}
+
+/// True when `bytes` is one JSON object that [`classify_document`] (and [`classify_line`])
+/// would call a bare Messages request body: a `messages` array, `model` or `max_tokens`,
+/// and none of the members the other formats are recognised by (`type`, `log`, `request`,
+/// `record`, claude-tap's bundle marker). Checked on the top-level members only (one
+/// validating pass, no tree), so a 1 MB body is not parsed into a `Value` to be named.
+pub fn is_request_body(bytes: &[u8]) -> bool {
+    use serde_json::value::RawValue;
+    let Ok(top) = serde_json::from_slice::<std::collections::HashMap<String, &RawValue>>(bytes)
+    else {
+        return false;
+    };
+    let has = |k: &str| top.contains_key(k);
+    top.get("messages")
+        .is_some_and(|m| m.get().starts_with('['))
+        && (has("model") || has("max_tokens"))
+        && ![
+            "type",
+            "log",
+            "request",
+            "record",
+            super::tap::BUNDLE_MARKER,
+        ]
+        .iter()
+        .any(|k| has(k))
 }
 
 /// Classify the first record of a JSON Lines input.
