@@ -244,6 +244,29 @@ mod tests {
     }
 
     #[test]
+    fn bare_body_shortcut_names_what_the_full_classifier_names() {
+        let docs = [
+            r#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#,
+            r#"{"max_tokens":5,"messages":[]}"#,
+            r#"{"model":"m","messages":"not a list"}"#,
+            r#"{"messages":[]}"#,
+            r#"{"type":"exchange","model":"m","messages":[]}"#,
+            r#"{"log":{"entries":[]},"model":"m","messages":[]}"#,
+            r#"{"__claude_tap_compact_trace__":{"version":1},"model":"m","messages":[]}"#,
+            r#"{"request":{"path":"/v1/messages"},"turn":1,"model":"m","messages":[]}"#,
+            r#"{"request":{},"logged_at":"x","model":"m","messages":[]}"#,
+            r#"[{"model":"m","messages":[]}]"#,
+            r#"{"model":"m","messages":[]"#,
+        ];
+        for d in docs {
+            let full = serde_json::from_str::<Value>(d).map(|v| classify_line(&v));
+            let named_body = matches!(full, Ok(Detected::Format(Format::RequestBody)));
+            assert_eq!(is_request_body(d.as_bytes()), named_body, "{d}");
+        }
+        assert!(is_request_body(docs[0].as_bytes()));
+    }
+
+    #[test]
     fn own_trace_and_imports_are_recognised() {
         let f = |s: &str| detect(s.as_bytes());
         assert_eq!(
