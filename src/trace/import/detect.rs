@@ -108,7 +108,7 @@ pub fn detect(head: &[u8]) -> Detected {
     }
 }
 
-/// True when `bytes` is one JSON object that [`classify_document`] (and [`classify_line`])
+/// True when `bytes` is one JSON object that [`classify_document`] (and the first-line classifier)
 /// would call a bare Messages request body: a `messages` array, `model` or `max_tokens`,
 /// and none of the members the other formats are recognised by (`type`, `log`, `request`,
 /// `record`, claude-tap's bundle marker). Checked on the top-level members only (one
