@@ -6,13 +6,15 @@
 //! earlier is the same value: it is shared ([`Arc`]) instead of parsed again.
 //!
 //! The memo is per thread (the analyzer prepares requests on every core) and bounded:
-//! two generations of at most [`GENERATION_BYTES`] each (bytes of the parts' spans);
+//! per kind of part, two generations of at most [`GENERATION_BYTES`] each (bytes of the
+//! parts' spans);
 //! a full generation becomes the old one and the older one is dropped, so what recent
 //! requests used stays and memory stays flat on any trace.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::thread::LocalKey;
 
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -32,21 +34,25 @@ struct Key {
     digest: u128,
 }
 
-#[derive(Clone)]
-enum Part {
-    Message(Arc<Message>),
-    Tool(Arc<Tool>),
-}
-
-#[derive(Default)]
-struct Memo {
-    current: HashMap<Key, Part>,
-    previous: HashMap<Key, Part>,
+/// Two generations of parsed parts of one kind.
+struct Memo<T> {
+    current: HashMap<Key, Arc<T>>,
+    previous: HashMap<Key, Arc<T>>,
     current_bytes: usize,
 }
 
-impl Memo {
-    fn get(&mut self, key: &Key) -> Option<Part> {
+impl<T> Default for Memo<T> {
+    fn default() -> Self {
+        Memo {
+            current: HashMap::new(),
+            previous: HashMap::new(),
+            current_bytes: 0,
+        }
+    }
+}
+
+impl<T> Memo<T> {
+    fn get(&mut self, key: &Key) -> Option<Arc<T>> {
         if let Some(p) = self.current.get(key) {
             return Some(p.clone());
         }
@@ -55,7 +61,7 @@ impl Memo {
         Some(p)
     }
 
-    fn insert(&mut self, key: Key, part: Part) {
+    fn insert(&mut self, key: Key, part: Arc<T>) {
         if self.current_bytes + key.span.len() > GENERATION_BYTES {
             self.previous = std::mem::take(&mut self.current);
             self.current_bytes = 0;
@@ -66,62 +72,46 @@ impl Memo {
 }
 
 thread_local! {
-    static MEMO: RefCell<Memo> = RefCell::new(Memo::default());
+    static MESSAGES: RefCell<Memo<Message>> = RefCell::new(Memo::default());
+    static TOOLS: RefCell<Memo<Tool>> = RefCell::new(Memo::default());
 }
 
 /// Forget every part this thread remembers (benchmarks use it to time parsing itself).
 pub fn forget() {
-    MEMO.with(|m| *m.borrow_mut() = Memo::default());
+    MESSAGES.with(|m| *m.borrow_mut() = Memo::default());
+    TOOLS.with(|m| *m.borrow_mut() = Memo::default());
 }
 
-fn remembered(
+fn remembered<T>(
+    memo: &'static LocalKey<RefCell<Memo<T>>>,
     body: &[u8],
     span: Span,
-    unwrap: impl Fn(Part) -> Option<Part>,
-    parse: impl FnOnce() -> Part,
-) -> Part {
+    parse: impl FnOnce() -> T,
+) -> Arc<T> {
     if span.len() < MIN_PART_BYTES || span.end > body.len() {
-        return parse();
+        return Arc::new(parse());
     }
     let key = Key {
         span,
         digest: xxh3_128(span.slice(body)),
     };
-    if let Some(p) = MEMO.with(|m| m.borrow_mut().get(&key)).and_then(unwrap) {
+    if let Some(p) = memo.with(|m| m.borrow_mut().get(&key)) {
         return p;
     }
-    let p = parse();
-    MEMO.with(|m| m.borrow_mut().insert(key, p.clone()));
+    let p = Arc::new(parse());
+    memo.with(|m| m.borrow_mut().insert(key, p.clone()));
     p
 }
 
 /// The message at `span` of `body`: the one parsed earlier from the same bytes at the same
 /// span, else `parse()`'s (remembered for the next request).
 pub fn message(body: &[u8], span: Span, parse: impl FnOnce() -> Message) -> Arc<Message> {
-    let p = remembered(
-        body,
-        span,
-        |p| matches!(p, Part::Message(_)).then_some(p),
-        || Part::Message(Arc::new(parse())),
-    );
-    match p {
-        Part::Message(m) => m,
-        Part::Tool(_) => unreachable!("a message key holds a message"),
-    }
+    remembered(&MESSAGES, body, span, parse)
 }
 
 /// The tool definition at `span` of `body`, as [`message`] does for messages.
 pub fn tool(body: &[u8], span: Span, parse: impl FnOnce() -> Tool) -> Arc<Tool> {
-    let p = remembered(
-        body,
-        span,
-        |p| matches!(p, Part::Tool(_)).then_some(p),
-        || Part::Tool(Arc::new(parse())),
-    );
-    match p {
-        Part::Tool(t) => t,
-        Part::Message(_) => unreachable!("a tool key holds a tool"),
-    }
+    remembered(&TOOLS, body, span, parse)
 }
 
 #[cfg(test)]
@@ -179,13 +169,7 @@ mod tests {
         let t = tool(body.as_bytes(), span, || Tool {
             span,
             name: "T".into(),
-            tool_type: None,
-            description: None,
-            input_schema: None,
-            schema_span: None,
-            defer_loading: false,
-            cache_control: None,
-            derived: Default::default(),
+            ..Tool::default()
         });
         assert_eq!(t.name, "T");
     }
@@ -193,7 +177,7 @@ mod tests {
     #[test]
     fn memory_is_bounded_by_two_generations() {
         let mut m = Memo::default();
-        let part = Part::Message(Arc::new(parsed_message("u")));
+        let part = Arc::new(parsed_message("u"));
         let len = 1 << 20;
         for i in 0..100usize {
             m.insert(

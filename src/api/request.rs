@@ -75,7 +75,7 @@ impl System {
 }
 
 /// A tool definition.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Tool {
     /// Span of the tool's object.
     pub span: Span,
@@ -359,14 +359,7 @@ fn parse_system(body: &[u8], span: Span) -> System {
 fn parse_tool(body: &[u8], span: Span) -> Tool {
     let mut t = Tool {
         span,
-        name: String::new(),
-        tool_type: None,
-        description: None,
-        input_schema: None,
-        schema_span: None,
-        defer_loading: false,
-        cache_control: None,
-        derived: ToolDerived::default(),
+        ..Tool::default()
     };
     for m in object_members(body, span) {
         let v = || parse_at(body, m.value);
