@@ -7,7 +7,9 @@
 //!   cannot cost an existing file.
 //! - Batch outputs are written to a temporary file in the destination's directory and
 //!   renamed over the destination only when complete ([`AtomicFile::commit`]); a failed
-//!   run leaves the old file untouched and no partial one.
+//!   run leaves the old file untouched and no partial one. A symbolic link is written
+//!   through (its target replaced, the link kept); a device or FIFO (`/dev/null`, a named
+//!   pipe) is written to directly, never replaced, and keeps its mode.
 //! - Live recorders (`serve`, `capture`, `record`'s working trace) write in place instead
 //!   ([`create_in_place`]), so a crash or `kill -9` keeps every exchange recorded so far.
 //! - Files are created readable and writable by the owner only (mode 0600): traces hold
@@ -143,38 +145,85 @@ pub fn create_in_place(path: &Path, force: bool) -> Result<File, OutputError> {
 }
 
 /// Make an existing file owner-only (a truncated older file keeps its old mode otherwise).
+/// Only regular files: a device or FIFO the user named (`/dev/null`) keeps its mode.
 fn restrict(f: &File, path: &Path) -> Result<(), OutputError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        f.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(write_err(path))?;
+        if f.metadata().is_ok_and(|m| m.is_file()) {
+            f.set_permissions(std::fs::Permissions::from_mode(0o600))
+                .map_err(write_err(path))?;
+        }
     }
     #[cfg(not(unix))]
     let _ = (f, path);
     Ok(())
 }
 
+/// What an output path names once links are followed: a symbolic link is replaced through
+/// (its target is the output, the link stays); anything else is itself.
+fn resolve(dest: &Path) -> PathBuf {
+    let is_link = std::fs::symlink_metadata(dest).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return dest.to_path_buf();
+    }
+    if let Ok(real) = std::fs::canonicalize(dest) {
+        return real;
+    }
+    // A dangling link: its target, relative to the link's directory.
+    match std::fs::read_link(dest) {
+        Ok(t) if t.is_absolute() => t,
+        Ok(t) => dest.parent().map_or(t.clone(), |d| d.join(&t)),
+        Err(_) => dest.to_path_buf(),
+    }
+}
+
+/// True when `path` exists and is not a regular file or directory (a character or block
+/// device, a FIFO, a socket): written to as it is, never replaced.
+fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
 /// A file written to a temporary sibling and renamed over its destination on
-/// [`commit`](AtomicFile::commit); dropped uncommitted, it disappears.
+/// [`commit`](AtomicFile::commit); dropped uncommitted, it disappears. A destination that
+/// is a symbolic link is written through (the link's target is replaced, the link stays);
+/// one that is a device or FIFO (`/dev/null`, a named pipe) is written directly: renaming
+/// a file over it would destroy it.
 pub struct AtomicFile {
-    tmp: tempfile::NamedTempFile,
+    out: Out,
     dest: PathBuf,
     force: bool,
+}
+
+enum Out {
+    Temp(tempfile::NamedTempFile),
+    Direct(File),
 }
 
 impl AtomicFile {
     /// Start writing `dest` (checked with [`check`] first), mode 0600.
     ///
     /// Errors: as [`check`], and [`OutputError::Write`] when the temporary file cannot be
-    /// created next to `dest`.
+    /// created next to `dest` (or a device or FIFO cannot be opened for writing).
     pub fn create(dest: &Path, force: bool) -> Result<AtomicFile, OutputError> {
         check(dest, force)?;
-        let dir = match dest.parent() {
+        let real = resolve(dest);
+        if is_special(&real) {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&real)
+                .map_err(write_err(dest))?;
+            return Ok(AtomicFile {
+                out: Out::Direct(f),
+                dest: dest.to_path_buf(),
+                force,
+            });
+        }
+        let dir = match real.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let name = dest
+        let name = real
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
@@ -185,40 +234,47 @@ impl AtomicFile {
             .map_err(write_err(dest))?;
         restrict(tmp.as_file(), dest)?;
         Ok(AtomicFile {
-            tmp,
-            dest: dest.to_path_buf(),
+            out: Out::Temp(tmp),
+            dest: real,
             force,
         })
     }
 
-    /// The open temporary file.
+    /// The open temporary file (or the device or FIFO itself).
     pub fn file(&mut self) -> &mut File {
-        self.tmp.as_file_mut()
+        match &mut self.out {
+            Out::Temp(t) => t.as_file_mut(),
+            Out::Direct(f) => f,
+        }
     }
 
-    /// The final path.
+    /// The final path (a link's target once links are followed).
     pub fn dest(&self) -> &Path {
         &self.dest
     }
 
     /// Flush to disk and rename over the destination. Without `force`, a file that
-    /// appeared at the destination meanwhile is not replaced.
+    /// appeared at the destination meanwhile is not replaced. A device or FIFO was
+    /// written directly: nothing is renamed.
     ///
     /// Errors: [`OutputError::Write`], [`OutputError::Exists`].
     pub fn commit(self) -> Result<(), OutputError> {
-        self.tmp
-            .as_file()
-            .sync_all()
-            .map_err(write_err(&self.dest))?;
+        let tmp = match self.out {
+            Out::Direct(mut f) => {
+                return std::io::Write::flush(&mut f).map_err(write_err(&self.dest));
+            }
+            Out::Temp(t) => t,
+        };
+        tmp.as_file().sync_all().map_err(write_err(&self.dest))?;
         let dest = self.dest;
         let r = if self.force {
-            self.tmp.persist(&dest).map(|_| ())
+            tmp.persist(&dest).map(|_| ())
         } else {
             // An empty placeholder (created by the user or a previous failed run) may go.
             if std::fs::metadata(&dest).is_ok_and(|m| m.is_file() && m.len() == 0) {
                 let _ = std::fs::remove_file(&dest);
             }
-            self.tmp.persist_noclobber(&dest).map(|_| ())
+            tmp.persist_noclobber(&dest).map(|_| ())
         };
         r.map_err(|e| {
             if e.error.kind() == std::io::ErrorKind::AlreadyExists {
@@ -237,10 +293,10 @@ impl AtomicFile {
 
 impl std::io::Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.tmp.write(buf)
+        self.file().write(buf)
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        self.tmp.flush()
+        self.file().flush()
     }
 }
 
@@ -278,5 +334,81 @@ mod tests {
             Err(OutputError::IsDirectory { .. })
         ));
         assert!(check(Path::new("-"), false).is_ok());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn force_writes_through_a_symlink_and_keeps_the_link() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("target.jsonl");
+        let link = d.path().join("link.jsonl");
+        std::fs::write(&target, b"old").unwrap();
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let mut f = AtomicFile::create(&link, true).unwrap();
+        f.write_all(b"new").unwrap();
+        f.commit().unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        // A dangling link: its target is created, the link stays.
+        let gone = d.path().join("gone.jsonl");
+        let dangling = d.path().join("dangling.jsonl");
+        std::os::unix::fs::symlink(&gone, &dangling).unwrap();
+        let mut f = AtomicFile::create(&dangling, false).unwrap();
+        f.write_all(b"fresh").unwrap();
+        f.commit().unwrap();
+        assert_eq!(std::fs::read(&gone).unwrap(), b"fresh");
+        assert!(std::fs::symlink_metadata(&dangling)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn force_on_a_fifo_writes_into_it_and_neither_replaces_nor_chmods_it() {
+        use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg("-m")
+            .arg("644")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        for in_place in [false, true] {
+            let reader = {
+                let fifo = fifo.clone();
+                std::thread::spawn(move || std::fs::read(&fifo).unwrap())
+            };
+            if in_place {
+                let mut f = create_in_place(&fifo, true).unwrap();
+                f.write_all(b"live").unwrap();
+            } else {
+                let mut f = AtomicFile::create(&fifo, true).unwrap();
+                f.write_all(b"batch").unwrap();
+                f.commit().unwrap();
+            }
+            let got = reader.join().unwrap();
+            assert_eq!(
+                got,
+                if in_place {
+                    &b"live"[..]
+                } else {
+                    &b"batch"[..]
+                }
+            );
+            let m = std::fs::symlink_metadata(&fifo).unwrap();
+            assert!(m.file_type().is_fifo(), "the FIFO was replaced");
+            assert_eq!(m.permissions().mode() & 0o777, 0o644);
+        }
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            1,
+            "no temporary left"
+        );
     }
 }
