@@ -68,8 +68,9 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
     let mut write_err = None;
     let r = live.run(&mut ex, &stop, &mut |ex| {
         pb.set_message(progress_message(ex));
-        if let Err(e) = write_ready(ex, &mut w) {
-            write_err.get_or_insert(e);
+        // After a failed write (a closed pipe, a full disk) nothing more is written.
+        if write_err.is_none() {
+            write_err = write_ready(ex, &mut w).err();
         }
     });
     pb.finish_and_clear();

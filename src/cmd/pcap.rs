@@ -120,8 +120,9 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
             n = n.wrapping_add(1);
             if n % 4096 == 0 {
                 pb.set_message(progress_message(&ex));
-                if let Err(e) = write_ready(&mut ex, &mut w) {
-                    write_err.get_or_insert(e);
+                // After a failed write (a closed pipe, a full disk) nothing more is written.
+                if write_err.is_none() {
+                    write_err = write_ready(&mut ex, &mut w).err();
                 }
             }
         });

@@ -83,7 +83,10 @@ impl TraceSink {
                 .into_iter()
                 .try_for_each(|x| w.write_exchange_owned(x)),
             Inner::Thread { tx, .. } => {
-                let sender = tx.as_ref().expect("open until finish");
+                // The writer already stopped at an error, reported by the call that met it.
+                let Some(sender) = tx.as_ref() else {
+                    return Err(stopped());
+                };
                 if !exchanges.is_empty() && sender.send(exchanges).is_err() {
                     // The writer stopped at an error: report it.
                     return self.join().map(|_| ());
@@ -107,10 +110,7 @@ impl TraceSink {
                 drop(tx);
                 match handle {
                     Some(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                    None => Err(TraceError::Write {
-                        path: String::new(),
-                        source: std::io::Error::other("the trace writer already stopped"),
-                    }),
+                    None => Err(stopped()),
                 }
             }
         }
@@ -121,6 +121,14 @@ impl TraceSink {
     /// Errors: the first [`TraceError`] of any write, or of finishing.
     pub fn finish(mut self) -> Result<(), TraceError> {
         self.join()?.finish()
+    }
+}
+
+/// The error of a sink whose writer stopped at an earlier error.
+fn stopped() -> TraceError {
+    TraceError::Write {
+        path: String::new(),
+        source: std::io::Error::other("the trace writer stopped at an earlier error"),
     }
 }
 
@@ -150,4 +158,62 @@ fn write_lines(
         w.write_line(&line.map_err(|e| w.encode_error(e))?)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Context;
+    use std::path::Path;
+
+    /// Accepts `room` bytes, then fails as a closed pipe does.
+    struct ClosesAfter {
+        room: usize,
+    }
+
+    impl std::io::Write for ClosesAfter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.room == 0 {
+                return Err(std::io::ErrorKind::BrokenPipe.into());
+            }
+            let n = buf.len().min(self.room);
+            self.room -= n;
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn writes_after_the_writer_failed_return_an_error_instead_of_panicking() {
+        let out = Box::new(ClosesAfter { room: 4096 });
+        let w = TraceWriter::from_writer(out, Path::new("-"), &Context::new()).unwrap();
+        let mut sink = TraceSink::new(w, 2);
+        let batch = || {
+            (0..8)
+                .map(|i| {
+                    crate::trace::test_exchange("POST", "/v1/messages", &[], &[b'x'; 2048][..i + 1])
+                })
+                .collect::<Vec<_>>()
+        };
+        // Keep writing until the failure comes back; then the sink stays failed.
+        let mut first = None;
+        for _ in 0..1000 {
+            if let Err(e) = sink.write(batch()) {
+                first = Some(e);
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let first = first.expect("the closed output is reported");
+        assert!(
+            first.to_string().contains("Broken pipe") || first.to_string().contains("broken pipe"),
+            "{first}"
+        );
+        for _ in 0..3 {
+            assert!(sink.write(batch()).is_err());
+        }
+        assert!(sink.finish().is_err());
+    }
 }
