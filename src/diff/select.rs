@@ -12,6 +12,7 @@
 //! messages in the request.
 
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -116,6 +117,8 @@ pub(crate) fn items_of<'t>(
     }
     let mut canon = Canonicalizer::new();
     let mut out: Vec<Item> = Vec::new();
+    // Requests seen so far per (session, thread, turn): the next one's repeat number.
+    let mut seen: HashMap<(String, String, usize), usize> = HashMap::new();
     for x in &trace.exchanges {
         let v = canon.view(x);
         if let Some(e) = v.error {
@@ -125,10 +128,13 @@ pub(crate) fn items_of<'t>(
         let Some(c) = v.request else { continue };
         let session = canon.session(v.place.session).label.clone();
         let thread = v.place.thread_label;
-        let repeat = out
-            .iter()
-            .filter(|o| o.session == session && o.thread == thread && o.turn == c.turn)
-            .count();
+        let repeat = {
+            let n = seen
+                .entry((session.clone(), thread.clone(), c.turn))
+                .or_default();
+            *n += 1;
+            *n - 1
+        };
         let body = match c.decoded {
             Some(d) => Cow::Owned(d),
             None => Cow::Borrowed(&x.request.body.bytes[..]),
@@ -220,8 +226,11 @@ pub fn diff_inputs(
                 }
             }
             let key = |i: &Item| (i.session.clone(), i.thread.clone(), i.turn, i.repeat);
+            // Keys are unique within a trace (the repeat number tells equal turns apart).
+            let in_b: HashMap<_, usize> = ib.iter().enumerate().map(|(k, y)| (key(y), k)).collect();
+            let in_a: HashSet<_> = ia.iter().map(key).collect();
             for x in &ia {
-                match ib.iter().find(|y| key(y) == key(x)) {
+                match in_b.get(&key(x)).map(|&k| &ib[k]) {
                     Some(y) => report.comparisons.push(diff_parsed(
                         &side(a, x),
                         &x.req,
@@ -233,7 +242,7 @@ pub fn diff_inputs(
                 }
             }
             for y in &ib {
-                if !ia.iter().any(|x| key(x) == key(y)) {
+                if !in_a.contains(&key(y)) {
                     report.unmatched.push(unmatched("b", y));
                 }
             }
@@ -267,12 +276,11 @@ pub fn diff_within(t: &Resolved, norm: &Normalizer) -> DiffReport {
         problems,
         gates: vec![],
     };
+    // The latest request of each (session, thread) so far.
+    let mut last: HashMap<(&str, &str), usize> = HashMap::new();
     for (k, cur) in its.iter().enumerate() {
-        if let Some(prev) = its[..k]
-            .iter()
-            .rev()
-            .find(|p| p.session == cur.session && p.thread == cur.thread)
-        {
+        let prev = last.insert((&cur.session, &cur.thread), k).map(|p| &its[p]);
+        if let Some(prev) = prev {
             report.comparisons.push(diff_parsed(
                 &side(t, prev),
                 &prev.req,
