@@ -36,6 +36,16 @@ pub use response::{read_response, ResponseBody, ResponseMessage};
 pub use span::Span;
 pub use usage::{estimate_tokens, Usage, MAX_TOKENS};
 
+/// True when `text` (a configuration file: rules, prices) is a JSON object, a byte-order
+/// mark and whitespace aside. Checked before reading it into a struct: serde reads a
+/// struct from an array too, field by position, so `[false]` would silently mean
+/// `{"defaults": false}`.
+pub(crate) fn is_object_text(text: &str) -> bool {
+    text.trim_start_matches('\u{feff}')
+        .trim_start()
+        .starts_with('{')
+}
+
 /// Errors of the api module.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {

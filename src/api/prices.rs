@@ -296,6 +296,12 @@ impl PriceTable {
             message,
         };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        if !super::is_object_text(&text) {
+            return Err(err(
+                "a price table is one JSON object: {\"source\", \"date\", \"models\": [...]}"
+                    .into(),
+            ));
+        }
         let t: PriceTable = serde_json::from_str(&text).map_err(|e| {
             err(format!("{e} (expected {{\"source\",\"date\",\"models\":[{{\"model\",\"ids\",\"input\",\"output\",\"write_5m\",\"write_1h\",\"read\",\"min_cacheable\"}}]}})"))
         })?;
@@ -439,5 +445,17 @@ mod tests {
             assert!(t.lookup(m).is_none(), "{m}");
             assert_eq!(t.min_cacheable(m), UNKNOWN_MIN_CACHEABLE);
         }
+    }
+
+    #[test]
+    fn a_price_table_that_is_an_array_is_refused_not_read_by_position() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("prices.json");
+        std::fs::write(&p, r#"["s", "d", [{"model": "m", "ids": ["m"]}]]"#).unwrap();
+        let e = PriceTable::from_file(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("prices.json") && e.contains("one JSON object"),
+            "{e}"
+        );
     }
 }

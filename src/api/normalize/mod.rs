@@ -225,6 +225,11 @@ impl Normalizer {
             message,
         };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        if !super::is_object_text(&text) {
+            return Err(err(
+                "a rules file is one JSON object: {\"defaults\": true, \"disable\": [names], \"rules\": [...]}".into(),
+            ));
+        }
         let file: RulesFile = serde_json::from_str(&text).map_err(|e| {
             err(format!(
                 "{e} (expected {{\"defaults\": true, \"disable\": [names], \"rules\": [{{\"name\", \"pattern\", \"replace\", optional \"header\", \"scope\", \"description\"}}]}})"
@@ -501,5 +506,24 @@ mod tests {
         let mut h = Hits::new();
         assert_eq!(n.text("timeout 120s, 3/20", &mut h), "timeout 120s, 3/20");
         assert!(h.is_empty());
+    }
+
+    #[test]
+    fn a_rules_file_that_is_an_array_is_refused_not_read_by_position() {
+        let d = tempfile::tempdir().unwrap();
+        for (name, text) in [
+            ("arr.json", "[false]"),
+            ("empty.json", "[]"),
+            ("num.json", "3"),
+        ] {
+            let p = d.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            let e = Normalizer::from_file(&p).unwrap_err().to_string();
+            assert!(e.contains(name) && e.contains("one JSON object"), "{e}");
+        }
+        // An object still reads: defaults off, no rules.
+        let p = d.path().join("ok.json");
+        std::fs::write(&p, r#" {"defaults": false}"#).unwrap();
+        assert!(Normalizer::from_file(&p).unwrap().rules().is_empty());
     }
 }
