@@ -339,7 +339,9 @@ fn read_head_with(
         r.consume(take);
         // A binary magic number may hold a newline (pcapng starts with one): read on
         // until it is whole.
-        if (done && head.len() >= MAGIC) || head.len() >= MAX_HEAD {
+        // Blank lines before the first record are read past: the first record decides.
+        let blank = head.iter().all(u8::is_ascii_whitespace);
+        if (done && head.len() >= MAGIC && !blank) || head.len() >= MAX_HEAD {
             return Ok(head);
         }
         // only JSON text is worth reading to its first newline

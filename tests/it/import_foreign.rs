@@ -329,3 +329,44 @@ fn the_shipped_har_sample_reads_as_the_shipped_trace() {
         (Some(7), Some(3), Some(2))
     );
 }
+
+/// Blank lines (spaces, CRLF) before the first record neither decide the format nor hide
+/// the file: a trace or a bare request body reads as it does without them. Was: "text
+/// that starts like JSON but is not valid JSON", or "an empty file (only whitespace)".
+#[test]
+fn blank_lines_before_the_first_record_do_not_decide_the_format() {
+    use agentwire::trace::{Context, TraceWriter};
+    let dir = tempfile::tempdir().unwrap();
+    let body = br#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}"#;
+    let trace = dir.path().join("t.jsonl");
+    let mut w = TraceWriter::create(&trace, &Context::new()).unwrap();
+    for i in 0..2 {
+        w.write_exchange(&messages_exchange(
+            i,
+            1_700_000_000,
+            body,
+            "application/json",
+            b"{}".to_vec(),
+        ))
+        .unwrap();
+    }
+    w.finish().unwrap();
+    let plain_body = write(dir.path(), "b.json", body);
+    let plain_trace = std::fs::read(&trace).unwrap();
+    for lead in ["\n", "  \r\n", "\n   \n"] {
+        for (name, plain) in [("t.jsonl", plain_trace.clone()), ("b.json", body.to_vec())] {
+            let mut bytes = lead.as_bytes().to_vec();
+            bytes.extend_from_slice(&plain);
+            let led = write(dir.path(), &format!("led-{name}"), &bytes);
+            let original = if name == "b.json" {
+                plain_body.clone()
+            } else {
+                trace.clone()
+            };
+            let a = agentwire_ok(&["show", "--format", "json", original.to_str().unwrap()]);
+            let b = agentwire_ok(&["show", "--format", "json", led.to_str().unwrap()]);
+            let strip = |o: &[u8]| String::from_utf8_lossy(o).replace(&format!("led-{name}"), name);
+            assert_eq!(strip(&a.stdout), strip(&b.stdout), "{lead:?} before {name}");
+        }
+    }
+}

@@ -98,11 +98,20 @@ pub fn detect(head: &[u8]) -> Detected {
             "",
         );
     }
-    let line_end = head.iter().position(|&b| b == b'\n').unwrap_or(head.len());
-    if is_request_body(&head[..line_end]) {
+    // The first line that is not blank (readers skip blank lines before a trace's first
+    // record, so they do not decide the format either).
+    let first = head
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map_or(&head[..0], |i| &head[i..]);
+    let line = &first[..first
+        .iter()
+        .position(|&b| b == b'\n')
+        .unwrap_or(first.len())];
+    if is_request_body(line) {
         return Detected::Format(Format::RequestBody);
     }
-    match serde_json::from_slice::<Value>(&head[..line_end]) {
+    match serde_json::from_slice::<Value>(line) {
         Ok(v) => classify_line(&v),
         Err(_) => Detected::Document,
     }
