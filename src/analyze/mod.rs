@@ -103,6 +103,10 @@ pub struct InputInfo {
     pub bad_bodies: Vec<String>,
     /// Unreadable lines of the trace file.
     pub bad_lines: usize,
+    /// What the first [`LISTED_BAD_LINES`] unreadable lines were (line, byte offset, why),
+    /// for the warning; not part of the JSON report.
+    #[serde(skip)]
+    pub bad_line_notes: Vec<String>,
     /// Responses whose request was not captured (a packet capture that began
     /// mid-conversation) that carry usage: not analysed as requests, but counted in the
     /// summary's token and cost totals.
@@ -182,10 +186,14 @@ impl Analyzer {
         self.stage.set_cli_version(c.cli_version.clone());
     }
 
-    /// Count an unreadable line of the current trace.
-    pub fn bad_line(&mut self) {
+    /// Count an unreadable line of the current trace (the first few are described in
+    /// [`InputInfo::bad_line_notes`]).
+    pub fn bad_line(&mut self, problem: &crate::trace::ReadProblem) {
         if let Some(i) = self.inputs.last_mut() {
             i.bad_lines += 1;
+            if i.bad_line_notes.len() < LISTED_BAD_LINES {
+                i.bad_line_notes.push(problem.to_string());
+            }
         }
     }
 
@@ -334,6 +342,9 @@ impl Analyzer {
     }
 }
 
+/// Unreadable lines of an input described one by one; the rest are counted.
+pub const LISTED_BAD_LINES: usize = 3;
+
 /// Records read ahead and prepared at once: at most this many…
 const BATCH_RECORDS: usize = 512;
 /// …or this many body bytes.
@@ -400,7 +411,7 @@ pub fn analyze_files_observed(
                 match rec {
                     Record::Exchange(x) => a.push_prepared(&x, prep),
                     Record::Mcp(m) => a.push_mcp(*m),
-                    Record::Bad(_) => a.bad_line(),
+                    Record::Bad(p) => a.bad_line(&p),
                     Record::Header { context, .. } => a.context(&context),
                     Record::Other(_) => {}
                 }

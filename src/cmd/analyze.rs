@@ -57,10 +57,13 @@ pub(super) fn warnings(result: &agentwire::analyze::Analysis) -> ExitCode {
     let mut code = ExitCode::SUCCESS;
     for i in &result.inputs {
         if i.bad_lines > 0 {
-            super::warn(&format!(
-                "{}: {} unreadable lines skipped",
-                i.path, i.bad_lines
-            ));
+            // Described as `show` describes them: the first few, then a count.
+            let mut w = super::Warnings::new(&i.path);
+            for n in &i.bad_line_notes {
+                w.bad_line_text(n);
+            }
+            w.more_bad_lines(i.bad_lines - i.bad_line_notes.len());
+            w.finish();
             code = ExitCode::from(DEGRADED);
         }
         for b in &i.bad_bodies {

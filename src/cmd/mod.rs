@@ -201,7 +201,7 @@ pub fn report_problems(trace: &Trace) -> ExitCode {
 }
 
 /// How many unreadable lines are listed one by one before the rest are only counted.
-pub const LISTED_PROBLEMS: usize = 3;
+pub const LISTED_PROBLEMS: usize = agentwire::analyze::LISTED_BAD_LINES;
 
 /// Warnings about an input's unreadable lines: the first few listed, the rest counted in
 /// one closing line — never one warning per line of input.
@@ -221,16 +221,25 @@ impl Warnings {
 
     /// One unreadable line.
     pub fn bad_line(&mut self, p: &agentwire::trace::ReadProblem) {
+        self.bad_line_text(&p.to_string());
+    }
+
+    /// One unreadable line, as [`agentwire::trace::ReadProblem`]'s text describes it.
+    pub fn bad_line_text(&mut self, p: &str) {
         self.count += 1;
         if self.count <= LISTED_PROBLEMS {
-            let p = p.to_string();
             // problems of imports and captures name their file already
             if p.starts_with(&format!("{}: ", self.input)) {
-                warn(&p);
+                warn(p);
             } else {
                 warn(&format!("{}: {p}", self.input));
             }
         }
+    }
+
+    /// `n` more unreadable lines, counted but not described.
+    pub fn more_bad_lines(&mut self, n: usize) {
+        self.count += n;
     }
 
     /// One exchange whose response held a bad part (a stream event skipped), counted like

@@ -236,6 +236,12 @@ fn cli_counts_bad_lines_and_bodies_and_goes_on() {
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     let trace = write_trace(dir.path());
+    // Where the bad line will start: after every line written so far.
+    let before = std::fs::read(&trace).unwrap();
+    let (bad_line, bad_byte) = (
+        before.iter().filter(|&&b| b == b'\n').count() + 1,
+        before.len(),
+    );
     let mut bad = sample().remove(0);
     bad.id = 99;
     bad.request.body = agentwire::trace::Body::new(b"{\"model\": ".to_vec());
@@ -255,7 +261,13 @@ fn cli_counts_bad_lines_and_bodies_and_goes_on() {
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "degraded");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("1 unreadable lines skipped"), "{err}");
+    // The unreadable line is named (line, byte offset, why), as `show` names it.
+    assert!(
+        err.contains(&format!(
+            "line {bad_line} (byte {bad_byte}): not a trace record"
+        )),
+        "{err}"
+    );
     assert!(
         err.contains("exchange 99: request body is not valid JSON at byte"),
         "{err}"
