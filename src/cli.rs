@@ -822,7 +822,7 @@ pub struct MatrixArgs {
 #[derive(Args, Debug)]
 #[command(
     after_help = "Inputs: a trace file, FILE#N (exchange N as `agentwire show` numbers it), \
-a JSON file holding one request body, or a CLI spec NAME@VERSION or NAME@TAG \
+a JSON file holding one request body, - for standard input (one of the two), or a CLI spec NAME@VERSION or NAME@TAG \
 (claude-code@2.1.304, claude-code@latest), \
 recorded on the fly with `-p hello` under the fake server (see --env, --record-dir)."
 )]

@@ -29,6 +29,11 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
             let input = super::resolve_input(t, &resolvers)?;
             diff::diff_within(&input, &norm.get())
         }
+        (None, Some(x), Some(y)) if x == "-" && y == "-" => {
+            return Err(usage(anyhow::anyhow!(
+                "only one of the two inputs can be standard input (-); give the other as a file"
+            )));
+        }
         (None, Some(x), Some(y)) => {
             let mode = if a.all { Mode::All } else { Mode::First };
             let (ra, rb) = (

@@ -45,7 +45,8 @@ pub fn resolve(input: &str, resolvers: &[&dyn InputResolver]) -> Result<Resolved
         input: input.to_string(),
         message,
     };
-    if Path::new(input).is_file() {
+    // `-`: standard input (a trace, or a request body piped in).
+    if input == "-" || Path::new(input).is_file() {
         return open(input, input, None);
     }
     if let Some((path, n)) = input.rsplit_once('#') {
@@ -64,7 +65,7 @@ pub fn resolve(input: &str, resolvers: &[&dyn InputResolver]) -> Result<Resolved
         ));
     }
     Err(err(
-        "no such file; give a trace file, FILE#N for one exchange, or a request body (JSON)".into(),
+        "no such file; give a trace file, FILE#N for one exchange, a request body (JSON), or - for standard input".into(),
     ))
 }
 

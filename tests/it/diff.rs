@@ -776,3 +776,34 @@ fn retries_are_numbered_and_paired_by_key_in_all_and_within() {
         .collect();
     assert_eq!(pairs, [(0, 1), (1, 2)]);
 }
+
+/// `-` reads one input from standard input (a trace or a bare body), with the same result
+/// as naming the file; both inputs cannot be `-` (usage error). Was: "-: no such file".
+#[test]
+fn one_input_may_come_from_standard_input() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let a = tshark::trace(dir.path(), "cc2.1.303-hello.pcap");
+    let b = tshark::trace(dir.path(), "cc2.1.304-hello.pcap");
+    let run = |args: &[&std::ffi::OsStr], stdin: Option<&Path>| {
+        let mut c = Command::new(bin());
+        c.arg("diff").args(args).args(["--format", "json"]);
+        c.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut input = child.stdin.take().unwrap();
+        if let Some(p) = stdin {
+            input.write_all(&std::fs::read(p).unwrap()).unwrap();
+        }
+        drop(input);
+        let o = child.wait_with_output().unwrap();
+        (o.status.code(), String::from_utf8(o.stdout).unwrap())
+    };
+    let named = run(&[a.as_os_str(), b.as_os_str()], None);
+    let piped = run(&["-".as_ref(), b.as_os_str()], Some(&a));
+    assert_eq!(named.0, Some(0));
+    assert_eq!(piped.0, Some(0));
+    let a_name = a.display().to_string();
+    assert_eq!(named.1.replace(&a_name, "-"), piped.1);
+    assert_eq!(run(&["-".as_ref(), "-".as_ref()], Some(&a)).0, Some(2));
+}
