@@ -751,13 +751,14 @@ fn retries_are_numbered_and_paired_by_key_in_all_and_within() {
     let b = write("b.jsonl", &[turn0, turn1]);
     let ra = diff::resolve(a.to_str().unwrap(), &[]).unwrap();
     let rb = diff::resolve(b.to_str().unwrap(), &[]).unwrap();
+    let pairs = |r: &diff::DiffReport| -> Vec<(u64, u64)> {
+        r.comparisons
+            .iter()
+            .map(|c| (c.a.exchange.unwrap(), c.b.exchange.unwrap()))
+            .collect()
+    };
     let r = diff::diff_inputs(&ra, &rb, Mode::All, &Normalizer::defaults()).unwrap();
-    let pairs: Vec<(u64, u64)> = r
-        .comparisons
-        .iter()
-        .map(|c| (c.a.exchange.unwrap(), c.b.exchange.unwrap()))
-        .collect();
-    assert_eq!(pairs, [(0, 0), (2, 1)]);
+    assert_eq!(pairs(&r), [(0, 0), (2, 1)]);
     let un: Vec<(String, u64, usize)> = r
         .unmatched
         .iter()
@@ -769,12 +770,7 @@ fn retries_are_numbered_and_paired_by_key_in_all_and_within() {
         "the retry has no partner in B"
     );
     let w = diff::diff_within(&ra, &Normalizer::defaults());
-    let pairs: Vec<(u64, u64)> = w
-        .comparisons
-        .iter()
-        .map(|c| (c.a.exchange.unwrap(), c.b.exchange.unwrap()))
-        .collect();
-    assert_eq!(pairs, [(0, 1), (1, 2)]);
+    assert_eq!(pairs(&w), [(0, 1), (1, 2)]);
 }
 
 /// `-` reads one input from standard input (a trace or a bare body), with the same result
