@@ -22,6 +22,8 @@ fn render_unchecked(a: &Analysis, format: Format) -> String {
 }
 
 struct Section {
+    /// The table's id (`requests`, …); empty for the summary.
+    id: String,
     title: String,
     header: Vec<String>,
     rows: Vec<Vec<String>>,
@@ -30,6 +32,7 @@ struct Section {
 impl From<Table> for Section {
     fn from(t: Table) -> Section {
         Section {
+            id: t.id,
             title: t.title,
             header: t.headers,
             rows: t
@@ -41,11 +44,20 @@ impl From<Table> for Section {
     }
 }
 
+/// Most request rows a terminal table shows; the rest are counted under it (Markdown and
+/// JSON list every request). A trace of 40,000 requests otherwise printed 40,000 rows and
+/// held them all as a laid-out table.
+pub const TERMINAL_REQUEST_ROWS: usize = 200;
+
 /// The report's sections, in order: the summary, then the tables the shareable audit
-/// report shows too ([`super::analysis_tables`]).
-fn sections(a: &Analysis) -> Vec<Section> {
+/// report shows too ([`super::analysis_tables`]), the requests table cut at `max_rows`.
+fn sections(a: &Analysis, max_rows: Option<usize>) -> Vec<Section> {
     let mut v = vec![summary_section(a)];
-    v.extend(analysis_tables::all(a, None).into_iter().map(Section::from));
+    v.extend(
+        analysis_tables::all(a, max_rows)
+            .into_iter()
+            .map(Section::from),
+    );
     v
 }
 
@@ -124,6 +136,7 @@ fn summary_section(a: &Analysis) -> Section {
         ]);
     }
     Section {
+        id: String::new(),
         title: format!(
             "Summary (usage: {} — {} simulated, {} recorded; ttl {}; prices {} as of {})",
             serde_json::to_value(a.usage_mode)
@@ -146,7 +159,8 @@ fn summary_section(a: &Analysis) -> Section {
 
 fn text(a: &Analysis, md: bool) -> String {
     let mut out = String::new();
-    for s in sections(a) {
+    let max_rows = (!md).then_some(TERMINAL_REQUEST_ROWS);
+    for s in sections(a, max_rows) {
         if md {
             out.push_str(&format!("## {}\n\n", super::printable(&s.title)));
             if s.rows.is_empty() {
@@ -166,7 +180,14 @@ fn text(a: &Analysis, md: bool) -> String {
                 for r in &s.rows {
                     super::add_row(&mut t, r.clone());
                 }
-                out.push_str(&format!("{t}\n\n"));
+                out.push_str(&format!("{t}\n"));
+                let more = a.requests.len().saturating_sub(TERMINAL_REQUEST_ROWS);
+                if s.id == "requests" && more > 0 {
+                    out.push_str(&format!(
+                        "  … and {more} more requests (`--format md` or `json` lists all)\n"
+                    ));
+                }
+                out.push('\n');
             }
         }
     }

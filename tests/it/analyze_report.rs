@@ -382,3 +382,48 @@ fn an_unknown_model_is_unpriced_with_a_warning_not_priced_as_a_relative() {
         Some(v["prices"]["date"].as_str().unwrap())
     );
 }
+
+/// The terminal table shows the first `TERMINAL_REQUEST_ROWS` requests and counts the
+/// rest; Markdown lists every request. Was: one row per request whatever the count (40,000
+/// requests: 40,000 rows and 262 MB to lay them out).
+#[test]
+fn terminal_table_shows_the_first_requests_and_counts_the_rest() {
+    use agentwire::report::analyze::TERMINAL_REQUEST_ROWS;
+    let n = TERMINAL_REQUEST_ROWS + 7;
+    let body = br#"{"model":"claude-sonnet-4-5","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}"#;
+    let xs: Vec<Exchange> = (0..n as u64)
+        .map(|i| {
+            crate::common::messages_exchange(
+                i,
+                1_700_000_000 + i as i64,
+                body,
+                "application/json",
+                b"{}".to_vec(),
+            )
+        })
+        .collect();
+    let a = analyze_exchanges(&xs, AnalyzeConfig::default());
+    assert_eq!(a.requests.len(), n);
+    let table = render(&a, Format::Table);
+    // Terminal: the title, the column header, then one line per row until a blank line
+    // or the count line.
+    let table_rows = table
+        .lines()
+        .skip_while(|l| *l != "Requests")
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty() && !l.trim_start().starts_with('…'))
+        .count();
+    assert_eq!(table_rows, TERMINAL_REQUEST_ROWS);
+    assert!(table.contains("… and 7 more requests"), "{table}");
+    // Markdown: the header, the separator, then every request.
+    let md = render(&a, Format::Markdown);
+    let md_lines = md
+        .lines()
+        .skip_while(|l| *l != "## Requests")
+        .skip(1)
+        .skip_while(|l| l.trim().is_empty())
+        .take_while(|l| l.starts_with('|'))
+        .count();
+    assert_eq!(md_lines, n + 2);
+    assert!(!md.contains("more requests"));
+}
