@@ -94,7 +94,9 @@ pub fn parse(x: &Exchange) -> Parsed {
     if !x.is_messages() {
         return Parsed::default();
     }
-    let body = super::decode::request_body(&x.request).bytes;
+    let decoded = super::decode::request_body(&x.request);
+    let coding_error = decoded.error;
+    let body = decoded.bytes;
     // A body read from a trace's `"json"` member was checked while reading.
     let raw = &x.request.body;
     let known_json = std::ptr::eq(body.as_ref(), raw.bytes.as_slice()) && raw.is_known_json();
@@ -117,9 +119,32 @@ pub fn parse(x: &Exchange) -> Parsed {
         }
         Err(e) => Parsed {
             request: None,
-            error: Some(e),
+            error: Some(with_coding_error(e, coding_error)),
             digests: None,
         },
+    }
+}
+
+/// A parse error of a body whose content coding could not be removed says so first: the
+/// bytes parsed were the still-encoded ones (a gzip body cut short reads as "invalid
+/// UTF-8" otherwise).
+fn with_coding_error(e: ApiError, coding: Option<String>) -> ApiError {
+    match (e, coding) {
+        (
+            ApiError::InvalidJson {
+                offset,
+                line,
+                column,
+                message,
+            },
+            Some(c),
+        ) => ApiError::InvalidJson {
+            offset,
+            line,
+            column,
+            message: format!("{c}, so the still-encoded bytes were read: {message}"),
+        },
+        (e, _) => e,
     }
 }
 
@@ -175,5 +200,36 @@ impl Canonicalizer {
     /// All sessions so far.
     pub fn sessions(&self) -> &Sessions {
         &self.sessions
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn gzip(b: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(b).unwrap();
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn a_body_whose_coding_cannot_be_removed_says_so_not_just_invalid_utf8() {
+        let body = br#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}"#;
+        let headers = [("content-encoding", "gzip")];
+        // Whole: decoded and parsed.
+        let whole = crate::trace::test_exchange("POST", "/v1/messages", &headers, &gzip(body));
+        assert!(parse(&whole).request.is_some());
+        // Cut short: the error names the coding before the JSON problem.
+        let mut cut = gzip(body);
+        cut.truncate(cut.len() / 2);
+        let x = crate::trace::test_exchange("POST", "/v1/messages", &headers, &cut);
+        let e = parse(&x)
+            .error
+            .expect("a cut gzip body does not parse")
+            .to_string();
+        assert!(e.contains("cannot decode gzip body"), "{e}");
+        assert!(e.contains("still-encoded bytes"), "{e}");
     }
 }
