@@ -193,17 +193,21 @@ fn read_all(r: impl Read, out: &mut Vec<u8>) -> Result<(), String> {
     Ok(())
 }
 
+/// `data` gzip-compressed, for tests.
+#[cfg(test)]
+pub(crate) fn test_gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(data).unwrap();
+    gz.finish().unwrap()
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_gzip as gzip;
     use super::*;
     use crate::trace::test_headers as h;
     use std::io::Write;
-
-    fn gzip(data: &[u8]) -> Vec<u8> {
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        gz.write_all(data).unwrap();
-        gz.finish().unwrap()
-    }
 
     #[test]
     fn gzip_deflate_br_zstd_round_trip() {

@@ -97,7 +97,8 @@ pub fn parse(x: &Exchange) -> Parsed {
     let decoded = super::decode::request_body(&x.request);
     let coding_error = decoded.error;
     let body = decoded.bytes;
-    // A body read from a trace's `"json"` member was checked while reading.
+    // A body read from a trace's `"json"` member (or recognised as a bare body) was
+    // checked while reading.
     let raw = &x.request.body;
     let known_json = std::ptr::eq(body.as_ref(), raw.bytes.as_slice()) && raw.is_known_json();
     let parsed = if known_json {
@@ -205,14 +206,8 @@ impl Canonicalizer {
 
 #[cfg(test)]
 mod tests {
+    use super::super::decode::test_gzip as gzip;
     use super::*;
-    use std::io::Write;
-
-    fn gzip(b: &[u8]) -> Vec<u8> {
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        e.write_all(b).unwrap();
-        e.finish().unwrap()
-    }
 
     #[test]
     fn a_body_whose_coding_cannot_be_removed_says_so_not_just_invalid_utf8() {

@@ -249,6 +249,7 @@ pub fn requests(a: &Analysis, max_rows: Option<usize>) -> Table {
         }
         t.push(class, cells);
     }
+    t.omitted = a.requests.len() - t.rows.len();
     t
 }
 

@@ -22,17 +22,17 @@ fn render_unchecked(a: &Analysis, format: Format) -> String {
 }
 
 struct Section {
-    /// The table's id (`requests`, …); empty for the summary.
-    id: String,
     title: String,
     header: Vec<String>,
     rows: Vec<Vec<String>>,
+    /// Rows a row limit left out ([`Table::omitted`]).
+    omitted: usize,
 }
 
 impl From<Table> for Section {
     fn from(t: Table) -> Section {
         Section {
-            id: t.id,
+            omitted: t.omitted,
             title: t.title,
             header: t.headers,
             rows: t
@@ -136,7 +136,7 @@ fn summary_section(a: &Analysis) -> Section {
         ]);
     }
     Section {
-        id: String::new(),
+        omitted: 0,
         title: format!(
             "Summary (usage: {} — {} simulated, {} recorded; ttl {}; prices {} as of {})",
             serde_json::to_value(a.usage_mode)
@@ -181,10 +181,11 @@ fn text(a: &Analysis, md: bool) -> String {
                     super::add_row(&mut t, r.clone());
                 }
                 out.push_str(&format!("{t}\n"));
-                let more = a.requests.len().saturating_sub(TERMINAL_REQUEST_ROWS);
-                if s.id == "requests" && more > 0 {
+                if s.omitted > 0 {
                     out.push_str(&format!(
-                        "  … and {more} more requests (`--format md` or `json` lists all)\n"
+                        "  … and {} more {} (`--format md` or `json` lists all)\n",
+                        s.omitted,
+                        s.title.to_lowercase()
                     ));
                 }
                 out.push('\n');

@@ -385,13 +385,13 @@ pub fn render(a: &Analysis, inputs: Vec<InputMeta>, format: DocFormat, o: &Optio
         return super::json(&doc);
     }
     let mut notes = Vec::new();
-    if !html {
-        if let Some(m) = o.max_rows.filter(|m| a.requests.len() > *m) {
-            notes.push(format!(
-                "The requests table shows the first {m} of {} requests (--max-rows).",
-                a.requests.len()
-            ));
-        }
+    for t in tables.iter().filter(|t| t.omitted > 0) {
+        let what = t.title.to_lowercase();
+        notes.push(format!(
+            "The {what} table shows the first {} of {} {what} (--max-rows).",
+            t.rows.len(),
+            t.rows.len() + t.omitted
+        ));
     }
     let page = Page {
         meta,

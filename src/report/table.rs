@@ -68,6 +68,8 @@ pub struct Table {
     pub rows: Vec<Row>,
     /// Paginate in HTML (long tables).
     pub paged: bool,
+    /// Rows left out by a row limit (0: every row is shown).
+    pub omitted: usize,
 }
 
 impl Table {
@@ -79,6 +81,7 @@ impl Table {
             headers: headers.iter().map(|h| h.to_string()).collect(),
             rows: Vec::new(),
             paged: false,
+            omitted: 0,
         }
     }
     /// Add a row.

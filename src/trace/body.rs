@@ -98,6 +98,13 @@ impl Body {
         self.checked_json == Some(xxhash_rust::xxh3::xxh3_64(&self.bytes))
     }
 
+    /// Record that the bytes are one valid JSON document in UTF-8, which the caller has
+    /// just checked (a bare request body recognised by parsing it): readers then skip
+    /// their own check, as for a body read from `"json"` ([`Body::is_known_json`]).
+    pub(crate) fn set_checked_json(&mut self) {
+        self.checked_json = Some(xxhash_rust::xxh3::xxh3_64(&self.bytes));
+    }
+
     /// The body's text `s` as a JSON value to embed verbatim, when it is one JSON document
     /// on one line (validated once, here).
     fn embeddable_json(s: &str) -> Option<&RawValue> {

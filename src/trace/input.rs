@@ -576,8 +576,9 @@ fn document(bytes: Vec<u8>, path: &Path) -> Result<(Format, Records), TraceError
     Ok((format, Box::new(recs.into_iter())))
 }
 
-/// The records of a bare Messages request body: a header and one `POST /v1/messages`
-/// exchange carrying it (no headers, response or timing: the source says so).
+/// The records of a bare Messages request body, already parsed whole to be recognised:
+/// a header and one `POST /v1/messages` exchange carrying it (no headers, response or
+/// timing: the source says so).
 fn request_body(bytes: Vec<u8>, path: &Path) -> Records {
     let source = import::import_source(
         Format::RequestBody,
@@ -585,7 +586,7 @@ fn request_body(bytes: Vec<u8>, path: &Path) -> Records {
         &["request headers", "response", "timing"],
     );
     let body = bytes.trim_ascii().to_vec();
-    let x = import::imported(
+    let mut x = import::imported(
         source,
         DateTime::UNIX_EPOCH,
         "POST",
@@ -593,6 +594,8 @@ fn request_body(bytes: Vec<u8>, path: &Path) -> Records {
         vec![],
         body,
     );
+    // Both callers parsed the whole body to recognise it: it is valid JSON.
+    x.request.body.set_checked_json();
     let xs = vec![x];
     let header = header(&xs);
     Box::new(

@@ -117,11 +117,12 @@ pub fn detect(head: &[u8]) -> Detected {
     }
 }
 
-/// True when `bytes` is one JSON object that [`classify_document`] (and the first-line classifier)
-/// would call a bare Messages request body: a `messages` array, `model` or `max_tokens`,
-/// and none of the members the other formats are recognised by (`type`, `log`, `request`,
-/// `record`, claude-tap's bundle marker). Checked on the top-level members only (one
-/// validating pass, no tree), so a 1 MB body is not parsed into a `Value` to be named.
+/// True when `bytes` is one JSON object that the first-line classifier (and so
+/// [`classify_document`]) calls a bare Messages request body: a `messages` array, `model`
+/// or `max_tokens`, and none of the members the other formats are recognised by (`type`,
+/// `log`, `request`, `record`, claude-tap's bundle marker). Checked on the top-level
+/// members only (one validating pass, no tree), so a 1 MB body is not parsed into a
+/// `Value` to be named. False is not a verdict: callers go on to the full classifiers.
 pub fn is_request_body(bytes: &[u8]) -> bool {
     use serde_json::value::RawValue;
     let Ok(top) = serde_json::from_slice::<std::collections::HashMap<String, &RawValue>>(bytes)
