@@ -86,9 +86,7 @@ pub struct Tool {
     pub tool_type: Option<String>,
     /// `description`.
     pub description: Option<String>,
-    /// `input_schema`.
-    pub input_schema: Option<Value>,
-    /// Span of `input_schema`.
+    /// Span of `input_schema` in the body; [`Tool::input_schema`] parses it.
     pub schema_span: Option<Span>,
     /// `defer_loading: true` (loaded only through tool search).
     pub defer_loading: bool,
@@ -111,6 +109,14 @@ impl Tool {
     /// True for a server tool (a `type` other than `custom`).
     pub fn is_server_tool(&self) -> bool {
         matches!(&self.tool_type, Some(t) if t != "custom")
+    }
+
+    /// `input_schema`, parsed from `body` (the request body this tool was parsed from) on
+    /// demand: only the diff of a changed tool and the prompt report look inside a schema,
+    /// and parsing every schema of a 200-tool list up front was a third of parsing the
+    /// request. `None` when the tool has no `input_schema`.
+    pub fn input_schema(&self, body: &[u8]) -> Option<Value> {
+        self.schema_span.map(|s| parse_at(body, s))
     }
 }
 
@@ -367,10 +373,7 @@ fn parse_tool(body: &[u8], span: Span) -> Tool {
             "name" => t.name = v().as_str().unwrap_or("").to_string(),
             "type" => t.tool_type = v().as_str().map(str::to_string),
             "description" => t.description = v().as_str().map(str::to_string),
-            "input_schema" => {
-                t.input_schema = Some(v());
-                t.schema_span = Some(m.value);
-            }
+            "input_schema" => t.schema_span = Some(m.value),
             "defer_loading" => t.defer_loading = v().as_bool().unwrap_or(false),
             "cache_control" => t.cache_control = Some(v()),
             _ => {}

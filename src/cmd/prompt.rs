@@ -22,11 +22,12 @@ pub(super) fn prompt(a: PromptArgs) -> Result<ExitCode> {
             None => v.place.thread_label == "main",
         };
         if wanted {
-            pick = Some((x.id, c.req));
+            let body = c.decoded.unwrap_or_else(|| x.request.body.bytes.to_vec());
+            pick = Some((x.id, c.req, body));
             break;
         }
     }
-    let Some((id, req)) = pick else {
+    let Some((id, req, body)) = pick else {
         anyhow::bail!(
             "{}: no readable POST /v1/messages request{}; list them with `agentwire show`",
             a.input,
@@ -34,7 +35,7 @@ pub(super) fn prompt(a: PromptArgs) -> Result<ExitCode> {
                 .map_or(String::new(), |n| format!(" with id {n}"))
         );
     };
-    let p = report::prompt::prompt(&req, id, InputMeta::of(&a.input, &r.trace));
+    let p = report::prompt::prompt(&req, &body, id, InputMeta::of(&a.input, &r.trace));
     let format = match a.format {
         PromptFormatArg::Md => DocFormat::Markdown,
         PromptFormatArg::Json => DocFormat::Json,

@@ -78,7 +78,7 @@ pub fn build(runs: &[(String, &Trace)], norm: &Normalizer) -> Matrix {
         let body = &it.body;
         let tools_text = r
             .tools_span
-            .map(|s| String::from_utf8_lossy(s.slice(body)).into_owned())
+            .map(|s| crate::api::span::utf8_lossy(s.slice(body)).into_owned())
             .unwrap_or_default();
         let key = norm.text(&tools_text, &mut Hits::new()).into_owned();
         let g = match groups.iter().position(|(k, _)| *k == key) {

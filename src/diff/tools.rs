@@ -183,11 +183,11 @@ pub(crate) fn diff_tools(a: &ToolSide, b: &ToolSide, norm: &mut Norm) -> ToolsDi
     let text_a = a
         .req
         .tools_span
-        .map(|s| String::from_utf8_lossy(s.slice(a.body)));
+        .map(|s| crate::api::span::utf8_lossy(s.slice(a.body)));
     let text_b = b
         .req
         .tools_span
-        .map(|s| String::from_utf8_lossy(s.slice(b.body)));
+        .map(|s| crate::api::span::utf8_lossy(s.slice(b.body)));
     let identical = match (&text_a, &text_b) {
         (Some(x), Some(y)) => x == y || norm.a(x) == norm.b(y),
         (None, None) => true,
@@ -289,8 +289,8 @@ fn entry(name: &str, a: SideTool, b: SideTool, all_same: bool, norm: &mut Norm) 
     };
     let mut same_definition = true;
     if let (Some(ta), Some(tb)) = (ta, tb) {
-        let raw_a = String::from_utf8_lossy(ta.span.slice(body_a));
-        let raw_b = String::from_utf8_lossy(tb.span.slice(body_b));
+        let raw_a = crate::api::span::utf8_lossy(ta.span.slice(body_a));
+        let raw_b = crate::api::span::utf8_lossy(tb.span.slice(body_b));
         same_definition = all_same || raw_a == raw_b || norm.a(&raw_a) == norm.b(&raw_b);
         if !same_definition {
             let da = norm.a(ta.description.as_deref().unwrap_or(""));
@@ -298,11 +298,10 @@ fn entry(name: &str, a: SideTool, b: SideTool, all_same: bool, norm: &mut Norm) 
             if da != db {
                 e.description = Some(diff_text(&da, &db));
             }
-            let null = Value::Null;
-            let sch_a = ta.input_schema.as_ref().unwrap_or(&null);
-            let sch_b = tb.input_schema.as_ref().unwrap_or(&null);
-            diff_schema("", sch_a, sch_b, &mut e.schema, norm);
-            super::schema::attach_facts(&mut e.schema, sch_a, sch_b, norm);
+            let sch_a = ta.input_schema(body_a).unwrap_or(Value::Null);
+            let sch_b = tb.input_schema(body_b).unwrap_or(Value::Null);
+            diff_schema("", &sch_a, &sch_b, &mut e.schema, norm);
+            super::schema::attach_facts(&mut e.schema, &sch_a, &sch_b, norm);
             e.other = other_members(ta, tb, body_a, body_b);
         }
     }

@@ -61,8 +61,9 @@ pub struct Prompt {
     pub view: ToolView,
 }
 
-/// The prompt of request `req`, exchange `exchange` of `input`.
-pub fn prompt(req: &MessagesRequest, exchange: u64, input: InputMeta) -> Prompt {
+/// The prompt of request `req` (parsed from `body`, the decoded request body), exchange
+/// `exchange` of `input`.
+pub fn prompt(req: &MessagesRequest, body: &[u8], exchange: u64, input: InputMeta) -> Prompt {
     let texts = req.system.iter().flat_map(|s| s.blocks.iter());
     let system = crate::diff::request::system_blocks(req)
         .into_iter()
@@ -100,9 +101,8 @@ pub fn prompt(req: &MessagesRequest, exchange: u64, input: InputMeta) -> Prompt 
                 role: role(&t.name),
                 description: t.description.clone(),
                 input_schema: t
-                    .input_schema
-                    .as_ref()
-                    .map(|s| serde_json::to_string_pretty(s).expect("JSON value")),
+                    .input_schema(body)
+                    .map(|s| serde_json::to_string_pretty(&s).expect("JSON value")),
             })
             .collect(),
         announced: view

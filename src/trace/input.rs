@@ -310,7 +310,7 @@ const MAGIC: usize = 4;
 /// Read the first line (or the first bytes, for binary data), for recognition; at least
 /// [`MAGIC`] bytes when the input has them.
 fn read_head(r: &mut impl BufRead) -> std::io::Result<Vec<u8>> {
-    read_head_with(r, import::detect)
+    read_head_with(r, import::detect::detect_prefix)
 }
 
 /// [`read_head`] with the recognizer passed in (tests count its calls).
@@ -319,9 +319,10 @@ fn read_head_with(
     mut detect: impl FnMut(&[u8]) -> Detected,
 ) -> std::io::Result<Vec<u8>> {
     let mut head = Vec::new();
-    // Recognition runs when the head first passes 8 KiB and again each time it doubles,
-    // not on every buffer fill: a long first line costs linear time, not quadratic.
-    let mut next_check = 8192;
+    // Recognition of the first 8 KiB runs once, when the head first passes 8 KiB: its
+    // answer cannot change as the line grows, so a long first line is read in linear time
+    // and parsed as JSON only once it is whole (by the caller's `detect`).
+    let mut checked = false;
     loop {
         let buf = match r.fill_buf() {
             Ok(b) => b,
@@ -331,7 +332,7 @@ fn read_head_with(
         if buf.is_empty() {
             return Ok(head);
         }
-        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+        let (take, done) = match memchr::memchr(b'\n', buf) {
             Some(i) => (i + 1, true),
             None => (buf.len(), false),
         };
@@ -345,8 +346,8 @@ fn read_head_with(
             return Ok(head);
         }
         // only JSON text is worth reading to its first newline
-        if head.len() >= next_check {
-            next_check = head.len().saturating_mul(2);
+        if head.len() >= 8192 && !checked {
+            checked = true;
             if !matches!(detect(&head), Detected::Document) {
                 return Ok(head);
             }
@@ -385,11 +386,14 @@ fn open_reader_depth(
     let mut r = BufReader::with_capacity(1 << 20, input);
     let head = read_head(&mut r).map_err(io)?;
     let detected = import::detect(&head);
-    let whole: Box<dyn Read + Send> = Box::new(Cursor::new(head).chain(r));
+    // The head was read off the input: readers get it back in front of the rest.
+    let whole = |head, r| -> Box<dyn Read + Send> { Box::new(Cursor::new(head).chain(r)) };
     match detected {
-        Detected::Gzip if depth == 0 => {
-            open_reader_depth(Box::new(flate2::read::MultiGzDecoder::new(whole)), path, 1)
-        }
+        Detected::Gzip if depth == 0 => open_reader_depth(
+            Box::new(flate2::read::MultiGzDecoder::new(whole(head, r))),
+            path,
+            1,
+        ),
         Detected::Gzip => Err(foreign(path, "gzip inside gzip".into(), String::new())),
         Detected::Foreign { looks_like, hint } => Err(foreign(path, looks_like, hint)),
         Detected::Format(Format::Trace) => Ok((
@@ -398,18 +402,19 @@ fn open_reader_depth(
             // writing, so its lines are read one at a time.
             if path == Path::new("-") {
                 Box::new(TraceReader::new(
-                    BufReader::with_capacity(1 << 20, whole),
+                    BufReader::with_capacity(1 << 20, whole(head, r)),
                     path,
                 ))
             } else {
                 // A file is read (and its lines parsed) ahead, while the caller works.
                 super::ahead::ReadAhead::spawn(
-                    TraceReader::new(BufReader::with_capacity(1 << 20, whole), path).parallel(true),
+                    TraceReader::new(BufReader::with_capacity(1 << 20, whole(head, r)), path)
+                        .parallel(true),
                 )
             },
         )),
         Detected::Format(Format::ClaudeCodeTranscript) => {
-            let s = transcript::import(BufReader::new(whole), path)?;
+            let s = transcript::import(BufReader::new(whole(head, r)), path)?;
             let mut recs: Vec<Result<Record, TraceError>> = vec![Ok(header(&s.exchanges))];
             for (file, mut p) in s.problems {
                 if file != path {
@@ -424,13 +429,22 @@ fn open_reader_depth(
             );
             Ok((Format::ClaudeCodeTranscript, Box::new(recs.into_iter())))
         }
-        Detected::Format(Format::Pcap) => Ok((Format::Pcap, pcap_records(whole, path)?)),
+        Detected::Format(Format::Pcap) => Ok((Format::Pcap, pcap_records(whole(head, r), path)?)),
         Detected::Format(f @ (Format::ClaudeTrace | Format::ClaudeTap)) => {
-            Ok((f, Box::new(JsonLines::new(whole, path, f))))
+            Ok((f, Box::new(JsonLines::new(whole(head, r), path, f))))
         }
         Detected::Format(Format::Har | Format::RequestBody) | Detected::Document => {
-            let mut bytes = Vec::new();
-            BufReader::new(whole).read_to_end(&mut bytes).map_err(io)?;
+            // A JSON document is read whole: the rest goes after the head, in place.
+            let head_len = head.len();
+            let mut bytes = head;
+            r.read_to_end(&mut bytes).map_err(io)?;
+            // `detect` parsed the head's first line whole and found a request body: when
+            // nothing but blanks follows it, the file is that body, already checked.
+            if matches!(detected, Detected::Format(Format::RequestBody))
+                && bytes[head_len..].iter().all(u8::is_ascii_whitespace)
+            {
+                return Ok((Format::RequestBody, request_body(bytes, path)));
+            }
             document(bytes, path)
         }
     }
@@ -579,13 +593,17 @@ fn document(bytes: Vec<u8>, path: &Path) -> Result<(Format, Records), TraceError
 /// The records of a bare Messages request body, already parsed whole to be recognised:
 /// a header and one `POST /v1/messages` exchange carrying it (no headers, response or
 /// timing: the source says so).
-fn request_body(bytes: Vec<u8>, path: &Path) -> Records {
+fn request_body(mut bytes: Vec<u8>, path: &Path) -> Records {
     let source = import::import_source(
         Format::RequestBody,
         path,
         &["request headers", "response", "timing"],
     );
-    let body = bytes.trim_ascii().to_vec();
+    // Trimmed in place: a body is often megabytes.
+    let start = bytes.len() - bytes.trim_ascii_start().len();
+    bytes.truncate(bytes.trim_ascii_end().len());
+    bytes.drain(..start);
+    let body = bytes;
     let mut x = import::imported(
         source,
         DateTime::UNIX_EPOCH,
@@ -693,19 +711,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn long_first_line_is_recognised_once_per_doubling_not_per_buffer_fill() {
+    fn long_first_line_is_recognised_once_not_per_buffer_fill_or_doubling() {
         // A 1 MiB first line without a newline, read 4 KiB at a time: 256 fills. Running
-        // recognition on each fill past 8 KiB made a 64 MB line take 13 s (quadratic).
+        // recognition on each fill past 8 KiB made a 64 MB line take 13 s (quadratic);
+        // running the JSON recognizer at each doubling parsed a 1 MB body twice over
+        // before it was whole.
         let line = vec![b'{'; 1 << 20];
         let mut r = BufReader::with_capacity(4096, &line[..]);
         let mut calls = 0;
         let head = read_head_with(&mut r, |h| {
             calls += 1;
-            import::detect(h)
+            import::detect::detect_prefix(h)
         })
         .unwrap();
         assert_eq!(head.len(), 1 << 20, "the whole line is the head");
-        // at 8, 16, 32, …, 1024 KiB: 8 checks
-        assert_eq!(calls, 8);
+        assert_eq!(
+            calls, 1,
+            "the first 8 KiB decide; later checks could not differ"
+        );
+    }
+
+    #[test]
+    fn binary_data_without_a_newline_stops_reading_at_8_kib() {
+        // 1 MiB of NUL bytes: recognised as binary from its first 8 KiB, not read whole.
+        let data = vec![0u8; 1 << 20];
+        let mut r = BufReader::with_capacity(4096, &data[..]);
+        let head = read_head(&mut r).unwrap();
+        assert_eq!(head.len(), 8192);
+        assert!(matches!(
+            import::detect(&head),
+            Detected::Foreign { ref looks_like, .. } if looks_like.contains("NUL")
+        ));
     }
 }

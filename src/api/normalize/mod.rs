@@ -31,7 +31,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use regex::{Captures, Regex, RegexSet};
+use regex::{Captures, Regex};
 use serde::{Deserialize, Serialize};
 
 use super::ApiError;
@@ -121,36 +121,29 @@ fn yes() -> bool {
     true
 }
 
-/// A set of text rules matched together.
+/// The indexes of the rules one kind of text passes through, in rule order.
+///
+/// Rules apply one after another, each to the previous one's output. A rule that does not
+/// match costs one scan of the text; most default rules start with a literal the regex
+/// engine finds with a SIMD search, so a 1 MB text without volatile values passes all of
+/// them in about a millisecond. (A `RegexSet` prefilter scanned as long and tripled the
+/// compile time, which `diff` pays on every run.)
 #[derive(Clone, Debug)]
 struct RuleSet {
-    set: RegexSet,
     index: Vec<usize>,
 }
 
 impl RuleSet {
-    fn new(rules: &[Rule], keep: impl Fn(&Rule) -> bool, origin: &str) -> Result<Self, ApiError> {
-        let index: Vec<usize> = (0..rules.len()).filter(|&i| keep(&rules[i])).collect();
-        let set = RegexSet::new(index.iter().map(|&i| rules[i].pattern.as_str())).map_err(|e| {
-            ApiError::Rules {
-                origin: origin.to_string(),
-                message: e.to_string(),
-            }
-        })?;
-        Ok(RuleSet { set, index })
+    fn new(rules: &[Rule], keep: impl Fn(&Rule) -> bool) -> Self {
+        RuleSet {
+            index: (0..rules.len()).filter(|&i| keep(&rules[i])).collect(),
+        }
     }
 
     fn apply<'t>(&self, rules: &[Rule], text: &'t str, hits: &mut Hits) -> Cow<'t, str> {
-        if self.index.is_empty() {
-            return Cow::Borrowed(text);
-        }
-        let matched = self.set.matches(text);
-        if !matched.matched_any() {
-            return Cow::Borrowed(text);
-        }
         let mut out = Cow::Borrowed(text);
-        for k in matched.iter() {
-            if let Cow::Owned(s) = apply(&rules[self.index[k]], &out, hits) {
+        for &i in &self.index {
+            if let Cow::Owned(s) = apply(&rules[i], &out, hits) {
                 out = Cow::Owned(s);
             }
         }
@@ -201,12 +194,8 @@ impl Normalizer {
                 replace: s.replace.clone(),
             });
         }
-        let text = RuleSet::new(
-            &rules,
-            |r| r.header.is_none() && r.scope == Scope::Text,
-            origin,
-        )?;
-        let result = RuleSet::new(&rules, |r| r.header.is_none(), origin)?;
+        let text = RuleSet::new(&rules, |r| r.header.is_none() && r.scope == Scope::Text);
+        let result = RuleSet::new(&rules, |r| r.header.is_none());
         Ok(Normalizer {
             rules,
             text,

@@ -40,6 +40,31 @@ const TRANSCRIPT_HEAD_TYPES: &[&str] = &["summary", "file-history-snapshot", "cu
 /// Recognise an input from `head`: its first line (or, when the input has no newline
 /// early on, its first bytes). `head` may end mid-line.
 pub fn detect(head: &[u8]) -> Detected {
+    match detect_prefix(head) {
+        Detected::Document => {}
+        other => return other,
+    }
+    // The first line that is not blank (readers skip blank lines before a trace's first
+    // record, so they do not decide the format either).
+    let first = head
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map_or(&head[..0], |i| &head[i..]);
+    let line = &first[..memchr::memchr(b'\n', first).unwrap_or(first.len())];
+    if is_request_body(line) {
+        return Detected::Format(Format::RequestBody);
+    }
+    match serde_json::from_slice::<Value>(line) {
+        Ok(v) => classify_line(&v),
+        Err(_) => Detected::Document,
+    }
+}
+
+/// What the first 8 KiB of `head` say before any JSON is parsed: a binary format by its
+/// magic number, text that is not JSON (named), or JSON text ([`Detected::Document`]:
+/// read on to the end of the first line and call [`detect`]). It looks at the first
+/// 8,192 bytes only, so a longer head gives the same answer.
+pub fn detect_prefix(head: &[u8]) -> Detected {
     if head.is_empty() {
         return foreign("an empty file", "");
     }
@@ -98,23 +123,7 @@ pub fn detect(head: &[u8]) -> Detected {
             "",
         );
     }
-    // The first line that is not blank (readers skip blank lines before a trace's first
-    // record, so they do not decide the format either).
-    let first = head
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .map_or(&head[..0], |i| &head[i..]);
-    let line = &first[..first
-        .iter()
-        .position(|&b| b == b'\n')
-        .unwrap_or(first.len())];
-    if is_request_body(line) {
-        return Detected::Format(Format::RequestBody);
-    }
-    match serde_json::from_slice::<Value>(line) {
-        Ok(v) => classify_line(&v),
-        Err(_) => Detected::Document,
-    }
+    Detected::Document
 }
 
 /// True when `bytes` is one JSON object that the first-line classifier (and so
