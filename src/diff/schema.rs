@@ -130,8 +130,9 @@ pub(crate) fn diff_schema(
         }
         let va = oa.get(k).map(compact);
         let vb = ob.get(k).map(compact);
-        let na = va.as_deref().map(|s| norm.a(s).into_owned());
-        let nb = vb.as_deref().map(|s| norm.b(s).into_owned());
+        // Counted once already, with the whole tool definition: not again here.
+        let na = va.as_deref().map(|s| norm.quiet(s));
+        let nb = vb.as_deref().map(|s| norm.quiet(s));
         if na != nb {
             out.push(SchemaChange {
                 a_property: None,

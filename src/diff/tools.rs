@@ -102,7 +102,8 @@ pub struct ToolEntry {
 /// The tool part of a request diff.
 #[derive(Clone, Debug, Serialize)]
 pub struct ToolsDiff {
-    /// True when the normalized `tools` arrays are byte-identical.
+    /// True when the normalized `tools` arrays are byte-identical: the raw arrays are, or
+    /// every tool is the same after normalization and so are the arrays (order included).
     pub identical: bool,
     /// ToolSearch mechanisms in A.
     pub a_mechanisms: Vec<Mechanism>,
@@ -188,8 +189,8 @@ pub(crate) fn diff_tools(a: &ToolSide, b: &ToolSide, norm: &mut Norm) -> ToolsDi
         .req
         .tools_span
         .map(|s| crate::api::span::utf8_lossy(s.slice(b.body)));
-    let identical = match (&text_a, &text_b) {
-        (Some(x), Some(y)) => x == y || norm.a(x) == norm.b(y),
+    let raw_same = match (&text_a, &text_b) {
+        (Some(x), Some(y)) => x == y,
         (None, None) => true,
         _ => false,
     };
@@ -212,7 +213,7 @@ pub(crate) fn diff_tools(a: &ToolSide, b: &ToolSide, norm: &mut Norm) -> ToolsDi
         }
     }
     let mut d = ToolsDiff {
-        identical,
+        identical: raw_same,
         a_mechanisms: view_a.mechanisms,
         b_mechanisms: view_b.mechanisms,
         a_announced: ann_a.clone(),
@@ -235,7 +236,7 @@ pub(crate) fn diff_tools(a: &ToolSide, b: &ToolSide, norm: &mut Norm) -> ToolsDi
             name,
             (ta, a.body, &ann_a),
             (tb, b.body, &ann_b),
-            identical,
+            raw_same,
             norm,
         );
         let list = match entry.status {
@@ -255,6 +256,15 @@ pub(crate) fn diff_tools(a: &ToolSide, b: &ToolSide, norm: &mut Norm) -> ToolsDi
         };
         list.push(name.to_string());
         d.entries.push(entry);
+    }
+    // Arrays whose bytes differ are the same after normalization only when every tool is:
+    // then (rarely) the whole arrays are compared, for order and layout, without counting
+    // the replacements a second time. A difference in any tool answers without normalizing
+    // two whole arrays (a 1 MB tool list took 3 ms).
+    if !raw_same && d.entries.iter().all(|e| e.status == ToolStatus::Same) {
+        if let (Some(x), Some(y)) = (&text_a, &text_b) {
+            d.identical = norm.quiet(x) == norm.quiet(y);
+        }
     }
     d.entries.sort_by(|x, y| {
         y.delta
@@ -293,8 +303,10 @@ fn entry(name: &str, a: SideTool, b: SideTool, all_same: bool, norm: &mut Norm) 
         let raw_b = crate::api::span::utf8_lossy(tb.span.slice(body_b));
         same_definition = all_same || raw_a == raw_b || norm.a(&raw_a) == norm.b(&raw_b);
         if !same_definition {
-            let da = norm.a(ta.description.as_deref().unwrap_or(""));
-            let db = norm.b(tb.description.as_deref().unwrap_or(""));
+            // The parts of a changed definition are shown normalized; their replacements
+            // were counted with the whole definition above.
+            let da = norm.quiet(ta.description.as_deref().unwrap_or(""));
+            let db = norm.quiet(tb.description.as_deref().unwrap_or(""));
             if da != db {
                 e.description = Some(diff_text(&da, &db));
             }
@@ -336,4 +348,86 @@ fn other_members(ta: &Tool, tb: &Tool, body_a: &[u8], body_b: &[u8]) -> Vec<Stri
         })
         .map(|k| k.to_string())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::normalize::Normalizer;
+    use crate::diff::request::{diff_requests, RequestDiff, RequestSide};
+
+    fn tool(name: &str, description: &str) -> String {
+        format!(
+            r#"{{"name":"{name}","description":"{description}","input_schema":{{"type":"object"}}}}"#
+        )
+    }
+
+    fn diff(a_tools: &[String], b_tools: &[String]) -> RequestDiff {
+        let body = |t: &[String]| {
+            format!(
+                r#"{{"model":"m","max_tokens":1,"tools":[{}],"messages":[{{"role":"user","content":"hi"}}]}}"#,
+                t.join(",")
+            )
+        };
+        let (a, b) = (body(a_tools), body(b_tools));
+        let side = |label: &str, body: &'static str| RequestSide {
+            label: label.into(),
+            exchange: None,
+            session: None,
+            thread: None,
+            headers: &[],
+            body: body.as_bytes(),
+        };
+        let (a, b): (&'static str, &'static str) = (a.leak(), b.leak());
+        diff_requests(&side("a", a), &side("b", b), &Normalizer::defaults()).unwrap()
+    }
+
+    fn session_ids(d: &RequestDiff) -> (u64, u64) {
+        d.normalized
+            .iter()
+            .find(|r| r.rule == "session-id")
+            .map_or((0, 0), |r| (r.a, r.b))
+    }
+
+    const U1: &str = "0b9f4a57-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
+    const U2: &str = "7d3e2c1b-9a8f-4e7d-6c5b-4a3f2e1d0c9b";
+    const U3: &str = "11111111-2222-4333-8444-555555555555";
+
+    #[test]
+    fn tools_that_differ_only_by_a_volatile_id_are_identical_and_each_id_is_counted_once() {
+        let d = diff(
+            &[tool("Bash", &format!("session {U1}")), tool("Grep", "find")],
+            &[tool("Bash", &format!("session {U2}")), tool("Grep", "find")],
+        );
+        assert!(d.tools.identical);
+        assert!(d.tools.changed.is_empty());
+        // One UUID hidden per side: the whole list and the tool are one comparison, not two.
+        assert_eq!(session_ids(&d), (1, 1));
+    }
+
+    #[test]
+    fn reordered_tools_are_not_identical_though_each_tool_is_the_same() {
+        let (x, y) = (tool("Bash", "run"), tool("Grep", "find"));
+        let d = diff(&[x.clone(), y.clone()], &[y, x]);
+        assert!(!d.tools.identical);
+        assert!(d.tools.changed.is_empty() && d.tools.added.is_empty());
+    }
+
+    #[test]
+    fn a_changed_tool_makes_the_lists_differ_and_only_its_ids_are_counted() {
+        let d = diff(
+            &[
+                tool("Bash", &format!("session {U1}")),
+                tool("Grep", &format!("in {U3}")),
+            ],
+            &[
+                tool("Bash", &format!("session {U2}, now with a timeout")),
+                tool("Grep", &format!("in {U3}")),
+            ],
+        );
+        assert!(!d.tools.identical);
+        assert_eq!(d.tools.changed, vec!["Bash".to_string()]);
+        // Bash's UUID is counted once per side (its definition, not again for its
+        // description's diff); Grep's is the same on both sides: nothing was hidden there.
+        assert_eq!(session_ids(&d), (1, 1));
+    }
 }
