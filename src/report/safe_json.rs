@@ -12,19 +12,15 @@ use std::io::{self, Write};
 /// The escaped form of `json` (see the module doc); tab, CR and LF are left alone (they
 /// are JSON whitespace between tokens; inside strings serde_json already escaped them).
 pub fn escape_json_text(json: &str) -> Cow<'_, str> {
-    super::UNPRINTABLE.replace_all(json, |c: &regex::Captures| {
-        let mut out = String::new();
-        for ch in c[0].chars() {
-            if matches!(ch, '\t' | '\n' | '\r') {
-                out.push(ch);
-                continue;
-            }
-            let mut units = [0u16; 2];
-            for u in ch.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{u:04x}"));
-            }
+    super::replace_unprintable(json, true, |ch, out| {
+        if matches!(ch, '\t' | '\n' | '\r') {
+            out.push(ch);
+            return;
         }
-        out
+        let mut units = [0u16; 2];
+        for u in ch.encode_utf16(&mut units) {
+            out.push_str(&format!("\\u{u:04x}"));
+        }
     })
 }
 
