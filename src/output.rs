@@ -339,6 +339,25 @@ mod tests {
     use std::io::Write;
 
     #[test]
+    fn a_file_past_the_writeback_step_is_written_whole_and_in_order() {
+        // 40 MiB in 1 MiB writes: writeback is started once past 32 MiB, mid-file.
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("big.jsonl");
+        let mut f = AtomicFile::create(&dest, false).unwrap();
+        for k in 0..40u8 {
+            f.write_all(&vec![b'a' + (k % 26); 1 << 20]).unwrap();
+        }
+        f.commit().unwrap();
+        let got = std::fs::read(&dest).unwrap();
+        assert_eq!(got.len(), 40 << 20);
+        for k in 0..40usize {
+            assert!(got[k << 20..(k + 1) << 20]
+                .iter()
+                .all(|&b| b == b'a' + (k % 26) as u8));
+        }
+    }
+
+    #[test]
     fn existing_outputs_need_force_and_failed_writes_leave_them() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("out.jsonl");
