@@ -103,7 +103,8 @@ pub struct Extracted {
     /// True when the response's text says something finished (`finished`, `completed`,
     /// `done`, `succeeded`, `passed`): a claim a job's notification may contradict.
     pub claims_done: bool,
-    /// The response's stream events skipped as impossible (`ResponseMessage::stream_problems`).
+    /// Problems reading the response: stream events skipped as impossible
+    /// (`ResponseMessage::stream_problems`), a content coding that could not be removed.
     pub stream_problems: Vec<String>,
 }
 
@@ -114,6 +115,8 @@ pub struct Prepared {
     parsed: Parsed,
     prefix: Option<CachePrefix>,
     response: Option<Box<ResponseMessage>>,
+    /// Why the response body could not be read, when its content coding failed.
+    response_problem: Option<String>,
 }
 
 /// The stateless part of [`InputStage::extract`]: parse the request body (through the
@@ -125,17 +128,20 @@ pub fn prepare(x: &Exchange) -> Prepared {
             parsed,
             prefix: None,
             response: None,
+            response_problem: None,
         };
     };
     let prefix = CachePrefix::of(&c.req, c.body(x), &c.betas);
-    let response = match exchange_response(x) {
-        Some(ResponseBody::Message(m)) => Some(m),
-        _ => None,
+    let (response, response_problem) = match exchange_response(x) {
+        Some(ResponseBody::Message(m)) => (Some(m), None),
+        Some(ResponseBody::Undecodable { reason }) => (None, Some(reason)),
+        _ => (None, None),
     };
     Prepared {
         parsed,
         prefix: Some(prefix),
         response,
+        response_problem,
     }
 }
 
@@ -197,6 +203,7 @@ impl InputStage {
             parsed,
             prefix,
             response,
+            response_problem,
         } = prepared;
         let view = self.canon.place(x, parsed);
         if let Some(e) = view.error {
@@ -237,7 +244,10 @@ impl InputStage {
             stream_problems: response
                 .as_ref()
                 .map(|m| m.stream_problems.clone())
-                .unwrap_or_default(),
+                .unwrap_or_default()
+                .into_iter()
+                .chain(response_problem)
+                .collect(),
         };
         let at = (seq, session, thread);
         self.scan_history(&c.req, x, at, &mut out);

@@ -35,7 +35,9 @@ pub struct ResponseMessage {
     /// Events whose data was not JSON.
     pub malformed_events: usize,
     /// Events skipped as impossible, one message each naming the event's byte offset in
-    /// the body (see [`sse::StreamAssembler::problems`]); non-empty makes a run degraded.
+    /// the body (see [`sse::StreamAssembler::problems`]), after a content coding that could
+    /// not be removed, when there was one ([`super::view::exchange_response`]); non-empty
+    /// makes a run degraded.
     pub stream_problems: Vec<String>,
 }
 
@@ -88,6 +90,12 @@ pub enum ResponseBody {
     },
     /// Something else (other endpoints, non-JSON).
     Other,
+    /// A body whose content coding could not be removed, and whose still-encoded bytes
+    /// read as no message: why, from the one decoder (`cannot decode gzip body: ...`).
+    Undecodable {
+        /// What the decoder said.
+        reason: String,
+    },
 }
 
 /// Interpret a `/v1/messages` response body (already decoded: see [`super::decode`]).

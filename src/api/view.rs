@@ -13,10 +13,30 @@ use crate::trace::{header_value, Exchange};
 /// An exchange's response body, decoded by the one content decoder
 /// ([`super::response_body`]) and read by its `content-type` (a message assembled from SSE
 /// or JSON, an API error, or other); `None` when there was no response.
+///
+/// A content coding that could not be removed is said, as for a request body: first among
+/// a message's `stream_problems` when what decoded before the failure still reads as one
+/// (a body cut short), else as [`ResponseBody::Undecodable`].
 pub fn exchange_response(x: &Exchange) -> Option<ResponseBody> {
     let resp = x.response.as_ref()?;
     let ct = header_value(&resp.headers, "content-type");
-    Some(read_response(ct, &super::response_body(resp).bytes))
+    let decoded = super::response_body(resp);
+    let body = read_response(ct, &decoded.bytes);
+    // A body the recorder cut at its size limit cannot decode to its end: that is the
+    // cut, already marked (`truncated`), not a fault of the body.
+    let Some(reason) = decoded.error.filter(|_| !resp.body.truncated) else {
+        return Some(body);
+    };
+    Some(match body {
+        ResponseBody::Message(mut m) => {
+            m.stream_problems
+                .insert(0, format!("response body: {reason}"));
+            ResponseBody::Message(m)
+        }
+        _ => ResponseBody::Undecodable {
+            reason: format!("response body: {reason}"),
+        },
+    })
 }
 
 /// A Messages request in canonical form.
@@ -226,5 +246,52 @@ mod tests {
             .to_string();
         assert!(e.contains("cannot decode gzip body"), "{e}");
         assert!(e.contains("still-encoded bytes"), "{e}");
+    }
+
+    fn with_response(content_type: &str, body: Vec<u8>) -> Exchange {
+        let req = br#"{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}"#;
+        let mut x = crate::trace::test_exchange("POST", "/v1/messages", &[], req);
+        x.response = Some(crate::trace::HttpResponse {
+            status: 200,
+            version: "HTTP/1.1".into(),
+            headers: crate::trace::test_headers(&[
+                ("content-type", content_type),
+                ("content-encoding", "gzip"),
+            ]),
+            body: crate::trace::Body::new(body),
+            chunks: vec![],
+            first_byte_at: None,
+        });
+        x
+    }
+
+    #[test]
+    fn a_response_whose_coding_cannot_be_removed_says_so_instead_of_reading_as_nothing() {
+        // A JSON reply whose gzip is cut short: it used to read as "other", silently.
+        let reply = br#"{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}"#;
+        let whole = with_response("application/json", gzip(reply));
+        assert!(
+            matches!(exchange_response(&whole), Some(ResponseBody::Message(m)) if m.stream_problems.is_empty())
+        );
+        let mut cut = gzip(reply);
+        cut.truncate(cut.len() / 2);
+        match exchange_response(&with_response("application/json", cut)) {
+            Some(ResponseBody::Undecodable { reason }) => {
+                assert!(reason.contains("cannot decode gzip body"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+        // An event stream that is not gzip at all though the header says so.
+        let sse = b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"usage\":{\"input_tokens\":3}}}\n\n";
+        match exchange_response(&with_response("text/event-stream", sse.to_vec())) {
+            Some(ResponseBody::Message(m)) => {
+                assert!(
+                    m.stream_problems[0].contains("gzip"),
+                    "{:?}",
+                    m.stream_problems
+                )
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

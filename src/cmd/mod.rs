@@ -189,12 +189,16 @@ pub fn report_problems(trace: &Trace) -> ExitCode {
         w.bad_line(p);
     }
     for x in &trace.exchanges {
-        if let Some(agentwire::api::ResponseBody::Message(m)) =
-            agentwire::api::view::exchange_response(x)
-        {
-            for p in &m.stream_problems {
-                w.bad_exchange(x.id, p);
+        match agentwire::api::view::exchange_response(x) {
+            Some(agentwire::api::ResponseBody::Message(m)) => {
+                for p in &m.stream_problems {
+                    w.bad_exchange(x.id, p);
+                }
             }
+            Some(agentwire::api::ResponseBody::Undecodable { reason }) => {
+                w.bad_exchange(x.id, &reason)
+            }
+            _ => {}
         }
     }
     w.finish()

@@ -92,6 +92,10 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
             }
             ResponseBody::Error { error_type, .. } => stop = Some(error_type),
             ResponseBody::Other => {}
+            ResponseBody::Undecodable { reason } => {
+                stop = Some("(undecodable)".into());
+                problems = vec![reason];
+            }
         }
     }
     if let Some(e) = &x.error {

@@ -71,8 +71,9 @@ fn gzip_upstream() -> String {
 const REQUEST: &[u8] =
     br#"{"model":"claude-sonnet-4-5","stream":true,"messages":[{"role":"user","content":"zip it"}]}"#;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn gzip_sse_through_the_recording_proxy_is_stored_as_sent_and_read_with_its_usage() {
+/// A request through the recording proxy to [`gzip_upstream`]: the trace and the bytes
+/// the client got.
+async fn gzip_sse_through_the_proxy() -> (agentwire::trace::Trace, bytes::Bytes) {
     let up = Upstream::new(&gzip_upstream(), None, Duration::from_secs(5)).unwrap();
     let proxy = TestServer::start(ServerConfig {
         mode: Mode::Proxy(Arc::new(up)),
@@ -89,7 +90,41 @@ async fn gzip_sse_through_the_recording_proxy_is_stored_as_sent_and_read_with_it
         .unwrap();
     assert_eq!(r.status(), 200);
     let got = r.bytes().await.unwrap();
-    let trace = proxy.finish().await;
+    (proxy.finish().await, got)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gzip_reply_cut_short_is_named_by_show_and_analyze_not_read_as_nothing() {
+    let (mut trace, _) = gzip_sse_through_the_proxy().await;
+    let x = &mut trace.exchanges[0];
+    let body = &mut x.response.as_mut().unwrap().body;
+    let cut = body.bytes[..body.bytes.len() / 2].to_vec();
+    *body = agentwire::trace::Body::new(cut);
+    let id = x.id;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.jsonl");
+    let mut w = TraceWriter::create(&path, &Context::new()).unwrap();
+    w.write_exchange(&trace.exchanges[0]).unwrap();
+    w.finish().unwrap();
+    for args in [&["show"][..], &["analyze", "--format", "json"][..]] {
+        let out = std::process::Command::new(bin())
+            .args(args)
+            .arg(&path)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?} is degraded: {err}");
+        assert!(
+            err.contains(&format!("{id}"))
+                && err.contains("response body: cannot decode gzip body"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gzip_sse_through_the_recording_proxy_is_stored_as_sent_and_read_with_its_usage() {
+    let (trace, got) = gzip_sse_through_the_proxy().await;
     let x = &trace.exchanges[0];
     let resp = x.response.as_ref().unwrap();
     // The source stores the bytes as they crossed the wire ...
