@@ -153,6 +153,8 @@ impl Serialize for Body {
 #[derive(Deserialize)]
 struct BodyRepr<'a> {
     #[serde(default)]
+    size: Option<u64>,
+    #[serde(default)]
     sha256: Option<String>,
     #[serde(default)]
     truncated: bool,
@@ -184,6 +186,11 @@ impl<'de> Deserialize<'de> for Body {
             base64::engine::general_purpose::STANDARD
                 .decode(b.as_bytes())
                 .map_err(|e| de::Error::custom(format!("body base64: {e}")))?
+        } else if let Some(n) = r.size.filter(|&n| n > 0) {
+            // Said plainly, not as the digest mismatch the empty bytes would give.
+            return Err(de::Error::custom(format!(
+                "a body of {n} bytes holds none of \"json\", \"text\" or \"base64\" (a null member holds no body)"
+            )));
         } else {
             Vec::new()
         };
@@ -246,5 +253,23 @@ mod tests {
         assert!(!back.verify());
         // SHA-256("hello") from coreutils sha256sum.
         assert!(line.contains("2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"));
+    }
+
+    /// Reported by an adversarial tester: `"json": null` (or no content member) read as
+    /// an empty body, then as "does not match its stored sha256".
+    #[test]
+    fn a_null_json_member_is_named_not_read_as_a_digest_mismatch() {
+        let line = serde_json::to_string(&Body::new(br#"{"a":1}"#.to_vec())).unwrap();
+        let nulled = line.replace(r#""json":{"a":1}"#, r#""json":null"#);
+        assert_ne!(nulled, line);
+        let e = serde_json::from_str::<Body>(&nulled)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a body of 7 bytes holds none of"), "{e}");
+        // An empty body needs no content member.
+        let empty = serde_json::to_string(&Body::new(Vec::new())).unwrap();
+        let bare = empty.replace(r#","text":"""#, "");
+        assert_ne!(bare, empty);
+        assert!(serde_json::from_str::<Body>(&bare).unwrap().verify());
     }
 }

@@ -103,7 +103,14 @@ pub fn detect_prefix(head: &[u8]) -> Detected {
     if text.contains('\0') {
         return foreign("binary data (it holds NUL bytes)", "");
     }
-    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if text.starts_with('\u{feff}') {
+        // JSON text must not start with one (RFC 8259 §8.1); readers would fail at byte 0.
+        return foreign(
+            "text that starts with a UTF-8 byte order mark (EF BB BF), which JSON may not",
+            "remove the mark (`sed -i '1s/^\\xEF\\xBB\\xBF//' FILE`) and read the file again",
+        );
+    }
+    let trimmed = text.trim_start();
     if trimmed.is_empty() {
         return foreign("an empty file (only whitespace)", "");
     }
@@ -260,6 +267,17 @@ mod tests {
             Detected::Foreign { looks_like, .. } => looks_like,
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Reported by an adversarial tester: a trace saved with a byte order mark read as
+    /// "text that starts like JSON but is not valid JSON (expected value at line 1
+    /// column 1)", which does not say what to remove.
+    #[test]
+    fn a_byte_order_mark_is_named_with_the_fix_not_read_as_invalid_json() {
+        let line = br#"{"type":"trace","format":"agentwire-trace","version":1}"#;
+        assert!(matches!(detect(line), Detected::Format(Format::Trace)));
+        let with_bom = [&b"\xEF\xBB\xBF"[..], line].concat();
+        assert!(looks_like(detect(&with_bom)).contains("byte order mark (EF BB BF)"));
     }
 
     #[test]
