@@ -357,7 +357,7 @@ pub(crate) fn live_trace(
     use agentwire::trace::TraceWriter;
     if agentwire::output::is_stdout(path) {
         return Ok(TraceWriter::from_writer(
-            Box::new(agentwire::report::safe_json::stdout()),
+            agentwire::trace::trace_stdout(),
             path,
             context,
         )?);

@@ -4,7 +4,9 @@
 //! printed with `-o -` could otherwise carry `U+009B` (a one-byte CSI) or `U+202E` (right-to-
 //! left override) to the terminal. The JSON value is unchanged: in JSON text produced by a
 //! serializer these characters can only stand inside strings, where the escape means the
-//! same character (RFC 8259 §7).
+//! same character (RFC 8259 §7). A trace's bytes are not only its value, though (each body
+//! embedded verbatim is covered by its `sha256`), so a trace passes through here only on
+//! its way to a terminal ([`crate::trace::trace_stdout`]).
 
 use std::borrow::Cow;
 use std::io::{self, Write};

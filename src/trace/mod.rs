@@ -32,7 +32,7 @@ pub(crate) use exchange::{test_exchange, test_headers};
 pub use input::{open_input, InputOptions, TraceInput};
 pub use mcp::McpRecord;
 pub use reader::{ReadProblem, Record, Trace, TraceReader};
-pub use writer::{LineEncoder, TraceWriter};
+pub use writer::{stdout as trace_stdout, LineEncoder, TraceWriter};
 
 /// Version of the trace format this build writes. Readers accept this and older versions.
 pub const FORMAT_VERSION: u32 = 1;

@@ -16,6 +16,20 @@ use serde::Serialize;
 use super::{redact, Body, Context, Exchange, TraceError, FORMAT_NAME, FORMAT_VERSION};
 use crate::output::{self, AtomicFile, OutputError};
 
+/// Standard output for a trace (`-o -`). A pipe or file gets the bytes `-o FILE` would
+/// hold: the printable filter's `\uXXXX` escapes would change the bytes of a body embedded
+/// verbatim (`"json"`), which its `sha256` covers, and every reader would drop the record.
+/// A terminal gets the filtered text ([`crate::report::safe_json`]), since nothing reads
+/// the trace back from there and raw control or bidi characters must not reach it.
+pub fn stdout() -> Box<dyn Write + Send> {
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() {
+        Box::new(crate::report::safe_json::stdout())
+    } else {
+        Box::new(std::io::stdout())
+    }
+}
+
 /// Where the lines go.
 enum Output {
     /// A file written in place (live recorders).
@@ -114,7 +128,7 @@ impl TraceWriter {
     /// Errors: [`TraceError::Output`] when `path` exists, [`TraceError::Write`] otherwise.
     pub fn create_atomic(path: &Path, force: bool, context: &Context) -> Result<Self, TraceError> {
         if output::is_stdout(path) {
-            return Self::from_writer(Box::new(crate::report::safe_json::stdout()), path, context);
+            return Self::from_writer(stdout(), path, context);
         }
         let f = AtomicFile::create(path, force).map_err(out_err)?;
         Self::with_output(Output::Atomic(f), path, context)

@@ -302,3 +302,35 @@ fn pcap_writes_nothing_when_an_input_is_not_a_capture() {
         "the capture was replaced"
     );
 }
+
+/// Reported by an adversarial tester: a trace written to a pipe (`-o -`) passed through
+/// the terminal filter, which rewrote a BOM, ZWJ, soft hyphen, U+2028, DEL, C1 or bidi
+/// character inside a body embedded verbatim as `\uXXXX`: the body no longer matched its
+/// `sha256` and `show -` dropped every such exchange.
+#[test]
+fn a_trace_piped_with_o_dash_is_the_file_trace_byte_for_byte_whatever_its_bodies_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body.json");
+    let text = "bom \u{feff} zwj \u{1f468}\u{200d}\u{1f4bb} shy \u{ad} ls \u{2028} del \u{7f} c1 \u{9b} rlo \u{202e}";
+    let request = serde_json::json!({"model": "m", "max_tokens": 1,
+        "messages": [{"role": "user", "content": text}]});
+    std::fs::write(&body, serde_json::to_vec(&request).unwrap()).unwrap();
+    let file = dir.path().join("t.jsonl");
+    let (b, f) = (body.to_str().unwrap(), file.to_str().unwrap());
+    assert!(agentwire(&["import", b, "-o", f]).status.success());
+    let piped = agentwire(&["import", b, "-o", "-"]);
+    assert!(piped.status.success());
+    assert_eq!(
+        piped.stdout,
+        std::fs::read(&file).unwrap(),
+        "same bytes as -o FILE"
+    );
+    // Read back from the pipe's bytes: the exchange is there, its body intact.
+    let trace =
+        agentwire::trace::Trace::from_reader(&piped.stdout[..], std::path::Path::new("-")).unwrap();
+    assert!(trace.problems.is_empty(), "{:?}", trace.problems);
+    assert_eq!(trace.exchanges.len(), 1);
+    let got: serde_json::Value =
+        serde_json::from_slice(&trace.exchanges[0].request.body.bytes).unwrap();
+    assert_eq!(got["messages"][0]["content"], text);
+}
