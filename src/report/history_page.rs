@@ -79,7 +79,7 @@ fn side<'a>(s: &Step, i: &'a crate::diff::select::Item<'_>) -> RequestSide<'a> {
         session: Some(i.session.clone()),
         thread: Some(i.thread.clone()),
         headers: &i.x.request.headers,
-        body: &i.x.request.body.bytes,
+        body: &i.body,
     }
 }
 

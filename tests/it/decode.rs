@@ -208,3 +208,56 @@ async fn gzip_request_body_through_the_server_is_read_by_the_server_diff_and_rep
     assert!(m.exact, "{:?}", m.differences);
     assert!(ids.contains(&hit.id));
 }
+
+/// Reported by an adversarial tester: `history` over traces whose requests are gzip'd
+/// sliced the parsed request's spans (which index the decoded body) out of the still
+/// compressed bytes and panicked ("range end index … out of range"); every other diff
+/// path used the decoded body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn history_reads_gzip_request_bodies_decoded_not_their_compressed_bytes() {
+    let tools: Vec<Value> = (0..40)
+        .map(|k| serde_json::json!({"name": format!("Tool{k}"), "description": "does a thing ".repeat(20),
+            "input_schema": {"type": "object", "properties": {"x": {"type": "string"}}}}))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let mut paths = Vec::new();
+    for (k, n) in [40usize, 39].into_iter().enumerate() {
+        let body = serde_json::to_vec(&serde_json::json!({"model": "m", "max_tokens": 1,
+            "tools": tools[..n], "messages": [{"role": "user", "content": "zip it"}]}))
+        .unwrap();
+        let srv = TestServer::start(ServerConfig::default()).await;
+        let r = reqwest::Client::new()
+            .post(srv.url("/v1/messages"))
+            .header("content-type", "application/json")
+            .header("content-encoding", "gzip")
+            .header("x-api-key", TEST_KEY)
+            .body(gzip(&body))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        r.bytes().await.unwrap();
+        let trace = srv.finish().await;
+        assert!(
+            trace.exchanges[0].request.body.bytes.len() < body.len() / 4,
+            "compressed"
+        );
+        let path = dir.path().join(format!("v{k}.jsonl"));
+        let mut w = TraceWriter::create(&path, &Context::new()).unwrap();
+        w.write_exchange(&trace.exchanges[0]).unwrap();
+        w.finish().unwrap();
+        paths.push(path);
+    }
+    let out = std::process::Command::new(bin())
+        .arg("history")
+        .args(&paths)
+        .args(["--format", "json", "-o", "-"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let h: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{err}"));
+    let text = h.to_string();
+    // The one tool dropped between the versions is named, read from the decoded bodies.
+    assert!(text.contains("Tool39"), "{text}");
+}
