@@ -5,7 +5,8 @@
 //! the replay server (a live request against a recorded one) and `analyze` (two poll
 //! results).
 //!
-//! A [`Normalizer`] is an ordered list of named regex [`Rule`]s, each with a [`Scope`]:
+//! A [`Normalizer`] is an ordered list of named regex [`Rule`]s, applied one after another
+//! (each to the previous one's output), each with a [`Scope`]:
 //! `text` rules rewrite every compared text (system blocks, message texts, tool
 //! definitions, parameter values, header values, tool results); `result` rules only tool
 //! results ([`Normalizer::result`]); header rules only the value of the header they name.
@@ -185,6 +186,24 @@ impl Normalizer {
                 origin: origin.to_string(),
                 message: format!("rule {:?}: bad pattern: {e}", s.name),
             })?;
+            // A pattern that can match the empty string anywhere would insert its
+            // replacement between every two characters of every text (a few such rules
+            // exhausted memory). Anchored at the start of the text (`^.*$`, a header rule)
+            // it matches once at most, which is fine.
+            let empty_anywhere = regex_syntax::parse(&s.pattern).is_ok_and(|h| {
+                let p = h.properties();
+                p.minimum_len() == Some(0)
+                    && !p.look_set_prefix().contains(regex_syntax::hir::Look::Start)
+            });
+            if empty_anywhere {
+                return Err(ApiError::Rules {
+                    origin: origin.to_string(),
+                    message: format!(
+                        "rule {:?}: pattern {:?} can match the empty string; make it match at least one character (e.g. `+` instead of `*`)",
+                        s.name, s.pattern
+                    ),
+                });
+            }
             rules.push(Rule {
                 name: s.name.clone(),
                 description: s.description.clone(),
@@ -495,6 +514,37 @@ mod tests {
         let mut h = Hits::new();
         assert_eq!(n.text("timeout 120s, 3/20", &mut h), "timeout 120s, 3/20");
         assert!(h.is_empty());
+    }
+
+    /// Reported by an adversarial tester: a rules file with four empty patterns used
+    /// 2 GB on a 64 KB body and aborted.
+    #[test]
+    fn a_rule_that_can_match_the_empty_string_is_refused_before_it_runs() {
+        for pattern in ["", "a*", "(?m)^", r"\b", "x?"] {
+            let spec = RuleSpec {
+                name: "empty".into(),
+                description: String::new(),
+                header: None,
+                scope: Scope::Text,
+                pattern: pattern.into(),
+                replace: "<e>".into(),
+            };
+            let e = Normalizer::from_specs(&[spec], "rules.json")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("can match the empty string"), "{pattern:?}: {e}");
+            assert!(e.contains("rules.json"), "{e}");
+        }
+        // Anchored at the start of the text, an empty match happens once at most.
+        let anchored = RuleSpec {
+            name: "whole".into(),
+            description: String::new(),
+            header: Some("x-id".into()),
+            scope: Scope::Text,
+            pattern: "^.*$".into(),
+            replace: "<id>".into(),
+        };
+        assert!(Normalizer::from_specs(&[anchored], "rules.json").is_ok());
     }
 
     #[test]
