@@ -323,6 +323,9 @@ fn read_head_with(
     // answer cannot change as the line grows, so a long first line is read in linear time
     // and parsed as JSON only once it is whole (by the caller's `detect`).
     let mut checked = false;
+    // Where the first byte that is not blank is (blank lines before the first record are
+    // read past: the first record decides); found over the new bytes of each read only.
+    let mut content_at: Option<usize> = None;
     loop {
         let buf = match r.fill_buf() {
             Ok(b) => b,
@@ -336,17 +339,22 @@ fn read_head_with(
             Some(i) => (i + 1, true),
             None => (buf.len(), false),
         };
+        let start = head.len();
         head.extend_from_slice(&buf[..take]);
         r.consume(take);
+        if content_at.is_none() {
+            content_at = head[start..]
+                .iter()
+                .position(|b| !b.is_ascii_whitespace())
+                .map(|i| start + i);
+        }
         // A binary magic number may hold a newline (pcapng starts with one): read on
         // until it is whole.
-        // Blank lines before the first record are read past: the first record decides.
-        let blank = head.iter().all(u8::is_ascii_whitespace);
-        if (done && head.len() >= MAGIC && !blank) || head.len() >= MAX_HEAD {
+        if (done && head.len() >= MAGIC && content_at.is_some()) || head.len() >= MAX_HEAD {
             return Ok(head);
         }
         // only JSON text is worth reading to its first newline
-        if head.len() >= 8192 && !checked {
+        if !checked && content_at.is_some_and(|c| head.len() - c >= 8192) {
             checked = true;
             if !matches!(detect(&head), Detected::Document) {
                 return Ok(head);

@@ -332,7 +332,9 @@ fn the_shipped_har_sample_reads_as_the_shipped_trace() {
 
 /// Blank lines (spaces, CRLF) before the first record neither decide the format nor hide
 /// the file: a trace or a bare request body reads as it does without them. Was: "text
-/// that starts like JSON but is not valid JSON", or "an empty file (only whitespace)".
+/// that starts like JSON but is not valid JSON", or "an empty file (only whitespace)";
+/// then (reported by an adversarial tester) 8 KiB of blank lines still did, and each blank
+/// line rescanned all those before it.
 #[test]
 fn blank_lines_before_the_first_record_do_not_decide_the_format() {
     use agentwire::trace::{Context, TraceWriter};
@@ -353,7 +355,8 @@ fn blank_lines_before_the_first_record_do_not_decide_the_format() {
     w.finish().unwrap();
     let plain_body = write(dir.path(), "b.json", body);
     let plain_trace = std::fs::read(&trace).unwrap();
-    for lead in ["\n", "  \r\n", "\n   \n"] {
+    let long = ["\n".repeat(9000), " \r\n".repeat(100_000)];
+    for lead in ["\n", "  \r\n", "\n   \n", &long[0], &long[1]] {
         for (name, plain) in [("t.jsonl", plain_trace.clone()), ("b.json", body.to_vec())] {
             let mut bytes = lead.as_bytes().to_vec();
             bytes.extend_from_slice(&plain);
@@ -366,7 +369,12 @@ fn blank_lines_before_the_first_record_do_not_decide_the_format() {
             let a = agentwire_ok(&["show", "--format", "json", original.to_str().unwrap()]);
             let b = agentwire_ok(&["show", "--format", "json", led.to_str().unwrap()]);
             let strip = |o: &[u8]| String::from_utf8_lossy(o).replace(&format!("led-{name}"), name);
-            assert_eq!(strip(&a.stdout), strip(&b.stdout), "{lead:?} before {name}");
+            assert_eq!(
+                strip(&a.stdout),
+                strip(&b.stdout),
+                "{} blank bytes before {name}",
+                lead.len()
+            );
         }
     }
 }

@@ -62,8 +62,9 @@ pub fn detect(head: &[u8]) -> Detected {
 
 /// What the first 8 KiB of `head` say before any JSON is parsed: a binary format by its
 /// magic number, text that is not JSON (named), or JSON text ([`Detected::Document`]:
-/// read on to the end of the first line and call [`detect`]). It looks at the first
-/// 8,192 bytes only, so a longer head gives the same answer.
+/// read on to the end of the first line and call [`detect`]). It looks at the magic number
+/// and at the first 8,192 bytes after leading blank lines only, so a longer head gives the
+/// same answer.
 pub fn detect_prefix(head: &[u8]) -> Detected {
     if head.is_empty() {
         return foreign("an empty file", "");
@@ -91,7 +92,9 @@ pub fn detect_prefix(head: &[u8]) -> Detected {
     if head.starts_with(b"PK\x03\x04") {
         return foreign("a zip archive", "unpack it and give the file inside");
     }
-    let sample = &head[..head.len().min(8192)];
+    // Blank lines before the first record do not decide: the sample starts after them.
+    let lead = head.iter().take_while(|b| b.is_ascii_whitespace()).count();
+    let sample = &head[lead..head.len().min(lead + 8192)];
     let text = match std::str::from_utf8(sample) {
         Ok(t) => t,
         // a multi-byte character cut at the sample's end is still text
