@@ -397,11 +397,30 @@ fn open_reader_depth(
     // The head was read off the input: readers get it back in front of the rest.
     let whole = |head, r| -> Box<dyn Read + Send> { Box::new(Cursor::new(head).chain(r)) };
     match detected {
-        Detected::Gzip if depth == 0 => open_reader_depth(
-            Box::new(flate2::read::MultiGzDecoder::new(whole(head, r))),
-            path,
-            1,
-        ),
+        Detected::Gzip if depth == 0 => {
+            // Read up to a decompression error, which then closes the records as a problem
+            // (the records before it are kept, as for an uncompressed file cut short).
+            let (gz, failure) = super::gunzip::UntilError::new(whole(head, r));
+            let name = path.display().to_string();
+            let (format, recs) = match open_reader_depth(Box::new(gz), path, 1) {
+                Ok(opened) => opened,
+                // Nothing readable decompressed: the gzip error is the reason, not what the
+                // few bytes before it looked like.
+                Err(e) => {
+                    return Err(match failure.take() {
+                        Some((_, why)) => TraceError::Import(ImportError::Malformed {
+                            path: name,
+                            format: "gzip",
+                            detail: why,
+                        }),
+                        None => e,
+                    })
+                }
+            };
+            let tail =
+                std::iter::from_fn(move || failure.take_problem(&name).map(|p| Ok(Record::Bad(p))));
+            Ok((format, Box::new(recs.chain(tail))))
+        }
         Detected::Gzip => Err(foreign(path, "gzip inside gzip".into(), String::new())),
         Detected::Foreign { looks_like, hint } => Err(foreign(path, looks_like, hint)),
         Detected::Format(Format::Trace) => Ok((

@@ -15,6 +15,7 @@ mod ahead;
 mod body;
 mod exchange;
 pub mod export;
+mod gunzip;
 pub mod import;
 pub mod input;
 pub mod mcp;

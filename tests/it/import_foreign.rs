@@ -378,3 +378,45 @@ fn blank_lines_before_the_first_record_do_not_decide_the_format() {
         }
     }
 }
+
+/// Reported by an adversarial tester: a gzip'd trace cut short (or followed by bytes that
+/// are not gzip) was a fatal read error ("incomplete deflate stream", exit 1) and lost
+/// every exchange, where the same trace uncompressed and cut short keeps the whole records
+/// and exits 3.
+#[test]
+fn a_gzip_trace_cut_short_keeps_the_records_before_the_cut() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let plain = std::fs::read(repo().join("captures/sample-session.jsonl")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &plain).unwrap();
+    let gz = gz.finish().unwrap();
+    for (name, bytes) in [
+        ("cut.jsonl.gz", gz[..gz.len() * 3 / 4].to_vec()),
+        ("junk.jsonl.gz", [&gz[..], b"junk\n"].concat()),
+    ] {
+        let path = write(dir.path(), name, &bytes);
+        // What decompresses before the error, independently: whole lines are records.
+        let mut got = Vec::new();
+        let mut d = flate2::read::MultiGzDecoder::new(&bytes[..]);
+        let mut buf = [0u8; 512];
+        while let Ok(n) = d.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
+        let whole_lines = got.iter().filter(|&&b| b == b'\n').count();
+        let out = agentwire(&["show", path.to_str().unwrap(), "--format", "json"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{name}: degraded, not failed: {err}"
+        );
+        assert!(err.contains("the gzip stream stops with an error"), "{err}");
+        let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        // every whole line but the header is an exchange
+        assert_eq!(rows.as_array().unwrap().len(), whole_lines - 1, "{name}");
+    }
+}
