@@ -33,7 +33,12 @@ pub(super) fn export(a: ExportArgs) -> Result<ExitCode> {
 /// Write the HAR of `a.input` to `sink`; the entry count, exit code and the sink.
 fn write_har<W: Write>(a: &ExportArgs, sink: W) -> Result<(usize, ExitCode, W)> {
     let mut input = open_input(&a.input, &InputOptions::default())?;
-    let mut har = HarWriter::new(BufWriter::new(sink), &a.base_url)?;
+    let name = if agentwire::output::is_stdout(&a.output) {
+        "standard output".to_string()
+    } else {
+        a.output.display().to_string()
+    };
+    let mut har = HarWriter::new(BufWriter::new(sink), &a.base_url, &name)?;
     let mut warnings = Warnings::new(&a.input.display().to_string());
     for rec in &mut input {
         match rec? {

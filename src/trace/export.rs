@@ -25,22 +25,27 @@ pub struct HarWriter<W: Write> {
     out: W,
     entries: usize,
     base_url: String,
+    /// The output's name in errors (its path, or `standard output`).
+    name: String,
 }
 
-fn werr(e: impl Into<std::io::Error>) -> TraceError {
-    TraceError::Write {
-        path: "HAR output".into(),
-        source: e.into(),
+/// A write error naming the HAR output `name`.
+fn werr<E: Into<std::io::Error>>(name: &str) -> impl FnOnce(E) -> TraceError + '_ {
+    move |e| {
+        TraceError::Output(crate::output::OutputError::Write {
+            path: name.to_string(),
+            source: e.into(),
+        })
     }
 }
 
 impl<W: Write> HarWriter<W> {
-    /// Start a HAR document on `out`. `base_url` (scheme and host, e.g.
-    /// `https://api.anthropic.com`) makes absolute URLs when an exchange has no `host`
-    /// header.
+    /// Start a HAR document on `out`, named `name` in errors (its path). `base_url`
+    /// (scheme and host, e.g. `https://api.anthropic.com`) makes absolute URLs when an
+    /// exchange has no `host` header.
     ///
-    /// Errors: [`TraceError::Write`] when `out` fails.
-    pub fn new(mut out: W, base_url: &str) -> Result<Self, TraceError> {
+    /// Errors: [`TraceError::Output`] naming `name` when `out` fails.
+    pub fn new(mut out: W, base_url: &str, name: &str) -> Result<Self, TraceError> {
         let creator = Creator {
             name: "agentwire".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -48,32 +53,34 @@ impl<W: Write> HarWriter<W> {
         write!(
             out,
             "{{\"log\":{{\"version\":\"1.2\",\"creator\":{},\"entries\":[",
-            serde_json::to_string(&creator).map_err(werr)?
+            serde_json::to_string(&creator).map_err(werr(name))?
         )
-        .map_err(werr)?;
+        .map_err(werr(name))?;
         Ok(HarWriter {
             out,
             entries: 0,
             base_url: base_url.trim_end_matches('/').to_string(),
+            name: name.to_string(),
         })
     }
 
     /// Append one exchange.
     pub fn write(&mut self, x: &Exchange) -> Result<(), TraceError> {
         if self.entries > 0 {
-            self.out.write_all(b",\n").map_err(werr)?;
+            self.out.write_all(b",\n").map_err(werr(&self.name))?;
         } else {
-            self.out.write_all(b"\n").map_err(werr)?;
+            self.out.write_all(b"\n").map_err(werr(&self.name))?;
         }
-        serde_json::to_writer(&mut self.out, &entry(x, &self.base_url)).map_err(werr)?;
+        serde_json::to_writer(&mut self.out, &entry(x, &self.base_url))
+            .map_err(werr(&self.name))?;
         self.entries += 1;
         Ok(())
     }
 
     /// Close the document; returns the number of entries and the writer.
     pub fn finish(mut self) -> Result<(usize, W), TraceError> {
-        self.out.write_all(b"\n]}}\n").map_err(werr)?;
-        self.out.flush().map_err(werr)?;
+        self.out.write_all(b"\n]}}\n").map_err(werr(&self.name))?;
+        self.out.flush().map_err(werr(&self.name))?;
         Ok((self.entries, self.out))
     }
 }
@@ -238,7 +245,7 @@ mod tests {
             error: None,
             notes: Default::default(),
         };
-        let mut w = HarWriter::new(Vec::new(), "http://x").unwrap();
+        let mut w = HarWriter::new(Vec::new(), "http://x", "t.har").unwrap();
         w.write(&x).unwrap();
         let (n, out) = w.finish().unwrap();
         assert_eq!(n, 1);
@@ -269,7 +276,7 @@ mod tests {
             &[("host", "api.anthropic.com:443")],
             b"",
         );
-        let mut w = HarWriter::new(Vec::new(), "http://127.0.0.1:9").unwrap();
+        let mut w = HarWriter::new(Vec::new(), "http://127.0.0.1:9", "t.har").unwrap();
         w.write(&x).unwrap();
         let (_, out) = w.finish().unwrap();
         let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();

@@ -334,3 +334,29 @@ fn a_trace_piped_with_o_dash_is_the_file_trace_byte_for_byte_whatever_its_bodies
         serde_json::from_slice(&trace.exchanges[0].request.body.bytes).unwrap();
     assert_eq!(got["messages"][0]["content"], text);
 }
+
+/// Reported by an adversarial tester: `export --har` on a full disk said "cannot write
+/// trace HAR output" instead of naming the file (and it is not a trace).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_har_that_cannot_be_written_names_its_path() {
+    let trace = repo().join("captures/sample-session.jsonl");
+    let out = agentwire(&[
+        "export",
+        "--har",
+        trace.to_str().unwrap(),
+        "-o",
+        "/dev/full",
+        "--force",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot write /dev/full: No space left on device"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("HAR output") && !err.contains("trace"),
+        "{err}"
+    );
+}
