@@ -76,11 +76,11 @@ pub fn build(runs: &[(String, &Trace)], norm: &Normalizer) -> Matrix {
         };
         let r = &it.req;
         let body = &it.body;
-        let tools_text = r
+        // Normalized over the JSON's text view, as `diff` compares tool definitions.
+        let key = r
             .tools_span
-            .map(|s| crate::api::span::utf8_lossy(s.slice(body)).into_owned())
+            .map(|s| norm.json(s.slice(body), &mut Hits::new()))
             .unwrap_or_default();
-        let key = norm.text(&tools_text, &mut Hits::new()).into_owned();
         let g = match groups.iter().position(|(k, _)| *k == key) {
             Some(g) => g,
             None => {

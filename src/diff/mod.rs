@@ -97,6 +97,15 @@ impl<'n> Norm<'n> {
     pub(crate) fn b<'t>(&mut self, t: &'t str) -> Cow<'t, str> {
         self.rules.text(t, &mut self.hits_b)
     }
+    /// Normalize a JSON document (a tool definition) of side A over its text view
+    /// ([`crate::api::normalize::text_view`]).
+    pub(crate) fn json_a(&mut self, bytes: &[u8]) -> String {
+        self.rules.json(bytes, &mut self.hits_a)
+    }
+    /// Normalize a JSON document of side B.
+    pub(crate) fn json_b(&mut self, bytes: &[u8]) -> String {
+        self.rules.json(bytes, &mut self.hits_b)
+    }
     /// Normalize a text for display only: replacements are not counted in [`Norm::rows`].
     pub(crate) fn quiet(&self, t: &str) -> String {
         self.rules

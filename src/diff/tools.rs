@@ -102,8 +102,9 @@ pub struct ToolEntry {
 /// The tool part of a request diff.
 #[derive(Clone, Debug, Serialize)]
 pub struct ToolsDiff {
-    /// True when the normalized `tools` arrays are byte-identical: the raw arrays are, or
-    /// every tool is the same after normalization and so are the arrays (order included).
+    /// True when the `tools` arrays are the same after normalization: byte-identical, or
+    /// both present with the same tools in the same order, each the same after
+    /// normalization (over its JSON's text view: strings decoded, layout dropped).
     pub identical: bool,
     /// ToolSearch mechanisms in A.
     pub a_mechanisms: Vec<Mechanism>,
@@ -180,15 +181,9 @@ pub(crate) struct ToolSide<'a> {
 }
 
 /// Diff the tool definitions of two requests.
-pub(crate) fn diff_tools(a: &ToolSide, b: &ToolSide, norm: &mut Norm) -> ToolsDiff {
-    let text_a = a
-        .req
-        .tools_span
-        .map(|s| crate::api::span::utf8_lossy(s.slice(a.body)));
-    let text_b = b
-        .req
-        .tools_span
-        .map(|s| crate::api::span::utf8_lossy(s.slice(b.body)));
+pub(crate) fn diff_tools<'a>(a: &ToolSide<'a>, b: &ToolSide<'a>, norm: &mut Norm) -> ToolsDiff {
+    let text_a = a.req.tools_span.map(|s| s.slice(a.body));
+    let text_b = b.req.tools_span.map(|s| s.slice(b.body));
     let raw_same = match (&text_a, &text_b) {
         (Some(x), Some(y)) => x == y,
         (None, None) => true,
@@ -197,16 +192,28 @@ pub(crate) fn diff_tools(a: &ToolSide, b: &ToolSide, norm: &mut Norm) -> ToolsDi
     let (view_a, view_b) = (ToolView::of(a.req), ToolView::of(b.req));
     let ann_a = view_a.announced;
     let ann_b = view_b.announced;
-    let mut names: Vec<&str> = Vec::new();
+    // Tools pair by name and, for a name defined more than once, by occurrence: the k-th
+    // `Bash` of A with the k-th `Bash` of B.
+    let keyed = |tools: &'a [std::sync::Arc<Tool>]| -> Vec<(&'a str, usize)> {
+        let mut count: std::collections::HashMap<&str, usize> = Default::default();
+        tools
+            .iter()
+            .map(|t| {
+                let k = count.entry(t.name.as_str()).or_default();
+                *k += 1;
+                (t.name.as_str(), *k - 1)
+            })
+            .collect()
+    };
+    let (keys_a, keys_b) = (keyed(&a.req.tools), keyed(&b.req.tools));
+    let mut names: Vec<(&str, usize)> = Vec::new();
     let mut seen = BTreeSet::new();
-    for n in a
-        .req
-        .tools
+    for n in keys_a
         .iter()
-        .map(|t| t.name.as_str())
-        .chain(ann_a.iter().map(String::as_str))
-        .chain(b.req.tools.iter().map(|t| t.name.as_str()))
-        .chain(ann_b.iter().map(String::as_str))
+        .copied()
+        .chain(ann_a.iter().map(|n| (n.as_str(), 0)))
+        .chain(keys_b.iter().copied())
+        .chain(ann_b.iter().map(|n| (n.as_str(), 0)))
     {
         if seen.insert(n) {
             names.push(n);
@@ -229,16 +236,22 @@ pub(crate) fn diff_tools(a: &ToolSide, b: &ToolSide, norm: &mut Norm) -> ToolsDi
         changed: vec![],
         entries: vec![],
     };
-    for name in names {
-        let ta = a.req.tools.iter().find(|t| t.name == name).map(|t| &**t);
-        let tb = b.req.tools.iter().find(|t| t.name == name).map(|t| &**t);
-        let entry = entry(
+    for (name, k) in names {
+        let nth = |tools: &'a [std::sync::Arc<Tool>]| {
+            tools.iter().filter(|t| t.name == name).nth(k).map(|t| &**t)
+        };
+        let (ta, tb) = (nth(&a.req.tools), nth(&b.req.tools));
+        let mut entry = entry(
             name,
             (ta, a.body, &ann_a),
             (tb, b.body, &ann_b),
             raw_same,
             norm,
         );
+        if k > 0 {
+            entry.name = format!("{name} (definition {})", k + 1);
+        }
+        let name = entry.name.clone();
         let list = match entry.status {
             ToolStatus::Added => &mut d.added,
             ToolStatus::Removed => &mut d.removed,
@@ -257,15 +270,12 @@ pub(crate) fn diff_tools(a: &ToolSide, b: &ToolSide, norm: &mut Norm) -> ToolsDi
         list.push(name.to_string());
         d.entries.push(entry);
     }
-    // Arrays whose bytes differ are the same after normalization only when every tool is:
-    // then (rarely) the whole arrays are compared, for order and layout, without counting
-    // the replacements a second time. A difference in any tool answers without normalizing
-    // two whole arrays (a 1 MB tool list took 3 ms).
-    if !raw_same && d.entries.iter().all(|e| e.status == ToolStatus::Same) {
-        if let (Some(x), Some(y)) = (&text_a, &text_b) {
-            d.identical = norm.quiet(x) == norm.quiet(y);
-        }
-    }
+    // Arrays whose bytes differ are the same after normalization when both are there,
+    // every tool is the same after normalization, and they come in the same order.
+    d.identical = raw_same
+        || (text_a.is_some() == text_b.is_some()
+            && d.entries.iter().all(|e| e.status == ToolStatus::Same)
+            && keys_a == keys_b);
     d.entries.sort_by(|x, y| {
         y.delta
             .abs()
@@ -299,9 +309,9 @@ fn entry(name: &str, a: SideTool, b: SideTool, all_same: bool, norm: &mut Norm) 
     };
     let mut same_definition = true;
     if let (Some(ta), Some(tb)) = (ta, tb) {
-        let raw_a = crate::api::span::utf8_lossy(ta.span.slice(body_a));
-        let raw_b = crate::api::span::utf8_lossy(tb.span.slice(body_b));
-        same_definition = all_same || raw_a == raw_b || norm.a(&raw_a) == norm.b(&raw_b);
+        let (raw_a, raw_b) = (ta.span.slice(body_a), tb.span.slice(body_b));
+        // Compared over the JSON's text view: strings decoded, layout dropped.
+        same_definition = all_same || raw_a == raw_b || norm.json_a(raw_a) == norm.json_b(raw_b);
         if !same_definition {
             // The parts of a changed definition are shown normalized; their replacements
             // were counted with the whole definition above.
@@ -429,5 +439,62 @@ mod tests {
         // Bash's UUID is counted once per side (its definition, not again for its
         // description's diff); Grep's is the same on both sides: nothing was hidden there.
         assert_eq!(session_ids(&d), (1, 1));
+    }
+
+    /// Reported by an adversarial tester: text rules ran over the raw JSON of a tool
+    /// definition, where a newline is the two characters `\n`: `/tmp/[^\s…]*` swallowed
+    /// the rest of the description ("Always" vs "Never" delete files) and the requests
+    /// read as identical after normalization.
+    #[test]
+    fn a_rule_stops_at_the_end_of_a_line_inside_a_tool_description() {
+        let d = diff(
+            &[tool("Bash", r"Scratch dir /tmp/x\nAlways delete files.")],
+            &[tool("Bash", r"Scratch dir /tmp/y\nNever delete files.")],
+        );
+        assert!(!d.tools.identical);
+        assert_eq!(d.tools.changed, vec!["Bash".to_string()]);
+        let desc = d.tools.entries[0]
+            .description
+            .as_ref()
+            .expect("a description diff");
+        assert!(!desc.identical);
+        // Only the path differs: it is hidden.
+        let d = diff(
+            &[tool("Bash", r"Scratch dir /tmp/x\nAlways delete files.")],
+            &[tool("Bash", r"Scratch dir /tmp/y\nAlways delete files.")],
+        );
+        assert!(d.tools.identical);
+    }
+
+    /// Reported by an adversarial tester: only the first tool of a name was compared, so
+    /// a changed or removed second `Bash` read as "order or formatting only".
+    #[test]
+    fn a_second_tool_of_the_same_name_is_compared_too() {
+        let d = diff(
+            &[tool("Bash", "one"), tool("Bash", "two")],
+            &[tool("Bash", "one"), tool("Bash", "two, changed")],
+        );
+        assert!(!d.tools.identical);
+        assert_eq!(d.tools.changed, vec!["Bash (definition 2)".to_string()]);
+        let d = diff(
+            &[tool("Bash", "one"), tool("Bash", "two")],
+            &[tool("Bash", "one")],
+        );
+        assert_eq!(d.tools.removed, vec!["Bash (definition 2)".to_string()]);
+    }
+
+    /// Reported by an adversarial tester: a definition that differed only in layout
+    /// (indentation, member order, `\u0061` for `a`) was "changed" with nothing shown.
+    #[test]
+    fn a_definition_that_differs_only_in_layout_is_the_same() {
+        let pretty = "{\n  \"input_schema\": {\"type\": \"object\"},\n  \"description\": \"run\",\n  \"name\": \"B\\u0061sh\"\n}";
+        let d = diff(&[tool("Bash", "run")], &[pretty.to_string()]);
+        assert!(d.tools.changed.is_empty(), "{:?}", d.tools.changed);
+        assert!(d.tools.identical);
+        assert_ne!(
+            d.size("tool_bytes").unwrap().delta,
+            0,
+            "sizes stay wire bytes"
+        );
     }
 }

@@ -38,7 +38,9 @@ use serde::{Deserialize, Serialize};
 use super::ApiError;
 
 mod defaults;
+mod json;
 use defaults::DEFAULTS;
+pub use json::text_view;
 
 /// Which texts a rule rewrites.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -295,6 +297,17 @@ impl Normalizer {
     /// Normalize a text with the `text` rules, counting replacements into `hits`.
     pub fn text<'t>(&self, text: &'t str, hits: &mut Hits) -> Cow<'t, str> {
         self.text.apply(&self.rules, text, hits)
+    }
+
+    /// Normalize a JSON document (a tool definition) with the `text` rules, over its
+    /// [`text_view`]: strings decoded, one token per line, layout dropped. Two documents
+    /// are the same after normalization when these strings are equal.
+    pub fn json(&self, bytes: &[u8], hits: &mut Hits) -> String {
+        let view = text_view(bytes);
+        match self.text(&view, hits) {
+            Cow::Borrowed(_) => view,
+            Cow::Owned(s) => s,
+        }
     }
 
     /// Normalize a tool result: the `text` and `result` rules, then runs of whitespace
