@@ -100,9 +100,14 @@ pub fn prompt(req: &MessagesRequest, body: &[u8], exchange: u64, input: InputMet
                 defer_loading: t.defer_loading,
                 role: role(&t.name),
                 description: t.description.clone(),
-                input_schema: t
-                    .input_schema(body)
-                    .map(|s| serde_json::to_string_pretty(&s).expect("JSON value")),
+                // Pretty-printed when serde_json reads it; as sent when it does not (a
+                // number such as 1e400, nesting past 128 levels), never as `null`.
+                input_schema: t.schema_span.map(|s| {
+                    let raw = s.slice(body);
+                    serde_json::from_slice::<serde_json::Value>(raw)
+                        .map(|v| serde_json::to_string_pretty(&v).expect("JSON value"))
+                        .unwrap_or_else(|_| crate::api::span::utf8_lossy(raw).into_owned())
+                }),
             })
             .collect(),
         announced: view

@@ -394,6 +394,7 @@ fn open_reader_depth(
     let mut r = BufReader::with_capacity(1 << 20, input);
     let head = read_head(&mut r).map_err(io)?;
     let detected = import::detect(&head);
+    let (head, detected) = second_line_decides(head, detected, &mut r).map_err(io)?;
     // The head was read off the input: readers get it back in front of the rest.
     let whole = |head, r| -> Box<dyn Read + Send> { Box::new(Cursor::new(head).chain(r)) };
     match detected {
@@ -475,6 +476,38 @@ fn open_reader_depth(
             document(bytes, path)
         }
     }
+}
+
+/// A first line that reads as one JSON object of no known format (a damaged trace header,
+/// `{}`) while more lines follow: the second line decides when it is a record of a JSON
+/// Lines format, so the file is read as that format and its first line is reported bad,
+/// instead of the whole input being refused (and read whole into memory first). Otherwise
+/// the first line's verdict stands. Returns the head grown by the line read.
+fn second_line_decides(
+    head: Vec<u8>,
+    detected: Detected,
+    r: &mut impl BufRead,
+) -> std::io::Result<(Vec<u8>, Detected)> {
+    let first = head.trim_ascii();
+    let object_line = first.len() > 2 && first.starts_with(b"{") && head.ends_with(b"\n");
+    let unknown = match &detected {
+        Detected::Document => true,
+        Detected::Foreign { .. } => first.ends_with(b"}"),
+        _ => false,
+    };
+    if !(object_line && unknown) {
+        return Ok((head, detected));
+    }
+    let next = read_head(r)?;
+    let second = import::detect(&next);
+    let mut grown = head;
+    grown.extend_from_slice(&next);
+    Ok(match second {
+        d @ Detected::Format(
+            Format::Trace | Format::ClaudeTrace | Format::ClaudeTap | Format::ClaudeCodeTranscript,
+        ) => (grown, d),
+        _ => (grown, detected),
+    })
 }
 
 /// The exchanges of a packet capture: the extraction `agentwire pcap` runs (no port or

@@ -420,3 +420,39 @@ fn a_gzip_trace_cut_short_keeps_the_records_before_the_cut() {
         assert_eq!(rows.as_array().unwrap().len(), whole_lines - 1, "{name}");
     }
 }
+
+/// Reported by an adversarial tester: a trace whose first line is damaged (its header cut,
+/// or `{}`) was refused whole as "not valid JSON" or "JSON whose first object has the
+/// keys ," (and read whole into memory first); its records were lost.
+#[test]
+fn a_trace_whose_first_line_is_damaged_keeps_its_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = std::fs::read_to_string(repo().join("captures/sample-session.jsonl")).unwrap();
+    let (first, rest) = plain.split_once('\n').unwrap();
+    let want = agentwire_ok(&[
+        "show",
+        "--format",
+        "json",
+        repo()
+            .join("captures/sample-session.jsonl")
+            .to_str()
+            .unwrap(),
+    ]);
+    let want: serde_json::Value = serde_json::from_slice(&want.stdout).unwrap();
+    for (name, damaged) in [("cut", &first[..50]), ("empty", "{}")] {
+        let path = write(dir.path(), name, format!("{damaged}\n{rest}").as_bytes());
+        let out = agentwire(&["show", "--format", "json", path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{name}: degraded: {err}");
+        assert!(
+            err.contains("line 1 (byte 0): not a trace record"),
+            "{name}: {err}"
+        );
+        let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            got.as_array().unwrap().len(),
+            want.as_array().unwrap().len(),
+            "{name}: every exchange"
+        );
+    }
+}

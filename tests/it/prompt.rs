@@ -62,3 +62,19 @@ fn prompt_export_holds_every_system_block_and_tool_definition_whole() {
         assert!(md.contains(t["description"].as_str().unwrap()));
     }
 }
+
+/// Reported by an adversarial tester: a schema serde_json cannot read into a value (a
+/// number such as `1e400`) was shown as `null`, hiding the definition.
+#[test]
+fn a_schema_serde_cannot_read_is_shown_as_sent_not_as_null() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = r#"{"type":"object","properties":{"n":{"type":"number","maximum":1e400}}}"#;
+    let body = format!(
+        r#"{{"model":"m","max_tokens":1,"tools":[{{"name":"Big","description":"d","input_schema":{schema}}}],"messages":[{{"role":"user","content":"hi"}}]}}"#
+    );
+    let path = dir.path().join("body.json");
+    std::fs::write(&path, body).unwrap();
+    let out = agentwire_ok(&["prompt", path.to_str().unwrap(), "--format", "json"]);
+    let p: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(p["tools"][0]["input_schema"], schema);
+}

@@ -228,10 +228,14 @@ pub fn classify_document(v: &Value) -> Detected {
                 keys.push("…");
             }
             foreign(
-                format!(
-                    "JSON whose first object has the keys {}",
-                    crate::report::printable(&keys.join(", "))
-                ),
+                if keys.is_empty() {
+                    "JSON whose first object is empty ({})".to_string()
+                } else {
+                    format!(
+                        "JSON whose first object has the keys {}",
+                        crate::report::printable(&keys.join(", "))
+                    )
+                },
                 "",
             )
         }
