@@ -281,7 +281,10 @@ fn tools_table(w: &mut Writer, t: &ToolsDiff) {
     let same = t.entries.len() - moved.len();
     if same > 0 && !t.identical {
         let indent = if w.md { "" } else { "  " };
-        w.line(&format!("{indent}{same} tools unchanged"));
+        w.line(&format!(
+            "{indent}{} unchanged",
+            super::count(same as u64, "tool")
+        ));
     }
 }
 
