@@ -37,16 +37,16 @@ DEMO := target/demo
 DEMO_A ?= 2.1.303
 DEMO_B ?= 2.1.304
 
-demo: build $(DEMO)/cc$(DEMO_A).jsonl $(DEMO)/cc$(DEMO_B).jsonl $(DEMO)/bg-session.jsonl ## the jobs people come for: diff two published Claude Code versions, audit a session for polling waste and cache misses, write both as HTML reports
+demo: build $(DEMO)/cc$(DEMO_A).jsonl $(DEMO)/cc$(DEMO_B).jsonl $(DEMO)/bg-session-$(DEMO_B).jsonl ## the jobs people come for: diff two published Claude Code versions, audit a session for polling waste and cache misses, write both as HTML reports
 	@echo "== 1. What changed between Claude Code $(DEMO_A) and $(DEMO_B)? (the first request of each, sent to a gateway URL)"
 	$(BIN) diff $(DEMO)/cc$(DEMO_A).jsonl $(DEMO)/cc$(DEMO_B).jsonl
 	@echo "== 2. Audit a session in which Claude Code $(DEMO_B) runs a background build and polls its output: polling waste, cache misses, the job"
-	$(BIN) analyze $(DEMO)/bg-session.jsonl
+	$(BIN) analyze $(DEMO)/bg-session-$(DEMO_B).jsonl
 	@echo "== 3. The same answers as files to open or attach: self-contained HTML reports (charts, side-by-side diffs; they load nothing)"
-	$(BIN) report analyze $(DEMO)/bg-session.jsonl --force -o $(DEMO)/audit-bg-session.html
+	$(BIN) report analyze $(DEMO)/bg-session-$(DEMO_B).jsonl --force -o $(DEMO)/audit-bg-session-$(DEMO_B).html
 	$(BIN) report diff $(DEMO)/cc$(DEMO_A).jsonl $(DEMO)/cc$(DEMO_B).jsonl --force -o $(DEMO)/diff-$(DEMO_A)-$(DEMO_B).html
 	@echo "== traces and reports kept in $(DEMO)/ (make clean-demo removes them; Markdown to paste into a PR: $(BIN) report diff $(DEMO)/cc$(DEMO_A).jsonl $(DEMO)/cc$(DEMO_B).jsonl -o diff.md)"
-	@echo "== open in a browser: the audit $(abspath $(DEMO))/audit-bg-session.html and the version diff"
+	@echo "== open in a browser: the audit $(abspath $(DEMO))/audit-bg-session-$(DEMO_B).html and the version diff"
 	@echo "$(abspath $(DEMO))/diff-$(DEMO_A)-$(DEMO_B).html"
 
 # One published version saying hello (`-p hello`) under the fake server, by base URL.
@@ -56,9 +56,9 @@ $(DEMO)/cc%.jsonl: | build
 	$(BIN) record --cli claude-code@$* --route base-url --force -o $@.part
 	@mv $@.part $@
 
-# Claude Code driven by a scenario through a background Bash build, three polls of its
-# output file and the task notification.
-$(DEMO)/bg-session.jsonl: | build
+# Claude Code DEMO_B driven by a scenario through a background Bash build, three polls of its
+# output file and the task notification (named after DEMO_B: another DEMO_B records anew).
+$(DEMO)/bg-session-$(DEMO_B).jsonl: | build
 	@mkdir -p $(DEMO)
 	@echo "== recording a Claude Code $(DEMO_B) session with a background job (captures/scenarios/bg-build.json)"
 	$(BIN) record --cli claude-code@$(DEMO_B) --route base-url --force --script captures/scenarios/bg-build.json -o $@.part -- -p "run the build" --allowedTools Bash

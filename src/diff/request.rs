@@ -170,7 +170,8 @@ pub struct RequestDiff {
     pub a: SideInfo,
     /// Side B.
     pub b: SideInfo,
-    /// True when nothing differs after normalization (sizes aside).
+    /// True when nothing differs after normalization, sizes and the conversation's messages
+    /// aside: tools, system prompt, headers, parameters and injected context.
     pub identical: bool,
     /// Sizes.
     pub sizes: Vec<SizeRow>,

@@ -107,7 +107,11 @@ fn summary_section(a: &Analysis) -> Section {
             "cache miss tokens / cost (excl. cold start)".into(),
             format!("{} / {}", s.cache_miss_tokens, usd(s.cache_miss_cost_usd)),
         ],
-        vec!["total cost".into(), usd(s.total_cost_usd)],
+        // A model missing from the price table is never shown as $0 (as the audit page).
+        vec![
+            "total cost".into(),
+            analysis_tables::total(s.total_cost_usd, !s.unpriced_models.is_empty()),
+        ],
         vec!["usage figures from".into(), reasons.join("; ")],
     ];
     if !s.unpriced_models.is_empty() {

@@ -103,7 +103,7 @@ fn comparison(w: &mut Writer, d: &RequestDiff) {
         &format!("{} → {}", side_name(d, true), side_name(d, false)),
     );
     if d.identical {
-        w.line("requests identical after normalization");
+        w.line("requests identical after normalization (conversation messages aside)");
     }
     w.heading(1, "Sizes");
     let rows = d

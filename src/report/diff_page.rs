@@ -590,7 +590,7 @@ fn report_summary(r: &DiffReport, a: &str, b: &str) -> Vec<String> {
         all => {
             let differ: Vec<&RequestDiff> = all.iter().filter(|d| !d.identical).collect();
             let mut out = vec![format!(
-                "{} request pairs compared, aligned by session, thread and turn: {} identical after normalization, {} differ.",
+                "{} request pairs compared, aligned by session, thread and turn: {} identical after normalization (conversation messages aside), {} differ.",
                 all.len(),
                 all.len() - differ.len(),
                 differ.len()

@@ -338,6 +338,13 @@ fn unpriced_models_show_as_unpriced_not_as_zero() {
         "{rows:#?}"
     );
     assert!(md.contains("- **unpriced**:"));
+    // Reported by a new user: `analyze`'s own summary said "total cost $0.0000" for the
+    // same analysis.
+    use agentwire::report::{analyze::render, Format};
+    for format in [Format::Table, Format::Markdown] {
+        let out = render(&a, format);
+        assert!(out.contains("$0.0000 + unpriced"), "{out}");
+    }
 }
 
 /// `report diff --all`: the summary covers every compared pair, not only the first. Two
@@ -381,7 +388,7 @@ fn all_mode_summary_covers_every_comparison() {
         .collect();
     assert_eq!(
         summary[0],
-        "2 request pairs compared, aligned by session, thread and turn: 1 identical after normalization, 1 differ."
+        "2 request pairs compared, aligned by session, thread and turn: 1 identical after normalization (conversation messages aside), 1 differ."
     );
     assert_eq!(summary.len(), 2, "{summary:#?}");
     assert!(
