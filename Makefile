@@ -1,7 +1,10 @@
 # agentwire — make targets. `make` lists them.
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := libpcap-dev tshark man-db fish zsh chromium
+# What building needs (libpcap headers, for live capture), and what the tests add: tshark as
+# their cross-check, chromium (headless) for the HTML reports, shells and man for completions.
+BUILD_PACKAGES := libpcap-dev
+TEST_PACKAGES := tshark man-db fish zsh chromium
 BIN := target/debug/agentwire
 # `make install`: where to (PREFIX, DESTDIR for packagers), cargo flags (FEATURES, e.g.
 # --no-default-features for a build without libpcap), or an already built binary (FROM).
@@ -12,20 +15,28 @@ FROM ?=
 
 .DEFAULT_GOAL := help
 
-.PHONY: help deps build demo test lint doc bench load mutants clean-demo install uninstall
+.PHONY: help deps test-deps build demo test lint doc bench load mutants clean-demo install uninstall
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-deps: ## install what is missing: system packages (apt-get) and checks for cargo, npm, python3
-	@need=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || need="$$need $$p"; done; \
+# $(call apt,PACKAGES,WHY): install the Debian packages of PACKAGES that are missing, saying why.
+define apt
+	@need=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || need="$$need $$p"; done; \
 	if [ -n "$$need" ]; then \
-	  echo "deps: installing system packages:$$need (libpcap headers for live capture, tshark as the tests' cross-check, chromium (headless) to test the HTML reports)"; \
+	  echo "deps: installing system packages:$$need ($(2))"; \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; \
-	else echo "deps: system packages present ($(APT_PACKAGES))"; fi
+	else echo "deps: system packages present ($(1))"; fi
+endef
+
+deps: ## install what building and running need: libpcap headers (apt-get), and checks for cargo, npm, python3
+	$(call apt,$(BUILD_PACKAGES),libpcap headers for live capture)
 	@for t in cargo npm python3; do command -v $$t >/dev/null || { echo "deps: $$t is missing; install it first"; exit 1; }; done
 	@echo "deps: cargo, npm and python3 present"
+
+test-deps: deps ## also install what the tests use (apt-get): tshark, headless chromium, fish, zsh, man-db
+	$(call apt,$(TEST_PACKAGES),tshark as the tests' cross-check; chromium (headless) to test the HTML reports; fish, zsh and man-db for the shell completions and man page)
 
 build: deps ## build agentwire (debug)
 	cargo build --locked
@@ -64,7 +75,7 @@ $(DEMO)/bg-session-$(DEMO_B).jsonl: | build
 	$(BIN) record --cli claude-code@$(DEMO_B) --route base-url --force --script captures/scenarios/bg-build.json -o $@.part -- -p "run the build" --allowedTools Bash
 	@mv $@.part $@
 
-test: deps ## run the test suite (unit, integration with real servers, CLIs and captures), then diff/analyze on a build without libpcap
+test: test-deps ## run the test suite (unit, integration with real servers, CLIs and captures), then diff/analyze on a build without libpcap
 	cargo test --locked
 	cargo test --locked --no-default-features --test it -- diff analyze features exit_codes
 
@@ -77,7 +88,7 @@ lint: ## rustfmt, clippy and rustdoc, warnings as errors (what CI checks besides
 doc: ## build the API docs
 	cargo doc --no-deps
 
-bench: deps ## run the benchmarks (installs claude-tap and mitmproxy from PyPI into target/bench-venv for the comparisons)
+bench: test-deps ## run the benchmarks (installs claude-tap and mitmproxy from PyPI into target/bench-venv for the comparisons)
 	@[ -x target/bench-venv/bin/claude-tap ] && [ -x target/bench-venv/bin/mitmdump ] || { echo "bench: installing the peer tools claude-tap and mitmproxy (PyPI) into target/bench-venv"; python3 -m venv target/bench-venv && target/bench-venv/bin/pip install -q claude-tap mitmproxy; }
 	cargo bench
 
