@@ -46,7 +46,7 @@ pub enum DiffError {
         message: String,
     },
     /// The `#N` of a `FILE#N` input is not an exchange id (a usage error: what was typed).
-    #[error("{input}: {n:?} after '#' is not an exchange id; write FILE#N with N a number as `agentwire show` numbers the exchanges (0 to 18446744073709551615)")]
+    #[error("{input}: {n:?} after '#' is not an exchange id; write FILE#N with N a whole number, as `agentwire show` numbers the exchanges")]
     Selector {
         /// The input as the user wrote it.
         input: String,

@@ -168,6 +168,8 @@ fn environment() -> Environment<'static> {
     env.add_filter("signed", signed);
     env.add_filter("usd", usd);
     env.add_filter("pct", super::analysis_tables::pct);
+    // `{{ n|count("tool") }}`: "1 tool", "2 tools" (the one plural rule, `super::count`).
+    env.add_filter("count", |n: u64, noun: String| super::count(n, &noun));
     env
 }
 
