@@ -27,15 +27,13 @@ pub fn exchange_response(x: &Exchange) -> Option<ResponseBody> {
     let Some(reason) = decoded.error.filter(|_| !resp.body.truncated) else {
         return Some(body);
     };
+    let reason = format!("response body: {reason}");
     Some(match body {
         ResponseBody::Message(mut m) => {
-            m.stream_problems
-                .insert(0, format!("response body: {reason}"));
+            m.stream_problems.insert(0, reason);
             ResponseBody::Message(m)
         }
-        _ => ResponseBody::Undecodable {
-            reason: format!("response body: {reason}"),
-        },
+        _ => ResponseBody::Undecodable { reason },
     })
 }
 

@@ -106,6 +106,11 @@ impl<'n> Norm<'n> {
     pub(crate) fn json_b(&mut self, bytes: &[u8]) -> String {
         self.rules.json(bytes, &mut self.hits_b)
     }
+    /// Normalize a JSON value over its text view, to compare it only: replacements are not
+    /// counted (the displayed text of the value is normalized and counted by the caller).
+    pub(crate) fn quiet_value(&self, v: &serde_json::Value) -> String {
+        self.rules.value(v, &mut crate::api::normalize::Hits::new())
+    }
     /// Normalize a text for display only: replacements are not counted in [`Norm::rows`].
     pub(crate) fn quiet(&self, t: &str) -> String {
         self.rules

@@ -365,14 +365,11 @@ fn diff_system(a: &MessagesRequest, b: &MessagesRequest, norm: &mut Norm) -> Sys
 }
 
 fn diff_params(a: &MessagesRequest, b: &MessagesRequest, norm: &mut Norm) -> Vec<ParamRow> {
-    let value = |r: &MessagesRequest, k: &str| -> Option<String> {
+    let value = |r: &MessagesRequest, k: &str| -> Option<Value> {
         if k == "model" {
-            return r
-                .model
-                .as_ref()
-                .map(|m| Value::String(m.clone()).to_string());
+            return r.model.as_ref().map(|m| Value::String(m.clone()));
         }
-        r.param(k).map(Value::to_string)
+        r.param(k).cloned()
     };
     let mut keys: Vec<String> = TRACKED_PARAMS.iter().map(|s| s.to_string()).collect();
     for p in a.params.iter().chain(b.params.iter()) {
@@ -386,10 +383,13 @@ fn diff_params(a: &MessagesRequest, b: &MessagesRequest, norm: &mut Norm) -> Vec
         if va.is_none() && vb.is_none() {
             continue;
         }
-        let na = va.as_deref().map(|s| norm.a(s).into_owned());
-        let nb = vb.as_deref().map(|s| norm.b(s).into_owned());
+        // Shown as JSON text, normalized; compared over the values' text views, so a rule
+        // stops where a string does instead of running on into the next member.
+        let na = va.as_ref().map(|v| norm.a(&v.to_string()).into_owned());
+        let nb = vb.as_ref().map(|v| norm.b(&v.to_string()).into_owned());
         let tracked = TRACKED_PARAMS.contains(&k.as_str());
-        let changed = na != nb;
+        let changed =
+            va.as_ref().map(|v| norm.quiet_value(v)) != vb.as_ref().map(|v| norm.quiet_value(v));
         if !tracked && !changed {
             continue;
         }

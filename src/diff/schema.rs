@@ -128,12 +128,12 @@ pub(crate) fn diff_schema(
         if STRUCTURAL.contains(&k.as_str()) {
             continue;
         }
-        let va = oa.get(k).map(compact);
-        let vb = ob.get(k).map(compact);
-        // Counted once already, with the whole tool definition: not again here.
-        let na = va.as_deref().map(|s| norm.quiet(s));
-        let nb = vb.as_deref().map(|s| norm.quiet(s));
-        if na != nb {
+        // Compared over the values' text views (a rule stops where a string does), shown
+        // as compact text; counted once already, with the whole tool definition.
+        let (xa, xb) = (oa.get(k), ob.get(k));
+        if xa.map(|v| norm.quiet_value(v)) != xb.map(|v| norm.quiet_value(v)) {
+            let na = xa.map(|v| norm.quiet(&compact(v)));
+            let nb = xb.map(|v| norm.quiet(&compact(v)));
             out.push(SchemaChange {
                 a_property: None,
                 b_property: None,

@@ -158,13 +158,22 @@ fn side<'t>(r: &Resolved, it: &'t Item) -> RequestSide<'t> {
         .rsplit_once('#')
         .filter(|_| r.exchange.is_some())
         .map_or(r.input.as_str(), |(p, _)| p);
-    RequestSide {
-        label: format!("{base}#{}", it.x.id),
-        exchange: Some(it.x.id),
-        session: Some(it.session.clone()),
-        thread: Some(it.thread.clone()),
-        headers: &it.x.request.headers,
-        body: &it.body,
+    it.side(base)
+}
+
+impl Item<'_> {
+    /// This request as one side of a comparison, labelled `{input}#{id}`. Its body is the
+    /// one the parsed request's spans index (decoded when the request had a content
+    /// coding): every comparison builds its sides here.
+    pub(crate) fn side(&self, input: &str) -> RequestSide<'_> {
+        RequestSide {
+            label: format!("{input}#{}", self.x.id),
+            exchange: Some(self.x.id),
+            session: Some(self.session.clone()),
+            thread: Some(self.thread.clone()),
+            headers: &self.x.request.headers,
+            body: &self.body,
+        }
     }
 }
 

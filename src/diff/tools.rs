@@ -194,18 +194,25 @@ pub(crate) fn diff_tools<'a>(a: &ToolSide<'a>, b: &ToolSide<'a>, norm: &mut Norm
     let ann_b = view_b.announced;
     // Tools pair by name and, for a name defined more than once, by occurrence: the k-th
     // `Bash` of A with the k-th `Bash` of B.
-    let keyed = |tools: &'a [std::sync::Arc<Tool>]| -> Vec<(&'a str, usize)> {
+    type Key<'a> = (&'a str, usize);
+    let keyed = |tools: &'a [std::sync::Arc<Tool>]| -> Vec<(Key<'a>, &'a Tool)> {
         let mut count: std::collections::HashMap<&str, usize> = Default::default();
         tools
             .iter()
             .map(|t| {
                 let k = count.entry(t.name.as_str()).or_default();
                 *k += 1;
-                (t.name.as_str(), *k - 1)
+                ((t.name.as_str(), *k - 1), &**t)
             })
             .collect()
     };
-    let (keys_a, keys_b) = (keyed(&a.req.tools), keyed(&b.req.tools));
+    let (tools_a, tools_b) = (keyed(&a.req.tools), keyed(&b.req.tools));
+    let keys_a: Vec<Key> = tools_a.iter().map(|(k, _)| *k).collect();
+    let keys_b: Vec<Key> = tools_b.iter().map(|(k, _)| *k).collect();
+    let (by_key_a, by_key_b): (
+        std::collections::HashMap<Key, &Tool>,
+        std::collections::HashMap<Key, &Tool>,
+    ) = (tools_a.into_iter().collect(), tools_b.into_iter().collect());
     let mut names: Vec<(&str, usize)> = Vec::new();
     let mut seen = BTreeSet::new();
     for n in keys_a
@@ -237,10 +244,10 @@ pub(crate) fn diff_tools<'a>(a: &ToolSide<'a>, b: &ToolSide<'a>, norm: &mut Norm
         entries: vec![],
     };
     for (name, k) in names {
-        let nth = |tools: &'a [std::sync::Arc<Tool>]| {
-            tools.iter().filter(|t| t.name == name).nth(k).map(|t| &**t)
-        };
-        let (ta, tb) = (nth(&a.req.tools), nth(&b.req.tools));
+        let (ta, tb) = (
+            by_key_a.get(&(name, k)).copied(),
+            by_key_b.get(&(name, k)).copied(),
+        );
         let mut entry = entry(
             name,
             (ta, a.body, &ann_a),
@@ -496,5 +503,37 @@ mod tests {
             0,
             "sizes stay wire bytes"
         );
+    }
+
+    /// The kind of the fault above, in a parameter and in a schema keyword: a text rule run
+    /// over JSON text (`Working directory: [^\s]+`) ran past the closing quote into the
+    /// next member and hid its change.
+    #[test]
+    fn a_rule_stops_where_the_string_stops_in_parameters_and_schema_keywords() {
+        let body = |meta: &str, enumv: &str| {
+            format!(
+                r#"{{"model":"m","max_tokens":1,"metadata":{{"note":"Working directory: /w","mode":"{meta}"}},"tools":[{{"name":"T","description":"d","input_schema":{{"type":"object","default":{{"p":"cwd: /x","q":"{enumv}"}}}}}}],"messages":[{{"role":"user","content":"hi"}}]}}"#
+            )
+        };
+        let (a, b) = (body("fast", "one"), body("slow", "two"));
+        let side = |label: &str, body: &'static str| RequestSide {
+            label: label.into(),
+            exchange: None,
+            session: None,
+            thread: None,
+            headers: &[],
+            body: body.as_bytes(),
+        };
+        let (a, b): (&'static str, &'static str) = (a.leak(), b.leak());
+        let d = diff_requests(&side("a", a), &side("b", b), &Normalizer::defaults()).unwrap();
+        let meta = d.params.iter().find(|p| p.key == "metadata").unwrap();
+        assert!(meta.changed, "{meta:?}");
+        let t = &d.tools.entries[0];
+        assert!(
+            t.schema.iter().any(|c| c.change == "default"),
+            "{:?}",
+            t.schema
+        );
+        assert!(!d.identical);
     }
 }

@@ -73,14 +73,7 @@ pub struct History {
 }
 
 fn side<'a>(s: &Step, i: &'a crate::diff::select::Item<'_>) -> RequestSide<'a> {
-    RequestSide {
-        label: format!("{}#{}", s.input, i.x.id),
-        exchange: Some(i.x.id),
-        session: Some(i.session.clone()),
-        thread: Some(i.thread.clone()),
-        headers: &i.x.request.headers,
-        body: &i.body,
-    }
+    i.side(&s.input)
 }
 
 fn size(d: &RequestDiff, m: &str) -> u64 {

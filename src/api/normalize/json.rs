@@ -16,13 +16,16 @@ use serde_json::Value;
 /// deeper than 128 levels: such a document is compared as written).
 pub fn text_view(bytes: &[u8]) -> String {
     match serde_json::from_slice::<Value>(bytes) {
-        Ok(v) => {
-            let mut out = String::with_capacity(bytes.len() + bytes.len() / 8);
-            emit(&v, &mut out);
-            out
-        }
+        Ok(v) => value_view(&v),
         Err(_) => crate::api::span::utf8_lossy(bytes).into_owned(),
     }
+}
+
+/// The text view of a parsed JSON value (see the module doc).
+pub fn value_view(v: &Value) -> String {
+    let mut out = String::new();
+    emit(v, &mut out);
+    out
 }
 
 fn line(marker: char, text: &str, out: &mut String) {

@@ -40,7 +40,7 @@ use super::ApiError;
 mod defaults;
 mod json;
 use defaults::DEFAULTS;
-pub use json::text_view;
+pub use json::{text_view, value_view};
 
 /// Which texts a rule rewrites.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -304,6 +304,16 @@ impl Normalizer {
     /// are the same after normalization when these strings are equal.
     pub fn json(&self, bytes: &[u8], hits: &mut Hits) -> String {
         let view = text_view(bytes);
+        match self.text(&view, hits) {
+            Cow::Borrowed(_) => view,
+            Cow::Owned(s) => s,
+        }
+    }
+
+    /// Normalize a JSON value (a parameter, a schema keyword, a tool call's input) with the
+    /// `text` rules over its [`value_view`], as [`Normalizer::json`] does for bytes.
+    pub fn value(&self, v: &serde_json::Value, hits: &mut Hits) -> String {
+        let view = value_view(v);
         match self.text(&view, hits) {
             Cow::Borrowed(_) => view,
             Cow::Owned(s) => s,

@@ -256,7 +256,9 @@ fn assistant_fingerprint(req: &MessagesRequest, n: &Normalizer) -> Vec<String> {
             match &b.kind {
                 BlockKind::Text { text } => out.push(format!("text:{}", norm(n, text.trim()))),
                 BlockKind::ToolUse { name, input, .. } => {
-                    out.push(format!("tool_use:{name}:{}", norm(n, &input.to_string())))
+                    // Over the input's text view: a rule stops where a string does.
+                    let input = n.value(input, &mut Hits::new()).replace('\n', " ");
+                    out.push(format!("tool_use:{name}:{input}"))
                 }
                 _ => out.push(b.block_type().to_string()),
             }
