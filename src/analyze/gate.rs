@@ -84,9 +84,12 @@ impl FailOn {
             Some(p) => (p, true),
             None => (n.trim_start_matches('$'), false),
         };
+        // NaN and infinity compare false (or always true): a gate that can never trip.
         let mut value: f64 = num
             .parse()
-            .map_err(|_| err(&format!("{n:?} is not a number")))?;
+            .ok()
+            .filter(|v: &f64| v.is_finite())
+            .ok_or_else(|| err(&format!("{n:?} is not a finite number")))?;
         if pct {
             value /= 100.0;
         }
@@ -160,5 +163,15 @@ mod tests {
             .to_string()
             .contains("unknown metric"));
         assert!(FailOn::parse("polls 5").is_err());
+        // Found by an adversarial test: thresholds that can never trip were accepted.
+        for never in [
+            "cache-miss-cost>$NaN",
+            "cache-miss-cost>$inf",
+            "polls>-inf",
+            "polls<1e999",
+        ] {
+            let e = FailOn::parse(never).unwrap_err().to_string();
+            assert!(e.contains("not a finite number"), "{never}: {e}");
+        }
     }
 }

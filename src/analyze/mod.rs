@@ -257,13 +257,6 @@ impl Analyzer {
         for p in &ex.stream_problems {
             info.bad_bodies.push(format!("exchange #{}: {p}", x.id));
         }
-        if ex.request.recorded.as_ref().is_some_and(|u| u.clamped) {
-            info.bad_bodies.push(format!(
-                "exchange #{}: a usage figure above {} tokens was clamped to that bound",
-                x.id,
-                crate::api::MAX_TOKENS
-            ));
-        }
         info.messages_requests += 1;
         let min = self.cfg.prices.min_cacheable(&ex.request.model);
         let pred = self.sim.observe(&ex.request, min);

@@ -62,6 +62,18 @@ impl ResponseMessage {
             complete: true,
             ..ResponseMessage::default()
         }
+        .with_usage_problems()
+    }
+
+    /// The message with its usage figures' problems ([`Usage::problems`]) among its
+    /// `stream_problems`, once each.
+    pub(super) fn with_usage_problems(mut self) -> ResponseMessage {
+        for p in &self.usage.problems {
+            if !self.stream_problems.contains(p) {
+                self.stream_problems.push(p.clone());
+            }
+        }
+        self
     }
 
     /// Tool calls (`tool_use` blocks) as `(id, name, input)`.

@@ -396,7 +396,7 @@ impl StreamAssembler {
         msg.unknown_events = self.unknown;
         msg.malformed_events = self.malformed.len();
         msg.stream_problems = self.problems;
-        msg
+        msg.with_usage_problems()
     }
 }
 

@@ -32,6 +32,12 @@ pub struct Usage {
     /// (numbers read from a trace are not trusted to be sane).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub clamped: bool,
+    /// What was wrong with the figures as reported, one sentence each (a figure above
+    /// [`MAX_TOKENS`], clamped; a negative, fractional or non-numeric one, read as not
+    /// reported). Readers show them as problems of the response
+    /// ([`super::ResponseMessage::stream_problems`]), so no figure is changed silently.
+    #[serde(skip)]
+    pub problems: Vec<String>,
 }
 
 /// Largest usage figure taken from a response: 2^32 tokens, far above any context window,
@@ -49,36 +55,57 @@ impl Usage {
     /// Overwrite the fields present in `v` (streaming usage is cumulative, so later
     /// figures replace earlier ones).
     pub fn merge(&mut self, v: &Value) {
-        let get = |k: &str| v.get(k).and_then(Value::as_u64);
-        let mut clamped = false;
-        let mut set = |slot: &mut Option<u64>, val: Option<u64>| {
-            if let Some(n) = val {
-                clamped |= n > MAX_TOKENS;
+        let cc = v.get("cache_creation");
+        let fields = [
+            (
+                &mut self.input_tokens,
+                v.get("input_tokens"),
+                "input_tokens",
+            ),
+            (
+                &mut self.output_tokens,
+                v.get("output_tokens"),
+                "output_tokens",
+            ),
+            (
+                &mut self.cache_creation_input_tokens,
+                v.get("cache_creation_input_tokens"),
+                "cache_creation_input_tokens",
+            ),
+            (
+                &mut self.cache_read_input_tokens,
+                v.get("cache_read_input_tokens"),
+                "cache_read_input_tokens",
+            ),
+            (
+                &mut self.ephemeral_5m_input_tokens,
+                cc.and_then(|c| c.get("ephemeral_5m_input_tokens")),
+                "cache_creation.ephemeral_5m_input_tokens",
+            ),
+            (
+                &mut self.ephemeral_1h_input_tokens,
+                cc.and_then(|c| c.get("ephemeral_1h_input_tokens")),
+                "cache_creation.ephemeral_1h_input_tokens",
+            ),
+        ];
+        for (slot, value, name) in fields {
+            let value = match value {
+                // Absent or null: not reported.
+                None | Some(Value::Null) => continue,
+                Some(value) => value,
+            };
+            let (n, problem) = figure(value);
+            if let Some(n) = n {
+                self.clamped |= n > MAX_TOKENS;
                 *slot = Some(n.min(MAX_TOKENS));
             }
-        };
-        set(&mut self.input_tokens, get("input_tokens"));
-        set(&mut self.output_tokens, get("output_tokens"));
-        set(
-            &mut self.cache_creation_input_tokens,
-            get("cache_creation_input_tokens"),
-        );
-        set(
-            &mut self.cache_read_input_tokens,
-            get("cache_read_input_tokens"),
-        );
-        if let Some(cc) = v.get("cache_creation") {
-            let g = |k: &str| cc.get(k).and_then(Value::as_u64);
-            set(
-                &mut self.ephemeral_5m_input_tokens,
-                g("ephemeral_5m_input_tokens"),
-            );
-            set(
-                &mut self.ephemeral_1h_input_tokens,
-                g("ephemeral_1h_input_tokens"),
-            );
+            if let Some(why) = problem {
+                let p = format!("usage.{name} is {value}: {why}", value = short(value));
+                if !self.problems.contains(&p) {
+                    self.problems.push(p);
+                }
+            }
         }
-        self.clamped |= clamped;
     }
 
     /// True when the response reports any cache field (so cache figures are observed).
@@ -92,6 +119,37 @@ impl Usage {
             .unwrap_or(0)
             .saturating_add(self.cache_creation_input_tokens.unwrap_or(0))
             .saturating_add(self.cache_read_input_tokens.unwrap_or(0))
+    }
+}
+
+/// A reported figure as a token count, and what was wrong with it: a count above
+/// [`MAX_TOKENS`] (an integer or an integral number such as `1e30`) is kept, to be clamped;
+/// anything else that is not a non-negative whole number is not a count.
+fn figure(v: &Value) -> (Option<u64>, Option<String>) {
+    let above = format!("above {MAX_TOKENS} tokens, clamped to that bound");
+    if let Some(n) = v.as_u64() {
+        let problem = (n > MAX_TOKENS).then_some(above);
+        return (Some(n), problem);
+    }
+    match v.as_f64() {
+        Some(f) if f >= 0.0 && f.fract() == 0.0 => {
+            // Integral and non-negative, written as a float; `as` saturates.
+            let n = f as u64;
+            (Some(n), (n > MAX_TOKENS).then_some(above))
+        }
+        _ => (
+            None,
+            Some("not a token count (a non-negative whole number), read as not reported".into()),
+        ),
+    }
+}
+
+/// A reported value for a message: its JSON text, cut at 40 characters.
+fn short(v: &Value) -> String {
+    let t = v.to_string();
+    match t.char_indices().nth(40) {
+        Some((i, _)) => format!("{}…", &t[..i]),
+        None => t,
     }
 }
 
@@ -117,6 +175,41 @@ mod tests {
         assert_eq!(u.ephemeral_5m_input_tokens, Some(3));
         assert_eq!(u.total_input(), 15);
         assert!(u.has_cache_fields());
+    }
+
+    #[test]
+    fn odd_figures_are_named_never_changed_silently() {
+        // Found by an adversarial test: -5, 1e30 and "12" were read as 0 without a word.
+        let u = Usage::from_value(&json!({"input_tokens":-5,"output_tokens":1e30,
+            "cache_read_input_tokens":"12","cache_creation_input_tokens":null,
+            "cache_creation":{"ephemeral_5m_input_tokens":2.5,"ephemeral_1h_input_tokens":4.0}}));
+        assert_eq!(u.input_tokens, None);
+        assert_eq!(u.output_tokens, Some(MAX_TOKENS));
+        assert!(u.clamped);
+        assert_eq!(u.cache_read_input_tokens, None);
+        assert_eq!(
+            u.cache_creation_input_tokens, None,
+            "null is not reported, no problem"
+        );
+        assert_eq!(u.ephemeral_5m_input_tokens, None);
+        assert_eq!(u.ephemeral_1h_input_tokens, Some(4));
+        assert_eq!(u.problems.len(), 4, "{:?}", u.problems);
+        assert!(u.problems[0].starts_with("usage.input_tokens is -5: not a token count"));
+        assert!(
+            u.problems[1].starts_with("usage.output_tokens is 1e")
+                && u.problems[1].contains(": above 4294967296 tokens, clamped"),
+            "{}",
+            u.problems[1]
+        );
+        assert!(u.problems[2].starts_with("usage.cache_read_input_tokens is \"12\": not a"));
+        assert!(u.problems[3].starts_with("usage.cache_creation.ephemeral_5m_input_tokens is 2.5"));
+        // The same figure merged twice (message_start, message_delta) is named once.
+        let mut v = Usage::from_value(&json!({"output_tokens":-1}));
+        v.merge(&json!({"output_tokens":-1}));
+        assert_eq!(v.problems.len(), 1);
+        assert!(Usage::from_value(&json!({"input_tokens":7}))
+            .problems
+            .is_empty());
     }
 
     #[test]

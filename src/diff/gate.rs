@@ -118,8 +118,11 @@ impl Gate {
                     ))
                 })?;
             let number = |s: &str| -> Result<f64, DiffError> {
+                // NaN and infinity make a gate that can never trip.
                 s.parse::<f64>()
-                    .map_err(|_| err(format!("{val:?} is not a number, +N, -N or N%")))
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .ok_or_else(|| err(format!("{val:?} is not a finite number, +N, -N or N%")))
             };
             let value = if let Some(p) = val.strip_suffix('%') {
                 Value::Percent(number(p)?)
@@ -262,5 +265,15 @@ mod tests {
         let e = Gate::parse("tools-vanished").unwrap_err().to_string();
         assert!(e.contains("tools-added"), "{e}");
         assert!(Gate::parse("tools>x%").is_err());
+        // Found by an adversarial test: thresholds that can never trip were accepted.
+        for never in [
+            "schema-bytes>+NaN%",
+            "tokens>inf",
+            "body-bytes<-inf",
+            "tools>1e999%",
+        ] {
+            let e = Gate::parse(never).unwrap_err().to_string();
+            assert!(e.contains("not a finite number"), "{never}: {e}");
+        }
     }
 }

@@ -103,3 +103,92 @@ fn price_files_are_validated_on_load() {
     std::fs::write(&p, serde_json::to_vec(&t).unwrap()).unwrap();
     assert!(PriceTable::from_file(&p).is_err());
 }
+
+/// Found by an adversarial test: usage figures of -5, 1e30 and "12" were read as 0 (or
+/// clamped) by `show` without a warning, and `analyze` named only a clamped one; a HAR
+/// response status of 70000 became "no response" and its body was dropped. Every odd
+/// number is now named, per exchange, and the run is degraded (exit 3).
+#[test]
+fn odd_numbers_in_traces_and_imports_are_named_not_coerced_silently() {
+    use agentwire::trace::{Context, TraceWriter};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("odd.jsonl");
+    let req = br#"{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}"#;
+    let mut w = TraceWriter::create(&path, &Context::new()).unwrap();
+    for (id, usage) in [
+        (
+            0,
+            serde_json::json!({"input_tokens": -5, "output_tokens": 3}),
+        ),
+        (
+            1,
+            serde_json::json!({"input_tokens": 5, "output_tokens": 1e30}),
+        ),
+        (
+            2,
+            serde_json::json!({"input_tokens": "12", "output_tokens": 3}),
+        ),
+        (
+            3,
+            serde_json::json!({"input_tokens": 4, "output_tokens": 3}),
+        ),
+    ] {
+        let resp = serde_json::json!({"type":"message","role":"assistant",
+            "content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":usage});
+        let x = crate::common::messages_exchange(
+            id,
+            1_700_000_000 + id as i64,
+            req,
+            "application/json",
+            serde_json::to_vec(&resp).unwrap(),
+        );
+        w.write_exchange(&x).unwrap();
+    }
+    w.finish().unwrap();
+    let f = path.to_str().unwrap();
+    for args in [vec!["show", f], vec!["analyze", f, "--format", "json"]] {
+        let o = crate::common::agentwire(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{args:?}: {err}");
+        for (id, named) in [
+            (0, "usage.input_tokens is -5"),
+            (1, "usage.output_tokens is 1e"),
+            (2, "usage.input_tokens is \"12\""),
+        ] {
+            assert!(
+                err.lines()
+                    .any(|l| l.contains(&format!("exchange #{id}:")) && l.contains(named)),
+                "{args:?} did not name {named} of exchange #{id}:\n{err}"
+            );
+        }
+        assert!(!err.contains("exchange #3:"), "{err}");
+    }
+    // analyze: the unreadable figures are not counted (3+0+3+3 output tokens would be 9
+    // with 1e30 read as 0; it is clamped to 2^32 instead, and said so above).
+    let o = crate::common::agentwire(&["analyze", f, "--format", "json", "--usage", "recorded"]);
+    let a: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(a["summary"]["output_tokens"], 3 + (1u64 << 32) + 3 + 3);
+
+    let har = serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+        "entries": [{"startedDateTime": "2026-11-29T12:00:00.000Z", "time": 1,
+            "request": {"method": "POST", "url": "https://h/v1/messages", "headers": [],
+                "postData": {"mimeType": "application/json", "text": "{}"}},
+            "response": {"status": 70000, "headers": [],
+                "content": {"size": 2, "mimeType": "application/json", "text": "{}"}},
+            "timings": {}}]}});
+    let har_path = dir.path().join("s.har");
+    std::fs::write(&har_path, har.to_string()).unwrap();
+    let t = agentwire::trace::Trace::open(&har_path).unwrap();
+    let x = &t.exchanges[0];
+    let r = x.response.as_ref().expect("the response is kept");
+    assert_eq!((r.status, r.body.bytes.as_slice()), (0, &b"{}"[..]));
+    assert!(
+        x.source
+            .missing
+            .iter()
+            .any(|m| m.contains("70000") && m.contains("not an HTTP status code")),
+        "{:?}",
+        x.source.missing
+    );
+    assert!(x.error.is_none(), "{:?}", x.error);
+}

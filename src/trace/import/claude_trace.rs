@@ -51,12 +51,8 @@ pub fn import_pair(v: &Value, path: &Path) -> Option<Exchange> {
                 Some(raw) => raw.as_bytes().to_vec(),
                 None => json_body(resp.get("body").unwrap_or(&Value::Null)),
             };
-            let status = resp.get("status_code").and_then(Value::as_u64).unwrap_or(0);
-            x.response = Some(response(
-                u16::try_from(status).unwrap_or(0),
-                object_headers(resp.get("headers")),
-                body,
-            ));
+            let status = super::status_code(resp.get("status_code"), &mut x.source.missing);
+            x.response = Some(response(status, object_headers(resp.get("headers")), body));
         }
         None => {
             x.error = Some(ExchangeError {

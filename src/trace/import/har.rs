@@ -358,28 +358,31 @@ fn entry(e: Entry, index: usize, path: &Path, creator: &Creator) -> Exchange {
         .iter()
         .filter(|v| **v > 0.0)
         .sum();
-    if let Ok(status) = u16::try_from(e.response.status) {
-        if status > 0 {
-            let c = e.response.content;
-            let (bytes, ok) = match &c.text {
-                Some(t) => decode(t, c.encoding.as_deref()),
-                None => (Vec::new(), true),
-            };
-            if c.text.is_none() && c.size > 0 {
-                x.source.missing.push("response body".into());
-            }
-            if !ok {
-                x.source
-                    .missing
-                    .push("response body (its base64 did not decode; kept as text)".into());
-            }
-            let mut r = response(status, pairs(e.response.headers).collect(), bytes);
-            if !e.response.http_version.is_empty() {
-                r.version = e.response.http_version.to_ascii_uppercase();
-            }
-            r.first_byte_at = super::ms_after(started, before_body);
-            x.response = Some(r);
+    // Status 0 is how browsers log a request without a response (HAR 1.2).
+    if e.response.status != 0 {
+        let status = super::status_code(
+            Some(&serde_json::json!(e.response.status)),
+            &mut x.source.missing,
+        );
+        let c = e.response.content;
+        let (bytes, ok) = match &c.text {
+            Some(t) => decode(t, c.encoding.as_deref()),
+            None => (Vec::new(), true),
+        };
+        if c.text.is_none() && c.size > 0 {
+            x.source.missing.push("response body".into());
         }
+        if !ok {
+            x.source
+                .missing
+                .push("response body (its base64 did not decode; kept as text)".into());
+        }
+        let mut r = response(status, pairs(e.response.headers).collect(), bytes);
+        if !e.response.http_version.is_empty() {
+            r.version = e.response.http_version.to_ascii_uppercase();
+        }
+        r.first_byte_at = super::ms_after(started, before_body);
+        x.response = Some(r);
     }
     if x.response.is_none() {
         x.error = Some(ExchangeError {

@@ -205,6 +205,32 @@ pub fn imported(
     }
 }
 
+/// An HTTP status code as another tool logged it: 100 to 999 (RFC 9110 §15: three
+/// digits). An absent one, or any other value, is 0 (unknown), with a line in `missing`
+/// naming what the file said, so a bad status never passes as "no response".
+pub fn status_code(value: Option<&serde_json::Value>, missing: &mut Vec<String>) -> u16 {
+    let v = match value {
+        None | Some(serde_json::Value::Null) => {
+            missing.push("response status".into());
+            return 0;
+        }
+        Some(v) => v,
+    };
+    match v
+        .as_u64()
+        .and_then(|n| u16::try_from(n).ok())
+        .filter(|n| (100..=999).contains(n))
+    {
+        Some(n) => n,
+        None => {
+            missing.push(format!(
+                "response status (the file says {v}, not an HTTP status code)"
+            ));
+            0
+        }
+    }
+}
+
 /// A response of `status` with `headers` (redacted here) and `body`.
 pub fn response(status: u16, headers: Headers, body: Vec<u8>) -> HttpResponse {
     let mut headers = headers;

@@ -128,7 +128,7 @@ pub fn import_record(r: &Value, path: &Path) -> Option<Exchange> {
         x.ended_at = super::ms_after(started, ms);
     }
     if let Some(resp) = r.get("response").filter(|v| v.is_object()) {
-        let status = resp.get("status").and_then(Value::as_u64).unwrap_or(0);
+        let status = super::status_code(resp.get("status"), &mut x.source.missing);
         let body = resp.get("body").cloned().unwrap_or(Value::Null);
         let mut headers = object_headers(resp.get("headers"));
         let sse = headers.iter().any(|(k, v)| {
@@ -145,11 +145,7 @@ pub fn import_record(r: &Value, path: &Path) -> Option<Exchange> {
                 .missing
                 .push("response event stream (claude-tap stores the assembled message)".into());
         }
-        x.response = Some(response(
-            u16::try_from(status).unwrap_or(0),
-            headers,
-            json_body(&body),
-        ));
+        x.response = Some(response(status, headers, json_body(&body)));
     }
     let mut note = serde_json::Map::new();
     for k in ["request_id", "turn", "upstream_base_url"] {
