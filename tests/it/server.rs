@@ -566,3 +566,36 @@ fn a_stop_right_after_the_announcement_saves_what_was_answered() {
         assert_eq!(t.exchanges[0].request.target, "/v1/models");
     }
 }
+
+/// Found by an adversarial test: a request with a 70,000-byte header was answered 200 and
+/// also recorded as an `incomplete_head` (the byte ledger gave up on heads at 64 KiB,
+/// hyper at ~400 KiB); a chunked body whose chunk-size line is `zz` was recorded as
+/// `client_disconnected` plus a phantom request made of the chunk data. One request is
+/// one exchange, with the right kind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_byte_ledger_and_hyper_agree_on_long_heads_and_broken_chunks() {
+    let s = TestServer::start(ServerConfig::default()).await;
+    let addr = s.server.addr;
+    let body = messages_body(100, 1);
+    let big = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-big: {}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n",
+        "a".repeat(70_000),
+        body.len()
+    );
+    let bad = "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n";
+    let statuses = tokio::task::spawn_blocking(move || {
+        let a = read_status(&mut raw_request(addr, &big, &body));
+        let b = read_status(&mut raw_request(addr, bad, b""));
+        (a, b)
+    })
+    .await
+    .unwrap();
+    assert_eq!(statuses, (200, 400));
+    let t = s.finish().await;
+    let kinds: Vec<Option<&str>> = t
+        .exchanges
+        .iter()
+        .map(|x| x.error.as_ref().map(|e| e.kind.as_str()))
+        .collect();
+    assert_eq!(kinds, [None, Some("malformed_body")], "{:#?}", t.exchanges);
+}

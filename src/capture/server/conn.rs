@@ -120,6 +120,8 @@ impl Connections {
         builder
             .timer(TokioTimer::new())
             .header_read_timeout(timeout)
+            // The ledger frames heads with the same limit (a longer head is not a request).
+            .max_buf_size(tee::MAX_HEAD)
             // A client may shut down its write side after sending its request and still
             // wait for the answer.
             .half_close(true);

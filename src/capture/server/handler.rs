@@ -28,6 +28,9 @@ enum BodyEnd {
     },
     Timeout,
     Disconnected(String),
+    /// The body's framing is invalid (a chunk-size line that is not hex, a bad chunk
+    /// end): hyper stops reading and answers 400.
+    Malformed(String),
     /// The server's in-flight body budget is used up.
     Overloaded,
 }
@@ -135,6 +138,19 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
             );
             return error_response(draft, 503, &msg, &rid, "overloaded");
         }
+        Some(BodyEnd::Malformed(e)) => {
+            let n = draft.request.body.len();
+            draft.finish(
+                None,
+                Some(ExchangeError {
+                    kind: "malformed_body".into(),
+                    message: format!(
+                        "the request body's framing is invalid after {n} body bytes: {e}"
+                    ),
+                }),
+            );
+            return plain(StatusCode::BAD_REQUEST, Bytes::new(), "text/plain");
+        }
         Some(BodyEnd::Disconnected(e)) => {
             let n = draft.request.body.len();
             draft.finish(
@@ -178,6 +194,25 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
     }
 }
 
+/// Why hyper stopped a body: its decoders report broken framing as `InvalidInput` or
+/// `InvalidData` I/O errors (hyper `proto/h1/decode.rs`) and a connection that ended
+/// early as `UnexpectedEof`.
+fn body_error(e: &axum::Error) -> BodyEnd {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            if matches!(
+                io.kind(),
+                std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData
+            ) {
+                return BodyEnd::Malformed(e.to_string());
+            }
+        }
+        source = s.source();
+    }
+    BodyEnd::Disconnected(e.to_string())
+}
+
 /// Read a body up to `max` bytes by `deadline`, taking room for every byte from the
 /// in-flight budget `bodies` (returned with the bytes; dropped, it frees the room).
 async fn read_body(
@@ -193,7 +228,7 @@ async fn read_body(
         match tokio::time::timeout_at(deadline, body.frame()).await {
             Err(_) => return (buf, Some(BodyEnd::Timeout), held),
             Ok(None) => return (buf, None, held),
-            Ok(Some(Err(e))) => return (buf, Some(BodyEnd::Disconnected(e.to_string())), held),
+            Ok(Some(Err(e))) => return (buf, Some(body_error(&e)), held),
             Ok(Some(Ok(frame))) => {
                 let Ok(data) = frame.into_data() else {
                     continue;

@@ -25,9 +25,12 @@ use super::{AppState, ConnInfo};
 use crate::trace::redact::{raw_head, redact_text};
 use crate::trace::{Body, ExchangeError, HttpRequest};
 
-/// Most bytes kept per unclaimed request or unparseable run: 64 KiB (hyper's head limit is
-/// smaller).
+/// Most bytes kept per unclaimed request or unparseable run: 64 KiB.
 pub const KEEP: usize = 64 * 1024;
+/// Longest request head, bytes: hyper's default read buffer limit (8 KiB + 100 × 4 KiB),
+/// which the server sets explicitly ([`super::conn`]) so the ledger and hyper agree on
+/// which heads are requests (a longer one is answered 431 by hyper and recorded raw here).
+pub const MAX_HEAD: usize = 8192 + 4096 * 100;
 /// Longest chunk-size or trailer line followed, bytes.
 const MAX_LINE: usize = 8 << 10;
 
@@ -51,6 +54,11 @@ enum State {
     Tunnel,
     /// Bytes that do not frame as requests: kept for the record, up to [`KEEP`].
     Garbage,
+    /// After a request body's framing broke (a chunk-size line that is not hex, a line
+    /// past [`MAX_LINE`]): hyper stops there and closes the connection, so the rest
+    /// belongs to that request (recorded by its handler as `malformed_body`, or raw with
+    /// the request when no handler received it), never to a request of its own.
+    BrokenBody,
 }
 
 /// One request framed from the stream.
@@ -96,12 +104,12 @@ impl Ledger {
                         }
                     }
                     let had = self.pending.len();
-                    let room = (KEEP + 1).saturating_sub(had);
+                    let room = (MAX_HEAD + 1).saturating_sub(had);
                     self.pending
                         .extend_from_slice(&data[..data.len().min(room)]);
                     match self.parse_head() {
                         Ok(Some(used)) => data = &data[(used - had).min(data.len())..],
-                        Ok(None) if self.pending.len() > KEEP => {
+                        Ok(None) if self.pending.len() > MAX_HEAD => {
                             self.add_garbage(&data[room.min(data.len())..]);
                             return;
                         }
@@ -133,7 +141,8 @@ impl Ledger {
                     data = &data[take..];
                     if nl.is_none() {
                         if self.line.len() > MAX_LINE {
-                            self.state = State::Garbage;
+                            self.line.clear();
+                            self.state = State::BrokenBody;
                         }
                         return;
                     }
@@ -147,7 +156,7 @@ impl Ledger {
                             match u64::from_str_radix(size, 16) {
                                 Ok(0) => self.state = State::Trailers,
                                 Ok(n) => self.state = State::ChunkData(n),
-                                Err(_) => self.state = State::Garbage,
+                                Err(_) => self.state = State::BrokenBody,
                             }
                         }
                         _ if line.is_empty() => self.end_unit(),
@@ -165,6 +174,10 @@ impl Ledger {
                     };
                 }
                 State::Tunnel => return,
+                State::BrokenBody => {
+                    self.body(data);
+                    return;
+                }
                 State::Garbage => {
                     self.add_garbage(data);
                     return;
@@ -243,6 +256,7 @@ impl Ledger {
         if self.state != State::Garbage {
             self.garbage_len = self.pending.len() as u64;
             self.state = State::Garbage;
+            self.pending.truncate(KEEP);
         }
         self.garbage_len += more.len() as u64;
         let room = KEEP.saturating_sub(self.pending.len());
@@ -452,6 +466,39 @@ mod tests {
         assert!(l.units.is_empty());
         assert_eq!(l.state, State::Garbage);
         assert_eq!(l.pending, b"GARBAGE\r\n\r\n");
+    }
+
+    #[test]
+    fn a_broken_chunk_size_keeps_the_rest_with_its_request() {
+        // Found by an adversarial test: after `zz\r\n` the chunk data `abc…` was recorded
+        // as a request of its own beside the one hyper answered 400.
+        let raw: &[u8] =
+            b"POST /a HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n";
+        let l = feed(&[raw]);
+        assert_eq!(l.state, State::BrokenBody);
+        assert!(l.pending.is_empty(), "no garbage run of its own");
+        assert_eq!(l.units.len(), 1);
+        assert_eq!(l.units[0].len, raw.len() as u64);
+        assert_eq!(
+            l.units[0].raw, raw,
+            "kept whole with its request until claimed"
+        );
+    }
+
+    #[test]
+    fn a_head_longer_than_keep_but_within_hypers_limit_is_a_request() {
+        // Found by an adversarial test: a 70,000-byte header was answered by hyper and
+        // also recorded as an `incomplete_head` of 65,537 bytes.
+        let head = format!("GET /a HTTP/1.1\r\nx-big: {}\r\n\r\n", "a".repeat(70_000));
+        let mut l = feed(&[head.as_bytes()]);
+        assert_eq!(l.units.len(), 1);
+        assert_eq!(l.state, State::Head);
+        l.claim();
+        assert!(l.units.is_empty() && l.pending.is_empty());
+        let huge = format!("GET /a HTTP/1.1\r\nx-big: {}", "a".repeat(MAX_HEAD + 10));
+        let l = feed(&[huge.as_bytes()]);
+        assert_eq!(l.state, State::Garbage);
+        assert_eq!(l.pending.len(), KEEP, "at most KEEP bytes kept");
     }
 
     #[test]
