@@ -57,6 +57,13 @@ pub enum ParquetError {
     /// A table file exists (and `--force` was not given), or cannot be replaced.
     #[error(transparent)]
     Output(#[from] OutputError),
+    /// `--force` would replace a table directory that holds a file agentwire did not
+    /// write there.
+    #[error("{path} is not part of a table agentwire wrote (its tables hold only cli_version=*/date=*/part-*.parquet); --force replaces whole table directories, so move it elsewhere first")]
+    Foreign {
+        /// The file or directory inside a table directory.
+        path: String,
+    },
     /// The parquet writer refused the table.
     #[error("cannot write table {table}: {message}")]
     Parquet {
@@ -206,6 +213,45 @@ pub fn check_tables(dir: &Path, force: bool) -> Result<(), ParquetError> {
             }
             .into());
         }
+        if p.is_dir() {
+            only_agentwire_files(&p)?;
+        }
+    }
+    Ok(())
+}
+
+/// Check that a table directory `--force` is about to replace holds only what
+/// [`write_tables`] writes: `cli_version=*` directories of `date=*` directories of
+/// `part-*.parquet` files.
+///
+/// Errors: [`ParquetError::Foreign`] naming the first other entry.
+fn only_agentwire_files(table: &Path) -> Result<(), ParquetError> {
+    let io = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| ParquetError::Io { path, source }
+    };
+    let shapes: [fn(&str, bool) -> bool; 3] = [
+        |n, dir| dir && n.starts_with("cli_version="),
+        |n, dir| dir && n.starts_with("date="),
+        |n, dir| !dir && n.starts_with("part-") && n.ends_with(".parquet"),
+    ];
+    let mut level = vec![table.to_path_buf()];
+    for shape in shapes {
+        let mut next = Vec::new();
+        for d in &level {
+            for e in std::fs::read_dir(d).map_err(io(d))? {
+                let e = e.map_err(io(d))?;
+                let path = e.path();
+                let dir = e.file_type().map_err(io(&path))?.is_dir();
+                if !shape(&e.file_name().to_string_lossy(), dir) {
+                    return Err(ParquetError::Foreign {
+                        path: path.display().to_string(),
+                    });
+                }
+                next.push(path);
+            }
+        }
+        level = next;
     }
     Ok(())
 }

@@ -427,3 +427,37 @@ fn terminal_table_shows_the_first_requests_and_counts_the_rest() {
     assert_eq!(md_lines, n + 2);
     assert!(!md.contains("more requests"));
 }
+
+/// Found by an adversarial test: `--parquet DIR --force` removed whole table directories,
+/// a user's own file inside one included. `--force` replaces agentwire's tables, and
+/// refuses (naming the file) when a table directory holds anything else.
+#[test]
+fn parquet_force_replaces_tables_but_never_a_users_own_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = write_trace(dir.path());
+    let pq = dir.path().join("tables");
+    let run = || {
+        Command::new(bin())
+            .args(["analyze", "--usage", "simulated", "--force", "--parquet"])
+            .arg(&pq)
+            .arg(&trace)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(run().status.code(), Some(0));
+    // Agentwire's own tables are replaced.
+    assert_eq!(run().status.code(), Some(0));
+    let mine = pq.join("requests").join("mine.txt");
+    std::fs::write(&mine, "notes").unwrap();
+    let o = run();
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("mine.txt") && err.contains("move it elsewhere"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "notes");
+    assert!(crate::common::files_under(&pq.join("requests"))
+        .iter()
+        .any(|f| f.extension().is_some_and(|e| e == "parquet")));
+}
