@@ -404,13 +404,14 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
     };
     // Recorded names keep their wire case (`Content-Length` from a packet capture): the
     // framing of the new response is hyper's; a reshaped body has its own type and coding.
-    let kept = resp.headers.iter().filter(|(k, _)| {
-        !super::proxy::skip_response(k)
-            && !(content_type.is_some()
-                && ["content-type", "content-encoding"]
-                    .iter()
-                    .any(|h| k.eq_ignore_ascii_case(h)))
-    });
+    let own_type = |k: &str| {
+        content_type.is_some()
+            && ["content-type", "content-encoding"]
+                .iter()
+                .any(|h| k.eq_ignore_ascii_case(h))
+    };
+    let kept =
+        (resp.headers.iter()).filter(|(k, _)| !super::proxy::skip_response(k) && !own_type(k));
     let mut sent = crate::capture::headers::sendable(kept);
     m.dropped_headers = std::mem::take(&mut sent.dropped);
     note(&mut draft, &m);
