@@ -319,6 +319,14 @@ impl StreamAssembler {
                 }
                 if let Some(u) = v.get("usage") {
                     self.usage.merge(u);
+                    // The message object keeps the final figures too (`into_message`).
+                    if let (Some(Value::Object(to)), Value::Object(from)) =
+                        (self.message.get_mut("usage"), u)
+                    {
+                        for (k, val) in from {
+                            to.insert(k.clone(), val.clone());
+                        }
+                    }
                 }
             }
             "message_stop" => self.stopped = true,
@@ -380,11 +388,53 @@ impl StreamAssembler {
         }
     }
 
-    /// The message assembled so far. `complete` is true only after `message_stop`.
-    pub fn finish(mut self) -> ResponseMessage {
+    fn close_all(&mut self) {
         for i in 0..self.blocks.len() {
             self.close_block(i);
         }
+    }
+
+    /// The message a whole stream assembles to, in the shape a non-streaming response
+    /// carries (`{"id","type":"message","role","model","content":[…],"stop_reason",
+    /// "stop_sequence","usage"}`): `message_start`'s message with the blocks built from
+    /// the deltas (tool inputs parsed from their `input_json_delta`s) and the fields and
+    /// usage figures of `message_delta` applied.
+    ///
+    /// Errors: why the stream makes no whole message — no `message_start` or no
+    /// `message_stop` (cut short), an `error` event, an event whose data is not JSON or
+    /// was skipped, a tool input whose JSON does not parse.
+    pub fn into_message(mut self) -> Result<Value, String> {
+        self.close_all();
+        if let Some(e) = self.errors.first() {
+            return Err(format!("the stream holds an error event: {e}"));
+        }
+        if !self.started {
+            return Err("the stream has no message_start event".into());
+        }
+        if !self.stopped {
+            return Err("the stream has no message_stop event (it was cut short)".into());
+        }
+        if let Some((offset, _)) = self.malformed.first() {
+            return Err(format!("the event at byte {offset} is not JSON"));
+        }
+        if let Some(p) = self.problems.first() {
+            return Err(p.clone());
+        }
+        if let Some(i) = self
+            .blocks
+            .iter()
+            .position(|b| b.get("input_unparsed").is_some())
+        {
+            return Err(format!("the input of content block {i} is not JSON"));
+        }
+        let mut m = self.message;
+        m.insert("content".into(), Value::Array(self.blocks));
+        Ok(Value::Object(m))
+    }
+
+    /// The message assembled so far. `complete` is true only after `message_stop`.
+    pub fn finish(mut self) -> ResponseMessage {
+        self.close_all();
         let mut m = self.message;
         m.insert("content".into(), Value::Array(self.blocks));
         let mut msg = ResponseMessage::from_value(&Value::Object(m));
@@ -409,6 +459,16 @@ pub fn assemble(body: &[u8]) -> ResponseMessage {
     a.finish()
 }
 
+/// The message of a whole SSE body in the non-streaming shape; see
+/// [`StreamAssembler::into_message`].
+pub fn assemble_message(body: &[u8]) -> Result<Value, String> {
+    let mut a = StreamAssembler::new();
+    for ev in parse_events(body) {
+        a.push(&ev);
+    }
+    a.into_message()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -428,6 +488,33 @@ event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n
 event: future_event\ndata: {\"type\":\"future_event\",\"x\":1}\n\n\
 event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":30}}\n\n\
 event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+
+    #[test]
+    fn a_whole_stream_assembles_to_the_non_streaming_message_and_a_cut_one_does_not() {
+        let m = assemble_message(STREAM.as_bytes()).unwrap();
+        assert_eq!(m["type"], "message");
+        assert_eq!(m["id"], "msg_1");
+        assert_eq!(m["stop_reason"], "tool_use");
+        assert_eq!(
+            m["content"][0],
+            serde_json::json!({"type":"text","text":"h\u{e9}llo world"})
+        );
+        assert_eq!(
+            m["content"][1]["input"],
+            serde_json::json!({"command":"ls"})
+        );
+        // message_start's figures, with message_delta's output count applied
+        assert_eq!(
+            m["usage"],
+            serde_json::json!({"input_tokens":12,"cache_read_input_tokens":4,"output_tokens":30})
+        );
+        let cut = STREAM.find("event: message_delta").unwrap();
+        let e = assemble_message(&STREAM.as_bytes()[..cut]).unwrap_err();
+        assert!(e.contains("no message_stop"), "{e}");
+        let err = format!("{STREAM}event: error\ndata: {{\"type\":\"error\",\"error\":{{\"type\":\"overloaded_error\"}}}}\n\n");
+        let e = assemble_message(err.as_bytes()).unwrap_err();
+        assert!(e.contains("overloaded_error"), "{e}");
+    }
 
     #[test]
     fn assembles_text_and_tool_use() {

@@ -144,7 +144,7 @@ impl RecordResolver {
             target: Target::Cli(spec),
             args: Vec::new(),
             env: self.env.clone(),
-            server: server_config("127.0.0.1:0".into(), &ReplyArgs::default(), &limits)?,
+            server: server_config("127.0.0.1:0".into(), &ReplyArgs::default(), &limits)?.0,
             output: output.clone(),
             timeout: std::time::Duration::from_secs(300),
             label: Some(input.to_string()),

@@ -147,7 +147,7 @@ fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
             })
             .collect();
         let tmp = tempfile::tempdir()?;
-        let server = server_config(
+        let (server, _) = server_config(
             "127.0.0.1:0".into(),
             &ReplyArgs::default(),
             &LimitArgs::default(),

@@ -182,6 +182,11 @@ pub(crate) fn warn_problems(problems: &[String]) -> ExitCode {
     }
 }
 
+/// [`report_problems`]: true when there were none.
+fn report_problems_ok(trace: &Trace) -> bool {
+    report_problems(trace) == ExitCode::SUCCESS
+}
+
 /// Report a trace's unreadable lines on stderr; returns the exit code they imply.
 pub fn report_problems(trace: &Trace) -> ExitCode {
     let mut w = Warnings::new(&trace.path.display().to_string());
@@ -288,11 +293,16 @@ impl Warnings {
     }
 }
 
+/// The server configuration of `--script` / `--replay` and the limits, and whether the
+/// replayed trace had unreadable parts. Those are reported on stderr as `show` reports
+/// them, followed by how many recorded requests are replayed, so no recorded turn goes
+/// missing without a word; the caller exits [`DEGRADED`] when the flag is set.
 pub(crate) fn server_config(
     addr: String,
     reply: &ReplyArgs,
     limits: &LimitArgs,
-) -> Result<ServerConfig> {
+) -> Result<(ServerConfig, bool)> {
+    let mut degraded = false;
     let mode = if let Some(p) = &reply.script {
         Mode::Script(std::sync::Arc::new(Script::load(p)?))
     } else if let Some(p) = &reply.replay {
@@ -302,24 +312,52 @@ pub(crate) fn server_config(
                 reply.timing
             ))
         })?;
-        let r = Replay::load(p, timing)?;
+        let trace = Trace::open(p)?;
+        let (exchanges, unreadable) = (trace.exchanges.len(), trace.problems.len());
+        degraded = !report_problems_ok(&trace);
+        let r = Replay::from_trace(trace, timing);
         if r.is_empty() {
             anyhow::bail!(
                 "{}: no /v1/messages exchange with a 200 response to replay",
                 p.display()
             );
         }
+        let mut why = Vec::new();
+        if unreadable > 0 {
+            why.push(format!(
+                "{} unreadable",
+                agentwire::report::count(unreadable as u64, "line")
+            ));
+        }
+        if exchanges > r.len() {
+            why.push(format!(
+                "{} not a /v1/messages request answered 200",
+                exchanges - r.len()
+            ));
+        }
+        stderr_line(
+            "note",
+            &format!(
+                "{}: replaying {} of {} recorded requests{}{}",
+                p.display(),
+                r.len(),
+                exchanges + unreadable,
+                if why.is_empty() { "" } else { "; " },
+                why.join("; ")
+            ),
+        );
         Mode::Replay(std::sync::Arc::new(r))
     } else {
         Mode::Stub
     };
-    Ok(ServerConfig {
+    let config = ServerConfig {
         addr,
         mode,
         max_body: limits.max_body,
         body_timeout: std::time::Duration::from_secs(limits.body_timeout),
         ..ServerConfig::default()
-    })
+    };
+    Ok((config, degraded))
 }
 
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime> {

@@ -29,6 +29,8 @@ pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(usage)?;
     let limits = LimitArgs::default();
+    // `degraded`: the replayed trace had unreadable lines (reported already): exit 3.
+    let (server, degraded) = server_config("127.0.0.1:0".into(), &a.reply, &limits)?;
     let cfg = RecordConfig {
         args: if a.cli.is_some() {
             a.args.clone()
@@ -39,7 +41,7 @@ pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
         env,
         server: agentwire::capture::server::ServerConfig {
             redact_body: a.redact_body,
-            ..server_config("127.0.0.1:0".into(), &a.reply, &limits)?
+            ..server
         },
         output: a.output.clone(),
         timeout: std::time::Duration::from_secs(a.timeout),
@@ -60,5 +62,9 @@ pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
         eprintln!("error: the recorded command did not finish cleanly (the trace keeps what it sent); its last output lines:\n{tail}");
         return Ok(ExitCode::from(1));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if degraded {
+        ExitCode::from(super::DEGRADED)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -22,6 +22,12 @@ pub(super) fn replay(a: ReplayArgs) -> Result<ExitCode> {
     };
     let summary = runtime()?.block_on(resend(&trace, &cfg))?;
     out(&report::replay::render(&summary, a.format.into()))?;
+    for d in summary.dropped_headers() {
+        super::stderr_line(
+            "note",
+            &format!("{}: recorded header not sent: {d}", a.trace.display()),
+        );
+    }
     let code = report_problems(&trace);
     if summary.statuses.keys().any(|k| k == "error") {
         eprintln!("error: some requests got no response (transport errors; see the table)");

@@ -11,7 +11,8 @@ use super::{live_trace, runtime, server_config, shown, summary};
 use crate::cli::ServeArgs;
 
 pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
-    let mut config = server_config(a.addr, &a.reply, &a.limits)?;
+    // `degraded`: the replayed trace had unreadable lines (reported already): exit 3.
+    let (mut config, degraded) = server_config(a.addr, &a.reply, &a.limits)?;
     if let Some(url) = &a.upstream {
         let timeout = std::time::Duration::from_secs(a.upstream_timeout);
         let up = server::proxy::Upstream::new(url, a.upstream_ca.as_deref(), timeout)?;
@@ -93,7 +94,11 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
             s.peak_queue_bytes,
             s.queue_limit
         );
-        let mut code = ExitCode::SUCCESS;
+        let mut code = if degraded {
+            ExitCode::from(super::DEGRADED)
+        } else {
+            ExitCode::SUCCESS
+        };
         if s.cut_by_shutdown > 0 {
             eprintln!(
                 "agentwire: {} exchanges were still open at shutdown; they are recorded with the error kind `shutdown` and what was seen so far",

@@ -204,6 +204,7 @@ fn pcap_summary_and_replay_report_escape_hostile_strings() {
             latency_ms: 1.0,
             error: None,
             differences: vec![format!("text \"a\" -> \"b{H}\"")],
+            dropped_headers: Vec::new(),
         }],
     };
     for f in [Format::Table, Format::Markdown, Format::Json] {

@@ -347,3 +347,286 @@ async fn replayed_answers_drop_recorded_framing_headers_whatever_their_case() {
     assert_eq!(r.text().await.unwrap(), answer, "the whole recorded body");
     srv.finish().await;
 }
+
+/// Send one Messages request for "hello" with `stream` to a server; returns the status,
+/// the content type and the body.
+async fn ask(url: &str, stream: bool) -> (u16, String, Vec<u8>) {
+    let body = serde_json::json!({"model":"m","max_tokens":5,"stream":stream,
+        "messages":[{"role":"user","content":"hello"}]});
+    let r = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let ct = r
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    (status, ct, r.bytes().await.unwrap().to_vec())
+}
+
+/// A replay server over `exchanges`.
+async fn replay_server(exchanges: Vec<agentwire::trace::Exchange>) -> TestServer {
+    let replay = Replay::from_trace(
+        Trace {
+            exchanges,
+            ..Default::default()
+        },
+        Timing::None,
+    );
+    TestServer::start(ServerConfig {
+        mode: Mode::Replay(Arc::new(replay)),
+        ..Default::default()
+    })
+    .await
+}
+
+/// The texts of a response body read as a message (SSE or JSON, as the body is).
+fn texts(ct: &str, body: &[u8]) -> Vec<String> {
+    match read_response(Some(ct), body) {
+        ResponseBody::Message(m) => m
+            .content
+            .iter()
+            .filter_map(|b| b.text().map(str::to_string))
+            .collect(),
+        other => panic!("not a message: {other:?}"),
+    }
+}
+
+/// Fault s7-3: the request's `stream` flag decides the answer's shape. A client that asked
+/// for one JSON message got the recorded SSE stream (an SDK cannot parse it), and the
+/// exchange was noted as an exact match. Now the same-shape recording is preferred, and
+/// when only the other shape was recorded it is converted, with the difference named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_does_not_answer_a_non_streaming_request_with_sse() {
+    // Record "hello" with the stub: streamed (exchange 0), then not (exchange 1).
+    let rec = TestServer::start(ServerConfig::default()).await;
+    let url = rec.url("/v1/messages");
+    let (_, sse_ct, sse_body) = ask(&url, true).await;
+    let (_, json_ct, json_body) = ask(&url, false).await;
+    let recorded = rec.finish().await;
+    assert!(sse_ct.starts_with("text/event-stream") && json_ct == "application/json");
+    let want = texts(&sse_ct, &sse_body);
+    assert_eq!(want, texts(&json_ct, &json_body));
+
+    let replay_note = |t: &Trace| t.exchanges[0].notes["replay"].clone();
+    // Only the stream recorded; the client asks for one message.
+    let srv = replay_server(vec![recorded.exchanges[0].clone()]).await;
+    let (status, ct, body) = ask(&srv.url("/v1/messages"), false).await;
+    assert_eq!((status, ct.as_str()), (200, "application/json"));
+    let message: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(message["type"], "message");
+    assert_eq!(
+        texts(&ct, &body),
+        want,
+        "the recorded stream's text, as one message"
+    );
+    let t = srv.finish().await;
+    let note = replay_note(&t);
+    assert_eq!(note["exact"], false);
+    assert_eq!(note["differences"][0], "stream: recorded true, now false");
+
+    // Only the message recorded; the client asks for a stream.
+    let srv = replay_server(vec![recorded.exchanges[1].clone()]).await;
+    let (status, ct, body) = ask(&srv.url("/v1/messages"), true).await;
+    assert_eq!(status, 200);
+    assert!(ct.starts_with("text/event-stream"), "{ct}");
+    let m = agentwire::api::sse::assemble(&body);
+    assert!(m.complete, "a whole stream: message_start … message_stop");
+    assert_eq!(texts(&ct, &body), want);
+    let t = srv.finish().await;
+    assert_eq!(
+        replay_note(&t)["differences"][0],
+        "stream: recorded false, now true"
+    );
+
+    // Both recorded: each request gets its own shape, byte for byte, as an exact match.
+    let srv = replay_server(recorded.exchanges.clone()).await;
+    let (_, ct, body) = ask(&srv.url("/v1/messages"), false).await;
+    assert_eq!(
+        (ct.as_str(), body.as_slice()),
+        ("application/json", &json_body[..])
+    );
+    let (_, ct, body) = ask(&srv.url("/v1/messages"), true).await;
+    assert!(ct.starts_with("text/event-stream"));
+    assert_eq!(body, sse_body);
+    let t = srv.finish().await;
+    for (x, recorded_id) in t.exchanges.iter().zip([1, 0]) {
+        let note = &x.notes["replay"];
+        assert_eq!(note["recorded_id"], recorded_id);
+        assert_eq!(note["exact"], true, "{note}");
+    }
+}
+
+/// Fault s7-3, when the other shape cannot be built: a recorded stream cut before
+/// `message_stop` makes no whole message, so a non-streaming request gets an error that
+/// names the recorded exchange and why, not a half message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_refuses_to_assemble_a_recorded_stream_that_was_cut_short() {
+    let rec = TestServer::start(ServerConfig::default()).await;
+    let (_, _, sse_body) = ask(&rec.url("/v1/messages"), true).await;
+    let mut x = rec.finish().await.exchanges.remove(0);
+    let end = sse_body
+        .windows(19)
+        .position(|w| w == b"event: message_stop")
+        .unwrap();
+    let resp = x.response.as_mut().unwrap();
+    resp.body = agentwire::trace::Body::new(sse_body[..end].to_vec());
+    resp.chunks.clear();
+    let srv = replay_server(vec![x]).await;
+    let (status, ct, body) = ask(&srv.url("/v1/messages"), false).await;
+    assert_eq!((status, ct.as_str()), (400, "application/json"));
+    let e: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let msg = e["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("recorded exchange #0"), "{msg}");
+    assert!(msg.contains("no message_stop"), "{msg}");
+    let t = srv.finish().await;
+    assert_eq!(t.exchanges[0].error.as_ref().unwrap().kind, "replay_shape");
+}
+
+/// Fault s7-4 (server): a recorded response header HTTP/1.1 cannot carry (an HTTP/2
+/// pseudo-header from a browser's HAR, a value with a control character) made the
+/// response builder fail; the client got an empty 200 and the trace a false
+/// `client_disconnected`. Now those headers are dropped and named, the rest is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_drops_recorded_headers_http1_cannot_carry_instead_of_answering_empty() {
+    let req = br#"{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hello"}]}"#;
+    let answer = r#"{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"recorded answer"}],"stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":3}}"#;
+    let mut x = messages_exchange(0, 1_800_000_000, req, "application/json", answer.into());
+    let resp = x.response.as_mut().unwrap();
+    for (k, v) in [(":status", "200"), ("x-bad", "a\u{1}b"), ("x-ok", "1")] {
+        resp.headers.push((k.into(), v.into()));
+    }
+    let srv = replay_server(vec![x]).await;
+    let r = reqwest::Client::new()
+        .post(srv.url("/v1/messages"))
+        .header("content-type", "application/json")
+        .body(&req[..])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-ok"], "1");
+    assert!(r.headers().get("x-bad").is_none());
+    assert_eq!(r.text().await.unwrap(), answer, "the whole recorded body");
+    let t = srv.finish().await;
+    let x = &t.exchanges[0];
+    assert!(x.error.is_none(), "{:?}", x.error);
+    let sent = x.response.as_ref().unwrap();
+    assert_eq!(sent.body.bytes, answer.as_bytes());
+    let names: Vec<&str> = sent.headers.iter().map(|(k, _)| k.as_str()).collect();
+    assert!(
+        !names.contains(&":status") && !names.contains(&"x-bad"),
+        "{names:?}"
+    );
+    let dropped: Vec<String> =
+        serde_json::from_value(x.notes["replay"]["dropped_headers"].clone()).unwrap();
+    assert_eq!(dropped.len(), 2, "{dropped:?}");
+    assert!(dropped[0].starts_with("\":status\" (an HTTP/2 pseudo-header"));
+    assert!(dropped[1].starts_with("\"x-bad\" (its value holds a control character"));
+}
+
+/// Fault s7-8: `serve --replay` and `record --replay` read the recording and dropped its
+/// unreadable lines without a word, so recorded turns went missing unnoticed. Now both
+/// print the warnings `show` prints for that file, say how many recorded requests are
+/// replayed, and exit 3 (degraded) like every reader that skipped input.
+#[test]
+fn replay_server_reports_the_recordings_unreadable_lines_and_what_it_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let req = |q: &str| {
+        serde_json::json!({"model":"m","max_tokens":5,"messages":[{"role":"user","content":q}]})
+            .to_string()
+    };
+    let answer = |t: &str| {
+        serde_json::json!({"id":"msg_1","type":"message","role":"assistant","model":"m",
+            "content":[{"type":"text","text":t}],"stop_reason":"end_turn",
+            "usage":{"input_tokens":1,"output_tokens":1}})
+        .to_string()
+    };
+    let good = dir.path().join("good.jsonl");
+    let mut w = agentwire::trace::TraceWriter::create(&good, &Default::default()).unwrap();
+    for (id, t) in [(0, "first"), (1, "second")] {
+        let x = messages_exchange(
+            id,
+            1_800_000_000,
+            req("hello").as_bytes(),
+            "application/json",
+            answer(t).into_bytes(),
+        );
+        w.write_exchange(&x).unwrap();
+    }
+    drop(w);
+    // Cut exchange 0's line short and add a line that is no JSON: 1 of 3 readable.
+    let text = std::fs::read_to_string(&good).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "header and two exchanges");
+    let cut = &lines[1][..lines[1].len() / 2];
+    let bad = dir.path().join("damaged.jsonl");
+    std::fs::write(
+        &bad,
+        format!("{}\n{cut}\n{{not json\n{}\n", lines[0], lines[2]),
+    )
+    .unwrap();
+
+    let show = agentwire(&["show", bad.to_str().unwrap()]);
+    let show_err = String::from_utf8_lossy(&show.stderr).into_owned();
+    let warnings: Vec<&str> = show_err
+        .lines()
+        .filter(|l| l.starts_with("warning:"))
+        .collect();
+    assert_eq!(warnings.len(), 2, "{show_err}");
+    let count_line = "replaying 1 of 3 recorded requests; 2 lines unreadable";
+
+    let out = dir.path().join("out.jsonl");
+    let srv = ServeProcess::start(
+        &[
+            "--replay",
+            bad.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    let body = req("hello");
+    let got = raw_exchange(
+        srv.addr(),
+        format!(
+            "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+        std::time::Duration::from_secs(10),
+    );
+    let got = String::from_utf8_lossy(&got);
+    assert!(got.starts_with("HTTP/1.1 200"), "{got}");
+    assert!(
+        got.contains(r#""text":"second""#),
+        "the one readable recording: {got}"
+    );
+    let (code, printed) = srv.stop();
+    for w in &warnings {
+        assert!(printed.contains(w), "missing {w:?} in:\n{printed}");
+    }
+    assert!(printed.contains(count_line), "{printed}");
+    assert_eq!(code, Some(3), "{printed}");
+
+    let rec = agentwire(&[
+        "record",
+        "--replay",
+        bad.to_str().unwrap(),
+        "-o",
+        dir.path().join("rec.jsonl").to_str().unwrap(),
+        "--",
+        "true",
+    ]);
+    let err = String::from_utf8_lossy(&rec.stderr);
+    for w in &warnings {
+        assert!(err.contains(w), "missing {w:?} in:\n{err}");
+    }
+    assert!(err.contains(count_line), "{err}");
+    assert_eq!(rec.status.code(), Some(3), "{err}");
+}

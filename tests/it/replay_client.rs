@@ -218,3 +218,64 @@ fn replay_with_no_server_listening_exits_1_and_names_the_transport_error() {
         .unwrap()
         .contains("error"));
 }
+
+/// Fault s7-4 (client): a HAR that Chrome's devtools saved from an HTTP/2 session holds
+/// the pseudo-headers `:authority`, `:method`, `:path`, `:scheme`; every request failed
+/// with "builder error: invalid HTTP header name", naming neither header nor exchange.
+/// Now those (and a value with a control character) are left out and named once each.
+#[test]
+fn replay_client_sends_an_http2_har_without_its_pseudo_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = json!({"model":"claude-sonnet-4-5","max_tokens":100,
+        "messages":[{"role":"user","content":"hello"}]})
+    .to_string();
+    let entry = |t: &str| {
+        json!({"startedDateTime": t, "time": 50,
+        "request": {"method": "POST", "url": "https://api.anthropic.com/v1/messages",
+            "httpVersion": "http/2.0", "headers": [
+                {"name": ":authority", "value": "api.anthropic.com"},
+                {"name": ":method", "value": "POST"},
+                {"name": ":path", "value": "/v1/messages"},
+                {"name": ":scheme", "value": "https"},
+                {"name": "x-trace", "value": "a\u{1}b"},
+                {"name": "anthropic-version", "value": "2023-06-01"},
+                {"name": "content-type", "value": "application/json"}],
+            "postData": {"mimeType": "application/json", "text": body}},
+        "response": {"status": 200, "httpVersion": "http/2.0",
+            "headers": [{"name": "content-type", "value": "application/json"}],
+            "content": {"size": 10, "mimeType": "application/json",
+                "text": answer("recorded answer").to_string()}},
+        "timings": {"send": 1, "wait": 40, "receive": 9}})
+    };
+    let har = json!({"log": {"version": "1.2",
+        "creator": {"name": "WebInspector", "version": "537.36"},
+        "entries": [entry("2026-11-29T12:00:00.000Z"), entry("2026-11-29T12:00:01.000Z")]}});
+    let path = dir.path().join("h2.har");
+    std::fs::write(&path, har.to_string()).unwrap();
+    let (url, log) = server(answer("recorded answer"));
+    let o = replay(&[path.to_str().unwrap(), "--to", &url, "--format", "json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["statuses"], json!({"200": 2}), "both requests answered");
+    let seen = log.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    for (_, target, headers) in seen.iter() {
+        assert_eq!(target, "/v1/messages");
+        let names: Vec<&str> = headers.iter().map(|(k, _)| k.as_str()).collect();
+        assert!(names.contains(&"anthropic-version"), "{names:?}");
+        assert!(!names.iter().any(|n| n.starts_with(':') || *n == "x-trace"));
+    }
+    for h in [":authority", ":method", ":path", ":scheme", "x-trace"] {
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains(&format!("\"{h}\"")))
+            .collect();
+        assert_eq!(lines.len(), 1, "one note per header: {err}");
+        assert!(
+            lines[0].contains("in 2 requests (first: exchange #0)"),
+            "{}",
+            lines[0]
+        );
+    }
+}

@@ -57,6 +57,11 @@ pub struct Outcome {
     pub error: Option<String>,
     /// Differences from the recorded response (with `compare`).
     pub differences: Vec<String>,
+    /// Recorded request headers not sent because HTTP/1.1 cannot carry them (HTTP/2
+    /// pseudo-headers of a browser's HAR, control characters), each named with why
+    /// (see [`crate::capture::headers::refusal`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dropped_headers: Vec<String>,
 }
 
 /// Summary of a replay run.
@@ -74,6 +79,30 @@ pub struct Summary {
     pub seconds: f64,
     /// Per-request outcomes, in trace order.
     pub outcomes: Vec<Outcome>,
+}
+
+impl Summary {
+    /// One line per recorded header that was not sent (see [`Outcome::dropped_headers`]),
+    /// with how many requests had it and the first of them:
+    /// `":authority" (an HTTP/2 pseudo-header; HTTP/1.1 has none), in 3 requests (first:
+    /// exchange #0)`.
+    pub fn dropped_headers(&self) -> Vec<String> {
+        let mut seen: Vec<(&str, usize, u64)> = Vec::new();
+        for o in &self.outcomes {
+            for d in &o.dropped_headers {
+                match seen.iter_mut().find(|(s, _, _)| s == d) {
+                    Some((_, n, _)) => *n += 1,
+                    None => seen.push((d, 1, o.id)),
+                }
+            }
+        }
+        seen.into_iter()
+            .map(|(d, n, first)| {
+                let n = crate::report::count(n as u64, "request");
+                format!("{d}, in {n} (first: exchange #{first})")
+            })
+            .collect()
+    }
 }
 
 /// Re-send every request of `trace` (in order of id) to `cfg.to`.
@@ -182,11 +211,16 @@ async fn send_one(
     let method =
         reqwest::Method::from_bytes(x.request.method.as_bytes()).unwrap_or(reqwest::Method::POST);
     let mut req = client.request(method, url);
-    for (k, v) in &x.request.headers {
-        if !skip_request(k) && !is_marker(v) {
-            req = req.header(k, v);
-        }
+    let recorded = x
+        .request
+        .headers
+        .iter()
+        .filter(|(k, v)| !skip_request(k) && !is_marker(v));
+    let sent = crate::capture::headers::sendable(recorded);
+    for (k, v) in sent.pairs {
+        req = req.header(k, v);
     }
+    let dropped_headers = sent.dropped;
     for (k, v) in extra {
         req = req.header(k, v);
     }
@@ -221,13 +255,24 @@ async fn send_one(
             } else {
                 Vec::new()
             },
+            dropped_headers,
         },
-        Err(e) => Outcome {
-            id: x.id,
-            status: None,
-            latency_ms,
-            error: Some(crate::trace::redact::redact_text(&super::error_chain(&e))),
-            differences: Vec::new(),
-        },
+        Err(e) => {
+            let mut error = super::error_chain(&e);
+            if e.is_builder() {
+                error.push_str(&format!(
+                    " (the request of exchange #{} could not be built from the trace: check its method, target and headers)",
+                    x.id
+                ));
+            }
+            Outcome {
+                id: x.id,
+                status: None,
+                latency_ms,
+                error: Some(crate::trace::redact::redact_text(&error)),
+                differences: Vec::new(),
+                dropped_headers,
+            }
+        }
     }
 }

@@ -8,6 +8,12 @@
 //! otherwise the closest recorded request of the thread answers and a divergence entry
 //! names the request used and what differed. Volatile text (ids, dates, paths, token
 //! budgets) is normalized before any comparison.
+//!
+//! The request's `stream` flag decides the answer's shape: recorded requests with the
+//! same flag are preferred; when only the other shape is recorded, the answer is
+//! converted (a recorded stream assembled into one message, a recorded message emitted as
+//! events) and the difference is named, so the match is not exact. Recorded headers that
+//! HTTP/1.1 cannot carry are dropped and named ([`crate::capture::headers`]).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -17,6 +23,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use axum::body::Body as AxumBody;
+use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 
@@ -24,7 +31,7 @@ use super::draft::{Draft, RecordingStream};
 use super::handler::error_response;
 use crate::api::normalize::{Hits, Normalizer};
 use crate::api::{request_body, BlockKind, MessagesRequest};
-use crate::trace::{header_value, Headers};
+use crate::trace::header_value;
 use crate::trace::{Exchange, Trace, TraceError};
 
 /// How recorded timing is reproduced.
@@ -105,6 +112,8 @@ struct Entry {
     has_tools: bool,
     turn: usize,
     assistant_fp: Vec<String>,
+    /// The recorded request's `stream` flag.
+    stream: bool,
 }
 
 /// A loaded recording to replay.
@@ -126,6 +135,13 @@ pub struct Match {
     pub exact: bool,
     /// Human-readable differences (empty when exact).
     pub differences: Vec<String>,
+    /// How the recorded response was reshaped for the request's `stream` flag, if it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub converted: Option<String>,
+    /// Recorded response headers not sent because HTTP/1.1 cannot carry them, each named
+    /// with why (see [`crate::capture::headers::refusal`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dropped_headers: Vec<String>,
 }
 
 /// The one normalization of volatile text ([`crate::api::normalize`]): ids, dates,
@@ -144,7 +160,9 @@ impl std::fmt::Debug for Replay {
 }
 
 impl Replay {
-    /// Load the `/v1/messages` exchanges (with responses) of a trace.
+    /// Load the `/v1/messages` exchanges (with responses) of a trace. The trace's
+    /// unreadable lines are not reported here: to tell the user, open it with
+    /// [`Trace::open`], report [`Trace::problems`], then call [`Replay::from_trace`].
     pub fn load(path: &Path, timing: Timing) -> Result<Replay, TraceError> {
         let trace = Trace::open(path)?;
         Ok(Self::from_trace(trace, timing))
@@ -166,6 +184,7 @@ impl Replay {
                 has_tools: !req.tools.is_empty(),
                 turn: req.turn(),
                 assistant_fp: assistant_fingerprint(&req, &normalizer),
+                stream: req.stream(),
                 exchange: x,
             });
         }
@@ -214,13 +233,16 @@ impl Replay {
         } else {
             pool
         };
-        // Closest turn; among equals, matching history first, then the least used.
+        // Closest turn; among equals, matching history first, then the same `stream`
+        // flag (the answer's shape), then the least used.
+        let stream = req.stream();
         let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
         let best = pool.into_iter().min_by_key(|&i| {
             let e = &self.entries[i];
             (
                 e.turn.abs_diff(turn),
                 e.assistant_fp != fp,
+                e.stream != stream,
                 used.get(&i).copied().unwrap_or(0),
             )
         })?;
@@ -239,10 +261,15 @@ impl Replay {
         if e.assistant_fp != fp {
             differences.push(first_difference(&e.assistant_fp, &fp));
         }
+        if e.stream != stream {
+            differences.push(format!("stream: recorded {}, now {stream}", e.stream));
+        }
         let m = Match {
             recorded_id: e.exchange.id,
             exact: differences.is_empty(),
             differences,
+            converted: None,
+            dropped_headers: Vec::new(),
         };
         Some((&e.exchange, m))
     }
@@ -282,51 +309,127 @@ fn first_difference(recorded: &[String], now: &[String]) -> String {
     )
 }
 
+/// A recorded response body in the other shape: a recorded stream assembled into the
+/// one message a non-streaming request gets, or a recorded message emitted as the events
+/// a streaming request gets. Returns the body, its content type and what was done; or
+/// why the recorded body makes no whole message.
+fn reshape(body: &[u8], recorded_sse: bool) -> Result<(Vec<u8>, &'static str, String), String> {
+    if recorded_sse {
+        let message = crate::api::sse::assemble_message(body)?;
+        let bytes = serde_json::to_vec(&message).map_err(|e| e.to_string())?;
+        let what = "the recorded stream was assembled into one message (stream: false)";
+        return Ok((bytes, "application/json", what.into()));
+    }
+    let message: serde_json::Value =
+        serde_json::from_slice(body).map_err(|e| format!("the recorded body is not JSON: {e}"))?;
+    let reply = super::reply::Reply::from_message(&message)
+        .ok_or("the recorded body is no message object (`type` is not `message`)")?;
+    let bytes = reply.to_sse_events().concat().into_bytes();
+    let what = "the recorded message was emitted as a stream of events (stream: true)";
+    Ok((bytes, "text/event-stream; charset=utf-8", what.into()))
+}
+
 /// Answer from a recording: the matched exchange's status, headers and body, re-emitted
-/// piece by piece with its recorded timing (or as the replay's timing says).
+/// piece by piece with its recorded timing (or as the replay's timing says), reshaped when
+/// the request's `stream` flag asks for the other shape ([`reshape`]). Recorded headers
+/// HTTP/1.1 cannot carry are dropped and named in `notes.replay.dropped_headers`.
 pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequest) -> Response {
     let rid = format!("req_agentwire_{:06}", draft.id);
-    let Some((recorded, m)) = replay.find(req) else {
+    let Some((recorded, mut m)) = replay.find(req) else {
         let msg = "the replayed trace has no /v1/messages exchange with a 200 response";
         return error_response(draft, 500, msg, &rid, "replay_empty");
     };
-    draft.notes.insert(
-        "replay".into(),
-        serde_json::to_value(&m).unwrap_or_default(),
-    );
     draft.notes.insert(
         "synthesized".into(),
         serde_json::json!({"by": "agentwire replay",
             "usage": format!("recorded for exchange {} of the replayed trace", m.recorded_id)}),
     );
-    let Some(resp) = recorded.response.clone() else {
-        return error_response(
-            draft,
-            500,
-            "recorded exchange has no response",
-            &rid,
-            "replay_empty",
-        );
+    let id = m.recorded_id;
+    let note = |draft: &mut Draft, m: &Match| {
+        draft
+            .notes
+            .insert("replay".into(), serde_json::to_value(m).unwrap_or_default());
     };
-    let mut headers: Headers = resp
-        .headers
-        .iter()
-        // Recorded names keep their wire case (`Content-Length` from a packet capture):
-        // the framing of the new response is hyper's.
-        .filter(|(k, _)| !super::proxy::skip_response(k))
-        .cloned()
-        .collect();
-    if header_value(&headers, "request-id").is_none() {
-        headers.push(("request-id".into(), rid.clone()));
-    }
-    let mut builder = Response::builder().status(resp.status);
-    for (k, v) in &headers {
-        builder = builder.header(k, v);
-    }
-    // Cut the recorded body at its recorded piece boundaries.
-    let body = Bytes::from(resp.body.bytes);
+    let Some(resp) = recorded.response.as_ref() else {
+        note(&mut draft, &m);
+        let msg = format!("recorded exchange #{id} has no response");
+        return error_response(draft, 500, &msg, &rid, "replay_empty");
+    };
+    let Ok(status) = StatusCode::from_u16(resp.status) else {
+        note(&mut draft, &m);
+        let msg = format!(
+            "recorded exchange #{id} has status {}, which is no HTTP status (100-999); fix or remove that exchange in the replayed trace",
+            resp.status
+        );
+        return error_response(draft, 500, &msg, &rid, "replay_bad_recording");
+    };
+    let wants_stream = req.stream();
+    let decoded = crate::api::response_body(resp);
+    let recorded_sse = crate::api::sse::looks_like_event_stream(&decoded.bytes)
+        || header_value(&resp.headers, "content-type")
+            .is_some_and(|c| c.contains("text/event-stream"));
     let limit_us = recorded.duration_us().and_then(|d| u64::try_from(d).ok());
-    let pieces: Vec<(Duration, Bytes)> = pieces(body.len(), &resp.chunks, limit_us, replay.timing)
+    let (body, chunks, content_type) = if recorded_sse == wants_stream {
+        (
+            Bytes::from(resp.body.bytes.clone()),
+            resp.chunks.clone(),
+            None,
+        )
+    } else {
+        let reshaped = match &decoded.error {
+            Some(e) => Err(e.clone()),
+            None => reshape(&decoded.bytes, recorded_sse),
+        };
+        match reshaped {
+            Ok((bytes, ct, what)) => {
+                m.converted = Some(what);
+                // The whole body at the recorded end of the response.
+                let end = resp.chunks.iter().map(|c| c.0).max().unwrap_or(0);
+                let chunks = vec![(end, bytes.len() as u64)];
+                (Bytes::from(bytes), chunks, Some(ct))
+            }
+            Err(why) => {
+                note(&mut draft, &m);
+                let (was, now) = if recorded_sse {
+                    ("a stream", "one message (stream: false)")
+                } else {
+                    ("one message", "a stream (stream: true)")
+                };
+                let msg = format!(
+                    "recorded exchange #{id} answered with {was} and cannot be reshaped into {now}: {why}; replay a trace recorded with the client's current stream setting"
+                );
+                return error_response(draft, 400, &msg, &rid, "replay_shape");
+            }
+        }
+    };
+    // Recorded names keep their wire case (`Content-Length` from a packet capture): the
+    // framing of the new response is hyper's; a reshaped body has its own type and coding.
+    let own_type = |k: &str| {
+        content_type.is_some()
+            && ["content-type", "content-encoding"]
+                .iter()
+                .any(|h| k.eq_ignore_ascii_case(h))
+    };
+    let kept =
+        (resp.headers.iter()).filter(|(k, _)| !super::proxy::skip_response(k) && !own_type(k));
+    let mut sent = crate::capture::headers::sendable(kept);
+    m.dropped_headers = std::mem::take(&mut sent.dropped);
+    note(&mut draft, &m);
+    let mut extra: Vec<(&'static str, String)> = Vec::new();
+    if let Some(ct) = content_type {
+        extra.push(("content-type", ct.to_string()));
+    }
+    if header_value(&sent.text, "request-id").is_none() {
+        extra.push(("request-id", rid.clone()));
+    }
+    for (k, v) in extra {
+        if let Ok(value) = HeaderValue::from_str(&v) {
+            sent.pairs.push((HeaderName::from_static(k), value));
+            sent.text.push((k.to_string(), v));
+        }
+    }
+    // Cut the body at its recorded piece boundaries.
+    let pieces: Vec<(Duration, Bytes)> = pieces(body.len(), &chunks, limit_us, replay.timing)
         .into_iter()
         .map(|(d, r)| (d, body.slice(r)))
         .collect();
@@ -336,10 +439,14 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
         tokio::time::sleep_until(start + delay).await;
         Some((Ok::<Bytes, super::draft::StreamFailure>(b), it))
     });
-    let stream = RecordingStream::new(draft, resp.status, headers, Box::pin(source));
-    builder
-        .body(AxumBody::from_stream(stream))
-        .unwrap_or_default()
+    let stream = RecordingStream::new(draft, status.as_u16(), sent.text, Box::pin(source));
+    // Built from checked parts: no builder error can turn into an empty answer.
+    let mut response = Response::new(AxumBody::from_stream(stream));
+    *response.status_mut() = status;
+    for (k, v) in sent.pairs {
+        response.headers_mut().append(k, v);
+    }
+    response
 }
 
 #[cfg(test)]

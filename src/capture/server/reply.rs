@@ -27,6 +27,11 @@ pub struct Reply {
     pub input_tokens: u64,
     /// Output tokens to report.
     pub output_tokens: u64,
+    /// A recorded `usage` object reported as it is instead of the estimated figures (a
+    /// replayed message re-emitted as a stream, see [`Reply::from_message`]).
+    pub recorded_usage: Option<Value>,
+    /// `stop_sequence` (JSON null unless a stop sequence ended the message).
+    pub stop_sequence: Value,
 }
 
 impl Reply {
@@ -43,10 +48,41 @@ impl Reply {
             content,
             input_tokens: estimate_tokens(request_bytes),
             output_tokens: estimate_tokens(out_bytes).max(1),
+            recorded_usage: None,
+            stop_sequence: Value::Null,
         }
     }
 
+    /// The reply a recorded non-streaming message body (`{"type":"message",…}`) holds:
+    /// its id, model, content, stop reason, stop sequence and usage, so that
+    /// [`Reply::to_sse_events`] emits it as the stream the API would have sent.
+    /// `None` when `message` is no message object.
+    pub fn from_message(message: &Value) -> Option<Reply> {
+        if message.get("type").and_then(Value::as_str) != Some("message") {
+            return None;
+        }
+        let s = |k: &str| message.get(k).and_then(Value::as_str).map(str::to_string);
+        let usage = (message.get("usage"))
+            .filter(|u| u.is_object())
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let n = |k: &str| usage.get(k).and_then(Value::as_u64).unwrap_or(0);
+        Some(Reply {
+            id: s("id").unwrap_or_default(),
+            model: s("model").unwrap_or_default(),
+            content: message.get("content")?.as_array()?.clone(),
+            stop_reason: s("stop_reason").unwrap_or_else(|| "end_turn".into()),
+            input_tokens: n("input_tokens"),
+            output_tokens: n("output_tokens"),
+            stop_sequence: message.get("stop_sequence").cloned().unwrap_or(Value::Null),
+            recorded_usage: Some(usage),
+        })
+    }
+
     fn usage(&self) -> Value {
+        if let Some(u) = &self.recorded_usage {
+            return u.clone();
+        }
         json!({
             "input_tokens": self.input_tokens,
             "cache_creation_input_tokens": 0,
@@ -64,7 +100,7 @@ impl Reply {
             "model": self.model,
             "content": self.content,
             "stop_reason": self.stop_reason,
-            "stop_sequence": null,
+            "stop_sequence": self.stop_sequence,
             "usage": self.usage(),
         })
     }
@@ -135,7 +171,7 @@ impl Reply {
         ev.push(sse(
             "message_delta",
             &json!({"type":"message_delta",
-                    "delta":{"stop_reason": self.stop_reason, "stop_sequence": null},
+                    "delta":{"stop_reason": self.stop_reason, "stop_sequence": self.stop_sequence},
                     "usage":{"output_tokens": self.output_tokens}}),
         ));
         ev.push(sse("message_stop", &json!({"type":"message_stop"})));
@@ -209,5 +245,19 @@ mod tests {
         }
         assert_eq!(m.usage.input_tokens, Some(100));
         assert_eq!(m.pings, 1);
+    }
+
+    #[test]
+    fn a_recorded_message_streams_back_to_the_same_message() {
+        let message = json!({"id":"msg_rec","type":"message","role":"assistant","model":"claude-x",
+            "content":[{"type":"thinking","thinking":"hmm","signature":"sig"},
+                       {"type":"text","text":"Running it — now."},
+                       {"type":"tool_use","id":"toolu_9","name":"Bash","input":{"command":"make -j4 all"}}],
+            "stop_reason":"tool_use","stop_sequence":null,
+            "usage":{"input_tokens":7,"cache_creation_input_tokens":100,"cache_read_input_tokens":2000,"output_tokens":42}});
+        let events = Reply::from_message(&message).unwrap().to_sse_events();
+        let back = crate::api::sse::assemble_message(events.concat().as_bytes()).unwrap();
+        assert_eq!(back, message);
+        assert!(Reply::from_message(&json!({"type":"error"})).is_none());
     }
 }
