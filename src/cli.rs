@@ -226,6 +226,20 @@ fn parse_http_url(s: &str) -> Result<String, String> {
     Ok(s.trim().to_string())
 }
 
+/// `replay --to`, `serve --upstream`, `export --base-url`: an http(s) URL that request
+/// paths are appended to, so it has no query or fragment (they would be dropped, not
+/// sent).
+fn parse_base_url(s: &str) -> Result<String, String> {
+    let ok = parse_http_url(s)?;
+    let url = reqwest::Url::parse(&ok).map_err(|e| e.to_string())?;
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(format!(
+            "{s:?} has a query or fragment, which a base URL cannot carry (each request's own path and query are appended): write it as http://HOST:PORT[/PREFIX]"
+        ));
+    }
+    Ok(ok)
+}
+
 /// `serve --intercept`: comma-separated host names, at least one.
 fn parse_hosts(s: &str) -> Result<String, String> {
     let hosts: Vec<&str> = s
@@ -571,7 +585,7 @@ pub struct ExportArgs {
     #[arg(long)]
     pub force: bool,
     /// Scheme and host for URLs of exchanges without a `host` header.
-    #[arg(long, default_value = "http://localhost", value_parser = parse_http_url)]
+    #[arg(long, default_value = "http://localhost", value_parser = parse_base_url)]
     pub base_url: String,
 }
 
@@ -622,7 +636,7 @@ pub struct ReplayArgs {
     /// Trace whose requests to send.
     pub trace: PathBuf,
     /// Base URL to send to, e.g. http://127.0.0.1:8080.
-    #[arg(long, value_parser = parse_http_url)]
+    #[arg(long, value_parser = parse_base_url)]
     pub to: String,
     /// Requests in flight at once (1 to 1024).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
@@ -685,7 +699,7 @@ pub struct ServeArgs {
     pub reply: ReplyArgs,
     /// Recording proxy: forward every request to this upstream (e.g.
     /// https://api.anthropic.com) and record both sides.
-    #[arg(long, conflicts_with_all = ["script", "replay"], value_parser = parse_http_url)]
+    #[arg(long, conflicts_with_all = ["script", "replay"], value_parser = parse_base_url)]
     pub upstream: Option<String>,
     /// PEM file with an extra CA certificate to trust for the upstream.
     #[arg(long, requires = "upstream")]
@@ -1054,6 +1068,27 @@ mod tests {
     use agentwire::capture::server::replay::{Timing, MAX_DELAY};
     use proptest::prelude::*;
     use std::time::Instant;
+
+    #[test]
+    fn a_base_url_with_a_query_is_refused_not_dropped() {
+        // Found by an adversarial test: `replay --to http://h/?key=…` and `serve --upstream
+        // …/base?key=X` dropped the query without a word.
+        for bad in [
+            "http://h/?key=abc",
+            "https://h/base?x=1",
+            "http://h:8080/#frag",
+        ] {
+            let e = parse_base_url(bad).unwrap_err();
+            assert!(e.contains("query or fragment"), "{bad}: {e}");
+        }
+        for good in [
+            "http://127.0.0.1:8080",
+            "https://api.anthropic.com",
+            "http://h/prefix/",
+        ] {
+            assert_eq!(parse_base_url(good).unwrap(), good);
+        }
+    }
 
     #[test]
     fn durations() {
