@@ -5,6 +5,8 @@
 //!   baseline for the server's added latency);
 //! * `agentwire serve` (stub, recording), reached by base URL;
 //! * `agentwire serve --upstream` (the recording proxy) in front of the stub;
+//! * a bare forwarding proxy (hyper in, reqwest out, nothing parsed or recorded) in front
+//!   of the stub: what one extra hop costs here, the ceiling for any proxy's throughput;
 //! * `agentwire serve --intercept` (first-party route: CONNECT, TLS with a minted leaf,
 //!   requests on the kept-alive connection) in front of nothing — it answers itself;
 //! * claude-tap's reverse proxy (`--tap-no-launch`) and `mitmdump --mode reverse:URL -w FILE`
@@ -147,6 +149,57 @@ async fn baseline_server() -> SocketAddr {
     addr
 }
 
+/// A bare forwarding proxy: hyper in, reqwest out (the client library agentwire's proxy
+/// uses), each request and reply passed through whole, nothing parsed or recorded. What
+/// one extra hop costs on this machine: the ceiling for any proxy's throughput here.
+async fn bare_proxy(upstream: String) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let client = reqwest::Client::new();
+    tokio::spawn(async move {
+        loop {
+            let (s, _) = listener.accept().await.unwrap();
+            let _ = s.set_nodelay(true);
+            let (client, upstream) = (client.clone(), upstream.clone());
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(
+                    move |req: hyper::Request<hyper::body::Incoming>| {
+                        let (client, upstream) = (client.clone(), upstream.clone());
+                        async move {
+                            let (parts, body) = req.into_parts();
+                            let body = body
+                                .collect()
+                                .await
+                                .map(|b| b.to_bytes())
+                                .unwrap_or_default();
+                            let url = format!("{upstream}{}", parts.uri.path());
+                            let mut out = client.request(parts.method, url).body(body);
+                            for (k, v) in &parts.headers {
+                                if k != "host" && k != "content-length" {
+                                    out = out.header(k, v);
+                                }
+                            }
+                            let r = out.send().await.unwrap();
+                            let mut back = hyper::Response::builder().status(r.status());
+                            for (k, v) in r.headers() {
+                                if k != "content-length" && k != "transfer-encoding" {
+                                    back = back.header(k, v);
+                                }
+                            }
+                            let bytes = r.bytes().await.unwrap_or_default();
+                            Ok::<_, Infallible>(back.body(Full::new(bytes)).unwrap())
+                        }
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(s), svc)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
 async fn agentwire(config: ServerConfig, dir: &std::path::Path, name: &str) -> RunningServer {
     let writer = TraceWriter::create(&dir.join(name), &Context::new()).unwrap();
     server::start(config, writer).await.unwrap()
@@ -248,6 +301,7 @@ fn main() {
         let up = Upstream::new(&stub.base_url(), None, Duration::from_secs(60)).unwrap();
         let proxy = agentwire(ServerConfig { mode: Mode::Proxy(Arc::new(up)), ..Default::default() }, dir.path(), "proxy.jsonl").await;
         let proxy_url = format!("{}/v1/messages", proxy.base_url());
+        let bare_url = format!("http://{}/v1/messages", bare_proxy(stub.base_url()).await);
         let ca = Arc::new(CertificateAuthority::generate().unwrap());
         let icpt = InterceptConfig { hosts: vec!["api.anthropic.com".into()], ca: ca.clone(), tunnel_others: false };
         let fp = agentwire(ServerConfig { intercept: Some(Arc::new(icpt)), ..Default::default() }, dir.path(), "fp.jsonl").await;
@@ -272,9 +326,11 @@ fn main() {
         let seq_base = load(&base_url, total / 4, 1, plain()).await;
         let seq_direct = load(&stub_url, total / 4, 1, plain()).await;
         let seq_proxy = load(&proxy_url, total / 4, 1, plain()).await;
+        let seq_bare = load(&bare_url, total / 4, 1, plain()).await;
         let baseline = load(&base_url, total, conc, plain()).await;
         let direct = load(&stub_url, total, conc, plain()).await;
         let proxied = load(&proxy_url, total, conc, plain()).await;
+        let bare = load(&bare_url, total, conc, plain()).await;
         let fp_url = "https://api.anthropic.com/v1/messages";
         let intercepted = load(fp_url, total, conc, fp_client(true)).await;
         // a new connection for every request: CONNECT + TLS handshake with the minted leaf,
@@ -288,9 +344,11 @@ fn main() {
         row("1 client: bare hyper server (baseline)", &seq_base, None);
         row("1 client: agentwire serve (stub, recording) vs baseline", &seq_direct, Some(&seq_base));
         row("1 client: agentwire serve --upstream -> stub, vs direct stub", &seq_proxy, Some(&seq_direct));
+        row("1 client: bare forwarding proxy (hyper + reqwest, no recording) -> stub, vs direct stub", &seq_bare, Some(&seq_direct));
         row("bare hyper server (baseline: no parsing, no recording)", &baseline, None);
         row("agentwire serve (stub, recording) vs baseline", &direct, Some(&baseline));
         row("agentwire serve --upstream (recording proxy) -> stub, vs direct stub", &proxied, Some(&direct));
+        row("bare forwarding proxy (hyper + reqwest, no recording) -> stub, vs direct stub", &bare, Some(&direct));
         row("agentwire --intercept (first-party: CONNECT + TLS, kept alive) vs base-URL stub", &intercepted, Some(&direct));
         row("base-URL stub, new connection per request", &fresh_direct, None);
         row("first-party, new CONNECT + TLS handshake per request, vs new base-URL connection", &fresh_fp, Some(&fresh_direct));
@@ -328,6 +386,8 @@ fn main() {
         }
         println!();
         for (name, one, many) in &ratios {
+            // No proxy here can beat the bare hop: this is the most any proxy's ratio can be.
+            println!("throughput ratio bare forwarding proxy / {name} (the ceiling for any proxy on this machine): {:.1}x at 1 client, {:.1}x at {conc}", seq_bare.rps() / one, bare.rps() / many);
             println!("throughput ratio agentwire recording proxy / {name}: {:.1}x at 1 client, {:.1}x at {conc}", seq_proxy.rps() / one, proxied.rps() / many);
             println!("throughput ratio agentwire serve / {name}: {:.1}x at 1 client, {:.1}x at {conc}", seq_direct.rps() / one, direct.rps() / many);
         }
