@@ -459,7 +459,8 @@ fn secrets_the_server_quotes_back_reach_no_file() {
         String::from_utf8_lossy(&as_method)
     );
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let up = format!("http://{}/base?key={UP}", dead.local_addr().unwrap());
+    // A base URL carries no query (refused); its credentials go in the userinfo.
+    let up = format!("http://agent:{UP}@{}/base", dead.local_addr().unwrap());
     drop(dead);
     let proxy = ServeProcess::start(
         &[
