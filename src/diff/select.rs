@@ -113,16 +113,24 @@ pub(crate) fn items_of<'t>(
     problems: &mut Vec<String>,
 ) -> Vec<Item<'t>> {
     for p in &trace.problems {
-        problems.push(format!("{}: {p}", trace.path.display()));
+        problems.push(p.located(&trace.path.display().to_string()));
     }
     let mut canon = Canonicalizer::new();
     let mut out: Vec<Item> = Vec::new();
     // Requests seen so far per (session, thread, turn): the next one's repeat number.
     let mut seen: HashMap<(String, String, usize), usize> = HashMap::new();
-    for x in &trace.exchanges {
+    for (i, x) in trace.exchanges.iter().enumerate() {
+        if trace.starts_context(i) {
+            canon.new_context();
+        }
         let v = canon.view(x);
         if let Some(e) = v.error {
-            problems.push(format!("{input}#{}: request body skipped: {e}", x.id));
+            // ids repeat across the files of a directory: those name the file
+            let at = match trace.file_of(i) {
+                f if f == trace.path => input.to_string(),
+                f => f.display().to_string(),
+            };
+            problems.push(format!("{at}#{}: request body skipped: {e}", x.id));
             continue;
         }
         let Some(c) = v.request else { continue };
