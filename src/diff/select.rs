@@ -92,6 +92,9 @@ impl DiffReport {
 /// A Messages request of a trace with its thread and turn.
 pub(crate) struct Item<'t> {
     pub x: &'t Exchange,
+    /// The file under a directory input it was read from (`None`: the input itself);
+    /// exchange ids repeat across a directory's files, so labels name it.
+    pub file: Option<&'t std::path::Path>,
     /// The request body, decoded (spans of `req` index it).
     pub body: Cow<'t, [u8]>,
     pub session: String,
@@ -124,12 +127,10 @@ pub(crate) fn items_of<'t>(
             canon.new_context();
         }
         let v = canon.view(x);
+        // ids repeat across the files of a directory: those name the file
+        let file = Some(trace.file_of(i)).filter(|f| *f != trace.path);
         if let Some(e) = v.error {
-            // ids repeat across the files of a directory: those name the file
-            let at = match trace.file_of(i) {
-                f if f == trace.path => input.to_string(),
-                f => f.display().to_string(),
-            };
+            let at = file.map_or_else(|| input.to_string(), |f| f.display().to_string());
             problems.push(format!("{at}#{}: request body skipped: {e}", x.id));
             continue;
         }
@@ -149,6 +150,7 @@ pub(crate) fn items_of<'t>(
         };
         out.push(Item {
             x,
+            file,
             body,
             session,
             thread,
@@ -170,12 +172,16 @@ fn side<'t>(r: &Resolved, it: &'t Item) -> RequestSide<'t> {
 }
 
 impl Item<'_> {
-    /// This request as one side of a comparison, labelled `{input}#{id}`. Its body is the
+    /// This request as one side of a comparison, labelled `{input}#{id}` (`{file}#{id}`
+    /// for a file under a directory input). Its body is the
     /// one the parsed request's spans index (decoded when the request had a content
     /// coding): every comparison builds its sides here.
     pub(crate) fn side(&self, input: &str) -> RequestSide<'_> {
         RequestSide {
-            label: format!("{input}#{}", self.x.id),
+            label: match self.file {
+                Some(f) => format!("{}#{}", f.display(), self.x.id),
+                None => format!("{input}#{}", self.x.id),
+            },
             exchange: Some(self.x.id),
             session: Some(self.session.clone()),
             thread: Some(self.thread.clone()),

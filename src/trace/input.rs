@@ -158,6 +158,8 @@ impl TraceInput {
                     self.current = Some(recs);
                     self.file = p;
                     self.file_start = true;
+                    // imported exchanges are numbered within their file, as when it is named
+                    self.next_id = 0;
                     return true;
                 }
                 Err(e) => self.skipped.push((p, e.to_string())),
