@@ -74,8 +74,28 @@ fn man_command() -> clap::Command {
 
 /// Parse the process's arguments; usage errors print clap's message and exit 2.
 pub fn parse() -> Cli {
-    let matches = command().get_matches();
-    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    let matches = command()
+        .try_get_matches()
+        .unwrap_or_else(|e| exit_redacted(e));
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| exit_redacted(e))
+}
+
+/// Print a usage error through the one redaction function and exit with clap's code (2):
+/// clap quotes the bad value, which may hold credentials (`--to ftp://user:pw@host`).
+/// Help and version output go out as clap prints them.
+fn exit_redacted(e: clap::Error) -> ! {
+    use std::io::IsTerminal;
+    if !e.use_stderr() {
+        e.exit()
+    }
+    let styled = e.render();
+    let text = if std::io::stderr().is_terminal() {
+        styled.ansi().to_string()
+    } else {
+        styled.to_string()
+    };
+    eprint!("{}", agentwire::trace::redact::redact_text(&text));
+    std::process::exit(e.exit_code())
 }
 
 /// Write the completion script for `shell` to `out`.

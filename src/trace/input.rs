@@ -420,8 +420,25 @@ fn foreign(path: &Path, looks_like: String, hint: String) -> TraceError {
 }
 
 /// Recognise `input` and return its format and records.
+///
+/// Exchanges of every format but agentwire's own trace pass the one redaction function
+/// here ([`super::redact::exchange_in_place`]), so no command prints or writes a secret a
+/// capture or another tool's file holds (a trace was redacted when it was written).
 fn open_reader(input: Box<dyn Read + Send>, path: &Path) -> Result<(Format, Records), TraceError> {
-    open_reader_depth(input, path, 0)
+    let (format, recs) = open_reader_depth(input, path, 0)?;
+    if format == Format::Trace {
+        return Ok((format, recs));
+    }
+    let recs = recs.map(|r| {
+        r.map(|rec| match rec {
+            Record::Exchange(mut x) => {
+                super::redact::exchange_in_place(&mut x);
+                Record::Exchange(x)
+            }
+            other => other,
+        })
+    });
+    Ok((format, Box::new(recs)))
 }
 
 fn open_reader_depth(

@@ -99,6 +99,17 @@ static KEY_SHAPES: LazyLock<Regex> = LazyLock::new(|| {
 static URL_USERINFO: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/?#@\s\x22'<>]+)@").expect("static regex")
 });
+/// `user:password@host` without a scheme (an authority-form target such as a CONNECT's,
+/// a database or proxy address in a message): the userinfo when it holds a colon. Only
+/// at the start of the text or after a separator, so a URL's own userinfo (handled by
+/// [`URL_USERINFO`]) and a marker are not matched again; `user@host` without a colon is an
+/// e-mail address and stays.
+static AUTHORITY_USERINFO: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)(^|[\s\x22'(<=,;])([^\s/?#@\x22'<>:\[\]]+:[^\s/?#@\x22'<>\[\]]*)@([a-z0-9.-]+|\[[0-9a-f:.]+\])",
+    )
+    .expect("static regex")
+});
 /// `name=value` (query strings, `--flag=value`, `VAR=value`) and `name: value` (header
 /// lines quoted in messages); the name is checked with [`is_secret_name`].
 static NAME_VALUE: LazyLock<Regex> = LazyLock::new(|| {
@@ -175,7 +186,7 @@ pub fn redact_headers(headers: &mut Headers) {
 }
 
 /// Redact secrets inside free text (URLs, query strings, command lines, error messages):
-/// URL userinfo, values of secret-looking `name=value` / `name: value` pairs,
+/// URL userinfo, `user:password@host` without a scheme, values of secret-looking `name=value` / `name: value` pairs,
 /// `Bearer`/`Basic` credentials, and key-shaped strings (Anthropic keys and a few other
 /// providers' prefixed tokens). Markers already present are left as they are, so applying
 /// it twice changes nothing.
@@ -195,6 +206,11 @@ pub fn redact_text_cow(text: &str) -> Cow<'_, str> {
     }
     if let Cow::Owned(s) = URL_USERINFO.replace_all(&t, |c: &regex::Captures| {
         format!("{}{}@", &c[1], hide(&c[2]))
+    }) {
+        t = Cow::Owned(s);
+    }
+    if let Cow::Owned(s) = AUTHORITY_USERINFO.replace_all(&t, |c: &regex::Captures| {
+        format!("{}{}@{}", &c[1], hide(&c[2]), &c[3])
     }) {
         t = Cow::Owned(s);
     }
@@ -873,6 +889,34 @@ mod tests {
     /// plain environment values, host) and hides the secrets in it: a secret option's
     /// value, a secret environment variable, URL userinfo. Fingerprints by `sha256sum`:
     /// `ab` fb8e20fc, `s3cret` 1ec1c26b, `u:pw` aa12c3c4 (the whole userinfo).
+    #[test]
+    fn a_password_in_a_target_without_a_scheme_is_redacted() {
+        // Found by an adversarial test: `CONNECT alice:PASSWORDXYZ@api.anthropic.com:443`
+        // reached the trace whole.
+        for (text, secret, kept) in [
+            (
+                "alice:PASSWORDXYZ@api.anthropic.com:443",
+                "PASSWORDXYZ",
+                "@api.anthropic.com:443",
+            ),
+            (
+                "cannot connect to bob:hunter2@db.internal:5432 (refused)",
+                "hunter2",
+                "cannot connect to [redacted fp=",
+            ),
+            ("proxy=carol:s3cret@[::1]:3128", "s3cret", "@[::1]:3128"),
+        ] {
+            let r = redact_text(text);
+            assert!(!r.contains(secret), "{r}");
+            assert!(r.contains(kept), "{r}");
+            assert_eq!(redact_text(&r), r, "applied twice");
+        }
+        // An e-mail address and a URL's userinfo (its own rule) are not matched here.
+        assert_eq!(redact_text("mail dana@example.com"), "mail dana@example.com");
+        let url = redact_text("https://erin:pw123456@h.example/x");
+        assert!(url.starts_with("https://[redacted fp=") && url.ends_with("]@h.example/x"), "{url}");
+    }
+
     #[test]
     fn a_recording_context_keeps_the_run_and_hides_its_secrets() {
         let mut c = Context::new();

@@ -456,3 +456,55 @@ fn a_trace_whose_first_line_is_damaged_keeps_its_records() {
         );
     }
 }
+
+/// Found by an adversarial test: HAR (`content.text` is decoded, HAR 1.2) and claude-trace
+/// (`fetch` decoded the body) keep the response's `content-encoding: gzip` header, and
+/// every read of the import tried to gunzip plain JSON, warned and exited 3. The coding is
+/// now recorded as already removed.
+#[test]
+fn imported_bodies_that_other_tools_decoded_are_not_decoded_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let request = r#"{"model":"claude-x","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#;
+    let reply = r#"{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[{"type":"text","text":"decoded"}],"stop_reason":"end_turn","usage":{"input_tokens":7,"output_tokens":2}}"#;
+    let har = serde_json::json!({"log": {"version": "1.2", "creator": {"name": "WebInspector", "version": "1"},
+        "entries": [{"startedDateTime": "2026-11-29T12:00:00.000Z", "time": 120,
+            "request": {"method": "POST", "url": "https://api.anthropic.com/v1/messages", "httpVersion": "HTTP/1.1",
+                "headers": [{"name": "content-type", "value": "application/json"}],
+                "postData": {"mimeType": "application/json", "text": request}},
+            "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1",
+                "headers": [{"name": "content-type", "value": "application/json"},
+                            {"name": "Content-Encoding", "value": "gzip"}],
+                "content": {"size": 250, "mimeType": "application/json", "text": reply}},
+            "timings": {"send": 1, "wait": 100, "receive": 19}}]}});
+    let ctrace = serde_json::json!({
+        "request": {"timestamp": 1764410000.0, "method": "POST", "url": "https://api.anthropic.com/v1/messages",
+            "headers": {"content-type": "application/json"}, "body": serde_json::from_str::<serde_json::Value>(request).unwrap()},
+        "response": {"timestamp": 1764410001.0, "status_code": 200,
+            "headers": {"content-type": "application/json", "content-encoding": "gzip"},
+            "body": serde_json::from_str::<serde_json::Value>(reply).unwrap()},
+        "logged_at": "2026-11-29T10:00:01.000Z"});
+    let inputs = [
+        write(dir.path(), "s.har", har.to_string().as_bytes()),
+        write(dir.path(), "c.jsonl", format!("{ctrace}\n").as_bytes()),
+    ];
+    for input in &inputs {
+        let f = input.to_str().unwrap();
+        let out = dir.path().join("imported.jsonl");
+        let imported = agentwire(&["import", f, "-o", out.to_str().unwrap(), "--force"]);
+        assert_eq!(imported.status.code(), Some(0), "{}", String::from_utf8_lossy(&imported.stderr));
+        for source in [f, out.to_str().unwrap()] {
+            let o = agentwire(&["analyze", source, "--format", "json"]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(0), "{source}: {err}");
+            assert!(!err.contains("decode"), "{err}");
+            let a: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            // The reply was read: its 2 output tokens are counted.
+            assert_eq!(a["summary"]["requests"], 1, "{source}");
+            assert_eq!(a["summary"]["output_tokens"], 2, "{source}");
+        }
+        let t = agentwire::trace::Trace::open(&out).unwrap();
+        let body = &t.exchanges[0].response.as_ref().unwrap().body;
+        assert_eq!(body.bytes, reply.as_bytes());
+        assert_eq!(body.content_encoding.as_deref(), Some("gzip"));
+    }
+}

@@ -224,3 +224,33 @@ async fn other_hosts_are_refused_and_get_no_certificate() {
         .collect();
     assert_eq!(refused, ["127.0.0.1:22", "evil.example:443"]);
 }
+
+/// Found by an adversarial test: `CONNECT alice:PASSWORD@api.anthropic.com:443` was
+/// intercepted as if valid and its password written to the trace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connect_target_with_a_password_is_refused_and_the_password_never_reaches_disk() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let (srv, _ca) = intercepting(dir.path()).await;
+    let addr = srv.server.addr;
+    let target = "alice:PASSWORDXYZ@api.anthropic.com:443";
+    let head = tokio::task::spawn_blocking(move || {
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        s.write_all(format!("CONNECT {target} HTTP/1.1\r\nHost: api.anthropic.com\r\n\r\n").as_bytes())
+            .unwrap();
+        let mut buf = [0u8; 512];
+        let n = s.read(&mut buf).unwrap();
+        String::from_utf8_lossy(&buf[..n]).into_owned()
+    })
+    .await
+    .unwrap();
+    assert!(head.starts_with("HTTP/1.1 400"), "{head}");
+    srv.server.shutdown().await.unwrap();
+    let path = srv.dir.path().join("trace.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("PASSWORDXYZ"), "{text}");
+    let t = Trace::open(&path).unwrap();
+    let x = &t.exchanges[0];
+    assert_eq!(x.error.as_ref().unwrap().kind, "refused_connect");
+    assert!(x.request.target.ends_with("]@api.anthropic.com:443"), "{}", x.request.target);
+}

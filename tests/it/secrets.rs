@@ -519,3 +519,21 @@ fn secrets_the_server_quotes_back_reach_no_file() {
     assert_eq!(e.kind, "upstream_error");
     assert!(e.message.contains("[redacted fp="), "{}", e.message);
 }
+
+/// Found by an adversarial test: clap's usage errors quote the bad value whole, so a URL's
+/// credentials reached stderr. They pass the one redaction function like every other
+/// error, and keep clap's exit code and wording.
+#[test]
+fn usage_errors_quote_bad_values_without_their_credentials() {
+    for (args, secret) in [
+        (&["serve", "--upstream", "notaurl user:UPSECRETPW@h"][..], "UPSECRETPW"),
+        (&["replay", "x.jsonl", "--to", "ftp://user:TOPSECRETPW@h/"][..], "TOPSECRETPW"),
+        (&["serve", "--upstream", "h?api_key=QSECRETVALUE"][..], "QSECRETVALUE"),
+    ] {
+        let o = agentwire(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains(secret), "{err}");
+        assert!(err.starts_with("error: invalid value '") && err.contains("[redacted fp="), "{err}");
+    }
+}

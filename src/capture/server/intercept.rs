@@ -156,6 +156,23 @@ pub(crate) async fn connect(
         None => (String::new(), 0),
     };
     let draft = connect_draft(&st, &info, &redact_text(&target));
+    if target.contains('@') {
+        // RFC 9110 §9.3.6: a CONNECT target is host and port only. Credentials there
+        // (never sent by a real client) are refused, not acted on; the trace holds the
+        // target redacted.
+        let message = format!(
+            "CONNECT {} refused: the target must be host:port without user information (RFC 9110 §9.3.6); send proxy credentials in Proxy-Authorization",
+            redact_text(&target)
+        );
+        draft.finish(
+            Some(status_only(400)),
+            Some(ExchangeError {
+                kind: "refused_connect".into(),
+                message,
+            }),
+        );
+        return empty(400);
+    }
     match icpt.leaf(&host) {
         Some(Ok(tls)) => {
             let conns = conns.clone();

@@ -196,8 +196,8 @@ pub fn imported(
             method: method.to_string(),
             target,
             version: "HTTP/1.1".into(),
+            body: decoded_body(&headers, body),
             headers,
-            body: Body::new(body),
         },
         response: None,
         error: None,
@@ -212,11 +212,24 @@ pub fn response(status: u16, headers: Headers, body: Vec<u8>) -> HttpResponse {
     HttpResponse {
         status,
         version: "HTTP/1.1".into(),
+        body: decoded_body(&headers, body),
         headers,
-        body: Body::new(body),
         chunks: Vec::new(),
         first_byte_at: None,
     }
+}
+
+/// A body as other tools store it: already decoded (HAR 1.2 §content: "the HTTP response
+/// is decoded (decompressed & unchunked)"; claude-trace and claude-tap keep what `fetch` or
+/// aiohttp returned). A `content-encoding` the headers still name is recorded as removed
+/// ([`Body::content_encoding`]), so readers do not try to decode the bytes again.
+fn decoded_body(headers: &Headers, bytes: Vec<u8>) -> Body {
+    let mut body = Body::new(bytes);
+    let coding = crate::trace::header_value(headers, "content-encoding")
+        .map(str::trim)
+        .filter(|c| !c.is_empty() && !c.eq_ignore_ascii_case("identity"));
+    body.content_encoding = coding.map(str::to_string);
+    body
 }
 
 /// A JSON value as body bytes: strings as their UTF-8 text, anything else serialized
