@@ -912,9 +912,15 @@ mod tests {
             assert_eq!(redact_text(&r), r, "applied twice");
         }
         // An e-mail address and a URL's userinfo (its own rule) are not matched here.
-        assert_eq!(redact_text("mail dana@example.com"), "mail dana@example.com");
+        assert_eq!(
+            redact_text("mail dana@example.com"),
+            "mail dana@example.com"
+        );
         let url = redact_text("https://erin:pw123456@h.example/x");
-        assert!(url.starts_with("https://[redacted fp=") && url.ends_with("]@h.example/x"), "{url}");
+        assert!(
+            url.starts_with("https://[redacted fp=") && url.ends_with("]@h.example/x"),
+            "{url}"
+        );
     }
 
     #[test]

@@ -464,7 +464,8 @@ fn a_trace_whose_first_line_is_damaged_keeps_its_records() {
 #[test]
 fn imported_bodies_that_other_tools_decoded_are_not_decoded_again() {
     let dir = tempfile::tempdir().unwrap();
-    let request = r#"{"model":"claude-x","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#;
+    let request =
+        r#"{"model":"claude-x","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#;
     let reply = r#"{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[{"type":"text","text":"decoded"}],"stop_reason":"end_turn","usage":{"input_tokens":7,"output_tokens":2}}"#;
     let har = serde_json::json!({"log": {"version": "1.2", "creator": {"name": "WebInspector", "version": "1"},
         "entries": [{"startedDateTime": "2026-11-29T12:00:00.000Z", "time": 120,
@@ -491,7 +492,12 @@ fn imported_bodies_that_other_tools_decoded_are_not_decoded_again() {
         let f = input.to_str().unwrap();
         let out = dir.path().join("imported.jsonl");
         let imported = agentwire(&["import", f, "-o", out.to_str().unwrap(), "--force"]);
-        assert_eq!(imported.status.code(), Some(0), "{}", String::from_utf8_lossy(&imported.stderr));
+        assert_eq!(
+            imported.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&imported.stderr)
+        );
         for source in [f, out.to_str().unwrap()] {
             let o = agentwire(&["analyze", source, "--format", "json"]);
             let err = String::from_utf8_lossy(&o.stderr);

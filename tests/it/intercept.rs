@@ -236,8 +236,10 @@ async fn a_connect_target_with_a_password_is_refused_and_the_password_never_reac
     let target = "alice:PASSWORDXYZ@api.anthropic.com:443";
     let head = tokio::task::spawn_blocking(move || {
         let mut s = std::net::TcpStream::connect(addr).unwrap();
-        s.write_all(format!("CONNECT {target} HTTP/1.1\r\nHost: api.anthropic.com\r\n\r\n").as_bytes())
-            .unwrap();
+        s.write_all(
+            format!("CONNECT {target} HTTP/1.1\r\nHost: api.anthropic.com\r\n\r\n").as_bytes(),
+        )
+        .unwrap();
         let mut buf = [0u8; 512];
         let n = s.read(&mut buf).unwrap();
         String::from_utf8_lossy(&buf[..n]).into_owned()
@@ -252,5 +254,9 @@ async fn a_connect_target_with_a_password_is_refused_and_the_password_never_reac
     let t = Trace::open(&path).unwrap();
     let x = &t.exchanges[0];
     assert_eq!(x.error.as_ref().unwrap().kind, "refused_connect");
-    assert!(x.request.target.ends_with("]@api.anthropic.com:443"), "{}", x.request.target);
+    assert!(
+        x.request.target.ends_with("]@api.anthropic.com:443"),
+        "{}",
+        x.request.target
+    );
 }

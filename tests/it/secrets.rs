@@ -526,14 +526,26 @@ fn secrets_the_server_quotes_back_reach_no_file() {
 #[test]
 fn usage_errors_quote_bad_values_without_their_credentials() {
     for (args, secret) in [
-        (&["serve", "--upstream", "notaurl user:UPSECRETPW@h"][..], "UPSECRETPW"),
-        (&["replay", "x.jsonl", "--to", "ftp://user:TOPSECRETPW@h/"][..], "TOPSECRETPW"),
-        (&["serve", "--upstream", "h?api_key=QSECRETVALUE"][..], "QSECRETVALUE"),
+        (
+            &["serve", "--upstream", "notaurl user:UPSECRETPW@h"][..],
+            "UPSECRETPW",
+        ),
+        (
+            &["replay", "x.jsonl", "--to", "ftp://user:TOPSECRETPW@h/"][..],
+            "TOPSECRETPW",
+        ),
+        (
+            &["serve", "--upstream", "h?api_key=QSECRETVALUE"][..],
+            "QSECRETVALUE",
+        ),
     ] {
         let o = agentwire(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!err.contains(secret), "{err}");
-        assert!(err.starts_with("error: invalid value '") && err.contains("[redacted fp="), "{err}");
+        assert!(
+            err.starts_with("error: invalid value '") && err.contains("[redacted fp="),
+            "{err}"
+        );
     }
 }

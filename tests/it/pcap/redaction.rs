@@ -108,14 +108,28 @@ fn reading_a_capture_directly_prints_no_secret_in_any_command_or_format() {
     ];
     for args in runs {
         let o = Command::new(bin()).args(args).output().unwrap();
-        assert!(o.status.code().is_some_and(|c| c != 101), "{args:?} panicked");
+        assert!(
+            o.status.code().is_some_and(|c| c != 101),
+            "{args:?} panicked"
+        );
         for secret in ["PCAPtargetKEY", "PCAPoauthTOKEN"] {
-            assert_eq!(count(&o.stdout, secret.as_bytes()), 0, "{secret} printed by {args:?}");
-            assert_eq!(count(&o.stderr, secret.as_bytes()), 0, "{secret} in {args:?}'s errors");
+            assert_eq!(
+                count(&o.stdout, secret.as_bytes()),
+                0,
+                "{secret} printed by {args:?}"
+            );
+            assert_eq!(
+                count(&o.stderr, secret.as_bytes()),
+                0,
+                "{secret} in {args:?}'s errors"
+            );
         }
     }
     // The shown target keeps everything but the key.
-    let o = Command::new(bin()).args(["show", f, "--format", "json"]).output().unwrap();
+    let o = Command::new(bin())
+        .args(["show", f, "--format", "json"])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains(&format!("key={}", marker(KEY))), "{text}");
 }
