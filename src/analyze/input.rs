@@ -174,6 +174,13 @@ impl InputStage {
         self.canon.new_context();
     }
 
+    /// A new recording context within the current trace (a header line): sessions without
+    /// client ids do not continue into it.
+    pub fn new_context(&mut self) {
+        self.context_version = None;
+        self.canon.new_context();
+    }
+
     /// The current trace's recording context says which CLI version made it.
     pub fn set_cli_version(&mut self, version: Option<String>) {
         self.context_version = version;

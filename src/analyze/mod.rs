@@ -21,7 +21,7 @@ pub mod result;
 pub mod summary;
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -97,7 +97,8 @@ pub struct InputInfo {
     pub exchanges: usize,
     /// Messages requests analysed.
     pub messages_requests: usize,
-    /// Exchanges of other endpoints (count_tokens, models, ...), not analysed.
+    /// Exchanges of other endpoints (count_tokens, models, ...), not analysed (files of a
+    /// directory that were not read are in [`Analysis::skipped_files`]).
     pub skipped: usize,
     /// Messages requests whose body is not a JSON object: `exchange N: reason`.
     pub bad_bodies: Vec<String>,
@@ -112,6 +113,17 @@ pub struct InputInfo {
     /// summary's token and cost totals.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub responses_without_request: Option<Unattributed>,
+}
+
+/// A file under a directory input that was not read.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SkippedFile {
+    /// The directory input it is under, as named.
+    pub input: String,
+    /// Its path (`dir/sub/notes.txt`).
+    pub path: String,
+    /// Why: what it looks like and what agentwire reads.
+    pub reason: String,
 }
 
 /// Usage of responses whose request was not captured.
@@ -132,6 +144,7 @@ pub struct Analyzer {
     sim: cache::CacheSim,
     stage: input::InputStage,
     inputs: Vec<InputInfo>,
+    skipped_files: Vec<SkippedFile>,
     requests: Vec<(input::Request, CachePrediction)>,
     calls: Vec<input::ToolCall>,
     /// `(session, tool_use id)` → index in `calls`.
@@ -151,6 +164,7 @@ impl Analyzer {
             cfg,
             stage: input::InputStage::new(),
             inputs: Vec::new(),
+            skipped_files: Vec::new(),
             requests: Vec::new(),
             calls: Vec::new(),
             call_index: HashMap::new(),
@@ -170,8 +184,8 @@ impl Analyzer {
         }
     }
 
-    /// Start the next trace (a new recording context: sessions without client ids do not
-    /// continue into it; the cache does).
+    /// Start the next trace file (a new recording context: sessions without client ids do
+    /// not continue into it; the cache does). A directory input is one trace per file.
     pub fn begin_trace(&mut self, name: &str) {
         self.pair_orphans();
         self.inputs.push(InputInfo {
@@ -181,9 +195,22 @@ impl Analyzer {
         self.stage.begin_trace(self.inputs.len() - 1);
     }
 
-    /// The current trace's header: its recording context names the CLI version.
+    /// A header line of the current trace: a new recording context (sessions without
+    /// client ids do not continue into it), which names the CLI version.
     pub fn context(&mut self, c: &crate::trace::Context) {
+        self.stage.new_context();
         self.stage.set_cli_version(c.cli_version.clone());
+    }
+
+    /// Files of a directory input that were not read, with why (see
+    /// [`crate::trace::TraceInput::skipped`]).
+    pub fn skipped_files(&mut self, input: &str, files: &[(std::path::PathBuf, String)]) {
+        self.skipped_files
+            .extend(files.iter().map(|(p, why)| SkippedFile {
+                input: input.to_string(),
+                path: p.display().to_string(),
+                reason: why.clone(),
+            }));
     }
 
     /// Count an unreadable line of the current trace (the first few are described in
@@ -192,7 +219,7 @@ impl Analyzer {
         if let Some(i) = self.inputs.last_mut() {
             i.bad_lines += 1;
             if i.bad_line_notes.len() < LISTED_BAD_LINES {
-                i.bad_line_notes.push(problem.to_string());
+                i.bad_line_notes.push(problem.located(&i.path));
             }
         }
     }
@@ -322,6 +349,7 @@ impl Analyzer {
         let mut analysis = result::build(result::Parts {
             cfg: &self.cfg,
             inputs: self.inputs,
+            skipped_files: self.skipped_files,
             sessions,
             labels,
             session_of,
@@ -346,7 +374,10 @@ const BATCH_BYTES: usize = 8 << 20;
 /// Analyse trace files, streaming each one. Records are read in batches whose stateless
 /// part ([`input::prepare`]: body parsing, cache keys, responses) runs on every core; the
 /// ordered part (sessions, threads, the cache simulation) then takes them in file order,
-/// so the result is the same as one exchange at a time.
+/// so the result is the same as one exchange at a time. A directory input is analysed
+/// file by file, exactly as naming its files one by one: one [`InputInfo`] per file, each
+/// its own recording context; the files it skipped are listed in
+/// [`Analysis::skipped_files`].
 ///
 /// Errors: a file that cannot be opened or read (unreadable lines are counted in
 /// [`InputInfo::bad_lines`], not errors).
@@ -367,9 +398,12 @@ pub fn analyze_files_observed(
     use rayon::prelude::*;
     let mut a = Analyzer::new(cfg);
     for (i, p) in paths.iter().enumerate() {
-        a.begin_trace(&p.display().to_string());
         let mut records = open_input(p, &Default::default())?;
-        let mut batch: Vec<Record> = Vec::with_capacity(BATCH_RECORDS);
+        // The file the analyzer's current trace is; each file of a directory starts with a
+        // header record, where the next file begins.
+        let mut file: Option<PathBuf> = None;
+        // Records with the file they begin, when they begin one.
+        let mut batch: Vec<(Record, Option<PathBuf>)> = Vec::with_capacity(BATCH_RECORDS);
         loop {
             let mut bytes = 0;
             let mut failed = None;
@@ -380,7 +414,13 @@ pub fn analyze_files_observed(
                             bytes += x.request.body.len()
                                 + x.response.as_ref().map_or(0, |r| r.body.len());
                         }
-                        batch.push(r);
+                        let next = matches!(r, Record::Header { .. }) || file.is_none();
+                        let begins = (next && file.as_deref() != Some(records.file()))
+                            .then(|| records.file().to_path_buf());
+                        if let Some(f) = &begins {
+                            file = Some(f.clone());
+                        }
+                        batch.push((r, begins));
                     }
                     Some(Err(e)) => {
                         failed = Some(e);
@@ -394,12 +434,15 @@ pub fn analyze_files_observed(
             }
             let prepared: Vec<Option<input::Prepared>> = batch
                 .par_iter()
-                .map(|r| match r {
+                .map(|(r, _)| match r {
                     Record::Exchange(x) => Some(input::prepare(x.as_ref())),
                     _ => None,
                 })
                 .collect();
-            for (rec, prep) in batch.drain(..).zip(prepared) {
+            for ((rec, begins), prep) in batch.drain(..).zip(prepared) {
+                if let Some(f) = begins {
+                    a.begin_trace(&f.display().to_string());
+                }
                 observe(i, &rec);
                 match rec {
                     Record::Exchange(x) => a.push_prepared(&x, prep),
@@ -413,6 +456,11 @@ pub fn analyze_files_observed(
                 return Err(e.into());
             }
         }
+        if file.is_none() {
+            // an input without records is listed still
+            a.begin_trace(&p.display().to_string());
+        }
+        a.skipped_files(&p.display().to_string(), records.skipped());
     }
     Ok(a.finish())
 }

@@ -35,8 +35,12 @@ pub struct Analysis {
     pub ttl: TtlMode,
     /// Price table citation.
     pub prices: PriceInfo,
-    /// The inputs.
+    /// The files read, in order: each input file, and each file under a directory input
+    /// (so a directory gives the same inputs as naming its files one by one).
     pub inputs: Vec<InputInfo>,
+    /// Files under a directory input that were not read (not a trace, an unknown layout,
+    /// not a regular file), with why.
+    pub skipped_files: Vec<super::SkippedFile>,
     /// Sessions (`s1`, …), in order of first appearance.
     pub sessions: Vec<SessionInfo>,
     /// Things the reader should know: unpriced models (cost `null`), assumptions made.
@@ -137,8 +141,12 @@ pub struct RedundantPoll {
 pub struct RequestRow {
     /// Position among all analysed requests.
     pub seq: usize,
-    /// Input trace index.
+    /// Input trace index (in [`Analysis::inputs`]: one per file, a directory's files
+    /// one by one).
     pub trace: usize,
+    /// The file the request was read from (`inputs[trace].path`; for a directory input,
+    /// the file under it). Exchange ids are unique within a file.
+    pub file: String,
     /// Exchange id in that trace.
     pub exchange: u64,
     /// Session label (`s1`, …).
@@ -198,6 +206,8 @@ pub struct Parts<'a> {
     pub cfg: &'a AnalyzeConfig,
     /// Inputs.
     pub inputs: Vec<InputInfo>,
+    /// Files of directory inputs not read.
+    pub skipped_files: Vec<super::SkippedFile>,
     /// Sessions.
     pub sessions: Vec<SessionInfo>,
     /// Thread labels by global thread number.
@@ -326,6 +336,10 @@ pub fn build(parts: Parts<'_>) -> Analysis {
         rows.push(RequestRow {
             seq: r.seq,
             trace: r.trace,
+            file: parts
+                .inputs
+                .get(r.trace)
+                .map_or_else(String::new, |i| i.path.clone()),
             exchange: r.exchange,
             session: parts
                 .session_of
@@ -428,6 +442,7 @@ pub fn build(parts: Parts<'_>) -> Analysis {
             date: cfg.prices.date.clone(),
         },
         inputs: parts.inputs,
+        skipped_files: parts.skipped_files,
         sessions: parts.sessions,
         warnings,
         summary,

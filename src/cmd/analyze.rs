@@ -55,6 +55,9 @@ pub(super) fn warnings(result: &agentwire::analyze::Analysis) -> ExitCode {
         super::warn(w);
     }
     let mut code = ExitCode::SUCCESS;
+    for files in result.skipped_files.chunk_by(|a, b| a.input == b.input) {
+        super::note_skipped(&files[0].input, files.len(), &files[0].reason);
+    }
     for i in &result.inputs {
         if i.bad_lines > 0 {
             // Described as `show` describes them: the first few, then a count.

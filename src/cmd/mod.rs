@@ -193,15 +193,16 @@ pub fn report_problems(trace: &Trace) -> ExitCode {
     for p in &trace.problems {
         w.bad_line(p);
     }
-    for x in &trace.exchanges {
+    for (i, x) in trace.exchanges.iter().enumerate() {
+        let file = trace.file_of(i);
         match agentwire::api::view::exchange_response(x) {
             Some(agentwire::api::ResponseBody::Message(m)) => {
                 for p in &m.stream_problems {
-                    w.bad_exchange(x.id, p);
+                    w.bad_exchange(file, x.id, p);
                 }
             }
             Some(agentwire::api::ResponseBody::Undecodable { reason }) => {
-                w.bad_exchange(x.id, &reason)
+                w.bad_exchange(file, x.id, &reason)
             }
             _ => {}
         }
@@ -211,6 +212,18 @@ pub fn report_problems(trace: &Trace) -> ExitCode {
 
 /// How many unreadable lines are listed one by one before the rest are only counted.
 pub const LISTED_PROBLEMS: usize = agentwire::analyze::LISTED_BAD_LINES;
+
+/// The one note on the files a directory input skipped: how many, and the first one's
+/// reason (which names the file). Every command reading directories prints it.
+pub(crate) fn note_skipped(input: &str, count: usize, first_why: &str) {
+    stderr_line(
+        "note",
+        &format!(
+            "{input}: skipped {} not in a format agentwire reads (first: {first_why})",
+            agentwire::report::count(count as u64, "file")
+        ),
+    );
+}
 
 /// Warnings about an input's unreadable lines: the first few listed, the rest counted in
 /// one closing line — never one warning per line of input.
@@ -228,21 +241,19 @@ impl Warnings {
         }
     }
 
-    /// One unreadable line.
+    /// One unreadable line, named by its file (the file under a directory input).
     pub fn bad_line(&mut self, p: &agentwire::trace::ReadProblem) {
-        self.bad_line_text(&p.to_string());
+        self.count += 1;
+        if self.count <= LISTED_PROBLEMS {
+            warn(&p.located(&self.input));
+        }
     }
 
-    /// One unreadable line, as [`agentwire::trace::ReadProblem`]'s text describes it.
+    /// One unreadable line, as [`agentwire::trace::ReadProblem::located`] describes it.
     pub fn bad_line_text(&mut self, p: &str) {
         self.count += 1;
         if self.count <= LISTED_PROBLEMS {
-            // problems of imports and captures name their file already
-            if p.starts_with(&format!("{}: ", self.input)) {
-                warn(p);
-            } else {
-                warn(&format!("{}: {p}", self.input));
-            }
+            warn(p);
         }
     }
 
@@ -251,27 +262,20 @@ impl Warnings {
         self.count += n;
     }
 
-    /// One exchange whose response held a bad part (a stream event skipped), counted like
-    /// an unreadable line.
-    pub fn bad_exchange(&mut self, id: u64, problem: &str) {
+    /// One exchange of `file` (the file under a directory input, else the input; ids
+    /// repeat across a directory's files) whose response held a bad part (a stream event
+    /// skipped), counted like an unreadable line.
+    pub fn bad_exchange(&mut self, file: &std::path::Path, id: u64, problem: &str) {
         self.count += 1;
         if self.count <= LISTED_PROBLEMS {
-            warn(&format!("{}: exchange #{id}: {problem}", self.input));
+            warn(&format!("{}: exchange #{id}: {problem}", file.display()));
         }
     }
 
     /// Files of a directory input that were skipped, in one line.
     pub fn skipped(&self, skipped: &[(std::path::PathBuf, String)]) {
         if let Some((_, why)) = skipped.first() {
-            // the reason names the file
-            stderr_line(
-                "note",
-                &format!(
-                    "{}: skipped {} files that are not traces agentwire reads (first: {why})",
-                    self.input,
-                    skipped.len(),
-                ),
-            );
+            note_skipped(&self.input, skipped.len(), why);
         }
     }
 

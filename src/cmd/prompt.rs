@@ -14,7 +14,10 @@ pub(super) fn prompt(a: PromptArgs) -> Result<ExitCode> {
     let r = super::resolve_input(&a.input, &[])?;
     let mut canon = Canonicalizer::new();
     let mut pick = None;
-    for x in &r.trace.exchanges {
+    for (i, x) in r.trace.exchanges.iter().enumerate() {
+        if r.trace.starts_context(i) {
+            canon.new_context();
+        }
         let v = canon.view(x);
         let Some(c) = v.request else { continue };
         let wanted = match r.exchange {

@@ -21,12 +21,12 @@ pub(super) fn show(a: ShowArgs) -> Result<ExitCode> {
         progress: None,
     };
     let mut input = open_input(&a.trace, &opts)?;
-    for rec in &mut input {
+    while let Some(rec) = input.next() {
         match rec? {
             Record::Exchange(x) if !a.mcp => {
                 let row = builder.row(&x);
                 for p in &row.problems {
-                    warnings.bad_exchange(x.id, p);
+                    warnings.bad_exchange(input.file(), x.id, p);
                 }
                 rows.push(row);
             }

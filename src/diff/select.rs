@@ -92,6 +92,9 @@ impl DiffReport {
 /// A Messages request of a trace with its thread and turn.
 pub(crate) struct Item<'t> {
     pub x: &'t Exchange,
+    /// The file under a directory input it was read from (`None`: the input itself);
+    /// exchange ids repeat across a directory's files, so labels name it.
+    pub file: Option<&'t std::path::Path>,
     /// The request body, decoded (spans of `req` index it).
     pub body: Cow<'t, [u8]>,
     pub session: String,
@@ -113,16 +116,22 @@ pub(crate) fn items_of<'t>(
     problems: &mut Vec<String>,
 ) -> Vec<Item<'t>> {
     for p in &trace.problems {
-        problems.push(format!("{}: {p}", trace.path.display()));
+        problems.push(p.located(&trace.path.display().to_string()));
     }
     let mut canon = Canonicalizer::new();
     let mut out: Vec<Item> = Vec::new();
     // Requests seen so far per (session, thread, turn): the next one's repeat number.
     let mut seen: HashMap<(String, String, usize), usize> = HashMap::new();
-    for x in &trace.exchanges {
+    for (i, x) in trace.exchanges.iter().enumerate() {
+        if trace.starts_context(i) {
+            canon.new_context();
+        }
         let v = canon.view(x);
+        // ids repeat across the files of a directory: those name the file
+        let file = Some(trace.file_of(i)).filter(|f| *f != trace.path);
         if let Some(e) = v.error {
-            problems.push(format!("{input}#{}: request body skipped: {e}", x.id));
+            let at = file.map_or_else(|| input.to_string(), |f| f.display().to_string());
+            problems.push(format!("{at}#{}: request body skipped: {e}", x.id));
             continue;
         }
         let Some(c) = v.request else { continue };
@@ -141,6 +150,7 @@ pub(crate) fn items_of<'t>(
         };
         out.push(Item {
             x,
+            file,
             body,
             session,
             thread,
@@ -162,12 +172,16 @@ fn side<'t>(r: &Resolved, it: &'t Item) -> RequestSide<'t> {
 }
 
 impl Item<'_> {
-    /// This request as one side of a comparison, labelled `{input}#{id}`. Its body is the
+    /// This request as one side of a comparison, labelled `{input}#{id}` (`{file}#{id}`
+    /// for a file under a directory input). Its body is the
     /// one the parsed request's spans index (decoded when the request had a content
     /// coding): every comparison builds its sides here.
     pub(crate) fn side(&self, input: &str) -> RequestSide<'_> {
         RequestSide {
-            label: format!("{input}#{}", self.x.id),
+            label: match self.file {
+                Some(f) => format!("{}#{}", f.display(), self.x.id),
+                None => format!("{input}#{}", self.x.id),
+            },
             exchange: Some(self.x.id),
             session: Some(self.session.clone()),
             thread: Some(self.thread.clone()),

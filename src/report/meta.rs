@@ -235,6 +235,7 @@ mod tests {
             others: vec![],
             problems: vec![],
             mcp: vec![],
+            parts: vec![],
         }
     }
 

@@ -9,7 +9,8 @@
 //! tokens and counts are INT64, text is UTF8; optional columns may be null.
 //!
 //! Schema (column: type; plus the partition columns `cli_version` and `date`):
-//! - `requests.parquet`: trace, exchange, seq int64; session, thread str; turn, at_us int64;
+//! - `requests.parquet`: trace int64; file str (the file read: under a directory input,
+//!   the file under it); exchange, seq int64; session, thread str; turn, at_us int64;
 //!   model, usage, usage_reason str; uncached, read, write_5m, write_1h, output int64 (figures used);
 //!   predicted_read, predicted_write, predicted_uncached int64; observed_read,
 //!   observed_write int64 (null when not recorded); status str; cause, cause_detail str
@@ -468,6 +469,7 @@ fn requests_columns(a: &Analysis) -> Vec<Col> {
     let r = &a.requests;
     vec![
         i64s("trace", r.iter().map(|x| x.trace as i64)),
+        strs("file", r.iter().map(|x| x.file.clone())),
         i64s("exchange", r.iter().map(|x| n(x.exchange))),
         i64s("seq", r.iter().map(|x| x.seq as i64)),
         strs("session", r.iter().map(|x| x.session.clone())),

@@ -48,7 +48,14 @@ pub struct ShowRow {
 /// Rows for every exchange of a trace.
 pub fn rows(trace: &Trace) -> Vec<ShowRow> {
     let mut b = RowBuilder::default();
-    trace.exchanges.iter().map(|x| b.row(x)).collect()
+    let mut rows = Vec::with_capacity(trace.exchanges.len());
+    for (i, x) in trace.exchanges.iter().enumerate() {
+        if trace.starts_context(i) {
+            b.new_context();
+        }
+        rows.push(b.row(x));
+    }
+    rows
 }
 
 /// Builds rows one exchange at a time (sessions and threads need the exchanges in order),

@@ -31,6 +31,7 @@ impl Failure {
             truncated: true,
             message: format!("{name}: {why}; the records before it were read"),
             raw: Vec::new(),
+            file: None,
         })
     }
 }

@@ -62,6 +62,12 @@ pub struct TraceInput {
     exchanges: usize,
     skipped: Vec<(PathBuf, String)>,
     done: bool,
+    /// The file the records now come from (the input itself unless it is a directory).
+    file: PathBuf,
+    /// A file of a directory was just opened: its first record must be a header.
+    file_start: bool,
+    /// A record held back behind a header made up for a file that has none.
+    pending: Option<Result<Record, TraceError>>,
 }
 
 /// Longest first line read to recognise an input (a transcript's or claude-trace log's
@@ -92,6 +98,9 @@ pub fn open_input(path: &Path, opts: &InputOptions) -> Result<TraceInput, TraceE
         exchanges: 0,
         skipped: Vec::new(),
         done: false,
+        file: path.to_path_buf(),
+        file_start: false,
+        pending: None,
     };
     if path == Path::new("-") {
         let (format, recs) = open_reader(Box::new(std::io::stdin()), path)?;
@@ -119,6 +128,14 @@ impl TraceInput {
         &self.skipped
     }
 
+    /// The file the record last returned came from: for a directory input, the path of
+    /// that file under it (as `dir/sub/file.jsonl`); otherwise the input as named. Every
+    /// problem and exchange id is relative to this file (ids repeat across the files of a
+    /// directory).
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
     fn is_import(&self) -> bool {
         self.format.is_some_and(|f| f != Format::Trace)
     }
@@ -139,6 +156,10 @@ impl TraceInput {
             match opened {
                 Ok((_, recs)) => {
                     self.current = Some(recs);
+                    self.file = p;
+                    self.file_start = true;
+                    // imported exchanges are numbered within their file, as when it is named
+                    self.next_id = 0;
                     return true;
                 }
                 Err(e) => self.skipped.push((p, e.to_string())),
@@ -179,7 +200,24 @@ impl Iterator for TraceInput {
             if self.done {
                 return None;
             }
-            let rec = match self.current.as_mut().and_then(Iterator::next) {
+            let next = match self.pending.take() {
+                Some(r) => Some(r),
+                None => self.current.as_mut().and_then(Iterator::next),
+            };
+            let rec = match next {
+                // Each file of a directory is its own recording context, announced by its
+                // header line; a file without one (its first line damaged) gets an empty
+                // header, so sessions without ids never run on from the file before.
+                Some(r) if std::mem::take(&mut self.file_start) => {
+                    if !matches!(r, Ok(Record::Header { .. })) {
+                        self.pending = Some(r);
+                        return Some(Ok(Record::Header {
+                            version: super::FORMAT_VERSION,
+                            context: Context::new(),
+                        }));
+                    }
+                    r
+                }
                 Some(r) => r,
                 None => {
                     self.current = None;
@@ -201,6 +239,11 @@ impl Iterator for TraceInput {
                     }
                     self.exchanges += 1;
                     return Some(Ok(Record::Exchange(x)));
+                }
+                // a problem inside a directory names its file
+                Ok(Record::Bad(mut p)) if self.file != self.path => {
+                    p.file.get_or_insert_with(|| self.file.clone());
+                    return Some(Ok(Record::Bad(p)));
                 }
                 Err(e) => {
                     self.done = true;
@@ -566,6 +609,7 @@ fn pcap_records(input: Box<dyn Read + Send>, path: &Path) -> Result<Records, Tra
             truncated: false,
             message: e.to_string(),
             raw: Vec::new(),
+            file: None,
         }),
     };
     let header = Record::Header {
@@ -584,6 +628,7 @@ fn pcap_records(input: Box<dyn Read + Send>, path: &Path) -> Result<Records, Tra
                 format!("{name}: {message}")
             },
             raw: Vec::new(),
+            file: None,
         })
         .collect();
     let recs = std::iter::once(header)
@@ -661,6 +706,7 @@ fn document(bytes: Vec<u8>, path: &Path) -> Result<(Format, Records), TraceError
             truncated: false,
             message: format!("{}: {message}", path.display()),
             raw: Vec::new(),
+            file: None,
         }))
     }));
     recs.extend(xs.into_iter().map(|x| Ok(Record::Exchange(Box::new(x)))));
@@ -760,6 +806,7 @@ impl Iterator for JsonLines {
                     truncated: false,
                     message,
                     raw: raw.clone(),
+                    file: None,
                 })
             };
             let v: serde_json::Value = match serde_json::from_slice(&raw) {

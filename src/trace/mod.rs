@@ -32,7 +32,7 @@ pub use exchange::{
 pub(crate) use exchange::{test_exchange, test_headers};
 pub use input::{open_input, InputOptions, TraceInput};
 pub use mcp::McpRecord;
-pub use reader::{ReadProblem, Record, Trace, TraceReader};
+pub use reader::{Part, ReadProblem, Record, Trace, TraceReader};
 pub use writer::{stdout as trace_stdout, LineEncoder, TraceWriter};
 
 /// Version of the trace format this build writes. Readers accept this and older versions.

@@ -43,6 +43,27 @@ pub struct ReadProblem {
     pub message: String,
     /// The line's bytes, without the newline.
     pub raw: Vec<u8>,
+    /// The file the line is in, when the input is a directory (`dir/sub/file.jsonl`);
+    /// `None`: the input as named.
+    pub file: Option<std::path::PathBuf>,
+}
+
+impl ReadProblem {
+    /// The problem as a warning names it: `FILE: line N (byte M): …`, where FILE is the
+    /// file it is in ([`ReadProblem::file`], else `input`); a message that already starts
+    /// with that name (imports and captures name their file) is not named twice.
+    pub fn located(&self, input: &str) -> String {
+        let file = self
+            .file
+            .as_ref()
+            .map_or_else(|| input.to_string(), |f| f.display().to_string());
+        let text = self.to_string();
+        if text.starts_with(&format!("{file}: ")) {
+            text
+        } else {
+            format!("{file}: {text}")
+        }
+    }
 }
 
 impl std::fmt::Display for ReadProblem {
@@ -221,6 +242,7 @@ impl LineParser<'_> {
                     x.id
                 ),
                 raw: line.to_vec(),
+                file: None,
             });
         }
         Record::Exchange(Box::new(x))
@@ -243,6 +265,7 @@ impl LineParser<'_> {
                 truncated,
                 message,
                 raw: line.to_vec(),
+                file: None,
             })
         };
         // Lines agentwire writes start with their type: an exchange line is read once,
@@ -324,6 +347,7 @@ impl<R: BufRead> TraceReader<R> {
                         self.max_line
                     ),
                     raw,
+                    file: None,
                 }))));
             }
             let has_newline = self.buf.last() == Some(&b'\n');
@@ -417,6 +441,19 @@ pub struct Trace {
     pub others: Vec<serde_json::Value>,
     /// Lines that could not be read.
     pub problems: Vec<ReadProblem>,
+    /// Where each recording context begins (each header line; every file of a directory
+    /// input starts one), in order. Empty for a trace read without header lines.
+    pub parts: Vec<Part>,
+}
+
+/// One recording context of a [`Trace`]: sessions without client ids do not continue
+/// into the next one (see [`crate::api::view::Canonicalizer::new_context`]).
+#[derive(Debug, Clone, Default)]
+pub struct Part {
+    /// Index in [`Trace::exchanges`] of its first exchange.
+    pub first: usize,
+    /// The file it was read from (a file under a directory input, else the input).
+    pub file: PathBuf,
 }
 
 impl Trace {
@@ -427,7 +464,22 @@ impl Trace {
     /// written by a newer format. Unparseable lines are not errors: they land in
     /// [`Trace::problems`].
     pub fn open(path: &Path) -> Result<Trace, TraceError> {
-        Self::from_records(path, super::open_input(path, &Default::default())?)
+        let mut input = super::open_input(path, &Default::default())?;
+        let mut t = Trace {
+            path: path.to_path_buf(),
+            ..Trace::default()
+        };
+        while let Some(r) = input.next() {
+            let r = r?;
+            if let Record::Header { .. } = r {
+                t.parts.push(Part {
+                    first: t.exchanges.len(),
+                    file: input.file().to_path_buf(),
+                });
+            }
+            t.push(r);
+        }
+        Ok(t)
     }
 
     /// Read a whole trace from any reader.
@@ -443,21 +495,46 @@ impl Trace {
             path: path.to_path_buf(),
             ..Trace::default()
         };
-        let mut seen_header = false;
         for r in records {
-            match r? {
-                Record::Header { context, .. } if !seen_header => {
-                    t.context = context;
-                    seen_header = true;
-                }
-                Record::Header { .. } => {}
-                Record::Exchange(x) => t.exchanges.push(*x),
-                Record::Mcp(m) => t.mcp.push(*m),
-                Record::Other(v) => t.others.push(v),
-                Record::Bad(p) => t.problems.push(p),
+            let r = r?;
+            if let Record::Header { .. } = r {
+                t.parts.push(Part {
+                    first: t.exchanges.len(),
+                    file: path.to_path_buf(),
+                });
             }
+            t.push(r);
         }
         Ok(t)
+    }
+
+    /// Keep one record (the first header's context is the trace's).
+    fn push(&mut self, r: Record) {
+        match r {
+            Record::Header { context, .. } if self.parts.len() <= 1 => self.context = context,
+            Record::Header { .. } => {}
+            Record::Exchange(x) => self.exchanges.push(*x),
+            Record::Mcp(m) => self.mcp.push(*m),
+            Record::Other(v) => self.others.push(v),
+            Record::Bad(p) => self.problems.push(p),
+        }
+    }
+
+    /// True when exchange `i` begins a recording context after the first (a header line,
+    /// the next file of a directory): a reader of sessions calls
+    /// [`crate::api::view::Canonicalizer::new_context`] before placing it.
+    pub fn starts_context(&self, i: usize) -> bool {
+        // parts are in order of `first`
+        i > 0 && self.parts.binary_search_by_key(&i, |p| p.first).is_ok()
+    }
+
+    /// The file exchange `i` was read from: the file under a directory input, else the
+    /// input. Exchange ids are unique within a file, not across a directory's files.
+    pub fn file_of(&self, i: usize) -> &Path {
+        match self.parts.partition_point(|p| p.first <= i) {
+            0 => &self.path,
+            n => &self.parts[n - 1].file,
+        }
     }
 
     /// The exchange with `id`, or [`TraceError::NoSuchExchange`].

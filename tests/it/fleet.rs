@@ -92,7 +92,7 @@ fn write_trace(dir: &Path, i: usize) -> usize {
 }
 
 /// Run `sql` in DuckDB over the tables in `tables`; rows as JSON arrays.
-fn duckdb(tables: &Path, sql: &str) -> Vec<Value> {
+pub(crate) fn duckdb(tables: &Path, sql: &str) -> Vec<Value> {
     let script = format!(
         "import duckdb, json, sys\ncon = duckdb.connect()\nfor t in ['requests', 'episodes', 'jobs', 'decisions', 'threads']:\n    con.execute(f\"create view {{t}} as select * from read_parquet('{root}/{{t}}/*/*/*.parquet', hive_partitioning = true)\")\nfor row in con.execute(sys.argv[1]).fetchall():\n    print(json.dumps([str(v) if not isinstance(v, (int, float, type(None))) else v for v in row]))\n",
         root = tables.display()

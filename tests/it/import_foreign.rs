@@ -201,7 +201,7 @@ fn directories_stdin_gzip_and_since_are_read_alike() {
     let note = String::from_utf8_lossy(&all.stderr);
     assert_eq!(note.lines().count(), 1, "{note}");
     assert!(
-        note.contains("skipped 1 files") && note.contains("notes.meta.json"),
+        note.contains("skipped 1 file not in a format") && note.contains("notes.meta.json"),
         "{note}"
     );
 

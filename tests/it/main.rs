@@ -16,6 +16,7 @@ mod connect;
 mod decode;
 mod diff;
 mod diff_snapshots;
+mod dir_inputs;
 mod exit_codes;
 mod features;
 mod fleet;

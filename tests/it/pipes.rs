@@ -76,11 +76,17 @@ fn trace_on_stdin_analyzes_like_the_file() {
         "{via_file}"
     );
     assert_eq!(run("table", true), via_file);
-    // JSON names each input by path (`-` for stdin); everything else is the same
+    // JSON names each input by path (`-` for stdin), and each request its input's file;
+    // everything else is the same
     let json = |piped| {
         let mut v: serde_json::Value = serde_json::from_str(&run("json", piped)).unwrap();
+        let path = v["inputs"][0]["path"].clone();
         for i in v["inputs"].as_array_mut().unwrap() {
             i["path"] = serde_json::Value::Null;
+        }
+        for r in v["requests"].as_array_mut().unwrap() {
+            assert_eq!(r["file"], path);
+            r["file"] = serde_json::Value::Null;
         }
         v
     };

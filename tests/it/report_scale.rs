@@ -112,6 +112,7 @@ pub fn ten_thousand_request_audit_stays_usable(br: &mut Browser) {
         others: vec![],
         problems: vec![],
         mcp: vec![],
+        parts: vec![],
     };
     let analysed = t.elapsed().as_secs_f64();
     let html = audit_page::render(

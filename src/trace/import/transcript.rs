@@ -122,6 +122,7 @@ fn read_lines(
                         truncated: false,
                         message: format!("not a transcript entry: {e}"),
                         raw: line,
+                        file: None,
                     },
                 )),
             }
