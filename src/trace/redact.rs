@@ -204,15 +204,18 @@ pub fn redact_text_cow(text: &str) -> Cow<'_, str> {
     if let Cow::Owned(s) = KEY_SHAPES.replace_all(&t, |c: &regex::Captures| marker(&c[0])) {
         t = Cow::Owned(s);
     }
-    if let Cow::Owned(s) = URL_USERINFO.replace_all(&t, |c: &regex::Captures| {
-        format!("{}{}@", &c[1], hide(&c[2]))
-    }) {
-        t = Cow::Owned(s);
-    }
-    if let Cow::Owned(s) = AUTHORITY_USERINFO.replace_all(&t, |c: &regex::Captures| {
-        format!("{}{}@{}", &c[1], hide(&c[2]), &c[3])
-    }) {
-        t = Cow::Owned(s);
+    // Both userinfo rules need an `@`: most header values have none.
+    if t.contains('@') {
+        if let Cow::Owned(s) = URL_USERINFO.replace_all(&t, |c: &regex::Captures| {
+            format!("{}{}@", &c[1], hide(&c[2]))
+        }) {
+            t = Cow::Owned(s);
+        }
+        if let Cow::Owned(s) = AUTHORITY_USERINFO.replace_all(&t, |c: &regex::Captures| {
+            format!("{}{}@{}", &c[1], hide(&c[2]), &c[3])
+        }) {
+            t = Cow::Owned(s);
+        }
     }
     if let Cow::Owned(s) = AUTH_SCHEME.replace_all(&t, |c: &regex::Captures| {
         if c.get(1).is_some() {
