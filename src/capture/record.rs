@@ -230,6 +230,9 @@ pub struct RecordOutcome {
     pub output_tail: String,
     /// The recording context written to the trace.
     pub context: Context,
+    /// Lines of the working trace that could not be read back when it was rewritten into
+    /// the output (each warned about; the working trace is then kept, see `finalize`).
+    pub unreadable_lines: usize,
 }
 
 impl RecordOutcome {
@@ -529,6 +532,7 @@ fn outcome(
         mcp_records: trace.mcp.len(),
         output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
         context: trace.context.clone(),
+        unreadable_lines: trace.problems.len(),
     }
 }
 
@@ -622,7 +626,36 @@ fn finalize(
         w.write_record(o)?;
     }
     w.finish()?;
-    let _ = std::fs::remove_file(tmp);
+    if t.problems.is_empty() {
+        let _ = std::fs::remove_file(tmp);
+    } else {
+        // Nothing is lost: the lines that did not read back stay in the working trace,
+        // kept where the user can find it (next to the output; the sandbox holding it
+        // for `-o -` is removed, so it is copied out first).
+        let name = tmp.display().to_string();
+        for p in &t.problems {
+            eprintln!("warning: {}", p.located(&name));
+        }
+        let kept = if crate::output::is_stdout(output) {
+            let keep = std::env::current_dir()
+                .unwrap_or_default()
+                .join(format!("agentwire-record-{}.jsonl.tmp", std::process::id()));
+            std::fs::copy(tmp, &keep).map(|_| keep)
+        } else {
+            Ok(tmp.to_path_buf())
+        };
+        match kept {
+            Ok(k) => eprintln!(
+                "warning: {} of the recording could not be read back and are missing from the trace; the recording as written is kept at {}",
+                crate::report::count(t.problems.len() as u64, "line"),
+                k.display()
+            ),
+            Err(e) => eprintln!(
+                "warning: {} of the recording could not be read back, and its working trace could not be kept ({e})",
+                crate::report::count(t.problems.len() as u64, "line")
+            ),
+        }
+    }
     t.path = output.to_path_buf();
     t.context = crate::trace::redact::context(context);
     Ok(t)
@@ -631,6 +664,31 @@ fn finalize(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_of_the_working_trace_that_do_not_read_back_are_kept_not_dropped() {
+        // Found in review (the kind of an adversarial test's finding: a reader's problems
+        // collected and never reported): `finalize` rewrote the working trace without its
+        // unreadable lines and deleted it.
+        let dir = tempfile::tempdir().unwrap();
+        let (tmp, out) = (dir.path().join("t.jsonl.tmp"), dir.path().join("t.jsonl"));
+        let mut w = TraceWriter::create(&tmp, &Context::new()).unwrap();
+        let x = crate::trace::test_exchange("POST", "/v1/messages", &[], b"{}");
+        w.write_exchange(&x).unwrap();
+        w.finish().unwrap();
+        let mut bytes = std::fs::read(&tmp).unwrap();
+        bytes.extend_from_slice(b"{\"type\":\"exchange\",\"id\":1,\"cut");
+        std::fs::write(&tmp, &bytes).unwrap();
+        let t = finalize(&tmp, &out, &Context::new(), &dir.path().join("no-mcp")).unwrap();
+        assert_eq!(t.exchanges.len(), 1);
+        assert_eq!(t.problems.len(), 1);
+        assert_eq!(
+            std::fs::read(&tmp).unwrap(),
+            bytes,
+            "the working trace is kept as written"
+        );
+        assert_eq!(Trace::open(&out).unwrap().exchanges.len(), 1);
+    }
 
     #[test]
     fn sandbox_vars_are_what_either_route_sets_and_nothing_a_user_chooses() {

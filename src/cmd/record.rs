@@ -62,7 +62,7 @@ pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
         eprintln!("error: the recorded command did not finish cleanly (the trace keeps what it sent); its last output lines:\n{tail}");
         return Ok(ExitCode::from(1));
     }
-    Ok(if degraded {
+    Ok(if degraded || outcome.unreadable_lines > 0 {
         ExitCode::from(super::DEGRADED)
     } else {
         ExitCode::SUCCESS
