@@ -172,12 +172,21 @@ async fn handle(State(p): State<Arc<Proxy>>, req: Request) -> Response {
     if let Some(s) = header(resp.headers(), "mcp-session-id") {
         http.session_id = Some(s);
     }
-    let mut builder = Response::builder().status(resp.status().as_u16());
+    // Built from typed parts (reqwest's status and headers), so it cannot fail: a builder
+    // error never turns into an empty 200.
+    let upstream_status = resp.status();
+    let mut head = HeaderMap::new();
     for (k, v) in resp.headers() {
         if !skip_response(k.as_str()) {
-            builder = builder.header(k, v);
+            head.append(k, v.clone());
         }
     }
+    let built = move |body: AxumBody| {
+        let mut r = Response::new(body);
+        *r.status_mut() = upstream_status;
+        *r.headers_mut() = head;
+        r
+    };
     let is_sse = resp
         .headers()
         .get("content-type")
@@ -186,7 +195,7 @@ async fn handle(State(p): State<Arc<Proxy>>, req: Request) -> Response {
     if !is_sse {
         let body = resp.bytes().await.unwrap_or_default();
         p.record(McpDirection::ToClient, &body, &http, false);
-        return builder.body(AxumBody::from(body)).unwrap_or_default();
+        return built(AxumBody::from(body));
     }
     http.sse = true;
     let mut parser = SseParser::new();
@@ -220,9 +229,7 @@ async fn handle(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         }
     });
     let stream = tokio_stream_from(rx);
-    builder
-        .body(AxumBody::from_stream(stream))
-        .unwrap_or_default()
+    built(AxumBody::from_stream(stream))
 }
 
 fn tokio_stream_from(
@@ -232,8 +239,8 @@ fn tokio_stream_from(
 }
 
 fn status_only(status: u16) -> Response {
-    Response::builder()
-        .status(status)
-        .body(AxumBody::empty())
-        .unwrap_or_default()
+    let mut r = Response::new(AxumBody::empty());
+    *r.status_mut() =
+        axum::http::StatusCode::from_u16(status).unwrap_or(axum::http::StatusCode::BAD_GATEWAY);
+    r
 }

@@ -355,10 +355,7 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
             let body = AxumBody::from_stream(futures_util::stream::once(async {
                 Err::<Bytes, _>(std::io::Error::other("injected drop"))
             }));
-            return Response::builder()
-                .status(200)
-                .body(body)
-                .unwrap_or_default();
+            return Response::new(body);
         }
         return respond_json(draft, 200, &reply.to_json(), rid, None);
     }
@@ -385,15 +382,22 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
         ("cache-control".into(), "no-cache".into()),
         ("request-id".into(), rid.to_string()),
     ];
-    let mut builder = Response::builder().status(200);
+    // Built without a builder, so no builder error can turn into an empty 200; the
+    // request id is agentwire's own (`req_agentwire_` and digits), a valid header value.
+    let mut head = axum::http::HeaderMap::new();
     for (k, v) in &headers {
-        builder = builder.header(k, v);
+        if let (Ok(k), Ok(v)) = (
+            axum::http::HeaderName::from_bytes(k.as_bytes()),
+            HeaderValue::from_str(v),
+        ) {
+            head.append(k, v);
+        }
     }
     let source = ScriptedEvents::new(events, fault);
     let stream = RecordingStream::new(draft, 200, headers, source);
-    builder
-        .body(AxumBody::from_stream(stream))
-        .unwrap_or_default()
+    let mut r = Response::new(AxumBody::from_stream(stream));
+    *r.headers_mut() = head;
+    r
 }
 
 fn count_tokens(draft: Draft, rid: &str) -> Response {

@@ -238,12 +238,15 @@ pub(crate) async fn forward(
             )
         })
         .collect();
-    let mut builder = Response::builder().status(status);
+    // Built from typed parts (reqwest's status and headers), so it cannot fail: a builder
+    // error never turns into an empty 200.
+    let mut head = HeaderMap::new();
     for (k, v) in resp.headers() {
         if !hop(k.as_str()) {
-            builder = builder.header(k, v);
+            head.append(k, v.clone());
         }
     }
+    let upstream_status = resp.status();
     redact_headers(&mut out_headers);
     let base = up.display.clone();
     let source = resp.bytes_stream().map(move |r| {
@@ -259,7 +262,8 @@ pub(crate) async fn forward(
         })
     });
     let stream = RecordingStream::new(draft, status, out_headers, Box::pin(source));
-    builder
-        .body(AxumBody::from_stream(stream))
-        .unwrap_or_default()
+    let mut r = Response::new(AxumBody::from_stream(stream));
+    *r.status_mut() = upstream_status;
+    *r.headers_mut() = head;
+    r
 }
