@@ -208,8 +208,20 @@ async fn send_one(
         .map_or((target, None), |(p, q)| (p, Some(q)));
     url.set_path(&format!("{}{path}", base.path().trim_end_matches('/')));
     url.set_query(query);
-    let method =
-        reqwest::Method::from_bytes(x.request.method.as_bytes()).unwrap_or(reqwest::Method::POST);
+    // A recorded method that is not an HTTP token is not sent as something else.
+    let Ok(method) = reqwest::Method::from_bytes(x.request.method.as_bytes()) else {
+        return Outcome {
+            id: x.id,
+            status: None,
+            latency_ms: 0.0,
+            error: Some(crate::trace::redact::redact_text(&format!(
+                "the recorded method {:?} of exchange #{} is not an HTTP method (RFC 9110 §9.1: a token); the request was not sent",
+                x.request.method, x.id
+            ))),
+            differences: Vec::new(),
+            dropped_headers: Vec::new(),
+        };
+    };
     let mut req = client.request(method, url);
     let recorded = x
         .request

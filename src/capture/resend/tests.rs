@@ -350,3 +350,27 @@ async fn replay_refuses_a_bad_base_url_and_a_trace_with_nothing_to_send() {
         Err(ResendError::Empty)
     ));
 }
+
+/// Found in review (the kind of an adversarial test's finding: untrusted values coerced
+/// silently): a recorded method that is not an HTTP token was sent as POST.
+#[tokio::test]
+async fn a_recorded_method_that_is_not_http_is_named_not_sent_as_post() {
+    let (url, log) = server().await;
+    let mut bad = post(7, "/v1/messages", &[], b"{}");
+    bad.request.method = "PO ST".into();
+    let t = trace(vec![bad, post(8, "/v1/messages", &[], b"{}")]);
+    let s = run(&t, &config(&url)).await;
+    assert_eq!(s.outcomes.len(), 2);
+    let o = &s.outcomes[0];
+    assert_eq!((o.id, o.status), (7, None));
+    let e = o.error.as_deref().unwrap();
+    assert!(
+        e.contains("\"PO ST\"") && e.contains("exchange #7") && e.contains("not sent"),
+        "{e}"
+    );
+    assert_eq!(
+        log.seen.lock().unwrap().len(),
+        1,
+        "only the valid request reached the server"
+    );
+}
