@@ -15,7 +15,7 @@ FROM ?=
 
 .DEFAULT_GOAL := help
 
-.PHONY: help deps test-deps build demo test lint doc bench load mutants clean-demo install uninstall
+.PHONY: help deps test-deps build demo test lint doc bench bench-figures load mutants clean-demo install uninstall
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -91,6 +91,9 @@ doc: ## build the API docs
 bench: test-deps ## run the benchmarks (installs claude-tap and mitmproxy from PyPI into target/bench-venv for the comparisons)
 	@[ -x target/bench-venv/bin/claude-tap ] && [ -x target/bench-venv/bin/mitmdump ] || { echo "bench: installing the peer tools claude-tap and mitmproxy (PyPI) into target/bench-venv"; python3 -m venv target/bench-venv && target/bench-venv/bin/pip install -q claude-tap mitmproxy; }
 	cargo bench
+
+bench-figures: test-deps ## the README's benchmark figures in one run (farm-bench against tshark and jq, the pcap floors, server bench, load test): scripts/bench-figures.sh
+	scripts/bench-figures.sh
 
 load: ## 60 s of 100 KB POSTs at full speed against `serve`: peak RSS from /proc (< 256 MB) and nothing lost (CI runs 5 s)
 	AGENTWIRE_LOAD_SECONDS=60 cargo test --locked --test it -- limits::sustained --nocapture

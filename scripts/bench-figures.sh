@@ -1,0 +1,34 @@
+#!/bin/sh
+# The README's benchmark figures in one run: whole-process timings with the workplace's
+# `farm-bench` against the peers, the floors of the pcap job (trace to /dev/null; the disk
+# copying the capture durably), the criterion diff bench, the server bench and the 60 s
+# load test. Inputs are the benches' generated files in $DIR (default target/bench-inputs),
+# made first when missing. Usage: scripts/bench-figures.sh [DIR] > figures.txt
+set -eu
+DIR=${1:-target/bench-inputs}
+mkdir -p "$DIR"
+DIR=$(cd "$DIR" && pwd)
+cargo build --locked --profile profiling
+B=$PWD/target/profiling/agentwire
+make_input() { # FILE BENCH VAR VALUE
+  [ -s "$1" ] || env "$3=$4" AGENTWIRE_BENCH_WRITE="$1" cargo bench --locked --profile profiling --bench "$2" >/dev/null
+}
+make_input "$DIR/100m.pcap" pcap AGENTWIRE_BENCH_PCAP_MB 100
+make_input "$DIR/1g.pcap" pcap AGENTWIRE_BENCH_PCAP_MB 1024
+make_input "$DIR/100m.jsonl" analyze AGENTWIRE_BENCH_REQUESTS 1000
+make_input "$DIR/1g.jsonl" analyze AGENTWIRE_BENCH_REQUESTS 10000
+[ -s "$DIR/diff/a.json" ] || { mkdir -p "$DIR/diff"; AGENTWIRE_BENCH_WRITE="$DIR/diff" cargo bench --locked --profile profiling --bench diff >/dev/null; }
+set -x
+date -u; uptime
+farm-bench -n 5 --timeout 300 --vs "tshark -r $DIR/100m.pcap -Q --export-objects http,$DIR/tshark-objects" -- "$B" pcap "$DIR/100m.pcap" -o "$DIR/x100.jsonl" --force
+farm-bench -n 5 --timeout 300 -- "$B" pcap "$DIR/1g.pcap" -o "$DIR/x1g.jsonl" --force
+farm-bench -n 5 --timeout 300 -- "$B" pcap "$DIR/1g.pcap" -o /dev/null
+farm-bench -n 5 --timeout 300 -- dd if="$DIR/1g.pcap" of="$DIR/dd-copy.pcap" bs=4M conv=fsync
+rm -f "$DIR/dd-copy.pcap" "$DIR/x1g.jsonl"
+farm-bench -n 5 --timeout 300 --vs "jq -c .request.body.json.model $DIR/100m.jsonl" -- "$B" analyze "$DIR/100m.jsonl" --format json
+farm-bench -n 5 --timeout 600 --vs "jq -c .request.body.json.model $DIR/1g.jsonl" -- "$B" analyze "$DIR/1g.jsonl" --format json
+farm-bench -n 10 --timeout 100 -- "$B" diff "$DIR/diff/a.json" "$DIR/diff/b.json"
+cargo bench --locked --profile profiling --bench diff 2>&1 | grep -E "time:|^diff|^parse|body sizes"
+cargo bench --locked --profile profiling --bench server 2>&1 | grep -v "Compiling\|Finished\|Running"
+AGENTWIRE_LOAD_SECONDS=60 cargo test --locked --test it -- limits::sustained --nocapture 2>&1 | grep -v "Compiling\|Finished\|Running"
+uptime; date -u
