@@ -171,18 +171,17 @@ fn analyze_dir_does_not_join_sessions_across_files() {
 
     // every figure is the same as naming the files one by one (the directory adds only
     // the files it skipped)
-    let mut dir_rest = by_dir.clone();
-    let skipped = dir_rest
-        .as_object_mut()
-        .unwrap()
-        .remove("skipped_files")
-        .unwrap();
-    let mut files_rest = by_files.clone();
-    let none = files_rest
-        .as_object_mut()
-        .unwrap()
-        .remove("skipped_files")
-        .unwrap();
+    let without_skipped = |v: &Value| {
+        let mut rest = v.clone();
+        let skipped = rest
+            .as_object_mut()
+            .unwrap()
+            .remove("skipped_files")
+            .unwrap();
+        (rest, skipped)
+    };
+    let (dir_rest, skipped) = without_skipped(&by_dir);
+    let (files_rest, none) = without_skipped(&by_files);
     assert_eq!(none, json!([]));
     assert_eq!(skipped.as_array().unwrap().len(), 1);
     assert_eq!(

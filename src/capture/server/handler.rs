@@ -138,26 +138,26 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
             );
             return error_response(draft, 503, &msg, &rid, "overloaded");
         }
-        Some(BodyEnd::Malformed(e)) => {
+        Some(end @ (BodyEnd::Malformed(_) | BodyEnd::Disconnected(_))) => {
+            // hyper already answered or the client is gone: the exchange is recorded as
+            // far as it got, with why it stopped.
             let n = draft.request.body.len();
+            let (kind, message) = match end {
+                BodyEnd::Malformed(e) => (
+                    "malformed_body",
+                    format!("the request body's framing is invalid after {n} body bytes: {e}"),
+                ),
+                BodyEnd::Disconnected(e) => (
+                    "client_disconnected",
+                    format!("client went away after {n} body bytes: {e}"),
+                ),
+                _ => unreachable!("matched above"),
+            };
             draft.finish(
                 None,
                 Some(ExchangeError {
-                    kind: "malformed_body".into(),
-                    message: format!(
-                        "the request body's framing is invalid after {n} body bytes: {e}"
-                    ),
-                }),
-            );
-            return plain(StatusCode::BAD_REQUEST, Bytes::new(), "text/plain");
-        }
-        Some(BodyEnd::Disconnected(e)) => {
-            let n = draft.request.body.len();
-            draft.finish(
-                None,
-                Some(ExchangeError {
-                    kind: "client_disconnected".into(),
-                    message: format!("client went away after {n} body bytes: {e}"),
+                    kind: kind.into(),
+                    message,
                 }),
             );
             return plain(StatusCode::BAD_REQUEST, Bytes::new(), "text/plain");
