@@ -95,18 +95,21 @@ static KEY_SHAPES: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
-/// `scheme://userinfo@`: the whole userinfo (a token is often the user name).
+/// `scheme://…@` or `//…@` (a network-path reference): a userinfo candidate, up to the
+/// last `@` before a query, fragment or the end of the token; [`url_userinfo`] decides
+/// how much of it is userinfo (a token is often the user name, so all of it is hidden).
 static URL_USERINFO: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/?#@\s\x22'<>]+)@").expect("static regex")
+    Regex::new(r"(?i)((?:\b[a-z][a-z0-9+.-]*:)?//)([^\s\x22'<>?#]*)@").expect("static regex")
 });
 /// `user:password@host` without a scheme (an authority-form target such as a CONNECT's,
-/// a database or proxy address in a message): the userinfo when it holds a colon. Only
-/// at the start of the text or after a separator, so a URL's own userinfo (handled by
-/// [`URL_USERINFO`]) and a marker are not matched again; `user@host` without a colon is an
-/// e-mail address and stays.
+/// a database or proxy address in a message): the userinfo when it holds a colon (the
+/// user may be empty; the password may hold `/` or `@`, up to the last `@` before a host).
+/// Only at the start of the text or after a separator, so a URL's own userinfo (handled
+/// by [`URL_USERINFO`]) and a marker are not matched again; `user@host` without a colon is
+/// an e-mail address and stays.
 static AUTHORITY_USERINFO: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)(^|[\s\x22'(<=,;])([^\s/?#@\x22'<>:\[\]]+:[^\s/?#@\x22'<>\[\]]*)@([a-z0-9.-]+|\[[0-9a-f:.]+\])",
+        r"(?i)(^|[\s\x22'(<=,;])([^\s/?#@\x22'<>:\[\]]*:[^\s\x22'<>\[\]]*)@([a-z0-9.-]+|\[[0-9a-f:.]+\])",
     )
     .expect("static regex")
 });
@@ -207,11 +210,22 @@ pub fn redact_text_cow(text: &str) -> Cow<'_, str> {
     // Both userinfo rules need an `@`: most header values have none.
     if t.contains('@') {
         if let Cow::Owned(s) = URL_USERINFO.replace_all(&t, |c: &regex::Captures| {
-            format!("{}{}@", &c[1], hide(&c[2]))
+            // `n` is the candidate's length or the index of an `@` inside it.
+            match url_userinfo(&c[2]) {
+                Some(n) => format!("{}{}{}@", &c[1], hide(&c[2][..n]), &c[2][n..]),
+                None => c[0].to_string(),
+            }
         }) {
             t = Cow::Owned(s);
         }
         if let Cow::Owned(s) = AUTHORITY_USERINFO.replace_all(&t, |c: &regex::Captures| {
+            // `scheme://host/…@…` is a URL, whose userinfo rule ran above.
+            if c[2]
+                .split_once(':')
+                .is_some_and(|(_, rest)| rest.starts_with("//"))
+            {
+                return c[0].to_string();
+            }
             format!("{}{}@{}", &c[1], hide(&c[2]), &c[3])
         }) {
             t = Cow::Owned(s);
@@ -229,6 +243,36 @@ pub fn redact_text_cow(text: &str) -> Cow<'_, str> {
         t = Cow::Owned(s);
     }
     t
+}
+
+/// How much of a [`URL_USERINFO`] candidate (the text between `//` and its last `@`) is
+/// userinfo, in bytes: all of it when it holds no `/`; up to its last `@` before the first
+/// `/` when there is one (`u:p@h/x@y`: `u:p`); all of it when a colon before the first `/`
+/// is followed by something other than a port (`u:pa/ss`, a password holding `/`); none
+/// otherwise (`host:4873/` of `http://host:4873/@scope/pkg`, `registry.npmjs.org/`).
+fn url_userinfo(candidate: &str) -> Option<usize> {
+    let Some(slash) = candidate.find('/') else {
+        return Some(candidate.len());
+    };
+    let before = &candidate[..slash];
+    if let Some(at) = before.rfind('@') {
+        return Some(at);
+    }
+    let (_, after_colon) = before.split_once(':')?;
+    (!after_colon.is_empty() && !after_colon.bytes().all(|b| b.is_ascii_digit()))
+        .then_some(candidate.len())
+}
+
+/// A target in authority form (`host:port`, a CONNECT's): everything before its last `@`
+/// is userinfo, which RFC 9110 §9.3.6 does not allow there, so all of it is hidden (a
+/// token alone is as secret as `user:password`); the rest passes [`redact_text`].
+pub fn redact_authority(target: &str) -> String {
+    match target.rsplit_once('@') {
+        Some((userinfo, host)) if !is_marker(userinfo) => {
+            format!("{}@{}", hide(userinfo), redact_text(host))
+        }
+        _ => redact_text(target),
+    }
 }
 
 /// The `name=value` / `name: value` rule of [`redact_text_cow`]. The value of a pair whose
@@ -311,6 +355,17 @@ pub fn raw_head(raw: &[u8]) -> Vec<u8> {
                     body.to_string()
                 } else {
                     format!("{name}: {}", hide(v))
+                }
+            }
+            // A CONNECT's target is authority form: all of a userinfo there is hidden.
+            _ if i == 0 && body.starts_with("CONNECT ") => {
+                let mut parts = body.splitn(3, ' ');
+                let (m, target, rest) = (parts.next(), parts.next(), parts.next());
+                match (m, target, rest) {
+                    (Some(m), Some(t), Some(v)) => {
+                        format!("{m} {} {}", redact_authority(t), redact_text(v))
+                    }
+                    _ => redact_text(body),
                 }
             }
             _ => redact_text(body),
@@ -914,6 +969,58 @@ mod tests {
             assert!(r.contains(kept), "{r}");
             assert_eq!(redact_text(&r), r, "applied twice");
         }
+        // Found by a second adversarial round: an empty user, a password holding `/` or
+        // `@`, `//` without a scheme, a token as the whole userinfo of a URL.
+        for (text, secret, kept) in [
+            (
+                ":EMPTYUSERPW1@api.anthropic.com:443",
+                "EMPTYUSERPW1",
+                "@api.anthropic.com:443",
+            ),
+            (
+                "alice:PA/SSWORD2@api.anthropic.com:443",
+                "SSWORD2",
+                "@api.anthropic.com:443",
+            ),
+            (
+                "alice:p@SSWORD3@api.anthropic.com:443",
+                "SSWORD3",
+                "@api.anthropic.com:443",
+            ),
+            (
+                "//alice:TARGETPW7@h/v1/messages",
+                "TARGETPW7",
+                "//[redacted fp=",
+            ),
+            (
+                "X-Proxy: :EMPTYUSER9@proxy:8080",
+                "EMPTYUSER9",
+                "@proxy:8080",
+            ),
+            ("https://u:pa/SLASHPW@host/p", "SLASHPW", "]@host/p"),
+            ("https://TOKENUSER@host/p", "TOKENUSER", "]@host/p"),
+            ("https://u:PW4@h/x@y", "PW4", "]@h/x@y"),
+        ] {
+            let r = redact_text(text);
+            assert!(!r.contains(secret), "{text} -> {r}");
+            assert!(r.contains(kept), "{text} -> {r}");
+            assert_eq!(redact_text(&r), r, "applied twice");
+        }
+        // URLs whose path holds an `@` keep their host and path.
+        for url in [
+            "https://registry.npmjs.org/@anthropic-ai/claude-code",
+            "http://localhost:4873/@anthropic-ai/claude-code",
+        ] {
+            assert_eq!(redact_text(url), url);
+        }
+        assert_eq!(
+            redact_authority("TOKENONLYUSER123@api.anthropic.com:443"),
+            format!("{}@api.anthropic.com:443", marker("TOKENONLYUSER123"))
+        );
+        assert_eq!(
+            redact_authority("api.anthropic.com:443"),
+            "api.anthropic.com:443"
+        );
         // An e-mail address and a URL's userinfo (its own rule) are not matched here.
         assert_eq!(
             redact_text("mail dana@example.com"),

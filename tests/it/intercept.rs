@@ -229,11 +229,21 @@ async fn other_hosts_are_refused_and_get_no_certificate() {
 /// intercepted as if valid and its password written to the trace.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connect_target_with_a_password_is_refused_and_the_password_never_reaches_disk() {
+    // The second round found an empty user and a token alone as the userinfo.
+    for (target, secret) in [
+        ("alice:PASSWORDXYZ@api.anthropic.com:443", "PASSWORDXYZ"),
+        (":EMPTYUSERPW1@api.anthropic.com:443", "EMPTYUSERPW1"),
+        ("TOKENONLYUSER123@api.anthropic.com:443", "TOKENONLYUSER123"),
+    ] {
+        refused_connect_keeps_no_secret(target, secret).await;
+    }
+}
+
+async fn refused_connect_keeps_no_secret(target: &'static str, secret: &str) {
     use std::io::{Read, Write};
     let dir = tempfile::tempdir().unwrap();
     let (srv, _ca) = intercepting(dir.path()).await;
     let addr = srv.server.addr;
-    let target = "alice:PASSWORDXYZ@api.anthropic.com:443";
     let head = tokio::task::spawn_blocking(move || {
         let mut s = std::net::TcpStream::connect(addr).unwrap();
         s.write_all(
@@ -250,7 +260,7 @@ async fn a_connect_target_with_a_password_is_refused_and_the_password_never_reac
     srv.server.shutdown().await.unwrap();
     let path = srv.dir.path().join("trace.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
-    assert!(!text.contains("PASSWORDXYZ"), "{text}");
+    assert!(!text.contains(secret), "{text}");
     let t = Trace::open(&path).unwrap();
     let x = &t.exchanges[0];
     assert_eq!(x.error.as_ref().unwrap().kind, "refused_connect");

@@ -19,7 +19,7 @@ use super::conn::Connections;
 use super::draft::Draft;
 use super::{AppState, ConnInfo};
 use crate::capture::ca::CertificateAuthority;
-use crate::trace::redact::redact_text;
+use crate::trace::redact::redact_authority;
 use crate::trace::{Body, ExchangeError, HttpRequest, HttpResponse};
 
 /// What the intercepting proxy does.
@@ -155,14 +155,14 @@ pub(crate) async fn connect(
         Some(a) => (canonical_host(a.host()), a.port_u16().unwrap_or(443)),
         None => (String::new(), 0),
     };
-    let draft = connect_draft(&st, &info, &redact_text(&target));
+    let draft = connect_draft(&st, &info, &redact_authority(&target));
     if target.contains('@') {
         // RFC 9110 §9.3.6: a CONNECT target is host and port only. Credentials there
         // (never sent by a real client) are refused, not acted on; the trace holds the
         // target redacted.
         let message = format!(
             "CONNECT {} refused: the target must be host:port without user information (RFC 9110 §9.3.6); send proxy credentials in Proxy-Authorization",
-            redact_text(&target)
+            redact_authority(&target)
         );
         draft.finish(
             Some(status_only(400)),
@@ -254,7 +254,7 @@ pub(crate) async fn connect(
         None => {
             let message = format!(
                 "CONNECT {} refused: agentwire intercepts only {} (offline mode; --tunnel-others passes other hosts through)",
-                redact_text(&target),
+                redact_authority(&target),
                 icpt.config.hosts.join(", ")
             );
             draft.finish(
