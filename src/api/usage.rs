@@ -95,10 +95,10 @@ impl Usage {
                 Some(value) => value,
             };
             let (n, problem) = figure(value);
-            if let Some(n) = n {
-                self.clamped |= n > MAX_TOKENS;
-                *slot = Some(n.min(MAX_TOKENS));
-            }
+            // A figure that is not a count replaces an earlier one too (a stream's final
+            // `message_delta` overrides its `message_start` placeholder): not reported.
+            self.clamped |= n.is_some_and(|n| n > MAX_TOKENS);
+            *slot = n.map(|n| n.min(MAX_TOKENS));
             if let Some(why) = problem {
                 let p = format!("usage.{name} is {value}: {why}", value = short(value));
                 if !self.problems.contains(&p) {
@@ -207,6 +207,11 @@ mod tests {
         let mut v = Usage::from_value(&json!({"output_tokens":-1}));
         v.merge(&json!({"output_tokens":-1}));
         assert_eq!(v.problems.len(), 1);
+        // Found by a second round: a bad final figure left the stream's placeholder (1)
+        // in place while the warning said "read as not reported".
+        let mut w = Usage::from_value(&json!({"input_tokens":5,"output_tokens":1}));
+        w.merge(&json!({"output_tokens":-9}));
+        assert_eq!((w.input_tokens, w.output_tokens), (Some(5), None));
         assert!(Usage::from_value(&json!({"input_tokens":7}))
             .problems
             .is_empty());

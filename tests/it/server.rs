@@ -583,19 +583,36 @@ async fn the_byte_ledger_and_hyper_agree_on_long_heads_and_broken_chunks() {
         body.len()
     );
     let bad = "POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n";
+    // The second round: 110 header lines (hyper's limit is 100, the ledger's was 128).
+    let many: String = (0..110).map(|i| format!("x-h{i}: v\r\n")).collect();
+    let many = format!("GET /v1/models HTTP/1.1\r\nhost: x\r\n{many}\r\n");
     let statuses = tokio::task::spawn_blocking(move || {
         let a = read_status(&mut raw_request(addr, &big, &body));
         let b = read_status(&mut raw_request(addr, bad, b""));
-        (a, b)
+        let c = read_status(&mut raw_request(addr, &many, b""));
+        (a, b, c)
     })
     .await
     .unwrap();
-    assert_eq!(statuses, (200, 400));
+    assert_eq!(statuses, (200, 400, 431));
     let t = s.finish().await;
     let kinds: Vec<Option<&str>> = t
         .exchanges
         .iter()
         .map(|x| x.error.as_ref().map(|e| e.kind.as_str()))
         .collect();
-    assert_eq!(kinds, [None, Some("malformed_body")], "{:#?}", t.exchanges);
+    assert_eq!(
+        kinds,
+        [None, Some("malformed_body"), Some("head_too_large")],
+        "{:#?}",
+        t.exchanges
+    );
+    let raw = &t.exchanges[2];
+    assert!(raw.request.body.bytes.starts_with(b"GET /v1/models"));
+    assert!(!raw
+        .error
+        .as_ref()
+        .unwrap()
+        .message
+        .contains("earlier request"));
 }

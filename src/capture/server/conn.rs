@@ -122,6 +122,7 @@ impl Connections {
             .header_read_timeout(timeout)
             // The ledger frames heads with the same limit (a longer head is not a request).
             .max_buf_size(tee::MAX_HEAD)
+            .max_headers(tee::MAX_HEADERS)
             // A client may shut down its write side after sending its request and still
             // wait for the answer.
             .half_close(true);

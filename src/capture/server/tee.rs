@@ -31,6 +31,9 @@ pub const KEEP: usize = 64 * 1024;
 /// which the server sets explicitly ([`super::conn`]) so the ledger and hyper agree on
 /// which heads are requests (a longer one is answered 431 by hyper and recorded raw here).
 pub const MAX_HEAD: usize = 8192 + 4096 * 100;
+/// Most header lines in a request head: hyper's default (100), also set explicitly by the
+/// server, so a head with more is not a request here either (hyper answers it 431).
+pub const MAX_HEADERS: usize = 100;
 /// Longest chunk-size or trailer line followed, bytes.
 const MAX_LINE: usize = 8 << 10;
 
@@ -189,7 +192,7 @@ impl Ledger {
     /// Try to parse the pending head: `Ok(Some(bytes used))`, `Ok(None)` when partial,
     /// `Err` when it is not a request hyper would accept.
     fn parse_head(&mut self) -> Result<Option<usize>, ()> {
-        let mut headers = [httparse::EMPTY_HEADER; 128];
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut req = httparse::Request::new(&mut headers);
         let used = match req.parse(&self.pending) {
             Ok(httparse::Status::Complete(n)) => n,
