@@ -158,7 +158,7 @@ fn entry(x: &Exchange, base_url: &str) -> Entry {
             timings.wait = ms(wait);
             timings.receive = ms(total - wait);
             Response {
-                status: i64::from(r.status),
+                status: r.status.into(),
                 status_text: hyper::StatusCode::from_u16(r.status)
                     .ok()
                     .and_then(|s| s.canonical_reason())
@@ -233,7 +233,7 @@ mod tests {
                 body: Body::new(vec![0xff, 0x00]),
             },
             response: Some(HttpResponse {
-                status: 200,
+                status: 200.into(),
                 version: "HTTP/1.1".into(),
                 headers: vec![],
                 body: Body::new(b"ok".to_vec()),

@@ -169,26 +169,43 @@ fn odd_numbers_in_traces_and_imports_are_named_not_coerced_silently() {
     let a: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(a["summary"]["output_tokens"], 3 + (1u64 << 32) + 3 + 3);
 
-    let har = serde_json::json!({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
-        "entries": [{"startedDateTime": "2026-11-29T12:00:00.000Z", "time": 1,
-            "request": {"method": "POST", "url": "https://h/v1/messages", "headers": [],
-                "postData": {"mimeType": "application/json", "text": "{}"}},
-            "response": {"status": 70000, "headers": [],
-                "content": {"size": 2, "mimeType": "application/json", "text": "{}"}},
-            "timings": {}}]}});
+    // The second round: a string, float or null status dropped the whole entry.
+    let odd = [
+        serde_json::json!(70000),
+        serde_json::json!("200"),
+        serde_json::json!(200.5),
+        serde_json::Value::Null,
+    ];
+    let entries: Vec<serde_json::Value> = odd
+        .iter()
+        .map(|status| {
+            serde_json::json!({"startedDateTime": "2026-11-29T12:00:00.000Z", "time": 1,
+                "request": {"method": "POST", "url": "https://h/v1/messages", "headers": [],
+                    "postData": {"mimeType": "application/json", "text": "{}"}},
+                "response": {"status": status, "headers": [],
+                    "content": {"size": 2, "mimeType": "application/json", "text": "{}"}},
+                "timings": {}})
+        })
+        .collect();
+    let har = serde_json::json!({"log": {"version": "1.2",
+        "creator": {"name": "t", "version": "1"}, "entries": entries}});
     let har_path = dir.path().join("s.har");
     std::fs::write(&har_path, har.to_string()).unwrap();
     let t = agentwire::trace::Trace::open(&har_path).unwrap();
-    let x = &t.exchanges[0];
-    let r = x.response.as_ref().expect("the response is kept");
-    assert_eq!((r.status, r.body.bytes.as_slice()), (0, &b"{}"[..]));
-    assert!(
-        x.source
-            .missing
-            .iter()
-            .any(|m| m.contains("70000") && m.contains("not an HTTP status code")),
-        "{:?}",
-        x.source.missing
-    );
-    assert!(x.error.is_none(), "{:?}", x.error);
+    assert_eq!(t.exchanges.len(), odd.len(), "every entry is kept");
+    for (x, status) in t.exchanges.iter().zip(&odd) {
+        let r = x.response.as_ref().expect("the response is kept");
+        assert_eq!((r.status, r.body.bytes.as_slice()), (0, &b"{}"[..]));
+        let named = if status.is_null() {
+            "response status".to_string()
+        } else {
+            format!("the file says {status}, not an HTTP status code")
+        };
+        assert!(
+            x.source.missing.iter().any(|m| m.contains(&named)),
+            "{named}: {:?}",
+            x.source.missing
+        );
+        assert!(x.error.is_none(), "{:?}", x.error);
+    }
 }

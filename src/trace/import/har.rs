@@ -149,9 +149,11 @@ pub struct PostData {
 /// `response`.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Response {
-    /// Status code; 0 when no response was received.
+    /// Status code; 0 when no response was received. Read as any JSON value, so an entry
+    /// whose status is a string, a float or null keeps its request and response (the
+    /// value is checked by `status_code`, which names a bad one in `source.missing`).
     #[serde(default)]
-    pub status: i64,
+    pub status: serde_json::Value,
     /// Reason phrase.
     #[serde(rename = "statusText", default)]
     pub status_text: String,
@@ -358,12 +360,12 @@ fn entry(e: Entry, index: usize, path: &Path, creator: &Creator) -> Exchange {
         .iter()
         .filter(|v| **v > 0.0)
         .sum();
-    // Status 0 is how browsers log a request without a response (HAR 1.2).
-    if e.response.status != 0 {
-        let status = super::status_code(
-            Some(&serde_json::json!(e.response.status)),
-            &mut x.source.missing,
-        );
+    // Status 0 (or none, with no content) is how browsers log a request that got no
+    // response (HAR 1.2); any other value keeps the response, checked by `status_code`.
+    let no_response = e.response.status == 0
+        || (e.response.status.is_null() && e.response.content.text.is_none());
+    if !no_response {
+        let status = super::status_code(Some(&e.response.status), &mut x.source.missing);
         let c = e.response.content;
         let (bytes, ok) = match &c.text {
             Some(t) => decode(t, c.encoding.as_deref()),
