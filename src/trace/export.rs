@@ -233,7 +233,7 @@ mod tests {
                 body: Body::new(vec![0xff, 0x00]),
             },
             response: Some(HttpResponse {
-                status: 200.into(),
+                status: 200,
                 version: "HTTP/1.1".into(),
                 headers: vec![],
                 body: Body::new(b"ok".to_vec()),

@@ -113,10 +113,13 @@ static AUTHORITY_USERINFO: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static regex")
 });
-/// `name=value` (query strings, `--flag=value`, `VAR=value`) and `name: value` (header
-/// lines quoted in messages); the name is checked with [`is_secret_name`].
+/// `name=value` (query strings, `--flag=value`, `VAR=value`), `name: value` (header
+/// lines quoted in messages) and `"name": "value"` (JSON quoted in messages and notes);
+/// the name is checked with [`is_secret_name`]. Groups: name, the quote closing it,
+/// separator, value (a quoted JSON string whole, or a bare run).
 static NAME_VALUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)([A-Za-z0-9_.-]+)(=|:[ \t]*)([^&\s\x22',;<>\]]+)").expect("static regex")
+    Regex::new(r#"(?i)([A-Za-z0-9_.-]+)("?)(=|:[ \t]*)("(?:[^"\\]|\\.)*"|[^&\s"',;<>\]]+)"#)
+        .expect("static regex")
 });
 /// `Bearer TOKEN`, `Basic CREDENTIALS` in free text.
 static AUTH_SCHEME: LazyLock<Regex> = LazyLock::new(|| {
@@ -281,13 +284,18 @@ pub fn redact_authority(target: &str) -> String {
 /// a match consumes its text, so without the second look their secrets would pass.
 fn redact_pairs(text: &str) -> Cow<'_, str> {
     NAME_VALUE.replace_all(text, |c: &regex::Captures| {
-        let (name, sep, value) = (&c[1], &c[2], &c[3]);
-        if value.starts_with("[redacted") {
+        let (name, close, sep, value) = (&c[1], &c[2], &c[3], &c[4]);
+        // A quoted value keeps its quotes; the marker holds no quote or backslash.
+        let (open, inner, end) = match value.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+            Some(inner) => ("\"", inner, "\""),
+            None => ("", value, ""),
+        };
+        if inner.is_empty() || inner.starts_with("[redacted") {
             c[0].to_string()
         } else if is_secret_name(name) {
-            format!("{name}{sep}{}", marker(value))
+            format!("{name}{close}{sep}{open}{}{end}", marker(inner))
         } else {
-            format!("{name}{sep}{}", redact_pairs(value))
+            format!("{name}{close}{sep}{open}{}{end}", redact_pairs(inner))
         }
     })
 }
@@ -1021,6 +1029,16 @@ mod tests {
             redact_authority("api.anthropic.com:443"),
             "api.anthropic.com:443"
         );
+        // The second round: JSON pairs quoted in free text (a HAR comment, an error).
+        let r = redact_text(
+            r#"upstream said {"api_key": "JSONKEY1 x", "password":"JSONPW2", "model":"m"}"#,
+        );
+        assert!(!r.contains("JSONKEY1") && !r.contains("JSONPW2"), "{r}");
+        assert!(
+            r.contains(r#""api_key": "[redacted fp="#) && r.contains(r#""model":"m""#),
+            "{r}"
+        );
+        assert_eq!(redact_text(&r), r, "applied twice");
         // An e-mail address and a URL's userinfo (its own rule) are not matched here.
         assert_eq!(
             redact_text("mail dana@example.com"),
