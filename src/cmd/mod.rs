@@ -229,7 +229,10 @@ pub(crate) fn note_skipped(input: &str, count: usize, first_why: &str) {
 /// one closing line — never one warning per line of input.
 pub struct Warnings {
     input: String,
+    /// Problems met, listed or not.
     count: usize,
+    /// Of them, exchanges kept with a bad part (the rest are records skipped).
+    exchanges: usize,
 }
 
 impl Warnings {
@@ -238,6 +241,7 @@ impl Warnings {
         Warnings {
             input: input.to_string(),
             count: 0,
+            exchanges: 0,
         }
     }
 
@@ -267,6 +271,7 @@ impl Warnings {
     /// skipped), counted like an unreadable line.
     pub fn bad_exchange(&mut self, file: &std::path::Path, id: u64, problem: &str) {
         self.count += 1;
+        self.exchanges += 1;
         if self.count <= LISTED_PROBLEMS {
             warn(&format!("{}: exchange #{id}: {problem}", file.display()));
         }
@@ -282,10 +287,26 @@ impl Warnings {
     /// Print the count of unlisted lines; the exit code they imply.
     pub fn finish(self) -> ExitCode {
         if self.count > LISTED_PROBLEMS {
+            // Said by what they are: records skipped (lines, HAR entries) and exchanges
+            // kept with a bad part (a usage figure, a stream event).
+            let records = self.count - self.exchanges;
+            let mut parts = Vec::new();
+            if records > 0 {
+                parts.push(format!(
+                    "{} (skipped here; they stay in the input as they are)",
+                    agentwire::report::count(records as u64, "unreadable record")
+                ));
+            }
+            if self.exchanges > 0 {
+                parts.push(format!(
+                    "{} with a bad part (kept)",
+                    agentwire::report::count(self.exchanges as u64, "exchange")
+                ));
+            }
             warn(&format!(
-                "{}: {} unreadable lines in all ({} more not listed); they were skipped here and stay in the input as they are",
+                "{}: {} in all ({} more not listed)",
                 self.input,
-                self.count,
+                parts.join(" and "),
                 self.count - LISTED_PROBLEMS
             ));
         }

@@ -103,7 +103,7 @@ fn unreadable_lines_are_counted_not_listed_one_per_line() {
             .lines()
             .last()
             .unwrap()
-            .contains("200 unreadable lines"),
+            .contains("200 unreadable records (skipped here"),
         "{stderr}"
     );
     let shown = agentwire(&["show", "captures/sample-session.jsonl"]);

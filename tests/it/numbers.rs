@@ -209,3 +209,43 @@ fn odd_numbers_in_traces_and_imports_are_named_not_coerced_silently() {
         assert!(x.error.is_none(), "{:?}", x.error);
     }
 }
+
+/// Found by a second adversarial round: past the listed few, problems were summed up as
+/// "N unreadable lines … skipped", though exchanges with a bad usage figure are kept.
+#[test]
+fn many_response_problems_are_summed_up_as_kept_exchanges_not_skipped_lines() {
+    use agentwire::trace::{Context, TraceWriter};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("odd.jsonl");
+    let req = br#"{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}"#;
+    let mut w = TraceWriter::create(&path, &Context::new()).unwrap();
+    for id in 0..6u64 {
+        let resp = serde_json::json!({"type":"message","role":"assistant","content":[],
+            "stop_reason":"end_turn","usage":{"input_tokens": -1, "output_tokens": 1}});
+        let x = crate::common::messages_exchange(
+            id,
+            1_700_000_000 + id as i64,
+            req,
+            "application/json",
+            serde_json::to_vec(&resp).unwrap(),
+        );
+        w.write_exchange(&x).unwrap();
+    }
+    w.finish().unwrap();
+    let o = crate::common::agentwire(&["show", path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let last = err.lines().last().unwrap();
+    assert!(
+        last.contains("6 exchanges with a bad part (kept) in all (3 more not listed)"),
+        "{err}"
+    );
+    assert!(!err.contains("unreadable"), "{err}");
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        rows.as_array()
+            .map(Vec::len)
+            .or_else(|| rows["exchanges"].as_array().map(Vec::len)),
+        Some(6)
+    );
+}
