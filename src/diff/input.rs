@@ -45,8 +45,9 @@ pub fn resolve(input: &str, resolvers: &[&dyn InputResolver]) -> Result<Resolved
         input: input.to_string(),
         message,
     };
-    // `-`: standard input (a trace, or a request body piped in).
-    if input == "-" || Path::new(input).is_file() {
+    // `-`: standard input (a trace, or a request body piped in); a directory reads as
+    // its files, as in every reading command.
+    if input == "-" || Path::new(input).is_file() || Path::new(input).is_dir() {
         return open(input, input, None);
     }
     if let Some((path, n)) = input.rsplit_once('#') {

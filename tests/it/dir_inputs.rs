@@ -287,3 +287,54 @@ fn problems_inside_a_directory_name_their_file() {
         "export: {err}"
     );
 }
+
+/// Found by a second adversarial round: `diff`, `diff --within`, `prompt` and `report
+/// diff` refused a directory with "no such file", though every reading command takes one.
+#[test]
+fn diff_and_prompt_read_a_directory_as_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = repo().join("captures/sample-session.jsonl");
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    for d in [&a, &b] {
+        std::fs::create_dir_all(d).unwrap();
+        std::fs::copy(&sample, d.join("s.jsonl")).unwrap();
+    }
+    let s = sample.to_str().unwrap();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    for (by_dir, by_file) in [
+        (vec!["prompt", a], vec!["prompt", s]),
+        (
+            vec!["diff", "--within", a, "--format", "json"],
+            vec!["diff", "--within", s, "--format", "json"],
+        ),
+    ] {
+        let (d, f) = (agentwire(&by_dir), agentwire(&by_file));
+        assert_eq!(
+            d.status.code(),
+            f.status.code(),
+            "{by_dir:?}: {}",
+            String::from_utf8_lossy(&d.stderr)
+        );
+        let strip = |o: &Output| {
+            String::from_utf8_lossy(&o.stdout)
+                .replace(a, "X")
+                .replace(s, "X")
+        };
+        assert!(!d.stdout.is_empty());
+        assert_eq!(
+            strip(&d).lines().count(),
+            strip(&f).lines().count(),
+            "{by_dir:?}"
+        );
+    }
+    let o = agentwire(&["diff", a, b, "--format", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["comparisons"][0]["identical"], true, "{v}");
+    assert_eq!(v["comparisons"][0]["a"]["label"].as_str().unwrap(), format!("{a}/s.jsonl#1"));
+}
