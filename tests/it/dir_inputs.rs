@@ -336,5 +336,8 @@ fn diff_and_prompt_read_a_directory_as_its_file() {
     );
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["comparisons"][0]["identical"], true, "{v}");
-    assert_eq!(v["comparisons"][0]["a"]["label"].as_str().unwrap(), format!("{a}/s.jsonl#1"));
+    assert_eq!(
+        v["comparisons"][0]["a"]["label"].as_str().unwrap(),
+        format!("{a}/s.jsonl#1")
+    );
 }

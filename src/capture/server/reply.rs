@@ -124,11 +124,23 @@ impl Reply {
             let (start, deltas) = match ty {
                 "text" => {
                     let text = block.get("text").and_then(Value::as_str).unwrap_or("");
-                    let d = pieces(text, TEXT_PIECE)
+                    let mut d = pieces(text, TEXT_PIECE)
                         .into_iter()
                         .map(|p| json!({"type":"text_delta","text":p}))
                         .collect::<Vec<_>>();
-                    (json!({"type":"text","text":""}), d)
+                    // Citations stream as one `citations_delta` each after the text (the
+                    // Messages API's streaming reference); a block without any has none.
+                    match block.get("citations").and_then(Value::as_array) {
+                        Some(cites) if !cites.is_empty() => {
+                            d.extend(
+                                cites
+                                    .iter()
+                                    .map(|c| json!({"type":"citations_delta","citation":c})),
+                            );
+                            (json!({"type":"text","text":"","citations":[]}), d)
+                        }
+                        _ => (json!({"type":"text","text":""}), d),
+                    }
                 }
                 "tool_use" | "server_tool_use" => {
                     let input = block.get("input").cloned().unwrap_or(json!({}));
@@ -252,6 +264,10 @@ mod tests {
         let message = json!({"id":"msg_rec","type":"message","role":"assistant","model":"claude-x",
             "content":[{"type":"thinking","thinking":"hmm","signature":"sig"},
                        {"type":"text","text":"Running it — now."},
+                       // Found by a second adversarial round: citations were dropped.
+                       {"type":"text","text":"As the docs say.","citations":[
+                           {"type":"char_location","cited_text":"say","document_index":0,
+                            "document_title":"d","start_char_index":1,"end_char_index":4}]},
                        {"type":"tool_use","id":"toolu_9","name":"Bash","input":{"command":"make -j4 all"}}],
             "stop_reason":"tool_use","stop_sequence":null,
             "usage":{"input_tokens":7,"cache_creation_input_tokens":100,"cache_read_input_tokens":2000,"output_tokens":42}});
