@@ -59,7 +59,8 @@ impl<W: Write> HarWriter<W> {
         Ok(HarWriter {
             out,
             entries: 0,
-            base_url: base_url.trim_end_matches('/').to_string(),
+            // The base URL is written into every entry: it passes the redaction too.
+            base_url: redact_text(base_url.trim_end_matches('/')),
             name: name.to_string(),
         })
     }
@@ -262,6 +263,22 @@ mod tests {
             .as_str()
             .unwrap()
             .starts_with("http://127.0.0.1:9/v1/messages?key=[redacted"));
+    }
+
+    /// Found by a second adversarial round: `--base-url http://u:PW@h` was written into
+    /// every entry's `url` as given.
+    #[test]
+    fn the_base_url_passes_the_redaction_too() {
+        let x = crate::trace::test_exchange("POST", "/v1/messages", &[], b"{}");
+        let mut w = HarWriter::new(Vec::new(), "http://u:EXPPW1@h:9", "t.har").unwrap();
+        w.write(&x).unwrap();
+        let (_, out) = w.finish().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let url = v["log"]["entries"][0]["request"]["url"].as_str().unwrap();
+        assert!(
+            url.starts_with("http://[redacted fp=") && url.ends_with("]@h:9/v1/messages"),
+            "{url}"
+        );
     }
 
     /// Reported by a new user: a CONNECT exchange (the TLS-intercepting route's tunnel)
