@@ -273,11 +273,34 @@ fn dir_files(dir: &Path, since: Option<DateTime<Utc>>) -> Result<DirFiles, Trace
     seen_dirs.insert(file_id(dir, &root));
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let entries = std::fs::read_dir(&d).map_err(|e| open(&d, e))?;
+        // The top directory must read; a subdirectory that cannot is skipped and named,
+        // like a file that cannot (a dangling symbolic link, no permission).
+        let entries = match std::fs::read_dir(&d) {
+            Ok(entries) => entries,
+            Err(e) if d != dir => {
+                skipped.push((
+                    d.clone(),
+                    format!(
+                        "{}: cannot read this directory ({e}); not read",
+                        d.display()
+                    ),
+                ));
+                continue;
+            }
+            Err(e) => return Err(open(&d, e)),
+        };
         for e in entries.flatten() {
             let p = e.path();
-            let Ok(meta) = std::fs::metadata(&p) else {
-                continue;
+            let meta = match std::fs::metadata(&p) {
+                Ok(meta) => meta,
+                Err(e) => {
+                    let why = format!(
+                        "{}: cannot read ({e}; a dangling symbolic link?); not read",
+                        p.display()
+                    );
+                    skipped.push((p, why));
+                    continue;
+                }
             };
             if meta.is_dir() {
                 if seen_dirs.insert(file_id(&p, &meta)) {

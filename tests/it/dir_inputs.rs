@@ -341,3 +341,35 @@ fn diff_and_prompt_read_a_directory_as_its_file() {
         format!("{a}/s.jsonl#1")
     );
 }
+
+/// Found by a second adversarial round: a dangling symbolic link inside a directory was
+/// skipped without a word. It is named among the skipped files, like a FIFO.
+#[test]
+fn a_dangling_link_in_a_directory_is_named_among_the_skipped_files() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        repo().join("captures/sample-session.jsonl"),
+        dir.path().join("s.jsonl"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        dir.path().join("gone.jsonl"),
+        dir.path().join("dangling.jsonl"),
+    )
+    .unwrap();
+    let d = dir.path().to_str().unwrap();
+    let o = agentwire(&["analyze", d, "--format", "json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("skipped 1 file"), "{err}");
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let skipped = v["skipped_files"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{v}");
+    assert!(
+        skipped[0]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("dangling.jsonl"),
+        "{v}"
+    );
+    assert_eq!(v["summary"]["requests"].as_u64().unwrap() > 0, true);
+}
