@@ -590,6 +590,9 @@ async fn the_byte_ledger_and_hyper_agree_on_long_heads_and_broken_chunks() {
         let a = read_status(&mut raw_request(addr, &big, &body));
         let b = read_status(&mut raw_request(addr, bad, b""));
         let c = read_status(&mut raw_request(addr, &many, b""));
+        // A CONNECT pipelined behind a closing request is kept raw, its token hidden.
+        let piped = "GET /v1/models HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\nCONNECT TOKENPIPED42@api.anthropic.com:443 HTTP/1.1\r\nhost: x\r\n\r\n";
+        read_status(&mut raw_request(addr, piped, b""));
         (a, b, c)
     })
     .await
@@ -603,9 +606,20 @@ async fn the_byte_ledger_and_hyper_agree_on_long_heads_and_broken_chunks() {
         .collect();
     assert_eq!(
         kinds,
-        [None, Some("malformed_body"), Some("head_too_large")],
+        [
+            None,
+            Some("malformed_body"),
+            Some("head_too_large"),
+            None,
+            Some("unprocessed")
+        ],
         "{:#?}",
         t.exchanges
+    );
+    // The 400 the client received for its broken chunks is on record.
+    assert_eq!(
+        t.exchanges[1].response.as_ref().map(|r| r.status),
+        Some(400)
     );
     let raw = &t.exchanges[2];
     assert!(raw.request.body.bytes.starts_with(b"GET /v1/models"));
@@ -615,4 +629,12 @@ async fn the_byte_ledger_and_hyper_agree_on_long_heads_and_broken_chunks() {
         .unwrap()
         .message
         .contains("earlier request"));
+    let piped = &t.exchanges[4];
+    assert!(
+        piped.request.target.ends_with("]@api.anthropic.com:443"),
+        "{}",
+        piped.request.target
+    );
+    let text = serde_json::to_string(&t.exchanges).unwrap();
+    assert!(!text.contains("TOKENPIPED42"), "{text}");
 }

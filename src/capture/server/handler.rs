@@ -142,6 +142,16 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
             // hyper already answered or the client is gone: the exchange is recorded as
             // far as it got, with why it stopped.
             let n = draft.request.body.len();
+            // The 400 below reaches a client whose framing broke; a client that went away
+            // receives nothing.
+            let sent = matches!(end, BodyEnd::Malformed(_)).then(|| HttpResponse {
+                status: 400,
+                version: "HTTP/1.1".into(),
+                headers: vec![("content-type".into(), "text/plain".into())],
+                body: Body::default(),
+                chunks: Vec::new(),
+                first_byte_at: Some(Utc::now()),
+            });
             let (kind, message) = match end {
                 BodyEnd::Malformed(e) => (
                     "malformed_body",
@@ -154,7 +164,7 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
                 _ => unreachable!("matched above"),
             };
             draft.finish(
-                None,
+                sent,
                 Some(ExchangeError {
                     kind: kind.into(),
                     message,

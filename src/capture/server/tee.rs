@@ -408,7 +408,15 @@ fn record_raw(st: &AppState, conn: &ConnInfo, raw: Vec<u8>, len: u64, kind: &str
     body.redacted = true;
     let request = HttpRequest {
         method: method.chars().take(32).collect(),
-        target: redact_text(&target.chars().take(2048).collect::<String>()),
+        target: {
+            let t: String = target.chars().take(2048).collect();
+            // A CONNECT's target is authority form: all of a userinfo there is secret.
+            if method.eq_ignore_ascii_case("CONNECT") {
+                crate::trace::redact::redact_authority(&t)
+            } else {
+                redact_text(&t)
+            }
+        },
         version: String::new(),
         headers: Vec::new(),
         body,
