@@ -104,39 +104,17 @@ fn price_files_are_validated_on_load() {
     assert!(PriceTable::from_file(&p).is_err());
 }
 
-/// Found by an adversarial test: usage figures of -5, 1e30 and "12" were read as 0 (or
-/// clamped) by `show` without a warning, and `analyze` named only a clamped one; a HAR
-/// response status of 70000 became "no response" and its body was dropped. Every odd
-/// number is now named, per exchange, and the run is degraded (exit 3).
-#[test]
-fn odd_numbers_in_traces_and_imports_are_named_not_coerced_silently() {
+/// A trace at `path` of one Messages exchange per usage object, ids from 0, each answered
+/// by a message holding that `usage`.
+fn usage_trace(path: &std::path::Path, usages: &[serde_json::Value]) {
     use agentwire::trace::{Context, TraceWriter};
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("odd.jsonl");
     let req = br#"{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}"#;
-    let mut w = TraceWriter::create(&path, &Context::new()).unwrap();
-    for (id, usage) in [
-        (
-            0,
-            serde_json::json!({"input_tokens": -5, "output_tokens": 3}),
-        ),
-        (
-            1,
-            serde_json::json!({"input_tokens": 5, "output_tokens": 1e30}),
-        ),
-        (
-            2,
-            serde_json::json!({"input_tokens": "12", "output_tokens": 3}),
-        ),
-        (
-            3,
-            serde_json::json!({"input_tokens": 4, "output_tokens": 3}),
-        ),
-    ] {
+    let mut w = TraceWriter::create(path, &Context::new()).unwrap();
+    for (id, usage) in usages.iter().enumerate() {
         let resp = serde_json::json!({"type":"message","role":"assistant",
             "content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":usage});
         let x = crate::common::messages_exchange(
-            id,
+            id as u64,
             1_700_000_000 + id as i64,
             req,
             "application/json",
@@ -145,6 +123,25 @@ fn odd_numbers_in_traces_and_imports_are_named_not_coerced_silently() {
         w.write_exchange(&x).unwrap();
     }
     w.finish().unwrap();
+}
+
+/// Found by an adversarial test: usage figures of -5, 1e30 and "12" were read as 0 (or
+/// clamped) by `show` without a warning, and `analyze` named only a clamped one; a HAR
+/// response status of 70000 became "no response" and its body was dropped. Every odd
+/// number is now named, per exchange, and the run is degraded (exit 3).
+#[test]
+fn odd_numbers_in_traces_and_imports_are_named_not_coerced_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("odd.jsonl");
+    usage_trace(
+        &path,
+        &[
+            serde_json::json!({"input_tokens": -5, "output_tokens": 3}),
+            serde_json::json!({"input_tokens": 5, "output_tokens": 1e30}),
+            serde_json::json!({"input_tokens": "12", "output_tokens": 3}),
+            serde_json::json!({"input_tokens": 4, "output_tokens": 3}),
+        ],
+    );
     let f = path.to_str().unwrap();
     for args in [vec!["show", f], vec!["analyze", f, "--format", "json"]] {
         let o = crate::common::agentwire(&args);
@@ -214,24 +211,12 @@ fn odd_numbers_in_traces_and_imports_are_named_not_coerced_silently() {
 /// "N unreadable lines … skipped", though exchanges with a bad usage figure are kept.
 #[test]
 fn many_response_problems_are_summed_up_as_kept_exchanges_not_skipped_lines() {
-    use agentwire::trace::{Context, TraceWriter};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("odd.jsonl");
-    let req = br#"{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}"#;
-    let mut w = TraceWriter::create(&path, &Context::new()).unwrap();
-    for id in 0..6u64 {
-        let resp = serde_json::json!({"type":"message","role":"assistant","content":[],
-            "stop_reason":"end_turn","usage":{"input_tokens": -1, "output_tokens": 1}});
-        let x = crate::common::messages_exchange(
-            id,
-            1_700_000_000 + id as i64,
-            req,
-            "application/json",
-            serde_json::to_vec(&resp).unwrap(),
-        );
-        w.write_exchange(&x).unwrap();
-    }
-    w.finish().unwrap();
+    usage_trace(
+        &path,
+        &vec![serde_json::json!({"input_tokens": -1, "output_tokens": 1}); 6],
+    );
     let o = crate::common::agentwire(&["show", path.to_str().unwrap(), "--format", "json"]);
     assert_eq!(o.status.code(), Some(3));
     let err = String::from_utf8_lossy(&o.stderr);
