@@ -117,13 +117,15 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
             .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         session,
         thread,
+        // Printed as every other command prints them: through the one redaction function
+        // (a trace written by hand or by another tool may hold a key in its target).
         method: if x.request.captured() {
-            x.request.method.clone()
+            crate::trace::redact::redact_text(&x.request.method)
         } else {
             "-".into()
         },
         path: if x.request.captured() {
-            x.request.target.clone()
+            crate::trace::redact::redact_text(&x.request.target)
         } else {
             "(request not captured)".into()
         },

@@ -550,3 +550,24 @@ fn usage_errors_quote_bad_values_without_their_credentials() {
         );
     }
 }
+
+/// Found by a second adversarial round: `show` printed a query key from a trace file the
+/// writer had not redacted (written by hand), while export, diff and analyze hid it.
+#[test]
+fn show_prints_a_hand_written_traces_target_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hand.jsonl");
+    let line = r#"{"type":"exchange","id":0,"started_at":"2026-11-29T12:00:00Z","source":{"kind":"server"},"request":{"method":"POST","target":"/v1/messages?api_key=HANDWRITTENSECRET1","version":"HTTP/1.1","headers":[],"body":{"size":2,"sha256":"44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a","json":{}}}}"#;
+    std::fs::write(&path, format!("{line}\n")).unwrap();
+    let p = path.to_str().unwrap();
+    for args in [
+        vec!["show", p],
+        vec!["show", p, "--format", "json"],
+        vec!["show", p, "--format", "md"],
+    ] {
+        let o = agentwire(&args);
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("api_key=[redacted fp="), "{args:?}: {out}");
+        assert!(!out.contains("HANDWRITTENSECRET1"), "{args:?}: {out}");
+    }
+}
