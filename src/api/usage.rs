@@ -28,10 +28,6 @@ pub struct Usage {
     /// Cache writes with a 1-hour TTL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ephemeral_1h_input_tokens: Option<u64>,
-    /// True when a reported figure was above [`MAX_TOKENS`] and was clamped to it
-    /// (numbers read from a trace are not trusted to be sane).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub clamped: bool,
     /// What was wrong with the figures as reported, one sentence each (a figure above
     /// [`MAX_TOKENS`], clamped; a negative, fractional or non-numeric one, read as not
     /// reported). Readers show them as problems of the response
@@ -97,7 +93,6 @@ impl Usage {
             let (n, problem) = figure(value);
             // A figure that is not a count replaces an earlier one too (a stream's final
             // `message_delta` overrides its `message_start` placeholder): not reported.
-            self.clamped |= n.is_some_and(|n| n > MAX_TOKENS);
             *slot = n.map(|n| n.min(MAX_TOKENS));
             if let Some(why) = problem {
                 let p = format!("usage.{name} is {value}: {why}", value = short(value));
@@ -185,7 +180,7 @@ mod tests {
             "cache_creation":{"ephemeral_5m_input_tokens":2.5,"ephemeral_1h_input_tokens":4.0}}));
         assert_eq!(u.input_tokens, None);
         assert_eq!(u.output_tokens, Some(MAX_TOKENS));
-        assert!(u.clamped);
+        assert!(u.problems.iter().any(|p| p.contains("clamped")));
         assert_eq!(u.cache_read_input_tokens, None);
         assert_eq!(
             u.cache_creation_input_tokens, None,

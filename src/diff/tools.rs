@@ -385,7 +385,11 @@ mod tests {
                 t.join(",")
             )
         };
-        let (a, b) = (body(a_tools), body(b_tools));
+        diff_bodies(body(a_tools), body(b_tools))
+    }
+
+    /// The diff of two request bodies, with the default rules.
+    fn diff_bodies(a: String, b: String) -> RequestDiff {
         let side = |label: &str, body: &'static str| RequestSide {
             label: label.into(),
             exchange: None,
@@ -515,17 +519,7 @@ mod tests {
                 r#"{{"model":"m","max_tokens":1,"metadata":{{"note":"Working directory: /w","mode":"{meta}"}},"tools":[{{"name":"T","description":"d","input_schema":{{"type":"object","default":{{"p":"cwd: /x","q":"{enumv}"}}}}}}],"messages":[{{"role":"user","content":"hi"}}]}}"#
             )
         };
-        let (a, b) = (body("fast", "one"), body("slow", "two"));
-        let side = |label: &str, body: &'static str| RequestSide {
-            label: label.into(),
-            exchange: None,
-            session: None,
-            thread: None,
-            headers: &[],
-            body: body.as_bytes(),
-        };
-        let (a, b): (&'static str, &'static str) = (a.leak(), b.leak());
-        let d = diff_requests(&side("a", a), &side("b", b), &Normalizer::defaults()).unwrap();
+        let d = diff_bodies(body("fast", "one"), body("slow", "two"));
         let meta = d.params.iter().find(|p| p.key == "metadata").unwrap();
         assert!(meta.changed, "{meta:?}");
         let t = &d.tools.entries[0];

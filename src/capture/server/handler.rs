@@ -138,39 +138,25 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
             );
             return error_response(draft, 503, &msg, &rid, "overloaded");
         }
-        Some(end @ (BodyEnd::Malformed(_) | BodyEnd::Disconnected(_))) => {
-            // hyper already answered or the client is gone: the exchange is recorded as
-            // far as it got, with why it stopped.
+        Some(BodyEnd::Malformed(e)) => {
             let n = draft.request.body.len();
-            // The 400 below reaches a client whose framing broke; a client that went away
-            // receives nothing.
-            let sent = matches!(end, BodyEnd::Malformed(_)).then(|| HttpResponse {
+            let why = format!("the request body's framing is invalid after {n} body bytes: {e}");
+            // hyper stopped at the broken framing; the 400 below reaches the client.
+            let sent = HttpResponse {
                 status: 400,
                 version: "HTTP/1.1".into(),
                 headers: vec![("content-type".into(), "text/plain".into())],
                 body: Body::default(),
                 chunks: Vec::new(),
                 first_byte_at: Some(Utc::now()),
-            });
-            let (kind, message) = match end {
-                BodyEnd::Malformed(e) => (
-                    "malformed_body",
-                    format!("the request body's framing is invalid after {n} body bytes: {e}"),
-                ),
-                BodyEnd::Disconnected(e) => (
-                    "client_disconnected",
-                    format!("client went away after {n} body bytes: {e}"),
-                ),
-                _ => unreachable!("matched above"),
             };
-            draft.finish(
-                sent,
-                Some(ExchangeError {
-                    kind: kind.into(),
-                    message,
-                }),
-            );
-            return plain(StatusCode::BAD_REQUEST, Bytes::new(), "text/plain");
+            return ended_early(draft, Some(sent), "malformed_body", why);
+        }
+        Some(BodyEnd::Disconnected(e)) => {
+            let n = draft.request.body.len();
+            let why = format!("client went away after {n} body bytes: {e}");
+            // Nothing reaches a client that went away.
+            return ended_early(draft, None, "client_disconnected", why);
         }
         None => {}
     }
@@ -202,6 +188,19 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
             error_response(draft, 404, &msg, &rid, "not_found")
         }
     }
+}
+
+/// Record an exchange whose request body ended early (as far as it got, with why) and
+/// answer 400.
+fn ended_early(draft: Draft, sent: Option<HttpResponse>, kind: &str, message: String) -> Response {
+    draft.finish(
+        sent,
+        Some(ExchangeError {
+            kind: kind.into(),
+            message,
+        }),
+    );
+    plain(StatusCode::BAD_REQUEST, Bytes::new(), "text/plain")
 }
 
 /// Why hyper stopped a body: its decoders report broken framing as `InvalidInput` or
