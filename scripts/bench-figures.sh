@@ -1,9 +1,10 @@
 #!/bin/sh
 # The README's benchmark figures in one run: whole-process timings with the workplace's
 # `farm-bench` against the peers, the floors of the pcap job (trace to /dev/null; the disk
-# copying the capture durably), the criterion diff bench, the server bench and the 60 s
-# load test. Inputs are the benches' generated files in $DIR (default target/bench-inputs),
-# made first when missing. Usage: scripts/bench-figures.sh [DIR] > figures.txt
+# copying the capture durably, through the page cache and past it), the criterion diff
+# bench, the server bench and the 60 s load test. Inputs are the benches' generated files
+# in $DIR (default target/bench-inputs), made first when missing.
+# Usage: scripts/bench-figures.sh [DIR] > figures.txt
 set -eu
 DIR=${1:-target/bench-inputs}
 mkdir -p "$DIR"
@@ -24,6 +25,7 @@ farm-bench -n 5 --timeout 300 --vs "tshark -r $DIR/100m.pcap -Q --export-objects
 farm-bench -n 5 --timeout 300 -- "$B" pcap "$DIR/1g.pcap" -o "$DIR/x1g.jsonl" --force
 farm-bench -n 5 --timeout 300 -- "$B" pcap "$DIR/1g.pcap" -o /dev/null
 farm-bench -n 5 --timeout 300 -- dd if="$DIR/1g.pcap" of="$DIR/dd-copy.pcap" bs=4M conv=fsync
+farm-bench -n 5 --timeout 300 -- dd if="$DIR/1g.pcap" of="$DIR/dd-copy.pcap" bs=4M oflag=direct conv=fsync
 rm -f "$DIR/dd-copy.pcap" "$DIR/x1g.jsonl"
 farm-bench -n 5 --timeout 300 --vs "jq -c .request.body.json.model $DIR/100m.jsonl" -- "$B" analyze "$DIR/100m.jsonl" --format json
 farm-bench -n 5 --timeout 600 --vs "jq -c .request.body.json.model $DIR/1g.jsonl" -- "$B" analyze "$DIR/1g.jsonl" --format json

@@ -130,7 +130,7 @@ impl TraceWriter {
         if output::is_stdout(path) {
             return Self::from_writer(stdout(), path, context);
         }
-        let f = AtomicFile::create(path, force).map_err(out_err)?;
+        let f = AtomicFile::create(path, force).map_err(out_err)?.direct();
         Self::with_output(Output::Atomic(f), path, context)
     }
 
@@ -249,13 +249,16 @@ impl TraceWriter {
 
     /// After a failed write: remove the partial line, so the next line starts clean.
     fn cut_back(&mut self) {
-        let f = match &mut self.out {
-            Output::InPlace(f) => f,
-            Output::Atomic(f) => f.file(),
-            Output::Stream(_) => return,
-        };
-        let _ = f.set_len(self.good);
-        let _ = f.seek(SeekFrom::Start(self.good));
+        match &mut self.out {
+            Output::InPlace(f) => {
+                let _ = f.set_len(self.good);
+                let _ = f.seek(SeekFrom::Start(self.good));
+            }
+            Output::Atomic(f) => {
+                let _ = f.truncate(self.good);
+            }
+            Output::Stream(_) => {}
+        }
     }
 
     /// Bytes of whole lines written so far.
