@@ -249,7 +249,10 @@ fn read_stream(
                     PcapBlockOwned::NG(_) => {}
                 }
                 offset += len as u64;
-                reader.consume(len);
+                // No shift here: `refill` moves the few bytes left when the buffer runs
+                // out (`consume` would move half the buffer each time it passes half:
+                // half of every capture copied once more).
+                reader.consume_noshift(len);
             }
             Err(ParserError::Eof) => break,
             Err(ParserError::Incomplete(_)) => {
