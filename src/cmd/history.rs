@@ -35,7 +35,7 @@ pub(super) fn history(a: HistoryArgs) -> Result<ExitCode> {
         };
         versions(spec, &a)?
     };
-    let steps: Vec<Step> = inputs
+    let mut steps: Vec<Step> = inputs
         .iter()
         .map(|(input, trace, recorded)| {
             let m = InputMeta::of(input, trace);
@@ -51,6 +51,17 @@ pub(super) fn history(a: HistoryArgs) -> Result<ExitCode> {
             }
         })
         .collect();
+    // Two captures of one version (other settings) would show as the same row and the
+    // same chart label: name their files too.
+    let labels: Vec<String> = steps.iter().map(|s| s.label.clone()).collect();
+    for s in &mut steps {
+        if labels.iter().filter(|l| **l == s.label).count() > 1 {
+            let file = Path::new(&s.input)
+                .file_name()
+                .map_or_else(|| s.input.clone(), |f| f.to_string_lossy().into_owned());
+            s.label = format!("{} ({file})", s.label);
+        }
+    }
     let mut h = history_page::build(&steps);
     // Pairwise diffs next to the output, in its format (not for JSON or stdout).
     if let (Some(out), false) = (&a.out.output, format == DocFormat::Json) {
@@ -67,6 +78,10 @@ pub(super) fn history(a: HistoryArgs) -> Result<ExitCode> {
         } else {
             "md"
         };
+        // Every diff may be written (or replaced with --force) before any is.
+        for k in 0..h.steps.len() {
+            agentwire::output::check(&dir.join(history_page::step_file(&h, k, ext)), a.out.force)?;
+        }
         for k in 0..h.steps.len() {
             let name = history_page::step_file(&h, k, ext);
             let (report, ma, mb) = &h.steps[k];

@@ -146,8 +146,9 @@ pub fn build(steps: &[Step]) -> History {
     }
 }
 
-/// File name of step `k`'s pairwise diff (`2.1.303-to-2.1.304.html`), made of the
-/// version labels with anything but letters, digits, `.` and `-` replaced.
+/// File name of step `k`'s pairwise diff (`1-2.1.303-to-2.1.304.html`): the step's number
+/// (from 1) and the version labels with anything but letters, digits, `.` and `-`
+/// replaced.
 pub fn step_file(h: &History, k: usize, ext: &str) -> String {
     let clean = |s: &str| -> String {
         s.chars()
@@ -160,8 +161,11 @@ pub fn step_file(h: &History, k: usize, ext: &str) -> String {
             })
             .collect()
     };
+    // Numbered: two steps may join the same pair of versions (captures of one version
+    // with different settings).
     format!(
-        "{}-to-{}.{ext}",
+        "{}-{}-to-{}.{ext}",
+        k + 1,
         clean(&h.rows[k].version),
         clean(&h.rows[k + 1].version)
     )

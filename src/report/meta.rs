@@ -27,6 +27,10 @@ pub struct InputMeta {
     /// Settings the user chose for the run, `K=V`: the recorded environment without the
     /// variables `record` sets for every run ([`sandbox_vars`]).
     pub settings: Vec<String>,
+    /// True when the input recorded its run's environment (`record`, `matrix`): an empty
+    /// [`InputMeta::settings`] then means default settings; false for inputs that cannot
+    /// say (pcap files, imports), whose settings are unknown.
+    pub settings_recorded: bool,
     /// Start of the first exchange (RFC 3339, UTC), if any.
     pub recorded_at: Option<String>,
     /// Exchanges in the trace.
@@ -98,6 +102,7 @@ impl InputMeta {
             route,
             route_inferred,
             settings,
+            settings_recorded: !c.env.is_empty(),
             recorded_at: earliest.map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string()),
             exchanges,
             name: String::new(),
@@ -114,7 +119,8 @@ impl InputMeta {
         }
     }
 
-    /// `base-url route, ENABLE_TOOL_SEARCH=true` (route and settings, or `defaults`).
+    /// `base-url route, ENABLE_TOOL_SEARCH=true` (route and settings; `default settings`
+    /// when the run recorded none, `settings not recorded` when the input cannot say).
     pub fn setup(&self) -> String {
         let mut parts = Vec::new();
         if let Some(r) = &self.route {
@@ -124,7 +130,9 @@ impl InputMeta {
                 format!("{r} route")
             });
         }
-        if self.settings.is_empty() {
+        if !self.settings_recorded {
+            parts.push("settings not recorded".into());
+        } else if self.settings.is_empty() {
             parts.push("default settings".into());
         } else {
             parts.extend(self.settings.iter().cloned());
@@ -273,5 +281,18 @@ mod tests {
         let m = InputMeta::of("claude-code@2.1.304", &t);
         assert_eq!(m.settings, ["ENABLE_TOOL_SEARCH=true"]);
         assert_eq!(m.setup(), "first-party route, ENABLE_TOOL_SEARCH=true");
+        t.context.env.remove("ENABLE_TOOL_SEARCH");
+        let m = InputMeta::of("claude-code@2.1.304", &t);
+        assert_eq!(m.setup(), "first-party route, default settings");
+    }
+
+    /// Reports called a pcap of a run with `ENABLE_TOOL_SEARCH=true` "default settings":
+    /// an input that recorded no environment cannot say what its settings were.
+    #[test]
+    fn inputs_without_a_recorded_environment_say_their_settings_are_unknown() {
+        let mut t = trace(&[]);
+        t.context.route = Some("base-url".into());
+        let m = InputMeta::of("capture.pcap", &t);
+        assert_eq!(m.setup(), "base-url route, settings not recorded");
     }
 }

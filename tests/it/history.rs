@@ -141,3 +141,47 @@ fn history_of_four_published_versions_matches_record_and_reuses_the_cache() {
         );
     }
 }
+
+/// Two captures of each version (303, 304, then 303 and 304 with other settings) gave two
+/// steps one diff file name: the run failed on its own file, or with `--force` linked
+/// steps 1 and 3 to the same diff; and rows 1 and 3 had the same label.
+#[test]
+fn history_with_a_version_pair_twice_writes_one_diff_per_step() {
+    use crate::common::{agentwire_ok, shared_capture};
+    let dir = tempfile::tempdir().unwrap();
+    let caps = [
+        "cc2.1.303-hello.pcap",
+        "cc2.1.304-hello.pcap",
+        "cc2.1.303-hello-toolsearch-on.pcap",
+        "cc2.1.304-hello-toolsearch-off.pcap",
+    ]
+    .map(|c| shared_capture(&format!("claude-code/{c}")));
+    let out = dir.path().join("h.md");
+    let mut args = vec!["history".to_string()];
+    args.extend(caps.iter().map(|c| c.display().to_string()));
+    args.extend(["-o".into(), out.display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    agentwire_ok(&args);
+    let page = std::fs::read_to_string(&out).unwrap();
+    let diffs = dir.path().join("h-diffs");
+    let mut texts = Vec::new();
+    for k in 1..=3 {
+        let name = std::fs::read_dir(&diffs)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .find(|n| n.starts_with(&format!("{k}-")))
+            .unwrap_or_else(|| panic!("no diff for step {k}"));
+        assert!(
+            page.contains(&format!("h-diffs/{name}")),
+            "step {k} links {name}"
+        );
+        texts.push(std::fs::read_to_string(diffs.join(name)).unwrap());
+    }
+    assert!(texts[0] != texts[2] && texts[0] != texts[1] && texts[1] != texts[2]);
+    // The rows of one version name their captures.
+    assert!(page.contains("(cc2.1.303-hello.pcap)"), "{page}");
+    assert!(
+        page.contains("(cc2.1.303-hello-toolsearch-on.pcap)"),
+        "{page}"
+    );
+}

@@ -69,7 +69,7 @@ fn diff_report_shows_20_to_12_tools_and_names_the_ten_deferred(br: &mut Browser)
     let title = br.eval("document.getElementById('title').textContent");
     assert_eq!(
         title.as_str().unwrap(),
-        "claude-code 2.1.303 → 2.1.304 (base-url route (inferred from the Host header), default settings)"
+        "claude-code 2.1.303 → 2.1.304 (base-url route (inferred from the Host header), settings not recorded)"
     );
     let row = br.eval(
         "Array.from(document.querySelectorAll('#figures tbody tr')).map(r => Array.from(r.cells).map(c => c.textContent)).find(c => c[0] == 'tool definitions')",

@@ -35,6 +35,7 @@ fn diff_doc(format: DocFormat) -> String {
         m.version = Some(version.into());
         m.route = Some("base-url".into());
         m.settings = vec!["ENABLE_TOOL_SEARCH=true".into()];
+        m.settings_recorded = true;
         m
     };
     diff_page::render(
