@@ -136,7 +136,11 @@ pub(super) fn pcap(a: PcapArgs) -> Result<ExitCode> {
                     partial += 1;
                 }
             }
-            Err(e @ (PcapError::Open { .. } | PcapError::NotACapture { .. })) => {
+            Err(
+                e @ (PcapError::Open { .. }
+                | PcapError::NotACapture { .. }
+                | PcapError::HeaderCut { .. }),
+            ) => {
                 pb.suspend(|| super::stderr_line("error", &e.to_string()));
                 unreadable += 1;
             }

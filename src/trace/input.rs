@@ -614,7 +614,11 @@ fn pcap_records(input: Box<dyn Read + Send>, path: &Path) -> Result<Records, Tra
             skipped.splice(0..0, info.problems(&name));
             None
         }
-        Err(e @ (PcapError::Open { .. } | PcapError::NotACapture { .. })) => {
+        Err(
+            e @ (PcapError::Open { .. }
+            | PcapError::NotACapture { .. }
+            | PcapError::HeaderCut { .. }),
+        ) => {
             return Err(TraceError::Import(ImportError::Malformed {
                 path: name,
                 format: Format::Pcap.name(),

@@ -4,13 +4,17 @@
 //!
 //! A file that cannot be read to its end yields the packets before the bad block and an
 //! error naming the file and the byte offset of that block (in the uncompressed stream).
+//! An I/O error (a gzip stream cut short or followed by other bytes) ends the input where
+//! it happens: the bytes read before it are parsed, then the error is reported in its own
+//! words.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, ErrorKind, Read};
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
 use pcap_parser::pcapng::Block;
-use pcap_parser::traits::PcapNGPacketBlock;
+use pcap_parser::traits::{PcapNGPacketBlock, PcapReaderIterator};
 use pcap_parser::{PcapBlockOwned, PcapError as ParserError};
 
 use super::{Packet, PcapError};
@@ -107,11 +111,19 @@ pub fn read_packets(
     on_packet: &mut dyn FnMut(&Packet<'_>),
 ) -> Result<FileInfo, PcapError> {
     let mut input = BufReader::with_capacity(1 << 16, input);
-    let head = input.fill_buf().map_err(|e| PcapError::Open {
-        path: name.to_string(),
-        source: e,
-    })?;
-    if head.starts_with(&[0x1f, 0x8b]) {
+    let gzip = loop {
+        match input.fill_buf() {
+            Ok(head) => break head.starts_with(&[0x1f, 0x8b]),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(PcapError::Open {
+                    path: name.to_string(),
+                    source: e,
+                })
+            }
+        }
+    };
+    if gzip {
         let gz = flate2::bufread::MultiGzDecoder::new(input);
         let mut info = read_stream(gz, name, on_packet)?;
         info.gzip = true;
@@ -122,36 +134,129 @@ pub fn read_packets(
 }
 
 fn read_stream(
-    mut input: impl Read + Send,
+    input: impl Read + Send,
     name: &str,
     on_packet: &mut dyn FnMut(&Packet<'_>),
 ) -> Result<FileInfo, PcapError> {
-    // pcap-parser recognises the file from its first read alone; a reader that returns
-    // short reads (a pipe, a chained reader) must not make a capture unrecognisable.
-    let mut head = Vec::with_capacity(FIRST_READ);
-    (&mut input)
-        .take(FIRST_READ as u64)
-        .read_to_end(&mut head)
-        .map_err(|e| PcapError::Read {
-            path: name.into(),
-            offset: 0,
-            detail: e.to_string(),
-        })?;
-    let input = std::io::Cursor::new(head).chain(input);
-    let mut reader = match pcap_parser::create_reader(BUFFER, input) {
-        Ok(r) => r,
-        Err(ParserError::ReadError) => {
-            return Err(PcapError::Read {
-                path: name.into(),
-                offset: 0,
-                detail: "read failed".into(),
-            })
-        }
-        Err(_) => return Err(PcapError::NotACapture { path: name.into() }),
+    // An I/O error (a gzip stream cut short or followed by other bytes, a failing disk)
+    // ends the input here: the bytes read before it are parsed, then the error is
+    // reported with its own text (pcap-parser would drop both).
+    let failed = Arc::new(OnceLock::new());
+    let mut input = KeepError {
+        inner: input,
+        failed: Arc::clone(&failed),
     };
     let mut info = FileInfo::default();
+    let mut offset = 0;
+    let r = parse_stream(&mut input, name, on_packet, &mut info, &mut offset);
+    match (r, failed.get()) {
+        // A parse error is in bytes read before the I/O error: it comes first.
+        (Err(e @ (PcapError::Corrupt { .. } | PcapError::NotACapture { .. })), _)
+        | (Err(e), None) => Err(e),
+        (Ok(()), None) => Ok(info),
+        (Ok(()) | Err(_), Some(e)) => Err(PcapError::Read {
+            path: name.into(),
+            offset,
+            packets: info.packets,
+            detail: e.to_string(),
+        }),
+    }
+}
+
+/// A reader that stops at the first I/O error of `inner`: it reports the end of the
+/// input instead, and keeps the error in `failed` (retrying interrupted reads).
+struct KeepError<R> {
+    inner: R,
+    failed: Arc<OnceLock<std::io::Error>>,
+}
+
+impl<R: Read> Read for KeepError<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.failed.get().is_some() {
+            return Ok(0);
+        }
+        loop {
+            match self.inner.read(buf) {
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let _ = self.failed.set(e);
+                    return Ok(0);
+                }
+                Ok(n) => return Ok(n),
+            }
+        }
+    }
+}
+
+/// Bytes a capture's header needs when `head` (the start of the stream) begins with a
+/// pcap or pcapng magic number, and the header's name: 24 for a pcap file header
+/// (`pcap-savefile(5)`), the Section Header Block's Block Total Length for pcapng (at
+/// least 28; draft-ietf-opsawg-pcapng §4.1), read in the byte order its Byte-Order Magic
+/// gives once 12 bytes are there.
+fn header_needs(head: &[u8]) -> Option<(&'static str, u64)> {
+    const PCAP: [[u8; 4]; 4] = [
+        [0xd4, 0xc3, 0xb2, 0xa1],
+        [0xa1, 0xb2, 0xc3, 0xd4],
+        [0x4d, 0x3c, 0xb2, 0xa1],
+        [0xa1, 0xb2, 0x3c, 0x4d],
+    ];
+    if PCAP.iter().any(|m| head.starts_with(m)) {
+        return Some(("pcap file header", 24));
+    }
+    if !head.starts_with(&[0x0a, 0x0d, 0x0d, 0x0a]) {
+        return None;
+    }
+    let len = match head.get(4..12) {
+        Some(&[a, b, c, d, 0x4d, 0x3c, 0x2b, 0x1a]) => u32::from_le_bytes([a, b, c, d]),
+        Some(&[a, b, c, d, 0x1a, 0x2b, 0x3c, 0x4d]) => u32::from_be_bytes([a, b, c, d]),
+        _ => 28,
+    };
+    Some(("pcapng section header block", u64::from(len.max(28))))
+}
+
+/// Recognise the format, then parse every block; `offset` follows the end of the last
+/// block parsed (bytes of the uncompressed stream).
+fn parse_stream<R: Read + Send>(
+    input: &mut KeepError<R>,
+    name: &str,
+    on_packet: &mut dyn FnMut(&Packet<'_>),
+    info: &mut FileInfo,
+    offset: &mut u64,
+) -> Result<(), PcapError> {
+    // pcap-parser recognises the file from its first read alone; a reader that returns
+    // short reads (a pipe, a chained reader) must not make a capture unrecognisable.
+    // `KeepError` never fails: an error ends `head` early.
+    let mut head = Vec::with_capacity(FIRST_READ);
+    let _ = input.take(FIRST_READ as u64).read_to_end(&mut head);
+    let e = match pcap_parser::create_reader(BUFFER, (&head[..]).chain(&mut *input)) {
+        Ok(reader) => return parse_blocks(reader, name, on_packet, info, offset),
+        Err(e) => describe(e),
+    };
+    if head.is_empty() && input.failed.get().is_some() {
+        // Reported with the reader's error by `read_stream`.
+        return Ok(());
+    }
+    match header_needs(&head) {
+        Some((header, needed)) if (head.len() as u64) < needed => Err(PcapError::HeaderCut {
+            path: name.into(),
+            header,
+            bytes: head.len() as u64,
+            needed,
+        }),
+        Some((header, _)) => Err(corrupt(name, 0, info, &format!("malformed {header} ({e})"))),
+        None => Err(PcapError::NotACapture { path: name.into() }),
+    }
+}
+
+/// Parse every block of a recognised capture, delivering its packets.
+fn parse_blocks(
+    mut reader: Box<dyn PcapReaderIterator + Send + '_>,
+    name: &str,
+    on_packet: &mut dyn FnMut(&Packet<'_>),
+    info: &mut FileInfo,
+    offset: &mut u64,
+) -> Result<(), PcapError> {
     let mut ifaces: Vec<Interface> = Vec::new();
-    let mut offset: u64 = 0;
     let mut capacity = BUFFER;
     let mut frame: u64 = 0;
     loop {
@@ -184,7 +289,7 @@ fn read_stream(
                         let ts_ns =
                             (i64::from(b.ts_sec) + iface.offset) * 1_000_000_000 + frac as i64;
                         let ts_ns = Some(ts_ns);
-                        deliver(&mut info, on_packet, frame, ts_ns, iface, b.data, b.origlen);
+                        deliver(info, on_packet, frame, ts_ns, iface, b.data, b.origlen);
                     }
                     PcapBlockOwned::NG(Block::SectionHeader(_)) => {
                         info.format = "pcapng".into();
@@ -208,15 +313,7 @@ fn read_stream(
                                 let ts = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
                                 let ts_ns = Some(scale(ts, iface.resolution, iface.offset));
                                 let data = epb.packet_data();
-                                deliver(
-                                    &mut info,
-                                    on_packet,
-                                    frame,
-                                    ts_ns,
-                                    iface,
-                                    data,
-                                    epb.origlen,
-                                );
+                                deliver(info, on_packet, frame, ts_ns, iface, data, epb.origlen);
                             }
                             None => info.bad_interface += 1,
                         }
@@ -233,22 +330,14 @@ fn read_stream(
                                 };
                                 let data = &spb.data[..keep];
                                 // A Simple Packet Block has no timestamp: absent, not 0.
-                                deliver(
-                                    &mut info,
-                                    on_packet,
-                                    frame,
-                                    None,
-                                    iface,
-                                    data,
-                                    spb.origlen,
-                                );
+                                deliver(info, on_packet, frame, None, iface, data, spb.origlen);
                             }
                             None => info.bad_interface += 1,
                         }
                     }
                     PcapBlockOwned::NG(_) => {}
                 }
-                offset += len as u64;
+                *offset += len as u64;
                 // No shift here: `refill` moves the few bytes left when the buffer runs
                 // out (`consume` would move half the buffer each time it passes half:
                 // half of every capture copied once more).
@@ -262,22 +351,17 @@ fn read_stream(
                     }
                     return Err(PcapError::Truncated {
                         path: name.into(),
-                        offset,
+                        offset: *offset,
                         packets: info.packets,
                     });
                 }
-                let failed = reader.refill().is_err();
+                // `KeepError` never fails: an I/O error ends the input, and `read_stream`
+                // reports it after the blocks before it.
+                let _ = reader.refill();
                 let grew = reader.data().len() > before;
-                if failed {
-                    return Err(PcapError::Read {
-                        path: name.into(),
-                        offset,
-                        detail: "read failed".into(),
-                    });
-                }
                 if !grew && !reader.reader_exhausted() {
                     if capacity >= MAX_BLOCK {
-                        return Err(corrupt(name, offset, &info, "block larger than 64 MiB"));
+                        return Err(corrupt(name, *offset, info, "block larger than 64 MiB"));
                     }
                     capacity *= 2;
                     reader.grow(capacity);
@@ -286,7 +370,7 @@ fn read_stream(
             }
             Err(ParserError::BufferTooSmall) => {
                 if capacity >= MAX_BLOCK {
-                    return Err(corrupt(name, offset, &info, "block larger than 64 MiB"));
+                    return Err(corrupt(name, *offset, info, "block larger than 64 MiB"));
                 }
                 capacity *= 2;
                 reader.grow(capacity);
@@ -295,23 +379,25 @@ fn read_stream(
             Err(ParserError::UnexpectedEof) => {
                 return Err(PcapError::Truncated {
                     path: name.into(),
-                    offset,
+                    offset: *offset,
                     packets: info.packets,
                 })
             }
-            Err(e) => {
-                let detail = match e {
-                    ParserError::HeaderNotRecognized => "unknown block".to_string(),
-                    ParserError::NomError(_, k) | ParserError::OwnedNomError(_, k) => {
-                        format!("malformed block ({})", k.description())
-                    }
-                    other => format!("{other:?}"),
-                };
-                return Err(corrupt(name, offset, &info, &detail));
-            }
+            Err(e) => return Err(corrupt(name, *offset, info, &describe(e))),
         }
     }
-    Ok(info)
+    Ok(())
+}
+
+/// What a parse error says about the block it stopped at.
+fn describe(e: ParserError<&[u8]>) -> String {
+    match e {
+        ParserError::HeaderNotRecognized => "unknown block".to_string(),
+        ParserError::NomError(_, k) | ParserError::OwnedNomError(_, k) => {
+            format!("malformed block ({})", k.description())
+        }
+        other => format!("{other:?}"),
+    }
 }
 
 fn corrupt(name: &str, offset: u64, info: &FileInfo, detail: &str) -> PcapError {
@@ -399,19 +485,81 @@ mod tests {
         }
     }
 
-    #[test]
-    fn short_reads_do_not_hide_the_file_header() {
-        // pcap, little-endian, microseconds, Ethernet; two 14-byte packets.
+    /// pcap, little-endian, microseconds, Ethernet; `n` 14-byte packets (30 bytes each
+    /// after the 24-byte file header).
+    fn small_pcap(n: u32) -> Vec<u8> {
         let mut file = Vec::new();
         for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 1] {
             file.extend_from_slice(&v.to_le_bytes());
         }
-        for ts in [1u32, 2] {
+        for ts in 1..=n {
             for v in [ts, 0, 14, 14] {
                 file.extend_from_slice(&v.to_le_bytes());
             }
             file.extend_from_slice(&[0u8; 14]);
         }
+        file
+    }
+
+    /// A reader that is interrupted before every read (EINTR) and fails with its own
+    /// error once `fail_at` bytes have been read, as a failing disk does.
+    struct Failing<'a> {
+        data: &'a [u8],
+        fail_at: usize,
+        interrupt: bool,
+    }
+
+    impl Read for Failing<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.interrupt = !self.interrupt;
+            if self.interrupt {
+                return Err(ErrorKind::Interrupted.into());
+            }
+            if self.fail_at == 0 {
+                return Err(std::io::Error::other(
+                    "input/output error on the test device",
+                ));
+            }
+            let n = buf.len().min(self.fail_at).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            self.fail_at -= n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn read_error_keeps_the_packets_before_it_and_its_own_text() {
+        let file = small_pcap(5);
+        // Fails inside packet 4: packets 1-3 (ending at byte 24 + 3 * 30) are whole.
+        let input = Failing {
+            data: &file,
+            fail_at: 24 + 3 * 30 + 7,
+            interrupt: false,
+        };
+        let mut frames = Vec::new();
+        let e = read_packets(input, "disk.pcap", &mut |p| frames.push(p.frame)).unwrap_err();
+        assert_eq!(frames, [1, 2, 3]);
+        assert!(
+            matches!(&e, PcapError::Read { offset: 114, packets: 3, detail, .. }
+                if detail == "input/output error on the test device"),
+            "{e:?}"
+        );
+        let msg = e.to_string();
+        assert!(msg.starts_with("cannot read capture disk.pcap at byte 114: input/output error"));
+        // Interrupted reads are retried: the whole file, no error.
+        let input = Failing {
+            data: &file,
+            fail_at: usize::MAX,
+            interrupt: false,
+        };
+        let info = read_packets(input, "slow.pcap", &mut |_| {}).unwrap();
+        assert_eq!(info.packets, 5);
+    }
+
+    #[test]
+    fn short_reads_do_not_hide_the_file_header() {
+        let file = small_pcap(2);
         let mut frames = Vec::new();
         let info = read_packets(Trickle(&file), "pipe", &mut |p| frames.push(p.frame)).unwrap();
         assert_eq!(frames, [1, 2]);

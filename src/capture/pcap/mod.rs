@@ -92,11 +92,26 @@ pub enum PcapError {
         packets: u64,
         detail: String,
     },
-    /// Reading the file failed midway.
-    #[error("cannot read capture {path} at byte {offset}: {detail}")]
+    /// The file ends inside its file header (pcap) or first Section Header Block
+    /// (pcapng): its magic number is there, nothing after it can be read.
+    #[error("capture {path} is cut short inside its {header}: it has {bytes} bytes, the header needs {needed}; the capture was probably still being written or copied partly (copy it again once complete)")]
+    HeaderCut {
+        path: String,
+        /// `pcap file header` or `pcapng section header block`.
+        header: &'static str,
+        /// Bytes the file (its uncompressed content) has.
+        bytes: u64,
+        /// Bytes the header needs.
+        needed: u64,
+    },
+    /// Reading the file failed midway (an I/O error, or a gzip stream cut short or
+    /// followed by bytes that are not gzip); `detail` is the reader's own error text.
+    #[error("cannot read capture {path} at byte {offset}: {detail} (the {packets} packets before it were read); the file is cut short or damaged: copy it again")]
     Read {
         path: String,
+        /// Offset of the first block not read, bytes in the uncompressed stream.
         offset: u64,
+        packets: u64,
         detail: String,
     },
     /// Live capture could not start or failed.

@@ -4,6 +4,7 @@
 
 mod build;
 mod cases;
+mod damaged;
 mod flows;
 mod framing;
 #[cfg(feature = "libpcap")]
