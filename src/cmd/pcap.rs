@@ -59,6 +59,13 @@ pub(super) fn finish(
     for p in &skipped {
         super::warn(p);
     }
+    // A filter that kept nothing is most often a wrong port or address: say so.
+    if summary.exchanges == 0 && summary.filtered_out > 0 {
+        super::warn(&format!(
+            "no exchange found: --port/--host left out {} TCP segments; check the port and address (without them every connection is read)",
+            summary.filtered_out
+        ));
+    }
     Ok(skipped.len())
 }
 

@@ -21,10 +21,15 @@ pub(super) fn show(a: ShowArgs) -> Result<ExitCode> {
         progress: None,
     };
     let mut input = open_input(&a.trace, &opts)?;
+    let several_files = a.trace.is_dir();
     while let Some(rec) = input.next() {
         match rec? {
             Record::Exchange(x) if !a.mcp => {
-                let row = builder.row(&x);
+                let mut row = builder.row(&x);
+                // A directory's files number their exchanges each from 0: name the file.
+                if several_files {
+                    row.file = Some(input.file().display().to_string());
+                }
                 for p in &row.problems {
                     warnings.bad_exchange(input.file(), x.id, p);
                 }

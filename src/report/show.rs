@@ -12,6 +12,10 @@ use super::Format;
 /// One row of `show`.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ShowRow {
+    /// The file the exchange is in, for an input of several files (a directory): with
+    /// [`ShowRow::id`] it makes the `FILE#N` other commands take. A first column then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     /// Exchange id.
     pub id: u64,
     /// Request start, RFC 3339 UTC with milliseconds.
@@ -110,6 +114,7 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
     }
     let note = note(x);
     ShowRow {
+        file: None,
         note,
         id: x.id,
         time: x
@@ -186,23 +191,27 @@ const HEADER: [&str; 13] = [
     "note",
 ];
 
-fn cells(r: &ShowRow) -> Vec<String> {
+fn cells(r: &ShowRow, with_file: bool) -> Vec<String> {
     let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
-    let cells = vec![
-        r.id.to_string(),
-        r.time.clone(),
-        r.session.clone(),
-        r.thread.clone(),
-        r.method.clone(),
-        r.path.clone(),
-        opt(&r.model),
-        r.status.map_or("-".into(), |s| s.to_string()),
-        r.body_bytes.to_string(),
-        r.tools.map_or("-".into(), |t| t.to_string()),
-        opt(&r.stop),
-        opt(&r.usage),
-        opt(&r.note),
-    ];
+    let file = with_file.then(|| opt(&r.file));
+    let cells: Vec<String> = file
+        .into_iter()
+        .chain([
+            r.id.to_string(),
+            r.time.clone(),
+            r.session.clone(),
+            r.thread.clone(),
+            r.method.clone(),
+            r.path.clone(),
+            opt(&r.model),
+            r.status.map_or("-".into(), |s| s.to_string()),
+            r.body_bytes.to_string(),
+            r.tools.map_or("-".into(), |t| t.to_string()),
+            opt(&r.stop),
+            opt(&r.usage),
+            opt(&r.note),
+        ])
+        .collect();
     cells.iter().map(|c| super::printable(c)).collect()
 }
 
@@ -212,16 +221,22 @@ pub fn render(rows: &[ShowRow], format: Format) -> String {
 }
 
 fn render_unchecked(rows: &[ShowRow], format: Format) -> String {
+    let with_file = rows.iter().any(|r| r.file.is_some());
+    let header: Vec<&str> = with_file
+        .then_some("file")
+        .into_iter()
+        .chain(HEADER)
+        .collect();
     match format {
         Format::Json => super::json(rows),
         Format::Markdown => {
-            let body: Vec<Vec<String>> = rows.iter().map(cells).collect();
-            super::markdown_table(&HEADER, &body)
+            let body: Vec<Vec<String>> = rows.iter().map(|r| cells(r, with_file)).collect();
+            super::markdown_table(&header, &body)
         }
         Format::Table => {
-            let mut t = super::table(&HEADER);
+            let mut t = super::table(&header);
             for r in rows {
-                t.add_row(cells(r));
+                t.add_row(cells(r, with_file));
             }
             super::table_text(&t)
         }

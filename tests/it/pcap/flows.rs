@@ -329,3 +329,20 @@ fn port_and_host_filters() {
     });
     assert_eq!(by_host, (vec![b"{\"a\":1}".to_vec()], sb.len() as u64));
 }
+
+/// A `--port` that matched nothing wrote an empty trace, exit 0, with no word about why.
+#[test]
+fn a_port_filter_that_keeps_nothing_says_so() {
+    use crate::common::{agentwire_ok, shared_capture};
+    let cap = shared_capture("claude-code/cc2.1.303-hello.pcap");
+    let cap = cap.to_str().unwrap();
+    let all = agentwire_ok(&["pcap", cap, "-o", "-", "--format", "json"]);
+    let none = agentwire_ok(&["pcap", cap, "--port", "1", "-o", "-", "--format", "json"]);
+    let err = String::from_utf8_lossy(&none.stderr);
+    assert!(err.contains("no exchange found"), "{err}");
+    assert!(err.contains("--port/--host left out"), "{err}");
+    assert!(
+        !String::from_utf8_lossy(&all.stderr).contains("no exchange found"),
+        "no such warning when exchanges were found"
+    );
+}
