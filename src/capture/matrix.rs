@@ -151,6 +151,8 @@ pub async fn run(
             timeout: std::time::Duration::from_secs(300),
             label: Some(c.label.clone()),
             route: c.route,
+            // The matrix directory's own check decided what may be replaced.
+            force: true,
         };
         let (sem, p, label) = (sem.clone(), progress.clone(), c.label.clone());
         tasks.push(tokio::spawn(async move {

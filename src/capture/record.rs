@@ -47,6 +47,23 @@ pub enum RecordError {
     Ca(#[from] super::ca::CaError),
     #[error(transparent)]
     Mcp(#[from] super::mcp::McpError),
+    /// The working trace next to the output exists: an earlier run did not finish.
+    #[error("{path} exists: it is the working trace of an earlier `record` run that did not finish, and may hold that run's exchanges; recover them with `agentwire import {path} -o FILE` or remove it, then run again")]
+    WorkingTraceExists {
+        /// The working trace.
+        path: String,
+    },
+    /// The final trace could not be written; the recording is kept in the working trace.
+    #[error("{source}; the recording is kept in {kept}: once that is fixed, recover it with `agentwire import {kept} -o {output}`")]
+    Finalize {
+        /// The working trace, kept.
+        kept: String,
+        /// The output that could not be written.
+        output: String,
+        /// Why.
+        #[source]
+        source: TraceError,
+    },
 }
 
 /// How the recorded CLI reaches agentwire.
@@ -101,6 +118,8 @@ pub struct RecordConfig {
     pub label: Option<String>,
     /// How the CLI reaches agentwire.
     pub route: Route,
+    /// Replace an output that appears at `output` while the CLI runs (`--force`).
+    pub force: bool,
 }
 
 /// Folders a user's home usually has; the recorded CLI finds them in its fresh HOME.
@@ -301,6 +320,12 @@ pub async fn record(
     } else {
         cfg.output.with_extension("jsonl.tmp")
     };
+    // Never truncate an earlier run's working trace: it may be the only copy of it.
+    if tmp_trace.symlink_metadata().is_ok() {
+        return Err(RecordError::WorkingTraceExists {
+            path: tmp_trace.display().to_string(),
+        });
+    }
     let (srv, ca_path) = start_server(&cfg, &tmp_trace).await?;
     let base_url = srv.base_url();
 
@@ -380,7 +405,17 @@ pub async fn record(
         .collect();
     // The trace as written (sorted, final context): the summary is computed from it,
     // not by reading the file back.
-    let trace = finalize(&tmp_trace, &cfg.output, &context, &mcp_dir)?;
+    let trace =
+        finalize(&tmp_trace, &cfg.output, cfg.force, &context, &mcp_dir).map_err(|source| {
+            if crate::output::is_stdout(&cfg.output) {
+                return RecordError::Trace(source);
+            }
+            RecordError::Finalize {
+                kept: tmp_trace.display().to_string(),
+                output: cfg.output.display().to_string(),
+                source,
+            }
+        })?;
 
     Ok(outcome(&trace, &out_path, exit_code, timed_out))
 }
@@ -606,6 +641,7 @@ fn tap_exe() -> PathBuf {
 fn finalize(
     tmp: &std::path::Path,
     output: &std::path::Path,
+    force: bool,
     context: &Context,
     mcp_dir: &std::path::Path,
 ) -> Result<Trace, TraceError> {
@@ -616,8 +652,9 @@ fn finalize(
         eprintln!("warning: MCP records {}: {p}", file.display());
     }
     t.mcp = mcp;
-    // (`record` checked at its start that `output` may be written.)
-    let mut w = TraceWriter::create_atomic(output, true, context)?;
+    // (`record` checked at its start that `output` may be written; one that appeared
+    // since is replaced only with `force`.)
+    let mut w = TraceWriter::create_atomic(output, force, context)?;
     for x in &t.exchanges {
         w.write_exchange(x)?;
     }
@@ -681,7 +718,14 @@ mod tests {
         let mut bytes = std::fs::read(&tmp).unwrap();
         bytes.extend_from_slice(b"{\"type\":\"exchange\",\"id\":1,\"cut");
         std::fs::write(&tmp, &bytes).unwrap();
-        let t = finalize(&tmp, &out, &Context::new(), &dir.path().join("no-mcp")).unwrap();
+        let t = finalize(
+            &tmp,
+            &out,
+            false,
+            &Context::new(),
+            &dir.path().join("no-mcp"),
+        )
+        .unwrap();
         assert_eq!(t.exchanges.len(), 1);
         assert_eq!(t.problems.len(), 1);
         assert_eq!(

@@ -149,6 +149,7 @@ impl RecordResolver {
             timeout: std::time::Duration::from_secs(300),
             label: Some(input.to_string()),
             route: self.route.into(),
+            force: self.force,
         };
         let spinner = progress_spinner();
         let progress = |msg: &str| spinner.set_message(format!("{input}: {msg}"));

@@ -47,6 +47,7 @@ pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
         timeout: std::time::Duration::from_secs(a.timeout),
         label: None,
         route: a.route.into(),
+        force: a.force,
     };
     let spinner = progress_spinner();
     let report = |msg: &str| spinner.set_message(msg.to_string());

@@ -57,8 +57,17 @@ pub enum OutputError {
         /// The output path.
         path: String,
     },
+    /// The output lies inside a directory given as an input: this run or the next would
+    /// read it back as one of its inputs (even with `--force`).
+    #[error("{path} is inside {dir}, an input directory of this command, which would read it back as an input: write it outside {dir}")]
+    InsideInput {
+        /// The output path.
+        path: String,
+        /// The input directory.
+        dir: String,
+    },
     /// The file or its temporary sibling could not be created or written.
-    #[error("cannot write {path}: {source} (check that the directory exists and is writable, and free space)")]
+    #[error("cannot write {path}: {source} ({})", write_hint(.source))]
     Write {
         /// The output path.
         path: String,
@@ -75,9 +84,47 @@ fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> OutputError + '_ {
     }
 }
 
-/// True when `path` is `-`, meaning standard output.
+/// What to do about a failed write, by its cause (the end of every write error's
+/// message: one wording for every output).
+pub fn write_hint(e: &std::io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => "free some space, or write elsewhere",
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            "check the permissions of the file and its directory"
+        }
+        Some(libc::EROFS) => "the file system is read-only: write elsewhere",
+        Some(libc::ENAMETOOLONG) => "choose a shorter name",
+        Some(libc::ENOENT) | Some(libc::ENOTDIR) => "check that the directory exists",
+        Some(libc::ELOOP) => "the path runs into a loop of symbolic links: fix or remove them",
+        Some(libc::EPIPE) => "the reader went away",
+        _ => "check the path, its permissions and free space",
+    }
+}
+
+/// True when `path` means standard output: `-`, or a name of the file standard output
+/// already is (`/dev/stdout`, `/proc/self/fd/1`, the file a shell redirected it to),
+/// which is then written as standard output is, never replaced.
 pub fn is_stdout(path: &Path) -> bool {
-    path.as_os_str() == "-"
+    path.as_os_str() == "-" || names_stdout(path)
+}
+
+#[cfg(unix)]
+fn names_stdout(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(m) = std::fs::metadata(path) else {
+        return false;
+    };
+    // SAFETY: fstat only writes into `st`; a closed descriptor 1 makes it fail.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(1, &mut st) } != 0 {
+        return false;
+    }
+    m.dev() == st.st_dev as u64 && m.ino() == st.st_ino as u64
+}
+
+#[cfg(not(unix))]
+fn names_stdout(_: &Path) -> bool {
+    false
 }
 
 /// Check that `path` may be written: it does not exist (or is an empty file), or `force`
@@ -87,6 +134,12 @@ pub fn is_stdout(path: &Path) -> bool {
 pub fn check(path: &Path, force: bool) -> Result<(), OutputError> {
     if is_stdout(path) {
         return Ok(());
+    }
+    // `out.jsonl/` names a directory, whatever exists there now.
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return Err(OutputError::IsDirectory {
+            path: path.display().to_string(),
+        });
     }
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => Err(OutputError::IsDirectory {
@@ -100,25 +153,40 @@ pub fn check(path: &Path, force: bool) -> Result<(), OutputError> {
 }
 
 /// Check that the output `path` is none of `inputs` (the same file, by device and inode,
-/// under any name or link): `--force` replaces an earlier output, never the input a
-/// command is reading. Inputs that do not exist, `-` and directories are skipped.
+/// under any name or link) and lies in none of the input directories (whose walk would
+/// read it back, in this run or the next): `--force` replaces an earlier output, never
+/// an input. Inputs that do not exist and `-` are skipped.
 ///
-/// Errors: [`OutputError::IsInput`].
+/// Errors: [`OutputError::IsInput`], [`OutputError::InsideInput`].
 pub fn check_not_input<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> Result<(), OutputError> {
     if is_stdout(path) {
         return Ok(());
     }
-    let Ok(out) = std::fs::metadata(path) else {
-        return Ok(()); // a new file cannot be an existing input
-    };
+    let out = std::fs::metadata(path).ok();
+    // Where the output will be, links followed: its directory made absolute.
+    let real = resolve(path)?;
+    let out_dir = std::fs::canonicalize(
+        real.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new(".")),
+    )
+    .ok();
     for input in inputs {
         let input = input.as_ref();
-        if let Ok(m) = std::fs::metadata(input) {
-            if m.is_file() && same_file(&out, &m) {
-                return Err(OutputError::IsInput {
-                    path: path.display().to_string(),
-                });
-            }
+        let Ok(m) = std::fs::metadata(input) else {
+            continue;
+        };
+        if m.is_file() && out.as_ref().is_some_and(|o| same_file(o, &m)) {
+            return Err(OutputError::IsInput {
+                path: path.display().to_string(),
+            });
+        }
+        let inside = |d: &Path| out_dir.as_ref().is_some_and(|o| o.starts_with(d));
+        if m.is_dir() && std::fs::canonicalize(input).is_ok_and(|d| inside(&d)) {
+            return Err(OutputError::InsideInput {
+                path: path.display().to_string(),
+                dir: input.display().to_string(),
+            });
         }
     }
     Ok(())
@@ -169,22 +237,39 @@ fn restrict(f: &File, path: &Path) -> Result<(), OutputError> {
     Ok(())
 }
 
+/// Bytes of the destination's name kept in its temporary sibling's name (255 at most in
+/// all: the dots, 6 random characters and `.tmp` take 12).
+const TEMP_NAME_KEEP: usize = 200;
+
+/// Most symbolic links followed from an output path (Linux's own limit, `path_resolution(7)`).
+const MAX_LINKS: usize = 40;
+
 /// What an output path names once links are followed: a symbolic link is replaced through
-/// (its target is the output, the link stays); anything else is itself.
-fn resolve(dest: &Path) -> PathBuf {
-    let is_link = std::fs::symlink_metadata(dest).is_ok_and(|m| m.file_type().is_symlink());
-    if !is_link {
-        return dest.to_path_buf();
+/// (its target is the output, the links stay), a chain of links to its end; anything
+/// else is itself.
+///
+/// Errors: [`OutputError::Write`] (`ELOOP`) for a loop of links or a chain longer than 40.
+fn resolve(dest: &Path) -> Result<PathBuf, OutputError> {
+    let mut p = dest.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        let is_link = std::fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink());
+        if !is_link {
+            return Ok(p);
+        }
+        if let Ok(real) = std::fs::canonicalize(&p) {
+            return Ok(real);
+        }
+        // A dangling link: its target, relative to the link's directory.
+        let t = std::fs::read_link(&p).map_err(write_err(dest))?;
+        p = match p.parent() {
+            Some(d) if !t.is_absolute() => d.join(&t),
+            _ => t,
+        };
     }
-    if let Ok(real) = std::fs::canonicalize(dest) {
-        return real;
-    }
-    // A dangling link: its target, relative to the link's directory.
-    match std::fs::read_link(dest) {
-        Ok(t) if t.is_absolute() => t,
-        Ok(t) => dest.parent().map_or(t.clone(), |d| d.join(&t)),
-        Err(_) => dest.to_path_buf(),
-    }
+    Err(OutputError::Write {
+        path: dest.display().to_string(),
+        source: std::io::Error::from_raw_os_error(libc::ELOOP),
+    })
 }
 
 /// True when `path` exists and is not a regular file or directory (a character or block
@@ -244,7 +329,7 @@ impl AtomicFile {
     /// created next to `dest` (or a device or FIFO cannot be opened for writing).
     pub fn create(dest: &Path, force: bool) -> Result<AtomicFile, OutputError> {
         check(dest, force)?;
-        let real = resolve(dest);
+        let real = resolve(dest)?;
         if is_special(&real) {
             let f = std::fs::OpenOptions::new()
                 .write(true)
@@ -267,9 +352,14 @@ impl AtomicFile {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // `.NAME.XXXXXX.tmp` must stay within the 255 bytes a file name may have.
+        let mut cut = name.len().min(TEMP_NAME_KEEP);
+        while !name.is_char_boundary(cut) {
+            cut -= 1;
+        }
         let registering = cleanup::hold();
         let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
+            .prefix(&format!(".{}.", &name[..cut]))
             .suffix(".tmp")
             .tempfile_in(dir)
             .map_err(write_err(dest))?;

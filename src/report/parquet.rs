@@ -47,7 +47,7 @@ pub const TABLES: [&str; 5] = ["requests", "episodes", "jobs", "decisions", "thr
 #[derive(Debug, thiserror::Error)]
 pub enum ParquetError {
     /// The directory or a file could not be created.
-    #[error("cannot write {path}: {source} (check that the directory is writable)")]
+    #[error("cannot write {path}: {source} ({})", crate::output::write_hint(.source))]
     Io {
         /// The path.
         path: String,

@@ -57,7 +57,7 @@ pub enum TraceError {
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot write trace {path}: {source} (check free space and permissions)")]
+    #[error("cannot write trace {path}: {source} ({})", crate::output::write_hint(.source))]
     Write {
         path: String,
         #[source]

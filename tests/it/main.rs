@@ -38,6 +38,7 @@ mod mcp_tap;
 mod npm_integrity;
 mod numbers;
 mod outputs;
+mod outputs_edges;
 mod pcap;
 mod pcap_identical;
 mod peers;
