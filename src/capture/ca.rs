@@ -231,10 +231,12 @@ fn read_key(key_path: &Path) -> Result<KeyPair, CaError> {
 fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or(Path::new("."));
+    let registering = crate::output::cleanup::hold();
     let mut tmp = tempfile::Builder::new()
         .prefix(".ca.")
         .suffix(".tmp")
         .tempfile_in(dir)?;
+    let _pending = registering.file(tmp.path());
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -594,6 +594,8 @@ pub fn interrupted() -> impl std::future::Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
+        // Outputs are committed or dropped by the caller: no cleanup-and-exit on these.
+        crate::output::cleanup::handled_by_caller(&[libc::SIGINT, libc::SIGTERM]);
         let pair = (
             signal(SignalKind::interrupt()),
             signal(SignalKind::terminate()),

@@ -17,7 +17,10 @@
 //! - Files are created readable and writable by the owner only (mode 0600): traces hold
 //!   request bodies, which may hold whatever a user pasted into a prompt.
 //! - `-` as the main output path means standard output ([`is_stdout`]).
+//! - SIGINT, SIGTERM and SIGHUP remove the temporary files of uncommitted outputs before
+//!   the process ends ([`cleanup`]).
 
+pub mod cleanup;
 mod direct;
 
 use std::fs::File;
@@ -289,6 +292,8 @@ pub struct AtomicFile {
     /// Set by [`AtomicFile::direct`]: writes collect in an aligned buffer and go to the
     /// disk past the page cache.
     direct: Option<Box<Direct>>,
+    /// Removes the temporary file on SIGINT, SIGTERM or SIGHUP until dropped (after `out`).
+    _pending: Option<cleanup::Pending>,
 }
 
 /// Bytes written between two requests to start writing back (see [`start_writeback`]).
@@ -336,6 +341,7 @@ impl AtomicFile {
                 force,
                 unsynced: 0,
                 direct: None,
+                _pending: None,
             });
         }
         let dir = match real.parent() {
@@ -351,6 +357,7 @@ impl AtomicFile {
         while !name.is_char_boundary(cut) {
             cut -= 1;
         }
+        let registering = cleanup::hold();
         let tmp = tempfile::Builder::new()
             .prefix(&format!(".{}.", &name[..cut]))
             .suffix(".tmp")
@@ -358,6 +365,7 @@ impl AtomicFile {
             .map_err(write_err(dest))?;
         restrict(tmp.as_file(), dest)?;
         Ok(AtomicFile {
+            _pending: Some(registering.file(tmp.path())),
             out: Out::Temp(tmp),
             dest: real,
             force,

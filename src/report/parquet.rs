@@ -428,10 +428,13 @@ pub fn write_tables(a: &Analysis, dir: &Path, force: bool) -> Result<Vec<PathBuf
         move |source| ParquetError::Io { path, source }
     };
     std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let registering = crate::output::cleanup::hold();
     let staging = tempfile::Builder::new()
         .prefix(".agentwire-parquet-")
         .tempdir_in(dir)
         .map_err(io(dir))?;
+    // Removed on SIGINT, SIGTERM or SIGHUP too (a signal skips `staging`'s own drop).
+    let _pending = registering.dir(staging.path());
     let cols = [
         requests_columns(a),
         episodes_columns(a),

@@ -214,8 +214,13 @@ impl ServeProcess {
 
     /// SIGTERM, wait; returns the exit code and everything printed (stdout with the URL
     /// line, then stderr).
-    pub fn stop(mut self) -> (Option<i32>, String) {
-        signal(self.child.id(), libc::SIGTERM);
+    pub fn stop(self) -> (Option<i32>, String) {
+        self.stop_with(libc::SIGTERM)
+    }
+
+    /// Send `sig`, wait; returns as [`ServeProcess::stop`].
+    pub fn stop_with(mut self, sig: i32) -> (Option<i32>, String) {
+        signal(self.child.id(), sig);
         let status = self.child.wait().unwrap();
         let out = self.stdout.join().unwrap();
         let err = self.stderr.join().unwrap();

@@ -28,6 +28,7 @@ mod import;
 mod import_foreign;
 mod import_peers;
 mod intercept;
+mod interrupted;
 mod limits;
 mod matrix;
 mod mcp_http;
