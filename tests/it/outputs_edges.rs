@@ -20,22 +20,29 @@ fn trace_on_dash() -> Vec<u8> {
     agentwire_ok(&["pcap", cap.to_str().unwrap(), "-o", "-"]).stdout
 }
 
-#[test]
-fn record_keeps_an_earlier_runs_working_trace_instead_of_truncating_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("session.jsonl");
-    let work = dir.path().join("session.jsonl.tmp");
-    std::fs::write(&work, b"{\"type\":\"trace\"} an earlier recording\n").unwrap();
-    let r = agentwire(&[
+/// `record --route base-url -o OUT -- COMMAND…`, which must fail (exit 1).
+fn record_failing(out: &Path, command: &[&str]) -> std::process::Output {
+    let mut args = vec![
         "record",
         "--route",
         "base-url",
         "-o",
         out.to_str().unwrap(),
         "--",
-        "true",
-    ]);
+    ];
+    args.extend_from_slice(command);
+    let r = agentwire(&args);
     assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    r
+}
+
+#[test]
+fn record_keeps_an_earlier_runs_working_trace_instead_of_truncating_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("session.jsonl");
+    let work = dir.path().join("session.jsonl.tmp");
+    std::fs::write(&work, b"{\"type\":\"trace\"} an earlier recording\n").unwrap();
+    let r = record_failing(&out, &["true"]);
     let e = stderr(&r);
     assert!(
         e.contains("session.jsonl.tmp") && e.contains("agentwire import"),
@@ -55,18 +62,7 @@ fn record_names_the_kept_recording_when_its_output_cannot_be_written() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.jsonl");
     let script = format!("echo mine > '{}'", out.display());
-    let r = agentwire(&[
-        "record",
-        "--route",
-        "base-url",
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]);
-    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    let r = record_failing(&out, &["sh", "-c", &script]);
     let e = stderr(&r);
     let kept = dir.path().join("r.jsonl.tmp");
     assert!(e.contains("already exists"), "{e}");
