@@ -503,16 +503,11 @@ fn episode_row(e: &Episode, jobs: &[Job], share: &dyn Fn(usize) -> (Tokens, f64)
     }
 }
 
-/// Below this share of requests whose recorded usage agrees with the cache simulation,
-/// `analyze` warns that the recorded figures may be placeholders.
-const LOW_AGREEMENT: f64 = 0.5;
-
-/// A warning when recorded usage disagrees with the simulation on most requests (at least
-/// three compared): the usual cause is a trace recorded against a fake server other than
-/// agentwire's, whose usage figures are placeholders (e.g. every request "misses").
+/// A warning when recorded usage disagrees with the simulation on most requests
+/// ([`Agreement::suggests_placeholders`]).
 fn disagreement_warning(mode: UsageMode, agreement: Option<&Agreement>) -> Option<String> {
     let g = agreement?;
-    if mode == UsageMode::Simulated || g.compared < 3 || g.rate >= LOW_AGREEMENT {
+    if mode == UsageMode::Simulated || !g.suggests_placeholders() {
         return None;
     }
     Some(format!(

@@ -34,6 +34,20 @@ pub struct Agreement {
     pub rate: f64,
 }
 
+/// Below this share of requests whose recorded usage agrees with the cache simulation,
+/// the recorded figures are suspected to be placeholders.
+const LOW_AGREEMENT: f64 = 0.5;
+
+impl Agreement {
+    /// True when recorded usage disagrees with the simulation on most requests (at least
+    /// three compared): the usual cause is a trace recorded against a fake server other
+    /// than agentwire's, whose usage figures are placeholders (e.g. every request
+    /// "misses"). `analyze` then warns, and its summary says so next to the figure.
+    pub fn suggests_placeholders(&self) -> bool {
+        self.compared >= 3 && self.rate < LOW_AGREEMENT
+    }
+}
+
 /// Totals over all inputs.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {

@@ -134,9 +134,16 @@ fn summary_section(a: &Analysis) -> Section {
         },
     ]);
     if let Some(g) = &s.agreement {
+        // Placeholder usage from a fake server makes the cache figures above wrong: say
+        // so here, next to them, not only in a warning after the report.
+        let hint = if g.suggests_placeholders() && a.usage_used.recorded > 0 {
+            " — low: placeholder usage from a fake server? rerun with --usage simulated"
+        } else {
+            ""
+        };
         sum.push(vec![
             "predicted vs observed agreement".into(),
-            format!("{}/{} ({})", g.agreed, g.compared, pct(g.rate)),
+            format!("{}/{} ({}){hint}", g.agreed, g.compared, pct(g.rate)),
         ]);
     }
     Section {

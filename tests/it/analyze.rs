@@ -413,7 +413,8 @@ fn placeholder_usage_from_another_fake_server_is_pointed_out() {
     };
     let sim = analyze_files(&[pcap.as_path()], simulated).unwrap();
     assert!(sim.warnings.is_empty(), "{:?}", sim.warnings);
-    // The CLI prints it on stderr, the report on stdout stays as it was.
+    // The CLI prints it on stderr, and (a second new user: the warning came last, after
+    // the whole table) the report's summary says it next to the agreement figure.
     let o = std::process::Command::new(crate::common::bin())
         .arg("analyze")
         .arg(&pcap)
@@ -422,4 +423,19 @@ fn placeholder_usage_from_another_fake_server_is_pointed_out() {
     assert!(o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("rerun with --usage simulated"), "{err}");
+    let table = String::from_utf8_lossy(&o.stdout);
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("predicted vs observed agreement"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(
+        row.contains("1/6") && row.contains("rerun with --usage simulated"),
+        "{row}"
+    );
+    let sim = std::process::Command::new(crate::common::bin())
+        .args(["analyze", "--usage", "simulated"])
+        .arg(&pcap)
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&sim.stdout).contains("rerun with"));
 }
