@@ -18,18 +18,19 @@ fn render_unchecked(s: &Summary, format: Format) -> String {
         .iter()
         .map(|(k, v)| format!("{k}: {v}"))
         .collect();
-    let [p50, p90, p99, max] = s.latency_ms;
+    // Without a single response there is no latency or rate of a server to show.
+    let (latency, rate) = match s.latency_ms {
+        Some([p50, p90, p99, max]) => (
+            format!("{p50:.1} / {p90:.1} / {p99:.1} / {max:.1}"),
+            format!("{:.1}", s.requests as f64 / s.seconds.max(1e-9)),
+        ),
+        None => ("- (no response)".into(), "-".into()),
+    };
     let mut rows = vec![
         vec!["requests".to_string(), s.requests.to_string()],
         vec!["statuses".into(), statuses.join(", ")],
-        vec![
-            "latency p50 / p90 / p99 / max ms".into(),
-            format!("{p50:.1} / {p90:.1} / {p99:.1} / {max:.1}"),
-        ],
-        vec![
-            "requests/s".into(),
-            format!("{:.1}", s.requests as f64 / s.seconds.max(1e-9)),
-        ],
+        vec!["latency p50 / p90 / p99 / max ms".into(), latency],
+        vec!["requests/s".into(), rate],
     ];
     if let Some(d) = s.differing {
         rows.push(vec![

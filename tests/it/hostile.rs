@@ -195,7 +195,7 @@ fn pcap_summary_and_replay_report_escape_hostile_strings() {
     let r = ReplaySummary {
         requests: 1,
         statuses: [(format!("2{H}"), 1)].into_iter().collect(),
-        latency_ms: [1.0; 4],
+        latency_ms: Some([1.0; 4]),
         differing: Some(1),
         seconds: 1.0,
         outcomes: vec![Outcome {

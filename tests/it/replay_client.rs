@@ -217,6 +217,20 @@ fn replay_with_no_server_listening_exits_1_and_names_the_transport_error() {
         .as_str()
         .unwrap()
         .contains("error"));
+    // A new user read the refused connections' times as a server's latency and rate:
+    // with no response there are none.
+    assert_eq!(v["latency_ms"], Value::Null);
+    let table = replay(&[t.to_str().unwrap(), "--to", &format!("http://{closed}")]);
+    let table = String::from_utf8_lossy(&table.stdout);
+    let row = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{table}"))
+            .to_string()
+    };
+    assert!(row("latency").ends_with("- (no response)"), "{table}");
+    assert!(row("requests/s").trim_end().ends_with('-'), "{table}");
 }
 
 /// Fault s7-4 (client): a HAR that Chrome's devtools saved from an HTTP/2 session holds

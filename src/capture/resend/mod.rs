@@ -71,8 +71,9 @@ pub struct Summary {
     pub requests: usize,
     /// Count per status (`"error"` for transport errors).
     pub statuses: BTreeMap<String, usize>,
-    /// Latency percentiles in milliseconds: p50, p90, p99, max.
-    pub latency_ms: [f64; 4],
+    /// Latency percentiles in milliseconds of the requests that got a response: p50, p90,
+    /// p99, max (`None` when none did: refused connections measure no server).
+    pub latency_ms: Option<[f64; 4]>,
     /// Requests whose response differed from the recording (`None` without `compare`).
     pub differing: Option<usize>,
     /// Wall time in seconds.
@@ -162,7 +163,11 @@ pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<Summary, Resend
             outcomes.push(o);
         }
     }
-    let mut lat: Vec<f64> = outcomes.iter().map(|o| o.latency_ms).collect();
+    let mut lat: Vec<f64> = outcomes
+        .iter()
+        .filter(|o| o.status.is_some())
+        .map(|o| o.latency_ms)
+        .collect();
     lat.sort_by(f64::total_cmp);
     let pct = |p: f64| {
         lat.get(((lat.len() as f64 - 1.0) * p).round() as usize)
@@ -177,12 +182,14 @@ pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<Summary, Resend
     Ok(Summary {
         requests: outcomes.len(),
         statuses,
-        latency_ms: [
-            pct(0.5),
-            pct(0.9),
-            pct(0.99),
-            lat.last().copied().unwrap_or(0.0),
-        ],
+        latency_ms: (!lat.is_empty()).then(|| {
+            [
+                pct(0.5),
+                pct(0.9),
+                pct(0.99),
+                lat.last().copied().unwrap_or(0.0),
+            ]
+        }),
         differing: cfg.compare.then(|| {
             outcomes
                 .iter()

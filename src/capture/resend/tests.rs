@@ -308,7 +308,7 @@ async fn replay_summary_counts_statuses_percentiles_and_differing_answers() {
             r#"text "something else" -> "/hold/900/status/404""#
         ]
     );
-    let [p50, p90, p99, max] = s.latency_ms;
+    let [p50, p90, p99, max] = s.latency_ms.expect("responses came");
     assert!((600.0..900.0).contains(&p50), "p50 {p50} ms");
     assert!((1200.0..2500.0).contains(&p90), "p90 {p90} ms");
     assert_eq!(
