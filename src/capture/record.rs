@@ -314,8 +314,9 @@ pub async fn record(
 
     // Start the server first: the base URL goes into the context and the env.
     // The working trace, rewritten into `output` at the end: next to the output (a crash
-    // leaves it where the user looks), or in the sandbox when the output is stdout.
-    let tmp_trace = if crate::output::is_stdout(&cfg.output) {
+    // leaves it where the user looks), or in the sandbox when the output is written
+    // through (stdout, a device such as /dev/null, a FIFO: no directory of its own).
+    let tmp_trace = if crate::output::writes_through(&cfg.output) {
         sandbox.path().join("trace.jsonl.tmp")
     } else {
         cfg.output.with_extension("jsonl.tmp")
@@ -407,13 +408,19 @@ pub async fn record(
     // not by reading the file back.
     let trace =
         finalize(&tmp_trace, &cfg.output, cfg.force, &context, &mcp_dir).map_err(|source| {
-            if crate::output::is_stdout(&cfg.output) {
-                return RecordError::Trace(source);
-            }
-            RecordError::Finalize {
-                kept: tmp_trace.display().to_string(),
-                output: cfg.output.display().to_string(),
-                source,
+            // A working trace in the sandbox (removed on return) is copied out first.
+            let kept = if crate::output::writes_through(&cfg.output) {
+                keep_copy(&tmp_trace)
+            } else {
+                Ok(tmp_trace.clone())
+            };
+            match kept {
+                Ok(k) => RecordError::Finalize {
+                    kept: k.display().to_string(),
+                    output: cfg.output.display().to_string(),
+                    source,
+                },
+                Err(_) => RecordError::Trace(source),
             }
         })?;
 
@@ -585,27 +592,42 @@ fn kill_group(pgid: Option<u32>) {
     let _ = pgid;
 }
 
-/// Listen for SIGINT and SIGTERM from now on; the future resolves on either. The handlers
-/// are installed when this is called, not when the future is first polled: a signal that
-/// arrives in between (a test or supervisor stopping a server right after it announced
-/// itself) would otherwise meet the default action and end the process without saving
-/// the trace. Call it inside a tokio runtime, before announcing readiness.
+/// Listen for SIGINT, SIGTERM and SIGHUP (a closed terminal or dropped ssh session;
+/// not when the process ignores it, as under `nohup`) from now on; the future resolves
+/// on any. The handlers are installed when this is called, not when the future is first
+/// polled: a signal that arrives in between (a test or supervisor stopping a server
+/// right after it announced itself) would otherwise meet the default action and end the
+/// process without saving the trace. Call it inside a tokio runtime, before announcing
+/// readiness.
 pub fn interrupted() -> impl std::future::Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
     {
+        use crate::output::cleanup;
         use tokio::signal::unix::{signal, SignalKind};
+        let hangup = !cleanup::is_ignored(libc::SIGHUP);
         // Outputs are committed or dropped by the caller: no cleanup-and-exit on these.
-        crate::output::cleanup::handled_by_caller(&[libc::SIGINT, libc::SIGTERM]);
-        let pair = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        );
+        cleanup::handled_by_caller(&[libc::SIGINT, libc::SIGTERM]);
+        if hangup {
+            cleanup::handled_by_caller(&[libc::SIGHUP]);
+        }
+        let i = signal(SignalKind::interrupt());
+        let t = signal(SignalKind::terminate());
+        let h = hangup.then(|| signal(SignalKind::hangup()));
         async move {
-            match pair {
+            let hup = async move {
+                match h {
+                    Some(Ok(mut h)) => {
+                        h.recv().await;
+                    }
+                    _ => std::future::pending::<()>().await,
+                }
+            };
+            match (i, t) {
                 (Ok(mut i), Ok(mut t)) => {
                     tokio::select! {
                         _ = i.recv() => {}
                         _ = t.recv() => {}
+                        _ = hup => {}
                     }
                 }
                 _ => std::future::pending::<()>().await,
@@ -633,6 +655,15 @@ fn tap_exe() -> PathBuf {
         .map(PathBuf::from)
         .or_else(|| std::env::current_exe().ok())
         .unwrap_or_else(|| "agentwire".into())
+}
+
+/// Copy a working trace kept in the sandbox (which is removed) to the current directory,
+/// as `agentwire-record-PID.jsonl.tmp`; returns where.
+fn keep_copy(tmp: &std::path::Path) -> std::io::Result<PathBuf> {
+    let keep = std::env::current_dir()
+        .unwrap_or_default()
+        .join(format!("agentwire-record-{}.jsonl.tmp", std::process::id()));
+    std::fs::copy(tmp, &keep).map(|_| keep)
 }
 
 /// Rewrite the temporary trace with the final context in its header, sorted by exchange
@@ -675,11 +706,8 @@ fn finalize(
         for p in &t.problems {
             eprintln!("warning: {}", p.located(&name));
         }
-        let kept = if crate::output::is_stdout(output) {
-            let keep = std::env::current_dir()
-                .unwrap_or_default()
-                .join(format!("agentwire-record-{}.jsonl.tmp", std::process::id()));
-            std::fs::copy(tmp, &keep).map(|_| keep)
+        let kept = if crate::output::writes_through(output) {
+            keep_copy(tmp)
         } else {
             Ok(tmp.to_path_buf())
         };

@@ -14,11 +14,12 @@ use super::{is_stdout, Warnings};
 use crate::cli::ExportArgs;
 
 pub(super) fn export(a: ExportArgs) -> Result<ExitCode> {
+    // Standard output too: a shell may have pointed it at the input.
+    agentwire::output::check_not_input(&a.output, &[&a.input])?;
     if is_stdout(&a.output) {
         let (_, code, _) = write_har(&a, agentwire::report::safe_json::stdout())?;
         return Ok(code);
     }
-    agentwire::output::check_not_input(&a.output, &[&a.input])?;
     let file = AtomicFile::create(&a.output, a.force)?;
     let (n, code, file) = write_har(&a, file)?;
     file.commit()?;

@@ -14,8 +14,9 @@ use crate::cli::ImportArgs;
 pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
     if !super::is_stdout(&a.output) {
         check_output(&a.output, a.force)?; // before reading anything
-        agentwire::output::check_not_input(&a.output, &a.inputs)?;
     }
+    // Standard output too: a shell may have pointed it at an input.
+    agentwire::output::check_not_input(&a.output, &a.inputs)?;
     let bar = indicatif::ProgressBar::new(0);
     if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
@@ -100,7 +101,10 @@ pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
     }
     let by_format: Vec<String> = formats.iter().map(|(f, n)| format!("{n} {f}")).collect();
     let skipped = if skipped > 0 {
-        format!("; {skipped} files skipped")
+        format!(
+            "; {} skipped",
+            agentwire::report::count(skipped as u64, "file")
+        )
     } else {
         String::new()
     };

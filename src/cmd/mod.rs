@@ -405,8 +405,11 @@ pub(crate) fn check_doc_output(
 ) -> Result<()> {
     if let Some(p) = &o.output {
         agentwire::output::check(p, o.force)?;
-        agentwire::output::check_not_input(p, inputs)?;
     }
+    // Without -o the report goes to standard output, which a shell may have pointed at
+    // an input.
+    let out = o.output.as_deref().unwrap_or(std::path::Path::new("-"));
+    agentwire::output::check_not_input(out, inputs)?;
     Ok(())
 }
 

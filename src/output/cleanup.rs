@@ -110,6 +110,17 @@ pub fn handled_by_caller(signals: &[libc::c_int]) {
     }
 }
 
+/// True when the process ignores `sig` (`nohup` ignores SIGHUP): a command that stops
+/// gracefully on signals leaves such a one ignored.
+#[cfg(unix)]
+pub fn is_ignored(sig: libc::c_int) -> bool {
+    // SAFETY: as in `is_default`: a read of the current action only.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
 /// True when `sig`'s disposition is the default one (for these signals: terminate).
 #[cfg(unix)]
 fn is_default(sig: libc::c_int) -> bool {

@@ -22,6 +22,7 @@
 
 pub mod cleanup;
 mod direct;
+mod streams;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -105,26 +106,16 @@ pub fn write_hint(e: &std::io::Error) -> &'static str {
 /// already is (`/dev/stdout`, `/proc/self/fd/1`, the file a shell redirected it to),
 /// which is then written as standard output is, never replaced.
 pub fn is_stdout(path: &Path) -> bool {
-    path.as_os_str() == "-" || names_stdout(path)
+    path.as_os_str() == "-" || streams::stream_of(path) == Some(1)
 }
 
-#[cfg(unix)]
-fn names_stdout(path: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(m) = std::fs::metadata(path) else {
-        return false;
-    };
-    // SAFETY: fstat only writes into `st`; a closed descriptor 1 makes it fail.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(1, &mut st) } != 0 {
-        return false;
-    }
-    m.dev() == st.st_dev as u64 && m.ino() == st.st_ino as u64
-}
-
-#[cfg(not(unix))]
-fn names_stdout(_: &Path) -> bool {
-    false
+/// True when `path` is written as it is and never replaced: standard output or standard
+/// error under any name, a device or a FIFO. Such an output has no directory of its own
+/// to put working files in.
+pub fn writes_through(path: &Path) -> bool {
+    is_stdout(path)
+        || streams::stream_of(path).is_some()
+        || resolve(path).is_ok_and(|p| is_special(&p))
 }
 
 /// Check that `path` may be written: it does not exist (or is an empty file), or `force`
@@ -132,11 +123,14 @@ fn names_stdout(_: &Path) -> bool {
 ///
 /// Errors: [`OutputError::Exists`], [`OutputError::IsDirectory`].
 pub fn check(path: &Path, force: bool) -> Result<(), OutputError> {
-    if is_stdout(path) {
+    if is_stdout(path) || streams::stream_of(path).is_some() {
         return Ok(());
     }
-    // `out.jsonl/` names a directory, whatever exists there now.
-    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+    // `out.jsonl/`, `out.jsonl/.` and `x/..` name directories, whatever exists there now.
+    let raw = path.as_os_str().as_encoded_bytes();
+    let names_dir =
+        [&b"/"[..], b"/.", b"/.."].iter().any(|e| raw.ends_with(e)) || raw == b"." || raw == b"..";
+    if names_dir {
         return Err(OutputError::IsDirectory {
             path: path.display().to_string(),
         });
@@ -159,37 +153,70 @@ pub fn check(path: &Path, force: bool) -> Result<(), OutputError> {
 ///
 /// Errors: [`OutputError::IsInput`], [`OutputError::InsideInput`].
 pub fn check_not_input<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> Result<(), OutputError> {
-    if is_stdout(path) {
-        return Ok(());
-    }
-    let out = std::fs::metadata(path).ok();
-    // Where the output will be, links followed: its directory made absolute.
-    let real = resolve(path)?;
-    let out_dir = std::fs::canonicalize(
-        real.parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new(".")),
-    )
-    .ok();
+    // The file the output lands in, and the directories it is in: for a standard stream,
+    // the file the shell opened for it (a terminal or pipe cannot be read back); for any
+    // other path the path as given and, links followed, where it leads.
+    let parent = |p: &Path| {
+        p.parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf()
+    };
+    let stream = streams::stream_of(path).or(is_stdout(path).then_some(1));
+    let (out, dirs, shown): (Option<std::fs::Metadata>, Vec<PathBuf>, String) = match stream {
+        Some(fd) => match streams::regular_file(fd) {
+            Some((m, p)) => {
+                let which = if fd == 1 {
+                    "standard output"
+                } else {
+                    "standard error"
+                };
+                let shown = match &p {
+                    Some(p) => format!("{} ({which})", p.display()),
+                    None => which.to_string(),
+                };
+                (Some(m), p.iter().map(|p| parent(p)).collect(), shown)
+            }
+            None => return Ok(()),
+        },
+        None => (
+            std::fs::metadata(path).ok(),
+            vec![parent(path), parent(&resolve(path)?)],
+            path.display().to_string(),
+        ),
+    };
     for input in inputs {
         let input = input.as_ref();
         let Ok(m) = std::fs::metadata(input) else {
             continue;
         };
         if m.is_file() && out.as_ref().is_some_and(|o| same_file(o, &m)) {
-            return Err(OutputError::IsInput {
-                path: path.display().to_string(),
-            });
+            return Err(OutputError::IsInput { path: shown });
         }
-        let inside = |d: &Path| out_dir.as_ref().is_some_and(|o| o.starts_with(d));
-        if m.is_dir() && std::fs::canonicalize(input).is_ok_and(|d| inside(&d)) {
+        if m.is_dir() && dirs.iter().any(|d| is_within(d, &m)) {
             return Err(OutputError::InsideInput {
-                path: path.display().to_string(),
+                path: shown,
                 dir: input.display().to_string(),
             });
         }
     }
     Ok(())
+}
+
+/// True when directory `d` is the directory `dir` or lies below it, compared by device
+/// and inode up the chain of parents (so a link or a bind mount cannot hide it).
+fn is_within(d: &Path, dir: &std::fs::Metadata) -> bool {
+    let Ok(mut p) = std::fs::canonicalize(d) else {
+        return false;
+    };
+    loop {
+        if std::fs::metadata(&p).is_ok_and(|m| same_file(&m, dir)) {
+            return true;
+        }
+        if !p.pop() {
+            return false;
+        }
+    }
 }
 
 #[cfg(unix)]
@@ -209,6 +236,10 @@ fn same_file(_: &std::fs::Metadata, _: &std::fs::Metadata) -> bool {
 /// Errors: as [`check`], and [`OutputError::Write`].
 pub fn create_in_place(path: &Path, force: bool) -> Result<File, OutputError> {
     check(path, force)?;
+    // Standard error under a name: its own descriptor, not a truncated reopening.
+    if let Some(fd) = streams::stream_of(path) {
+        return streams::dup(fd).map_err(write_err(path));
+    }
     let mut o = std::fs::OpenOptions::new();
     o.write(true).create(true).truncate(true);
     #[cfg(unix)]
@@ -330,11 +361,14 @@ impl AtomicFile {
     pub fn create(dest: &Path, force: bool) -> Result<AtomicFile, OutputError> {
         check(dest, force)?;
         let real = resolve(dest)?;
-        if is_special(&real) {
-            let f = std::fs::OpenOptions::new()
-                .write(true)
-                .open(&real)
-                .map_err(write_err(dest))?;
+        let stream = streams::stream_of(dest);
+        if stream.is_some() || is_special(&real) {
+            let f = match stream {
+                // A standard stream's own descriptor: an appended log stays appended.
+                Some(fd) => streams::dup(fd),
+                None => std::fs::OpenOptions::new().write(true).open(&real),
+            }
+            .map_err(write_err(dest))?;
             return Ok(AtomicFile {
                 out: Out::Direct(f),
                 dest: dest.to_path_buf(),

@@ -132,20 +132,38 @@ fn serve_still_stops_gracefully_on_sigint_after_writing_its_ca() {
 }
 
 /// `record` stops the recorded command on Ctrl-C and still writes its trace (exit 1: the
-/// command did not finish), leaving no working or temporary trace next to it.
+/// command did not finish), leaving no working or temporary trace next to it. The same
+/// on SIGHUP (a closed terminal, a dropped ssh session), which used to end agentwire
+/// and leave the recorded command running, its sandbox and its working trace behind.
 #[test]
 fn record_still_saves_its_trace_on_sigint() {
+    record_stopped_by(libc::SIGINT);
+}
+
+#[test]
+fn record_saves_its_trace_and_stops_the_command_on_sighup() {
+    record_stopped_by(libc::SIGHUP);
+}
+
+fn record_stopped_by(sig: i32) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("rec.jsonl");
-    let child = Command::new(bin())
-        .current_dir(dir.path())
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(dir.path())
         .args(["record", "-o"])
         .arg(&out)
         .args(["--", "sh", "-c", "touch started; exec sleep 60"])
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    // As a terminal session would leave it, whatever the test runner's disposition.
+    // SAFETY: signal(2) is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(sig, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().unwrap();
     let start = Instant::now();
     while !dir.path().join("started").exists() {
         assert!(
@@ -154,7 +172,7 @@ fn record_still_saves_its_trace_on_sigint() {
         );
         std::thread::sleep(Duration::from_millis(5));
     }
-    signal(child.id(), libc::SIGINT);
+    signal(child.id(), sig);
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{:?} {err}", o.status);

@@ -195,16 +195,135 @@ fn output_names_up_to_the_file_systems_255_bytes_are_written() {
 
 #[test]
 fn an_output_ending_in_a_slash_is_refused_before_anything_is_read() {
+    // (`/.` and `/..` endings: round s8b.)
     let dir = tempfile::tempdir().unwrap();
-    let out = format!("{}/", dir.path().join("t.jsonl").display());
+    let t = dir.path().join("t.jsonl").display().to_string();
     let cap = shared_capture(CAPTURE);
-    let r = agentwire(&["pcap", cap.to_str().unwrap(), "-o", &out]);
-    assert_eq!(r.status.code(), Some(1));
-    assert!(stderr(&r).contains("is a directory"), "{}", stderr(&r));
+    for out in [format!("{t}/"), format!("{t}/."), format!("{t}/..")] {
+        let r = agentwire(&["pcap", cap.to_str().unwrap(), "-o", &out]);
+        assert_eq!(r.status.code(), Some(1), "{out}");
+        assert!(stderr(&r).contains("is a directory"), "{}", stderr(&r));
+        assert!(
+            !stderr(&r).contains("packets"),
+            "refused before extracting: {}",
+            stderr(&r)
+        );
+        assert!(!Path::new(&t).exists());
+    }
+}
+
+/// Run `script` in `sh -c` with `$AW` set to the agentwire binary, in `dir`.
+fn sh(dir: &Path, script: &str) -> std::process::Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .env("AW", bin())
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// Round s8b: a standard output redirected into an input (`-o - >> u.jsonl`, or into the
+/// input directory) skipped the input checks: each run appended to what it read.
+#[test]
+fn standard_output_redirected_into_an_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("u.jsonl");
+    std::fs::copy(repo().join("captures/sample-session.jsonl"), &trace).unwrap();
+    let before = std::fs::read(&trace).unwrap();
+    for o in ["-", "/dev/stdout"] {
+        let r = sh(
+            dir.path(),
+            &format!("\"$AW\" import u.jsonl -o {o} >> u.jsonl"),
+        );
+        assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+        assert!(stderr(&r).contains("also an input"), "{}", stderr(&r));
+        assert_eq!(std::fs::read(&trace).unwrap(), before);
+    }
+    std::fs::create_dir(dir.path().join("d")).unwrap();
+    std::fs::copy(&trace, dir.path().join("d/u.jsonl")).unwrap();
+    let r = sh(dir.path(), "\"$AW\" import d -o /dev/stdout >> d/all.jsonl");
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(stderr(&r).contains("input directory"), "{}", stderr(&r));
+    assert_eq!(std::fs::read(dir.path().join("d/all.jsonl")).unwrap(), b"");
+}
+
+/// Round s8b: `-o /dev/stderr` with standard error appended to a log replaced the log
+/// with a new 0600 file holding the trace alone.
+#[test]
+fn dev_stderr_appended_to_a_log_keeps_the_log() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.txt");
+    std::fs::write(&log, b"earlier line\n").unwrap();
+    std::fs::set_permissions(&log, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let cap = shared_capture(CAPTURE);
+    for o in ["/dev/stderr", "/proc/self/fd/2"] {
+        let r = sh(
+            dir.path(),
+            &format!(
+                "\"$AW\" pcap '{}' -o {o} --force 2>> log.txt",
+                cap.display()
+            ),
+        );
+        assert!(r.status.success(), "{o}");
+    }
+    let got = std::fs::read(&log).unwrap();
+    assert!(got.starts_with(b"earlier line\n"));
+    let trace = trace_on_dash();
+    let n = got
+        .windows(trace.len())
+        .filter(|w| *w == &trace[..])
+        .count();
+    assert_eq!(n, 2, "both traces appended whole");
+    let mode = std::fs::metadata(&log).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644);
+}
+
+/// Round s8b: a link inside the input directory pointing outside it let the output be
+/// written there, and the next run read it back.
+#[test]
+fn an_output_linked_from_inside_an_input_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (d, outside) = (dir.path().join("d"), dir.path().join("outside"));
+    std::fs::create_dir(&d).unwrap();
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::copy(
+        repo().join("captures/sample-session.jsonl"),
+        d.join("u.jsonl"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(outside.join("out.jsonl"), d.join("out.jsonl")).unwrap();
+    let r = agentwire(&[
+        "import",
+        d.to_str().unwrap(),
+        "-o",
+        d.join("out.jsonl").to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(stderr(&r).contains("input directory"), "{}", stderr(&r));
+    assert!(!outside.join("out.jsonl").exists());
+}
+
+/// Round s8b: `record -o /dev/null` put its working trace at `/dev/null.jsonl.tmp`
+/// (refused to a normal user, a stray file in /dev for root).
+#[test]
+fn record_to_a_device_keeps_its_working_trace_out_of_the_devices_directory() {
+    let stray = Path::new("/dev/null.jsonl.tmp");
     assert!(
-        !stderr(&r).contains("packets"),
-        "refused before extracting: {}",
-        stderr(&r)
+        !stray.exists(),
+        "left by an earlier run: remove {}",
+        stray.display()
     );
-    assert!(!Path::new(&out).exists());
+    let r = agentwire(&[
+        "record",
+        "--route",
+        "base-url",
+        "-o",
+        "/dev/null",
+        "--",
+        "true",
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(!stray.exists());
 }
