@@ -21,6 +21,7 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
     if let Some(dir) = &a.parquet {
         // Outputs checked before the (possibly long) analysis.
         report::parquet::check_tables(dir, a.force)?;
+        agentwire::output::check_not_input(dir, &a.traces)?;
     }
     let paths: Vec<&std::path::Path> = a.traces.iter().map(|p| p.as_path()).collect();
     let result = analyze::analyze_files(&paths, cfg)?;

@@ -181,7 +181,8 @@ pub fn check_not_input<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> Result<(), 
         },
         None => (
             std::fs::metadata(path).ok(),
-            vec![parent(path), parent(&resolve(path)?)],
+            // (the path itself too: an output directory, such as `--parquet DIR`)
+            vec![path.to_path_buf(), parent(path), parent(&resolve(path)?)],
             path.display().to_string(),
         ),
     };

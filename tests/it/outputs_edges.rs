@@ -327,3 +327,40 @@ fn record_to_a_device_keeps_its_working_trace_out_of_the_devices_directory() {
     assert!(r.status.success(), "{}", stderr(&r));
     assert!(!stray.exists());
 }
+
+/// Round s8b (minor, the same kind): `analyze DIR --parquet DIR/pq` wrote its tables
+/// inside the input directory, and the next run met them among its inputs.
+#[test]
+fn parquet_tables_inside_an_input_directory_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("fleet");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::copy(
+        repo().join("captures/sample-session.jsonl"),
+        d.join("s.jsonl"),
+    )
+    .unwrap();
+    for tables in [d.join("pq"), d.clone()] {
+        let r = agentwire(&[
+            "analyze",
+            d.to_str().unwrap(),
+            "--parquet",
+            tables.to_str().unwrap(),
+            "--force",
+        ]);
+        assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+        assert!(stderr(&r).contains("input directory"), "{}", stderr(&r));
+    }
+    assert!(!d.join("pq").exists());
+    // Beside it, the tables are written.
+    let beside = dir.path().join("pq");
+    agentwire_ok(&[
+        "analyze",
+        d.to_str().unwrap(),
+        "--parquet",
+        beside.to_str().unwrap(),
+    ]);
+    for table in ["requests", "episodes", "jobs", "decisions", "threads"] {
+        assert!(beside.join(table).is_dir(), "{table}");
+    }
+}
