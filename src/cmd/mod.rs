@@ -134,7 +134,8 @@ pub fn out(text: &str) -> Result<()> {
     Ok(())
 }
 
-/// True when an output path is `-`: the command's main output (a trace) goes to stdout.
+/// True when an output path means standard output (`-`, `/dev/stdout`, …;
+/// [`agentwire::output::is_stdout`]): the command's main output goes to stdout.
 pub(crate) fn is_stdout(path: &std::path::Path) -> bool {
     agentwire::output::is_stdout(path)
 }

@@ -106,16 +106,22 @@ pub fn write_hint(e: &std::io::Error) -> &'static str {
 /// already is (`/dev/stdout`, `/proc/self/fd/1`, the file a shell redirected it to),
 /// which is then written as standard output is, never replaced.
 pub fn is_stdout(path: &Path) -> bool {
-    path.as_os_str() == "-" || streams::stream_of(path) == Some(1)
+    stream(path) == Some(1)
 }
 
 /// True when `path` is written as it is and never replaced: standard output or standard
 /// error under any name, a device or a FIFO. Such an output has no directory of its own
 /// to put working files in.
 pub fn writes_through(path: &Path) -> bool {
-    is_stdout(path)
-        || streams::stream_of(path).is_some()
-        || resolve(path).is_ok_and(|p| is_special(&p))
+    stream(path).is_some() || resolve(path).is_ok_and(|p| is_special(&p))
+}
+
+/// The standard stream `path` means (1 for `-`), if any ([`streams::stream_of`]).
+fn stream(path: &Path) -> Option<i32> {
+    if path.as_os_str() == "-" {
+        return Some(1);
+    }
+    streams::stream_of(path)
 }
 
 /// Check that `path` may be written: it does not exist (or is an empty file), or `force`
@@ -123,7 +129,7 @@ pub fn writes_through(path: &Path) -> bool {
 ///
 /// Errors: [`OutputError::Exists`], [`OutputError::IsDirectory`].
 pub fn check(path: &Path, force: bool) -> Result<(), OutputError> {
-    if is_stdout(path) || streams::stream_of(path).is_some() {
+    if stream(path).is_some() {
         return Ok(());
     }
     // `out.jsonl/`, `out.jsonl/.` and `x/..` name directories, whatever exists there now.
@@ -162,8 +168,7 @@ pub fn check_not_input<P: AsRef<Path>>(path: &Path, inputs: &[P]) -> Result<(), 
             .unwrap_or(Path::new("."))
             .to_path_buf()
     };
-    let stream = streams::stream_of(path).or(is_stdout(path).then_some(1));
-    let (out, dirs, shown): (Option<std::fs::Metadata>, Vec<PathBuf>, String) = match stream {
+    let (out, dirs, shown): (Option<std::fs::Metadata>, Vec<PathBuf>, String) = match stream(path) {
         Some(fd) => match streams::regular_file(fd) {
             Some((m, p)) => {
                 let which = if fd == 1 {

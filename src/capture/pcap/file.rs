@@ -11,7 +11,6 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, ErrorKind, Read};
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
 
 use pcap_parser::pcapng::Block;
 use pcap_parser::traits::{PcapNGPacketBlock, PcapReaderIterator};
@@ -93,15 +92,23 @@ pub fn read_file(
 /// (RFC draft-ietf-opsawg-pcapng §4.1), or gzip (`1f 8b`, RFC 1952), whose content is
 /// checked when it is read.
 pub fn is_capture_start(head: &[u8]) -> bool {
-    const MAGICS: [[u8; 4]; 5] = [
-        [0xd4, 0xc3, 0xb2, 0xa1],
-        [0xa1, 0xb2, 0xc3, 0xd4],
-        [0x4d, 0x3c, 0xb2, 0xa1],
-        [0xa1, 0xb2, 0x3c, 0x4d],
-        [0x0a, 0x0d, 0x0d, 0x0a],
-    ];
-    head.starts_with(&[0x1f, 0x8b]) || MAGICS.iter().any(|m| head.starts_with(m))
+    head.starts_with(&GZIP_MAGIC)
+        || head.starts_with(&PCAPNG_MAGIC)
+        || PCAP_MAGICS.iter().any(|m| head.starts_with(m))
 }
+
+/// The pcap file header's magic numbers: microsecond and nanosecond, either byte order
+/// (tcpdump's `pcap-savefile(5)`).
+const PCAP_MAGICS: [[u8; 4]; 4] = [
+    [0xd4, 0xc3, 0xb2, 0xa1],
+    [0xa1, 0xb2, 0xc3, 0xd4],
+    [0x4d, 0x3c, 0xb2, 0xa1],
+    [0xa1, 0xb2, 0x3c, 0x4d],
+];
+/// The pcapng Section Header Block type (draft-ietf-opsawg-pcapng §4.1).
+const PCAPNG_MAGIC: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
+/// gzip's ID1 ID2 (RFC 1952 §2.3.1).
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Read a capture from any reader (gzip is detected by its magic number); `name` is used
 /// in errors.
@@ -113,7 +120,7 @@ pub fn read_packets(
     let mut input = BufReader::with_capacity(1 << 16, input);
     let gzip = loop {
         match input.fill_buf() {
-            Ok(head) => break head.starts_with(&[0x1f, 0x8b]),
+            Ok(head) => break head.starts_with(&GZIP_MAGIC),
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(e) => {
                 return Err(PcapError::Open {
@@ -141,15 +148,14 @@ fn read_stream(
     // An I/O error (a gzip stream cut short or followed by other bytes, a failing disk)
     // ends the input here: the bytes read before it are parsed, then the error is
     // reported with its own text (pcap-parser would drop both).
-    let failed = Arc::new(OnceLock::new());
     let mut input = KeepError {
         inner: input,
-        failed: Arc::clone(&failed),
+        failed: None,
     };
     let mut info = FileInfo::default();
     let mut offset = 0;
     let r = parse_stream(&mut input, name, on_packet, &mut info, &mut offset);
-    match (r, failed.get()) {
+    match (r, input.failed) {
         // A parse error is in bytes read before the I/O error: it comes first.
         (Err(e @ (PcapError::Corrupt { .. } | PcapError::NotACapture { .. })), _)
         | (Err(e), None) => Err(e),
@@ -167,19 +173,19 @@ fn read_stream(
 /// input instead, and keeps the error in `failed` (retrying interrupted reads).
 struct KeepError<R> {
     inner: R,
-    failed: Arc<OnceLock<std::io::Error>>,
+    failed: Option<std::io::Error>,
 }
 
 impl<R: Read> Read for KeepError<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.failed.get().is_some() {
+        if self.failed.is_some() {
             return Ok(0);
         }
         loop {
             match self.inner.read(buf) {
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => {
-                    let _ = self.failed.set(e);
+                    self.failed = Some(e);
                     return Ok(0);
                 }
                 Ok(n) => return Ok(n),
@@ -194,16 +200,10 @@ impl<R: Read> Read for KeepError<R> {
 /// least 28; draft-ietf-opsawg-pcapng §4.1), read in the byte order its Byte-Order Magic
 /// gives once 12 bytes are there.
 fn header_needs(head: &[u8]) -> Option<(&'static str, u64)> {
-    const PCAP: [[u8; 4]; 4] = [
-        [0xd4, 0xc3, 0xb2, 0xa1],
-        [0xa1, 0xb2, 0xc3, 0xd4],
-        [0x4d, 0x3c, 0xb2, 0xa1],
-        [0xa1, 0xb2, 0x3c, 0x4d],
-    ];
-    if PCAP.iter().any(|m| head.starts_with(m)) {
+    if PCAP_MAGICS.iter().any(|m| head.starts_with(m)) {
         return Some(("pcap file header", 24));
     }
-    if !head.starts_with(&[0x0a, 0x0d, 0x0d, 0x0a]) {
+    if !head.starts_with(&PCAPNG_MAGIC) {
         return None;
     }
     let len = match head.get(4..12) {
@@ -232,7 +232,7 @@ fn parse_stream<R: Read + Send>(
         Ok(reader) => return parse_blocks(reader, name, on_packet, info, offset),
         Err(e) => describe(e),
     };
-    if head.is_empty() && input.failed.get().is_some() {
+    if head.is_empty() && input.failed.is_some() {
         // Reported with the reader's error by `read_stream`.
         return Ok(());
     }
