@@ -11,4 +11,5 @@ pub mod capture;
 pub mod diff;
 pub mod output;
 pub mod report;
+pub mod text;
 pub mod trace;

@@ -272,14 +272,14 @@ impl RecordOutcome {
         };
         format!(
             "{who}: {exit}; {} ({} /v1/messages), {} tools, {} request body bytes{} -> {}",
-            crate::report::count(self.exchanges as u64, "exchange"),
+            crate::text::fmt::plural(self.exchanges as u64, "exchange"),
             self.messages,
             self.tools.map_or("-".into(), |t| t.to_string()),
             self.body_bytes,
             if self.mcp_records > 0 {
                 format!(
                     ", {}",
-                    crate::report::count(self.mcp_records as u64, "MCP record")
+                    crate::text::fmt::plural(self.mcp_records as u64, "MCP record")
                 )
             } else {
                 String::new()
@@ -714,12 +714,12 @@ fn finalize(
         match kept {
             Ok(k) => eprintln!(
                 "warning: {} of the recording could not be read back and are missing from the trace; the recording as written is kept at {}",
-                crate::report::count(t.problems.len() as u64, "line"),
+                crate::text::fmt::plural(t.problems.len() as u64, "line"),
                 k.display()
             ),
             Err(e) => eprintln!(
                 "warning: {} of the recording could not be read back, and its working trace could not be kept ({e})",
-                crate::report::count(t.problems.len() as u64, "line")
+                crate::text::fmt::plural(t.problems.len() as u64, "line")
             ),
         }
     }

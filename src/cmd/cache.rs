@@ -6,26 +6,23 @@ use anyhow::Result;
 
 use agentwire::capture::{npm, recordings};
 use agentwire::report;
+use agentwire::text::fmt::mib;
 
 use super::out;
 use crate::cli::CacheCommand;
 
-fn mib(b: u64) -> String {
-    format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0))
-}
-
 fn table(entries: &[recordings::Entry]) -> String {
-    let mut t = report::table(&["kind", "name", "version", "entry", "size"]);
+    let mut t = report::table::table(&["kind", "name", "version", "entry", "size"]);
     for e in entries {
         t.add_row(vec![
             e.kind.to_string(),
-            report::printable(&e.name),
-            report::printable(&e.version),
-            report::printable(&e.detail),
+            agentwire::text::printable(&e.name),
+            agentwire::text::printable(&e.version),
+            agentwire::text::printable(&e.detail),
             mib(e.bytes),
         ]);
     }
-    report::table_text(&t)
+    report::table::table_text(&t)
 }
 
 pub(super) fn cache(c: CacheCommand) -> Result<ExitCode> {

@@ -17,7 +17,7 @@ pub(super) fn export(a: ExportArgs) -> Result<ExitCode> {
     // Standard output too: a shell may have pointed it at the input.
     agentwire::output::check_not_input(&a.output, &[&a.input])?;
     if is_stdout(&a.output) {
-        let (_, code, _) = write_har(&a, agentwire::report::safe_json::stdout())?;
+        let (_, code, _) = write_har(&a, agentwire::text::safe_json::stdout())?;
         return Ok(code);
     }
     let file = AtomicFile::create(&a.output, a.force)?;
@@ -25,7 +25,7 @@ pub(super) fn export(a: ExportArgs) -> Result<ExitCode> {
     file.commit()?;
     eprintln!(
         "wrote {} to {}",
-        agentwire::report::count_irregular(n as u64, "HAR entry", "HAR entries"),
+        agentwire::text::fmt::plural_irregular(n as u64, "HAR entry", "HAR entries"),
         a.output.display()
     );
     Ok(code)

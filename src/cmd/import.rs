@@ -103,7 +103,7 @@ pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
     let skipped = if skipped > 0 {
         format!(
             "; {} skipped",
-            agentwire::report::count(skipped as u64, "file")
+            agentwire::text::fmt::plural(skipped as u64, "file")
         )
     } else {
         String::new()
@@ -111,7 +111,7 @@ pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
     super::summary(
         &format!(
             "imported {} ({}){skipped} -> {}\n",
-            agentwire::report::count(count, "exchange"),
+            agentwire::text::fmt::plural(count, "exchange"),
             by_format.join(", "),
             super::shown(&a.output)
         ),

@@ -92,7 +92,7 @@ pub fn fail(e: &anyhow::Error) -> ExitCode {
     // Library errors carry their cause in their message; print it once, secrets redacted
     // and through the printable filter (messages may quote recorded text).
     let msg = agentwire::trace::redact::redact_text(&format!("{e}"));
-    eprintln!("error: {}", agentwire::report::printable_lines(&msg));
+    eprintln!("error: {}", agentwire::text::printable_lines(&msg));
     if e.chain().any(|c| c.is::<UsageError>()) {
         ExitCode::from(USAGE)
     } else {
@@ -163,7 +163,7 @@ pub(crate) fn summary(text: &str, output: &std::path::Path) -> Result<()> {
 /// Print `LEVEL: MSG` on stderr, secrets redacted and through the printable filter.
 pub fn stderr_line(level: &str, msg: &str) {
     let msg = agentwire::trace::redact::redact_text(msg);
-    eprintln!("{level}: {}", agentwire::report::printable_lines(&msg));
+    eprintln!("{level}: {}", agentwire::text::printable_lines(&msg));
 }
 
 /// Print `warning: MSG` on stderr (see [`stderr_line`]).
@@ -221,7 +221,7 @@ pub(crate) fn note_skipped(input: &str, count: usize, first_why: &str) {
         "note",
         &format!(
             "{input}: skipped {} not in a format agentwire reads (first: {first_why})",
-            agentwire::report::count(count as u64, "file")
+            agentwire::text::fmt::plural(count as u64, "file")
         ),
     );
 }
@@ -295,13 +295,13 @@ impl Warnings {
             if records > 0 {
                 parts.push(format!(
                     "{} (skipped here; they stay in the input as they are)",
-                    agentwire::report::count(records as u64, "unreadable record")
+                    agentwire::text::fmt::plural(records as u64, "unreadable record")
                 ));
             }
             if self.exchanges > 0 {
                 parts.push(format!(
                     "{} with a bad part (kept)",
-                    agentwire::report::count(self.exchanges as u64, "exchange")
+                    agentwire::text::fmt::plural(self.exchanges as u64, "exchange")
                 ));
             }
             warn(&format!(
@@ -352,7 +352,7 @@ pub(crate) fn server_config(
         if unreadable > 0 {
             why.push(format!(
                 "{} unreadable",
-                agentwire::report::count(unreadable as u64, "line")
+                agentwire::text::fmt::plural(unreadable as u64, "line")
             ));
         }
         if exchanges > r.len() {

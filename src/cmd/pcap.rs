@@ -31,8 +31,8 @@ pub(super) fn progress_message(ex: &Extractor) -> String {
     let s = ex.summary();
     format!(
         "{}, {}",
-        report::count(s.packets, "packet"),
-        report::count(s.exchanges, "exchange")
+        agentwire::text::fmt::plural(s.packets, "packet"),
+        agentwire::text::fmt::plural(s.exchanges, "exchange")
     )
 }
 
@@ -52,7 +52,7 @@ pub(super) fn finish(
     summary_out(&report::capture::render(&summary, f.format.into()), output)?;
     eprintln!(
         "wrote {} to {}",
-        report::count(summary.exchanges, "exchange"),
+        agentwire::text::fmt::plural(summary.exchanges, "exchange"),
         shown(output)
     );
     let skipped = pcap::link::skipped_warnings(&summary.unknown_link_types);

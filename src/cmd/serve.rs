@@ -82,15 +82,15 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
             eprintln!(
                 "agentwire: the reader of {} closed it; stopped after recording {}",
                 shown(&a.output),
-                agentwire::report::count(s.written as u64, "exchange")
+                agentwire::text::fmt::plural(s.written as u64, "exchange")
             );
             return Ok(ExitCode::SUCCESS);
         }
         eprintln!(
             "agentwire: recorded {} to {}; writer queue peak {}, {} of {} bytes",
-            agentwire::report::count(s.written as u64, "exchange"),
+            agentwire::text::fmt::plural(s.written as u64, "exchange"),
             shown(&a.output),
-            agentwire::report::count(s.peak_queue as u64, "exchange"),
+            agentwire::text::fmt::plural(s.peak_queue as u64, "exchange"),
             s.peak_queue_bytes,
             s.queue_limit
         );

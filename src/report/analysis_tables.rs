@@ -6,17 +6,7 @@
 
 use super::table::{Cell, Table};
 use crate::analyze::Analysis;
-
-/// `$1.2345` (a negative zero, an empty float sum, shows as zero).
-pub(crate) fn usd(v: f64) -> String {
-    format!("${:.4}", v + 0.0)
-}
-
-/// The text of a cost the analysis may leave unpriced (`None`: the model is not in the
-/// price table).
-pub(crate) fn usd_or_unpriced(v: Option<f64>) -> String {
-    v.map_or_else(|| "unpriced".to_string(), usd)
-}
+use crate::text::fmt::{pct_of_rate, usd, usd_or_unpriced};
 
 /// A cost cell: unpriced costs show as such and sort first.
 pub(crate) fn cost_cell(v: Option<f64>) -> Cell {
@@ -51,11 +41,6 @@ pub(crate) fn total(v: f64, partial: bool) -> String {
     } else {
         usd(v)
     }
-}
-
-/// `12.3%` of a rate from 0 to 1.
-pub(crate) fn pct(v: f64) -> String {
-    format!("{:.1}%", v * 100.0)
 }
 
 /// The value, or `-`.
@@ -133,7 +118,7 @@ pub fn threads(a: &Analysis) -> Table {
                 Cell::int(r.tokens.read),
                 Cell::int(r.tokens.write()),
                 Cell::int(r.tokens.output),
-                Cell::num(pct(r.cache_hit_rate), r.cache_hit_rate),
+                Cell::num(pct_of_rate(r.cache_hit_rate), r.cache_hit_rate),
                 Cell::int(r.miss_tokens),
                 Cell::num(total(r.miss_cost_usd, partial), r.miss_cost_usd),
                 Cell::num(total(r.cost_usd, partial), r.cost_usd),

@@ -5,18 +5,20 @@
 
 use crate::analyze::Analysis;
 
-use super::analysis_tables::{self, pct, usd};
-use super::table::Table;
-use super::{markdown_table, Format};
+use super::analysis_tables;
+use super::table::{add_row, markdown_table, table, Table};
+use super::Format;
+use crate::text::fmt::{pct_of_rate as pct, usd};
+use crate::text::printable;
 
 /// Render an analysis.
 pub fn render(a: &Analysis, format: Format) -> String {
-    super::in_format(format, render_unchecked(a, format))
+    format.finish(render_unchecked(a, format))
 }
 
 fn render_unchecked(a: &Analysis, format: Format) -> String {
     match format {
-        Format::Json => super::json(a),
+        Format::Json => crate::text::safe_json::pretty(a),
         Format::Table | Format::Markdown => text(a, format == Format::Markdown),
     }
 }
@@ -173,7 +175,7 @@ fn text(a: &Analysis, md: bool) -> String {
     let max_rows = (!md).then_some(TERMINAL_REQUEST_ROWS);
     for s in sections(a, max_rows) {
         if md {
-            out.push_str(&format!("## {}\n\n", super::printable(&s.title)));
+            out.push_str(&format!("## {}\n\n", printable(&s.title)));
             if s.rows.is_empty() {
                 out.push_str("(none)\n\n");
             } else {
@@ -182,14 +184,14 @@ fn text(a: &Analysis, md: bool) -> String {
                 out.push('\n');
             }
         } else {
-            out.push_str(&format!("{}\n", super::printable(&s.title)));
+            out.push_str(&format!("{}\n", printable(&s.title)));
             if s.rows.is_empty() {
                 out.push_str("  (none)\n\n");
             } else {
                 let header: Vec<&str> = s.header.iter().map(String::as_str).collect();
-                let mut t = super::table(&header);
+                let mut t = table(&header);
                 for r in &s.rows {
-                    super::add_row(&mut t, r.clone());
+                    add_row(&mut t, r.clone());
                 }
                 out.push_str(&format!("{t}\n"));
                 if s.omitted > 0 {

@@ -8,14 +8,15 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::analysis_tables::{self as tables, pct, session_of, total, usd};
+use super::analysis_tables::{self as tables, session_of, total};
 use super::chart::{self, LaneBar, RequestBar};
 use super::glossary::{self, Entry};
 use super::meta::{InputMeta, Meta};
-use super::page::{self, thousands};
+use super::page;
 use super::table::Table;
 use super::DocFormat;
 use crate::analyze::Analysis;
+use crate::text::fmt::{noun_form, pct_of_rate as pct, thousands, usd};
 
 /// Rendering options.
 #[derive(Clone, Debug, Default)]
@@ -61,11 +62,7 @@ struct JsonDoc<'a> {
 
 /// `1 session`, `10,000 requests`.
 fn count(n: usize, one: &str, many: &str) -> String {
-    format!(
-        "{} {}",
-        thousands(n as i64),
-        if n == 1 { one } else { many }
-    )
+    format!("{} {}", thousands(n as i64), noun_form(n as u64, one, many))
 }
 
 /// Misses the summary names one by one; the rest are counted.
@@ -382,7 +379,7 @@ pub fn render(a: &Analysis, inputs: Vec<InputMeta>, format: DocFormat, o: &Optio
             glossary: &glossary,
             analysis: a,
         };
-        return super::json(&doc);
+        return crate::text::safe_json::pretty(&doc);
     }
     let mut notes = Vec::new();
     for t in tables.iter().filter(|t| t.omitted > 0) {

@@ -8,12 +8,12 @@ use super::Format;
 
 /// Render an extraction summary.
 pub fn render(s: &Summary, format: Format) -> String {
-    super::in_format(format, render_unchecked(s, format))
+    format.finish(render_unchecked(s, format))
 }
 
 fn render_unchecked(s: &Summary, format: Format) -> String {
     if format == Format::Json {
-        return super::json(s);
+        return crate::text::safe_json::pretty(s);
     }
     let mut rows: Vec<(String, String)> = vec![
         ("packets".into(), s.packets.to_string()),
@@ -57,7 +57,7 @@ fn render_unchecked(s: &Summary, format: Format) -> String {
         rows.push((format!("unknown link type {lt} (packets)"), n.to_string()));
     }
     let mut out = match format {
-        Format::Markdown => super::markdown_table(
+        Format::Markdown => super::table::markdown_table(
             &["what", "count"],
             &rows
                 .iter()
@@ -65,11 +65,11 @@ fn render_unchecked(s: &Summary, format: Format) -> String {
                 .collect::<Vec<_>>(),
         ),
         _ => {
-            let mut t = super::table(&["what", "count"]);
+            let mut t = super::table::table(&["what", "count"]);
             for (a, b) in &rows {
-                super::add_row(&mut t, vec![a.clone(), b.clone()]);
+                super::table::add_row(&mut t, vec![a.clone(), b.clone()]);
             }
-            super::table_text(&t)
+            super::table::table_text(&t)
         }
     };
     if !s.tls.is_empty() {
@@ -83,7 +83,7 @@ fn render_unchecked(s: &Summary, format: Format) -> String {
                 t.sni.as_deref().unwrap_or("-"),
                 t.bytes
             );
-            out.push_str(&super::printable(&line));
+            out.push_str(&crate::text::printable(&line));
             out.push('\n');
         }
     }

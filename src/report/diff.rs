@@ -2,11 +2,12 @@
 //! `schemas/diff.schema.json`).
 
 use crate::api::tools::Mechanism;
-use crate::diff::request::{RequestDiff, SizeRow, SystemBlock};
+use crate::diff::request::{RequestDiff, SystemBlock};
 use crate::diff::select::DiffReport;
 use crate::diff::tools::{ToolEntry, ToolState, ToolStatus, ToolsDiff};
 
 use super::Format;
+use crate::text::fmt::pct_change;
 
 use super::writer::{clip, code, Writer};
 
@@ -16,12 +17,12 @@ const MAX_VALUE: usize = 72;
 /// Render a diff report. `color` adds ANSI colours to the terminal format (the caller
 /// decides: a TTY and `NO_COLOR` unset).
 pub fn render(report: &DiffReport, format: Format, color: bool) -> String {
-    super::in_format(format, render_unchecked(report, format, color))
+    format.finish(render_unchecked(report, format, color))
 }
 
 fn render_unchecked(report: &DiffReport, format: Format, color: bool) -> String {
     if format == Format::Json {
-        return super::json(report);
+        return crate::text::safe_json::pretty(report);
     }
     let mut w = Writer {
         md: format == Format::Markdown,
@@ -84,19 +85,6 @@ fn delta(n: i64) -> String {
     }
 }
 
-/// A size row's change in percent of A (`+4.0%`), `new` when A is 0, empty when equal.
-pub(crate) fn pct(r: &SizeRow) -> String {
-    if r.a == 0 {
-        return if r.b == 0 { "" } else { "new" }.into();
-    }
-    let p = r.delta as f64 / r.a as f64 * 100.0;
-    if r.delta == 0 {
-        String::new()
-    } else {
-        format!("{p:+.1}%")
-    }
-}
-
 fn comparison(w: &mut Writer, d: &RequestDiff) {
     w.heading(
         0,
@@ -115,7 +103,7 @@ fn comparison(w: &mut Writer, d: &RequestDiff) {
                 r.a.to_string(),
                 r.b.to_string(),
                 delta(r.delta),
-                pct(r),
+                pct_change(r.a, r.b),
             ]
         })
         .collect();
@@ -283,7 +271,7 @@ fn tools_table(w: &mut Writer, t: &ToolsDiff) {
         let indent = if w.md { "" } else { "  " };
         w.line(&format!(
             "{indent}{} unchanged",
-            super::count(same as u64, "tool")
+            crate::text::fmt::plural(same as u64, "tool")
         ));
     }
 }

@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use super::chart::{self, ToolBar};
-use super::diff::{mechanisms, pct, state, status, tool_groups};
+use super::diff::{mechanisms, state, status, tool_groups};
 use super::glossary::{self, Entry};
 use super::meta::{InputMeta, Meta};
 use super::page;
@@ -19,6 +19,7 @@ use crate::diff::request::{RequestDiff, SideInfo, SystemBlock};
 use crate::diff::schema::{PropertyFacts, SchemaChange};
 use crate::diff::select::DiffReport;
 use crate::diff::tools::{ToolEntry, ToolStatus};
+use crate::text::fmt::{pct_change, thousands};
 
 /// Rendering options.
 #[derive(Clone, Debug, Default)]
@@ -199,19 +200,11 @@ struct JsonDoc<'r> {
 fn signed_tokens(bytes: i64) -> String {
     let t = estimate_tokens(bytes.unsigned_abs() as usize) as i64;
     let t = if bytes < 0 { -t } else { t };
-    format!(
-        "≈{}{} tokens",
-        if t >= 0 { "+" } else { "" },
-        page::thousands(t)
-    )
+    format!("≈{}{} tokens", if t >= 0 { "+" } else { "" }, thousands(t))
 }
 
 fn signed_bytes(n: i64) -> String {
-    format!(
-        "{}{} bytes",
-        if n >= 0 { "+" } else { "" },
-        page::thousands(n)
-    )
+    format!("{}{} bytes", if n >= 0 { "+" } else { "" }, thousands(n))
 }
 
 fn names(v: &[String]) -> String {
@@ -266,8 +259,8 @@ pub(crate) fn summary(d: &RequestDiff, a: &str, b: &str) -> Vec<String> {
     if bd != 0 {
         out.push(format!(
             "All tool definitions together: {} → {} bytes ({}, {:+.1}%, {}).",
-            page::thousands(ba as i64),
-            page::thousands(bb as i64),
+            thousands(ba as i64),
+            thousands(bb as i64),
             signed_bytes(bd),
             if ba == 0 {
                 0.0
@@ -325,8 +318,8 @@ pub(crate) fn summary(d: &RequestDiff, a: &str, b: &str) -> Vec<String> {
         }
         out.push(format!(
             "The system prompt{growth} ({} → {} bytes){which}.",
-            page::thousands(sa as i64),
-            page::thousands(sb as i64)
+            thousands(sa as i64),
+            thousands(sb as i64)
         ));
     }
     let h = &d.headers;
@@ -352,12 +345,12 @@ pub(crate) fn summary(d: &RequestDiff, a: &str, b: &str) -> Vec<String> {
     let (ea, eb, ed) = size("est_tokens");
     out.push(format!(
         "Estimated input tokens of the request: {} → {} ({}).",
-        page::thousands(ea as i64),
-        page::thousands(eb as i64),
+        thousands(ea as i64),
+        thousands(eb as i64),
         if ed == 0 {
             "no change".to_string()
         } else {
-            format!("{}{}", if ed > 0 { "+" } else { "" }, page::thousands(ed))
+            format!("{}{}", if ed > 0 { "+" } else { "" }, thousands(ed))
         }
     ));
     out
@@ -478,7 +471,7 @@ fn comparison(d: &RequestDiff, a_name: &str, b_name: &str, o: &Options, html: bo
                 a: r.a,
                 b: r.b,
                 delta: r.delta,
-                pct: pct(r),
+                pct: pct_change(r.a, r.b),
             })
             .collect(),
         tool_lists: tool_groups(t)
@@ -705,7 +698,7 @@ pub fn render(
             glossary: &glossary,
             diff: report,
         };
-        return super::json(&doc);
+        return crate::text::safe_json::pretty(&doc);
     }
     let page = Page {
         meta,

@@ -214,7 +214,7 @@ pub fn render(h: &History, title: &str, inputs: Vec<InputMeta>, format: DocForma
             problems: &h.problems,
             glossary: &glossary,
         };
-        return super::json(&doc);
+        return crate::text::safe_json::pretty(&doc);
     }
     let html = format == DocFormat::Html;
     let x: Vec<String> = h.rows.iter().map(|r| r.version.clone()).collect();

@@ -6,12 +6,12 @@ use super::Format;
 
 /// Render the version × settings matrix.
 pub fn render_matrix(m: &crate::diff::matrix::Matrix, format: Format) -> String {
-    super::in_format(format, render_matrix_unchecked(m, format))
+    format.finish(render_matrix_unchecked(m, format))
 }
 
 fn render_matrix_unchecked(m: &crate::diff::matrix::Matrix, format: Format) -> String {
     if format == Format::Json {
-        return super::json(m);
+        return crate::text::safe_json::pretty(m);
     }
     let mut w = Writer {
         md: format == Format::Markdown,

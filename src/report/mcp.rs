@@ -1,13 +1,14 @@
 //! Rendering of the MCP layer: `show`'s list of `mcp` records, the MCP sections of
 //! `analyze` (servers, methods, tasks, model-level links) and `matrix --mcp`. Every
-//! recorded value passes [`super::printable`] before it reaches a terminal.
+//! recorded value passes [`crate::text::printable()`] before it reaches a terminal.
 
 use serde::Serialize;
 
 use super::writer::Writer;
-use super::{printable, Format};
+use super::Format;
 use crate::analyze::mcp::cell::McpCell;
 use crate::analyze::mcp::McpAnalysis;
+use crate::text::printable;
 use crate::trace::mcp::{McpDirection, McpTransport};
 use crate::trace::McpRecord;
 
@@ -135,12 +136,12 @@ const SHOW_HEADER: [&str; 9] = [
 
 /// Render `show`'s MCP rows; `heading` puts an "MCP messages" title above the table.
 pub fn render_show(rows: &[McpShowRow], format: Format, heading: bool) -> String {
-    super::in_format(format, render_show_unchecked(rows, format, heading))
+    format.finish(render_show_unchecked(rows, format, heading))
 }
 
 fn render_show_unchecked(rows: &[McpShowRow], format: Format, heading: bool) -> String {
     if format == Format::Json {
-        return super::json(rows);
+        return crate::text::safe_json::pretty(rows);
     }
     let mut w = writer(format);
     if heading {
@@ -378,12 +379,12 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
 
 /// Render `matrix --mcp`: one row per run.
 pub fn render_cells(cells: &[McpCell], format: Format) -> String {
-    super::in_format(format, render_cells_unchecked(cells, format))
+    format.finish(render_cells_unchecked(cells, format))
 }
 
 fn render_cells_unchecked(cells: &[McpCell], format: Format) -> String {
     if format == Format::Json {
-        return super::json(cells);
+        return crate::text::safe_json::pretty(cells);
     }
     let mut w = writer(format);
     let rows = cells

@@ -10,13 +10,16 @@
 //!
 //! Markdown templates (`*.md`) use the `md` filter for text (Markdown punctuation and
 //! HTML escaped with backslashes), `code` for inline code and `fence` for code blocks, so
-//! recorded text can neither close a block nor start HTML.
+//! recorded text can neither close a block nor start HTML (the rules are
+//! [`crate::text::markdown`]'s, rule 2).
 
 use base64::Engine;
 use minijinja::{Environment, Value};
 use sha2::{Digest, Sha256};
 
-use super::{printable, printable_lines};
+use crate::text::fmt::{pct_of_rate, plural, thousands, usd_or_unpriced};
+use crate::text::markdown::{fence, md_code, md_escape};
+use crate::text::{printable, printable_lines};
 
 /// The stylesheet of every HTML report.
 pub const CSS: &str = include_str!("templates/report.css");
@@ -49,71 +52,6 @@ pub fn csp() -> String {
     )
 }
 
-/// Markdown text: punctuation that could start markup escaped with a backslash, line
-/// breaks as spaces, control characters as visible escapes.
-pub fn md_escape(s: &str) -> String {
-    let s = printable(&s.replace(['\r', '\n'], " "));
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        if matches!(
-            c,
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '#' | '!' | '&'
-        ) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Markdown inline code: a backtick run longer than any inside `s`, `|` escaped (GFM
-/// tables split on it even inside code), line breaks as spaces.
-pub fn md_code(s: &str) -> String {
-    let s = printable(&s.replace(['\r', '\n'], " ")).replace('|', "\\|");
-    let ticks = "`".repeat(longest_run(&s, '`') + 1);
-    let pad = if s.starts_with('`') || s.ends_with('`') {
-        " "
-    } else {
-        ""
-    };
-    format!("{ticks}{pad}{s}{pad}{ticks}")
-}
-
-fn longest_run(s: &str, c: char) -> usize {
-    let (mut best, mut cur) = (0, 0);
-    for x in s.chars() {
-        if x == c {
-            cur += 1;
-            best = best.max(cur);
-        } else {
-            cur = 0;
-        }
-    }
-    best
-}
-
-/// A code fence longer than any backtick run in `s` (at least three backticks).
-pub fn fence(s: &str) -> String {
-    "`".repeat((longest_run(s, '`') + 1).max(3))
-}
-
-/// `47794` → `47,794`; `-19918` → `-19,918`.
-pub fn thousands(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 {
-        format!("-{out}")
-    } else {
-        out
-    }
-}
-
 fn num(v: Value) -> String {
     match i64::try_from(v.clone()) {
         Ok(n) => thousands(n),
@@ -127,13 +65,6 @@ fn signed(v: Value) -> String {
         Ok(n) if n > 0 => format!("+{}", thousands(n)),
         Ok(n) => thousands(n),
         Err(_) => v.to_string(),
-    }
-}
-
-fn usd(v: Option<f64>) -> String {
-    match v {
-        Some(x) => format!("${:.4}", x + 0.0),
-        None => "unpriced".into(),
     }
 }
 
@@ -166,10 +97,10 @@ fn environment() -> Environment<'static> {
     env.add_filter("printable", |s: String| printable(&s));
     env.add_filter("num", num);
     env.add_filter("signed", signed);
-    env.add_filter("usd", usd);
-    env.add_filter("pct", super::analysis_tables::pct);
-    // `{{ n|count("tool") }}`: "1 tool", "2 tools" (the one plural rule, `super::count`).
-    env.add_filter("count", |n: u64, noun: String| super::count(n, &noun));
+    env.add_filter("usd", usd_or_unpriced);
+    env.add_filter("pct", pct_of_rate);
+    // `{{ n|count("tool") }}`: "1 tool", "2 tools" (the one plural rule, `text::fmt::plural`).
+    env.add_filter("count", |n: u64, noun: String| plural(n, &noun));
     env
 }
 
@@ -205,14 +136,6 @@ pub fn svg(chart: Result<String, String>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn markdown_escaping() {
-        assert_eq!(md_escape("<b>*x*</b>|y\nz"), "\\<b\\>\\*x\\*\\</b\\>\\|y z");
-        assert_eq!(md_code("a`b|c"), "``a`b\\|c``");
-        assert_eq!(fence("x ```` y"), "`````");
-        assert_eq!(fence("plain"), "```");
-    }
 
     #[test]
     fn numbers() {

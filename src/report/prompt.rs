@@ -124,7 +124,7 @@ pub fn prompt(req: &MessagesRequest, body: &[u8], exchange: u64, input: InputMet
 /// forge).
 pub fn render(p: &Prompt, format: DocFormat) -> String {
     match format {
-        DocFormat::Json => super::json(p),
+        DocFormat::Json => crate::text::safe_json::pretty(p),
         DocFormat::Markdown | DocFormat::Html => page::render("prompt.md", p),
     }
 }

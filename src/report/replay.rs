@@ -6,12 +6,12 @@ use super::Format;
 
 /// Render a replay summary.
 pub fn render(s: &Summary, format: Format) -> String {
-    super::in_format(format, render_unchecked(s, format))
+    format.finish(render_unchecked(s, format))
 }
 
 fn render_unchecked(s: &Summary, format: Format) -> String {
     if format == Format::Json {
-        return super::json(s);
+        return crate::text::safe_json::pretty(s);
     }
     let statuses: Vec<String> = s
         .statuses
@@ -39,13 +39,13 @@ fn render_unchecked(s: &Summary, format: Format) -> String {
         ]);
     }
     let mut out = match format {
-        Format::Markdown => super::markdown_table(&["replay", "value"], &rows),
+        Format::Markdown => super::table::markdown_table(&["replay", "value"], &rows),
         _ => {
-            let mut t = super::table(&["replay", "value"]);
+            let mut t = super::table::table(&["replay", "value"]);
             for r in &rows {
-                super::add_row(&mut t, r.clone());
+                super::table::add_row(&mut t, r.clone());
             }
-            super::table_text(&t)
+            super::table::table_text(&t)
         }
     };
     for o in s
@@ -54,7 +54,10 @@ fn render_unchecked(s: &Summary, format: Format) -> String {
         .filter(|o| !o.differences.is_empty() || o.error.is_some())
     {
         let what = o.error.clone().unwrap_or_else(|| o.differences.join("; "));
-        out.push_str(&super::printable(&format!("exchange #{}: {what}", o.id)));
+        out.push_str(&crate::text::printable(&format!(
+            "exchange #{}: {what}",
+            o.id
+        )));
         out.push('\n');
     }
     out

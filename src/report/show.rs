@@ -212,12 +212,12 @@ fn cells(r: &ShowRow, with_file: bool) -> Vec<String> {
             opt(&r.note),
         ])
         .collect();
-    cells.iter().map(|c| super::printable(c)).collect()
+    cells.iter().map(|c| crate::text::printable(c)).collect()
 }
 
 /// Render rows in a format.
 pub fn render(rows: &[ShowRow], format: Format) -> String {
-    super::in_format(format, render_unchecked(rows, format))
+    format.finish(render_unchecked(rows, format))
 }
 
 fn render_unchecked(rows: &[ShowRow], format: Format) -> String {
@@ -228,17 +228,17 @@ fn render_unchecked(rows: &[ShowRow], format: Format) -> String {
         .chain(HEADER)
         .collect();
     match format {
-        Format::Json => super::json(rows),
+        Format::Json => crate::text::safe_json::pretty(rows),
         Format::Markdown => {
             let body: Vec<Vec<String>> = rows.iter().map(|r| cells(r, with_file)).collect();
-            super::markdown_table(&header, &body)
+            super::table::markdown_table(&header, &body)
         }
         Format::Table => {
-            let mut t = super::table(&header);
+            let mut t = super::table::table(&header);
             for r in rows {
                 t.add_row(cells(r, with_file));
             }
-            super::table_text(&t)
+            super::table::table_text(&t)
         }
     }
 }

@@ -1,8 +1,59 @@
-//! A plain table for the shareable reports: a title, header labels (each explained in the
-//! glossary), and rows of cells that keep a sortable value next to the shown text. The
-//! Markdown and HTML templates render it the same way for every report.
+//! Tables, in two shapes:
+//! - the commands' tables ([`table`], [`add_row`], [`table_text`], [`markdown_table`]): a
+//!   terminal table in agentwire's plain style, or a Markdown table, every cell passed
+//!   through the printable filter;
+//! - a plain table for the shareable reports ([`Table`]): a title, header labels (each
+//!   explained in the glossary), and rows of cells that keep a sortable value next to the
+//!   shown text. The Markdown and HTML templates render it the same way for every report.
 
 use serde::Serialize;
+
+use crate::text::fmt::thousands;
+use crate::text::markdown::md_cell;
+use crate::text::printable;
+
+/// A fresh table with agentwire's terminal style (no colour, UTF-8 borders off for
+/// copy-paste: ASCII-only condensed layout).
+pub fn table(header: &[&str]) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::NOTHING);
+    t.set_content_arrangement(comfy_table::ContentArrangement::Disabled);
+    t.set_header(header.iter().map(|h| h.to_string()));
+    for c in t.column_iter_mut() {
+        c.set_padding((0, 2));
+    }
+    t
+}
+
+/// A table as text: one line per row, no trailing spaces, ending in a newline.
+pub fn table_text(t: &comfy_table::Table) -> String {
+    let mut out: String = t
+        .to_string()
+        .lines()
+        .map(|l| format!("{}\n", l.trim_end()))
+        .collect();
+    if out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
+/// Add a row to a terminal table, every cell passed through [`printable()`].
+pub fn add_row(t: &mut comfy_table::Table, cells: Vec<String>) {
+    t.add_row(cells.iter().map(|c| printable(c)).collect::<Vec<_>>());
+}
+
+/// A Markdown table; every cell passes [`md_cell`] (the printable filter, `|` escaped).
+pub fn markdown_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("| {} |\n", header.join(" | ")));
+    out.push_str(&format!("|{}\n", " --- |".repeat(header.len())));
+    for r in rows {
+        let cells: Vec<String> = r.iter().map(|c| md_cell(c)).collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    out
+}
 
 /// One cell: the text shown and, for numbers, the value sorting uses.
 #[derive(Clone, Debug, Serialize)]
@@ -42,7 +93,7 @@ impl Cell {
     }
     /// An integer with thousands separators.
     pub fn int(n: u64) -> Cell {
-        Cell::num(super::page::thousands(n as i64), n as f64)
+        Cell::num(thousands(n as i64), n as f64)
     }
 }
 

@@ -1,6 +1,6 @@
 //! A small text writer shared by the diff and matrix reports: headings, bullets,
 //! tables and unified diffs, as terminal text (optionally coloured) or Markdown. Every piece
-//! of text passes [`super::printable`] on its way in (colours are added after), so recorded
+//! of text passes [`crate::text::printable()`] on its way in (colours are added after), so recorded
 //! values cannot drive the terminal.
 
 use crate::diff::text::{Line, SegOp, TextDiff};
@@ -24,7 +24,7 @@ pub(super) struct Writer {
 impl Writer {
     /// A line of text (made printable).
     pub(super) fn line(&mut self, s: &str) {
-        let s = super::printable(s);
+        let s = crate::text::printable(s);
         self.safe_line(&s);
     }
     /// A line already made printable (and possibly painted).
@@ -34,7 +34,7 @@ impl Writer {
     }
     /// Text made printable, then coloured when colours are on.
     pub(super) fn paint(&self, c: &str, s: &str) -> String {
-        let s = super::printable(s);
+        let s = crate::text::printable(s);
         if self.color {
             format!("{c}{s}{RESET}")
         } else {
@@ -64,12 +64,13 @@ impl Writer {
     pub(super) fn table(&mut self, header: &[&str], rows: Vec<Vec<String>>) {
         if self.md {
             self.blank();
-            self.out.push_str(&super::markdown_table(header, &rows));
+            self.out
+                .push_str(&super::table::markdown_table(header, &rows));
             self.out.push('\n');
         } else {
-            let mut t = super::table(header);
+            let mut t = super::table::table(header);
             for r in rows {
-                super::add_row(&mut t, r);
+                super::table::add_row(&mut t, r);
             }
             for l in t.to_string().lines() {
                 self.safe_line(&format!("  {}", l.trim_end()));
@@ -90,7 +91,9 @@ impl Writer {
             self.safe_line(&head);
             for l in &h.lines {
                 let s = match l {
-                    Line::Context { text } => format!(" {}", super::printable(&clip(text, 120))),
+                    Line::Context { text } => {
+                        format!(" {}", crate::text::printable(&clip(text, 120)))
+                    }
                     Line::Delete { text } => self.paint(RED, &format!("-{}", clip(text, 200))),
                     Line::Insert { text } => self.paint(GREEN, &format!("+{}", clip(text, 200))),
                     Line::Change { segments } => {
@@ -98,7 +101,7 @@ impl Writer {
                         for seg in segments {
                             match seg.op {
                                 SegOp::Equal => {
-                                    s.push_str(&super::printable(&elide(&seg.text, 40)))
+                                    s.push_str(&crate::text::printable(&elide(&seg.text, 40)))
                                 }
                                 SegOp::Delete => {
                                     s.push_str(&self.paint(RED, &format!("[-{}-]", seg.text)))

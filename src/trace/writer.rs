@@ -19,12 +19,12 @@ use crate::output::{self, AtomicFile, OutputError};
 /// Standard output for a trace (`-o -`). A pipe or file gets the bytes `-o FILE` would
 /// hold: the printable filter's `\uXXXX` escapes would change the bytes of a body embedded
 /// verbatim (`"json"`), which its `sha256` covers, and every reader would drop the record.
-/// A terminal gets the filtered text ([`crate::report::safe_json`]), since nothing reads
+/// A terminal gets the filtered text ([`crate::text::safe_json`]), since nothing reads
 /// the trace back from there and raw control or bidi characters must not reach it.
 pub fn stdout() -> Box<dyn Write + Send> {
     use std::io::IsTerminal;
     if std::io::stdout().is_terminal() {
-        Box::new(crate::report::safe_json::stdout())
+        Box::new(crate::text::safe_json::stdout())
     } else {
         Box::new(std::io::stdout())
     }

@@ -99,7 +99,7 @@ impl Summary {
         }
         seen.into_iter()
             .map(|(d, n, first)| {
-                let n = crate::report::count(n as u64, "request");
+                let n = crate::text::fmt::plural(n as u64, "request");
                 format!("{d}, in {n} (first: exchange #{first})")
             })
             .collect()

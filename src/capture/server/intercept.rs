@@ -207,7 +207,7 @@ pub(crate) async fn connect(
                         let message = format!(
                             "TLS handshake for {host} failed: {e}. The client does not trust agentwire's CA: set NODE_EXTRA_CA_CERTS={ca} (Node.js and Claude Code), or SSL_CERT_FILE / REQUESTS_CA_BUNDLE to a bundle that includes it"
                         );
-                        eprintln!("agentwire: {}", crate::report::printable(&message));
+                        eprintln!("agentwire: {}", crate::text::printable(&message));
                         draft.finish(Some(status_only(200)), Some(tls_failed(message)));
                     }
                     Err(_) => {

@@ -128,7 +128,7 @@ pub fn detect_prefix(head: &[u8]) -> Detected {
         return foreign(
             format!(
                 "text that is not JSON (it starts with {:?})",
-                crate::report::printable(&first)
+                crate::text::printable(&first)
             ),
             "",
         );
@@ -233,7 +233,7 @@ pub fn classify_document(v: &Value) -> Detected {
                 } else {
                     format!(
                         "JSON whose first object has the keys {}",
-                        crate::report::printable(&keys.join(", "))
+                        crate::text::printable(&keys.join(", "))
                     )
                 },
                 "",

@@ -1,4 +1,4 @@
-//! JSON text on its way to a terminal: the characters [`super::printable`] escapes (DEL, C1
+//! JSON text on its way to a terminal: the characters [`super::printable()`] escapes (DEL, C1
 //! controls, bidi and zero-width format characters, line and paragraph separators) written
 //! as `\uXXXX` escapes. serde_json escapes only U+0000–U+001F, so a trace or HAR file
 //! printed with `-o -` could otherwise carry `U+009B` (a one-byte CSI) or `U+202E` (right-to-
@@ -6,7 +6,8 @@
 //! serializer these characters can only stand inside strings, where the escape means the
 //! same character (RFC 8259 §7). A trace's bytes are not only its value, though (each body
 //! embedded verbatim is covered by its `sha256`), so a trace passes through here only on
-//! its way to a terminal ([`crate::trace::trace_stdout`]).
+//! its way to a terminal ([`crate::trace::trace_stdout`]). Reports printed as JSON pass
+//! [`pretty`].
 
 use std::borrow::Cow;
 use std::io::{self, Write};
@@ -14,7 +15,7 @@ use std::io::{self, Write};
 /// The escaped form of `json` (see the module doc); tab, CR and LF are left alone (they
 /// are JSON whitespace between tokens; inside strings serde_json already escaped them).
 pub fn escape_json_text(json: &str) -> Cow<'_, str> {
-    super::replace_unprintable(json, true, |ch, out| {
+    super::printable::replace_unprintable(json, true, |ch, out| {
         if matches!(ch, '\t' | '\n' | '\r') {
             out.push(ch);
             return;
@@ -42,6 +43,19 @@ impl<W: Write> SafeJsonWriter<W> {
             pending: Vec::new(),
         }
     }
+}
+
+/// Pretty JSON of a report, with the characters [`super::printable()`] escapes written as
+/// `\uXXXX` escapes ([`escape_json_text`]: the JSON value is unchanged; a terminal showing
+/// it is safe). Ends in a newline; a value serde cannot write (a map with non-string keys)
+/// is `null`.
+pub fn pretty<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    let Ok(s) = serde_json::to_string_pretty(value) else {
+        return "null\n".into();
+    };
+    let mut s = escape_json_text(&s).into_owned();
+    s.push('\n');
+    s
 }
 
 /// Standard output for JSON text (a trace or HAR written with `-o -`).
@@ -118,6 +132,17 @@ mod tests {
         assert!(out.ends_with('\n'));
         let back: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(back, v, "the value is unchanged");
+    }
+
+    #[test]
+    fn pretty_json_escapes_what_printable_escapes_and_keeps_the_value() {
+        let j = pretty(&serde_json::json!({"k": "x\u{202e}y\u{9b}z\u{1b}"}));
+        assert!(j.contains(r#""x\u202ey\u009bz\u001b""#), "{j}");
+        let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+        assert_eq!(
+            v["k"], "x\u{202e}y\u{9b}z\u{1b}",
+            "the JSON value is unchanged"
+        );
     }
 
     #[test]
