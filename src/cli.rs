@@ -80,22 +80,20 @@ pub fn parse() -> Cli {
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| exit_redacted(e))
 }
 
-/// Print a usage error through the one redaction function and exit with clap's code (2):
-/// clap quotes the bad value, which may hold credentials (`--to ftp://user:pw@host`).
-/// Help and version output go out as clap prints them.
+/// Print a usage error through the diagnostics sink (redacted and filtered:
+/// [`crate::cmd::diag::clap_error`]) and exit with clap's code (2): clap quotes the bad
+/// value, which may hold credentials (`--to ftp://user:pw@host`). Help and version output
+/// go out as clap prints them.
 fn exit_redacted(e: clap::Error) -> ! {
     use std::io::IsTerminal;
     if !e.use_stderr() {
         e.exit()
     }
     let styled = e.render();
-    let text = if std::io::stderr().is_terminal() {
-        styled.ansi().to_string()
-    } else {
-        styled.to_string()
-    };
-    eprint!("{}", agentwire::trace::redact::redact_text(&text));
-    std::process::exit(e.exit_code())
+    let ansi = std::io::stderr()
+        .is_terminal()
+        .then(|| styled.ansi().to_string());
+    crate::cmd::diag::clap_error(&styled.to_string(), ansi.as_deref(), e.exit_code())
 }
 
 /// Write the completion script for `shell` to `out`.

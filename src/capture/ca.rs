@@ -11,6 +11,8 @@ use rcgen::{
 };
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
+use super::Diagnostics;
+
 /// Common name of agentwire's CA.
 pub const CA_NAME: &str = "agentwire local interception CA";
 
@@ -107,14 +109,27 @@ impl CertificateAuthority {
     /// working: same name, same key); a certificate without its key is refused, with the
     /// command that replaces the CA.
     ///
+    /// A repair is not reported ([`Self::load_or_create_reporting`] reports it).
+    ///
     /// Errors: [`CaError::Io`], [`CaError::BadKey`], [`CaError::MissingKey`].
     pub fn load_or_create(dir: &Path) -> Result<Self, CaError> {
-        std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
-        let _lock = Lock::take(dir)?;
-        Self::load_or_create_locked(dir)
+        Self::load_or_create_reporting(dir, &Diagnostics::silent())
     }
 
-    fn load_or_create_locked(dir: &Path) -> Result<Self, CaError> {
+    /// [`Self::load_or_create`], reporting a repaired CA to `diagnostics` (as a status
+    /// line).
+    ///
+    /// Errors: as [`Self::load_or_create`].
+    pub fn load_or_create_reporting(
+        dir: &Path,
+        diagnostics: &Diagnostics,
+    ) -> Result<Self, CaError> {
+        std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
+        let _lock = Lock::take(dir)?;
+        Self::load_or_create_locked(dir, diagnostics)
+    }
+
+    fn load_or_create_locked(dir: &Path, diagnostics: &Diagnostics) -> Result<Self, CaError> {
         let (cert_path, key_path) = (dir.join("ca.pem"), dir.join("ca.key"));
         match (cert_path.is_file(), key_path.is_file()) {
             (true, true) => {
@@ -134,10 +149,10 @@ impl CertificateAuthority {
                 let cert_pem = cert.pem();
                 write_atomic(&cert_path, cert_pem.as_bytes(), 0o644)
                     .map_err(io_err("write", &cert_path))?;
-                eprintln!(
+                diagnostics.status(&format!(
                     "agentwire: the CA in {} had its key but no certificate (an interrupted write); the certificate was re-issued from the same key",
                     dir.display()
-                );
+                ));
                 Ok(CertificateAuthority {
                     cert_pem,
                     issuer: Issuer::new(params, key),

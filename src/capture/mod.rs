@@ -4,6 +4,7 @@
 //! headers are checked for HTTP/1.1 before replay sends them again ([`headers`]).
 
 pub mod ca;
+pub mod diagnostics;
 pub mod headers;
 pub mod matrix;
 pub mod mcp;
@@ -14,6 +15,8 @@ pub mod recordings;
 pub mod resend;
 pub mod server;
 pub mod versions;
+
+pub use diagnostics::{Diagnostics, Level};
 
 /// An error and its causes on one line, `outer: cause: root cause` (for messages that
 /// travel in traces and reports, where there is no error chain to walk later).

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use super::npm::{self, CliSpec, NpmError};
 use super::server::{self, ServerConfig, ServerError};
+use super::Diagnostics;
 use crate::api::view::Canonicalizer;
 use crate::trace::redact::redact_env;
 use crate::trace::{Context, Trace, TraceError, TraceWriter};
@@ -290,64 +291,127 @@ impl RecordOutcome {
 }
 
 /// Run the target under a fresh server and write the trace. `progress` receives status
-/// lines (downloads).
+/// lines (downloads); what goes wrong on the way (an MCP server left unrecorded, lines
+/// that did not read back) is reported to `cfg.server.diagnostics`.
 pub async fn record(
     cfg: RecordConfig,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<RecordOutcome, RecordError> {
     let (program, args, mut context) = program_and_context(&cfg, progress)?;
-    let sandbox = tempfile::Builder::new()
-        .prefix("agentwire-record-")
-        .tempdir()
-        .map_err(RecordError::Sandbox)?;
-    let (home, config, work) = (
-        sandbox.path().join("home"),
-        sandbox.path().join("config"),
-        sandbox.path().join("work"),
-    );
-    for d in [&home, &config, &work] {
-        std::fs::create_dir_all(d).map_err(RecordError::Sandbox)?;
-    }
-    for f in HOME_FOLDERS {
-        std::fs::create_dir_all(home.join(f)).map_err(RecordError::Sandbox)?;
+    let sandbox = Sandbox::create()?;
+    let tmp_trace = working_trace(&cfg.output, sandbox.path())?;
+    // Start the server first: the base URL goes into the context and the env.
+    let (srv, ca_path) = start_server(&cfg, &tmp_trace).await?;
+    let base_url = srv.base_url();
+    let env = run_env(
+        &cfg,
+        &sandbox.home,
+        &sandbox.config,
+        sandbox.path(),
+        &base_url,
+        ca_path.as_deref(),
+    )?;
+    let ran = run_command(&cfg, &sandbox, srv, (&program, &args), &env).await?;
+    set_context(&mut context, &cfg, base_url, (&program, &args), &env);
+    // The trace as written (sorted, final context): the summary is computed from it,
+    // not by reading the file back.
+    let trace = finalize_or_keep(&cfg, &tmp_trace, &context, &ran.mcp_dir)?;
+    Ok(outcome(&trace, &ran.out_path, ran.exit_code, ran.timed_out))
+}
+
+/// The directory a recorded run lives in (removed when dropped): a fresh HOME with the
+/// usual folders ([`HOME_FOLDERS`]), a config directory, and an empty working directory.
+struct Sandbox {
+    dir: tempfile::TempDir,
+    home: PathBuf,
+    config: PathBuf,
+    work: PathBuf,
+}
+
+impl Sandbox {
+    /// A fresh sandbox under the system's temporary directory.
+    fn create() -> Result<Sandbox, RecordError> {
+        let dir = tempfile::Builder::new()
+            .prefix("agentwire-record-")
+            .tempdir()
+            .map_err(RecordError::Sandbox)?;
+        let (home, config, work) = (
+            dir.path().join("home"),
+            dir.path().join("config"),
+            dir.path().join("work"),
+        );
+        for d in [&home, &config, &work] {
+            std::fs::create_dir_all(d).map_err(RecordError::Sandbox)?;
+        }
+        for f in HOME_FOLDERS {
+            std::fs::create_dir_all(home.join(f)).map_err(RecordError::Sandbox)?;
+        }
+        Ok(Sandbox {
+            dir,
+            home,
+            config,
+            work,
+        })
     }
 
-    // Start the server first: the base URL goes into the context and the env.
-    // The working trace, rewritten into `output` at the end: next to the output (a crash
-    // leaves it where the user looks), or in the sandbox when the output is written
-    // through (stdout, a device such as /dev/null, a FIFO: no directory of its own).
-    let tmp_trace = if crate::output::writes_through(&cfg.output) {
-        sandbox.path().join("trace.jsonl.tmp")
+    fn path(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+}
+
+/// The working trace, rewritten into `output` at the end: next to the output (a crash
+/// leaves it where the user looks), or in the sandbox when the output is written through
+/// (stdout, a device such as /dev/null, a FIFO: no directory of its own).
+///
+/// Errors: [`RecordError::WorkingTraceExists`]: an earlier run's working trace is never
+/// truncated, since it may be the only copy of that run.
+fn working_trace(
+    output: &std::path::Path,
+    sandbox: &std::path::Path,
+) -> Result<PathBuf, RecordError> {
+    let tmp_trace = if crate::output::writes_through(output) {
+        sandbox.join("trace.jsonl.tmp")
     } else {
-        cfg.output.with_extension("jsonl.tmp")
+        output.with_extension("jsonl.tmp")
     };
-    // Never truncate an earlier run's working trace: it may be the only copy of it.
     if tmp_trace.symlink_metadata().is_ok() {
         return Err(RecordError::WorkingTraceExists {
             path: tmp_trace.display().to_string(),
         });
     }
-    let (srv, ca_path) = start_server(&cfg, &tmp_trace).await?;
-    let base_url = srv.base_url();
+    Ok(tmp_trace)
+}
 
-    let env = run_env(
-        &cfg,
-        &home,
-        &config,
-        sandbox.path(),
-        &base_url,
-        ca_path.as_deref(),
-    )?;
+/// What the recorded command did, and where its MCP records and output are.
+struct Ran {
+    exit_code: Option<i32>,
+    timed_out: bool,
+    mcp_dir: PathBuf,
+    out_path: PathBuf,
+}
+
+/// Run the command in the sandbox, its MCP servers under agentwire's tap or proxy, until
+/// it exits, times out or agentwire is interrupted; then stop it and everything it
+/// started, the server and the MCP taps. The server is shut down on every way out.
+async fn run_command(
+    cfg: &RecordConfig,
+    sandbox: &Sandbox,
+    srv: server::RunningServer,
+    (program, args): (&str, &[String]),
+    env: &BTreeMap<String, String>,
+) -> Result<Ran, RecordError> {
+    let diagnostics = &cfg.server.diagnostics;
     // A fetched CLI runs in an empty directory (so no project files steer it); any other
     // command runs where agentwire was started, so its relative paths work.
     let cwd = match &cfg.target {
-        Target::Cli(_) => work.clone(),
+        Target::Cli(_) => sandbox.work.clone(),
         Target::Command(_) => std::env::current_dir().map_err(RecordError::Sandbox)?,
     };
     // MCP servers named by `--mcp-config` run under agentwire's tap or behind its proxy.
     let here = std::env::current_dir().map_err(RecordError::Sandbox)?;
     let mcp_dir = sandbox.path().join("mcp");
-    let mcp = super::mcp::config::prepare(&args, &mcp_dir, &tap_exe(), &here).await;
+    let mcp =
+        super::mcp::config::prepare_reporting(args, &mcp_dir, &tap_exe(), &here, diagnostics).await;
     let mcp = match mcp {
         Ok(m) => m,
         Err(e) => {
@@ -356,75 +420,120 @@ pub async fn record(
         }
     };
     for s in &mcp.skipped {
-        eprintln!("warning: MCP server {s}");
+        diagnostics.warn(&format!("MCP server {s}"));
     }
-    let mut cmd = tokio::process::Command::new(&program);
-    #[cfg(unix)]
-    cmd.process_group(0);
-    cmd.args(&mcp.args)
-        .env_clear()
-        .envs(&env)
-        .current_dir(&cwd)
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
     let out_path = sandbox.path().join("output.txt");
-    let out_file = std::fs::File::create(&out_path).map_err(RecordError::Sandbox)?;
-    let err_file = out_file.try_clone().map_err(RecordError::Sandbox)?;
-    cmd.stdout(Stdio::from(out_file))
-        .stderr(Stdio::from(err_file));
-
+    let mut cmd = command(program, &mcp.args, env, &cwd, &out_path)?;
     // Listen before the child runs: an interrupt from then on stops it and saves the trace.
     let stop = interrupted();
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
             let _ = srv.shutdown().await;
-            return Err(RecordError::Spawn { program, source: e });
+            return Err(RecordError::Spawn {
+                program: program.to_string(),
+                source: e,
+            });
         }
     };
     let pgid = child.id();
-    let (exit_code, timed_out) = wait_for(&mut child, cfg.timeout, stop).await;
+    let (exit_code, timed_out) = wait_for(&mut child, cfg.timeout, stop, diagnostics).await;
     // The command and everything it started (background jobs) end with the recording.
     kill_group(pgid);
     let _ = child.kill().await;
     srv.shutdown().await?;
     let mcp_dir = mcp.dir.clone();
     mcp.stop().await;
+    Ok(Ran {
+        exit_code,
+        timed_out,
+        mcp_dir,
+        out_path,
+    })
+}
 
+/// The recorded command: in its own process group, with exactly `env`, in `cwd`, stdin
+/// empty, stdout and stderr both into `out_path` (the tail a failure shows).
+fn command(
+    program: &str,
+    args: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: &std::path::Path,
+    out_path: &std::path::Path,
+) -> Result<tokio::process::Command, RecordError> {
+    let mut cmd = tokio::process::Command::new(program);
+    #[cfg(unix)]
+    cmd.process_group(0);
+    cmd.args(args)
+        .env_clear()
+        .envs(env)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    let out_file = std::fs::File::create(out_path).map_err(RecordError::Sandbox)?;
+    let err_file = out_file.try_clone().map_err(RecordError::Sandbox)?;
+    cmd.stdout(Stdio::from(out_file))
+        .stderr(Stdio::from(err_file));
+    Ok(cmd)
+}
+
+/// The recording context as the trace header holds it: the route and base URL, the
+/// label, the command line, and the environment with secrets redacted.
+fn set_context(
+    context: &mut Context,
+    cfg: &RecordConfig,
+    base_url: String,
+    (program, args): (&str, &[String]),
+    env: &BTreeMap<String, String>,
+) {
     context.route = Some(cfg.route.name().into());
     context.base_url = Some(match cfg.route {
         Route::FirstParty => format!("https://{FIRST_PARTY_HOST} (via proxy {base_url})"),
         Route::BaseUrl => base_url,
     });
     context.label = cfg.label.clone();
-    context.command = std::iter::once(program.clone())
+    context.command = std::iter::once(program.to_string())
         .chain(args.iter().cloned())
         .collect();
     context.env = env
         .iter()
         .map(|(k, v)| (k.clone(), redact_env(k, v)))
         .collect();
-    // The trace as written (sorted, final context): the summary is computed from it,
-    // not by reading the file back.
-    let trace =
-        finalize(&tmp_trace, &cfg.output, cfg.force, &context, &mcp_dir).map_err(|source| {
-            // A working trace in the sandbox (removed on return) is copied out first.
-            let kept = if crate::output::writes_through(&cfg.output) {
-                keep_copy(&tmp_trace)
-            } else {
-                Ok(tmp_trace.clone())
-            };
-            match kept {
-                Ok(k) => RecordError::Finalize {
-                    kept: k.display().to_string(),
-                    output: cfg.output.display().to_string(),
-                    source,
-                },
-                Err(_) => RecordError::Trace(source),
-            }
-        })?;
+}
 
-    Ok(outcome(&trace, &out_path, exit_code, timed_out))
+/// [`finalize_reporting`] into `cfg.output`; when the final trace cannot be written, the
+/// error names where the working trace is kept (one in the sandbox, removed on return, is
+/// copied out first).
+fn finalize_or_keep(
+    cfg: &RecordConfig,
+    tmp_trace: &std::path::Path,
+    context: &Context,
+    mcp_dir: &std::path::Path,
+) -> Result<Trace, RecordError> {
+    let diagnostics = &cfg.server.diagnostics;
+    finalize_reporting(
+        tmp_trace,
+        &cfg.output,
+        cfg.force,
+        context,
+        mcp_dir,
+        diagnostics,
+    )
+    .map_err(|source| {
+        let kept = if crate::output::writes_through(&cfg.output) {
+            keep_copy(tmp_trace)
+        } else {
+            Ok(tmp_trace.to_path_buf())
+        };
+        match kept {
+            Ok(k) => RecordError::Finalize {
+                kept: k.display().to_string(),
+                output: cfg.output.display().to_string(),
+                source,
+            },
+            Err(_) => RecordError::Trace(source),
+        }
+    })
 }
 
 /// Start the recording server, writing to the working trace `tmp_trace`; for the
@@ -439,7 +548,10 @@ async fn start_server(
     let mut server_cfg = cfg.server.clone();
     let mut ca_path = None;
     if cfg.route == Route::FirstParty {
-        let ca = super::ca::CertificateAuthority::load_or_create(&super::ca::default_dir())?;
+        let ca = super::ca::CertificateAuthority::load_or_create_reporting(
+            &super::ca::default_dir(),
+            &cfg.server.diagnostics,
+        )?;
         ca_path = ca.cert_path();
         server_cfg.intercept = Some(std::sync::Arc::new(
             super::server::intercept::InterceptConfig {
@@ -521,11 +633,12 @@ fn run_env(
 }
 
 /// Wait for the recorded command until it exits, `timeout` passes (`timed_out`), or
-/// agentwire is interrupted; returns (exit code, timed out).
+/// agentwire is interrupted (said to `diagnostics`); returns (exit code, timed out).
 async fn wait_for(
     child: &mut tokio::process::Child,
     timeout: Duration,
     stop: impl std::future::Future<Output = ()>,
+    diagnostics: &Diagnostics,
 ) -> (Option<i32>, bool) {
     tokio::select! {
         r = tokio::time::timeout(timeout, child.wait()) => match r {
@@ -534,7 +647,9 @@ async fn wait_for(
             Err(_) => (None, true),
         },
         _ = stop => {
-            eprintln!("agentwire: interrupted; stopping the recorded command and saving the trace");
+            diagnostics.status(
+                "agentwire: interrupted; stopping the recorded command and saving the trace",
+            );
             (None, false)
         }
     }
@@ -666,9 +781,8 @@ fn keep_copy(tmp: &std::path::Path) -> std::io::Result<PathBuf> {
     std::fs::copy(tmp, &keep).map(|_| keep)
 }
 
-/// Rewrite the temporary trace with the final context in its header, sorted by exchange
-/// id (arrival order), followed by the MCP records found in `mcp_dir` (time order), and
-/// move it into place.
+/// [`finalize_reporting`] with nothing reported.
+#[cfg(test)]
 fn finalize(
     tmp: &std::path::Path,
     output: &std::path::Path,
@@ -676,11 +790,26 @@ fn finalize(
     context: &Context,
     mcp_dir: &std::path::Path,
 ) -> Result<Trace, TraceError> {
+    finalize_reporting(tmp, output, force, context, mcp_dir, &Diagnostics::silent())
+}
+
+/// Rewrite the temporary trace with the final context in its header, sorted by exchange
+/// id (arrival order), followed by the MCP records found in `mcp_dir` (time order), and
+/// move it into place. Lines that did not read back, of either, are reported to
+/// `diagnostics` ([`report_unread`]).
+fn finalize_reporting(
+    tmp: &std::path::Path,
+    output: &std::path::Path,
+    force: bool,
+    context: &Context,
+    mcp_dir: &std::path::Path,
+    diagnostics: &Diagnostics,
+) -> Result<Trace, TraceError> {
     let mut t = Trace::open(tmp)?;
     t.exchanges.sort_by_key(|x| x.id);
-    let (mcp, problems) = super::mcp::collect(mcp_dir);
+    let (mcp, problems) = super::mcp::collect(mcp_dir, diagnostics);
     for (file, p) in &problems {
-        eprintln!("warning: MCP records {}: {p}", file.display());
+        diagnostics.warn(&format!("MCP records {}: {p}", file.display()));
     }
     t.mcp = mcp;
     // (`record` checked at its start that `output` may be written; one that appeared
@@ -699,33 +828,42 @@ fn finalize(
     if t.problems.is_empty() {
         let _ = std::fs::remove_file(tmp);
     } else {
-        // Nothing is lost: the lines that did not read back stay in the working trace,
-        // kept where the user can find it (next to the output; the sandbox holding it
-        // for `-o -` is removed, so it is copied out first).
-        let name = tmp.display().to_string();
-        for p in &t.problems {
-            eprintln!("warning: {}", p.located(&name));
-        }
-        let kept = if crate::output::writes_through(output) {
-            keep_copy(tmp)
-        } else {
-            Ok(tmp.to_path_buf())
-        };
-        match kept {
-            Ok(k) => eprintln!(
-                "warning: {} of the recording could not be read back and are missing from the trace; the recording as written is kept at {}",
-                crate::text::fmt::plural(t.problems.len() as u64, "line"),
-                k.display()
-            ),
-            Err(e) => eprintln!(
-                "warning: {} of the recording could not be read back, and its working trace could not be kept ({e})",
-                crate::text::fmt::plural(t.problems.len() as u64, "line")
-            ),
-        }
+        report_unread(tmp, output, &t.problems, diagnostics);
     }
     t.path = output.to_path_buf();
     t.context = crate::trace::redact::context(context);
     Ok(t)
+}
+
+/// Warn about the lines of the working trace `tmp` that did not read back, and keep it
+/// where the user can find it: nothing is lost, the lines stay in the working trace (next
+/// to the output; the sandbox holding it for `-o -` is removed, so it is copied out
+/// first).
+fn report_unread(
+    tmp: &std::path::Path,
+    output: &std::path::Path,
+    problems: &[crate::trace::ReadProblem],
+    diagnostics: &Diagnostics,
+) {
+    let name = tmp.display().to_string();
+    for p in problems {
+        diagnostics.warn(&p.located(&name));
+    }
+    let kept = if crate::output::writes_through(output) {
+        keep_copy(tmp)
+    } else {
+        Ok(tmp.to_path_buf())
+    };
+    let lines = crate::text::fmt::plural(problems.len() as u64, "line");
+    diagnostics.warn(&match kept {
+        Ok(k) => format!(
+            "{lines} of the recording could not be read back and are missing from the trace; the recording as written is kept at {}",
+            k.display()
+        ),
+        Err(e) => format!(
+            "{lines} of the recording could not be read back, and its working trace could not be kept ({e})"
+        ),
+    });
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
     out(&report::analyze::render(&result, a.format.into()))?;
     if let Some(dir) = &a.parquet {
         let files = report::parquet::write_tables(&result, dir, a.force)?;
-        eprintln!(
+        message!(
             "wrote {} Parquet tables ({} files, Hive-partitioned by cli_version and date) to {}",
             report::parquet::TABLES.len(),
             files.len(),
@@ -41,7 +41,7 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         .filter_map(|g| g.check(&result.summary))
         .collect();
     for t in &tripped {
-        eprintln!("{t}");
+        message!("{t}");
     }
     if !tripped.is_empty() {
         code = ExitCode::from(GATE_TRIPPED);

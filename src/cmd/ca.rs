@@ -13,7 +13,7 @@ pub(super) fn ca(a: CaArgs) -> Result<ExitCode> {
     let ca = if a.rotate {
         CertificateAuthority::rotate(&dir)?
     } else {
-        CertificateAuthority::load_or_create(&dir)?
+        CertificateAuthority::load_or_create_reporting(&dir, &super::diag::reporter())?
     };
     let path = ca.cert_path().unwrap_or_else(|| dir.join("ca.pem"));
     if a.path || a.rotate {

@@ -60,9 +60,10 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
     }
     let pb = progress_spinner();
     pb.suspend(|| {
-        eprintln!(
+        message!(
             "agentwire: capturing on {} (link type {}); Ctrl-C to stop",
-            cfg.iface, live.link_type
+            cfg.iface,
+            live.link_type
         )
     });
     let mut write_err = None;
@@ -80,8 +81,8 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
     }
     let (dropped, if_dropped) = live.dropped();
     if dropped + if_dropped > 0 {
-        eprintln!(
-            "warning: {dropped} packets dropped by the kernel (capture buffer full) and {if_dropped} by the interface; exchanges on those connections are incomplete"
+        warn!(
+            "{dropped} packets dropped by the kernel (capture buffer full) and {if_dropped} by the interface; exchanges on those connections are incomplete"
         );
     }
     let skipped = finish(ex, w, &a.packet_filter, &a.output)?;

@@ -56,7 +56,7 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
     }
     // Tripped gates also go to stderr, so a CI log shows them when stdout is a file.
     for g in report.gates.iter().filter(|g| g.tripped) {
-        eprintln!(
+        message!(
             "gate tripped: --fail-on {}: {}",
             g.expr,
             g.details.join("; ")
@@ -156,9 +156,9 @@ impl RecordResolver {
         let outcome = runtime()?.block_on(record::record(cfg, &progress))?;
         spinner.finish_and_clear();
         if self.keep {
-            eprintln!("{}", outcome.summary(&output));
+            message!("{}", outcome.summary(&output));
         } else {
-            eprintln!(
+            message!(
                 "{} (temporary; keep it with --record-dir DIR)",
                 outcome.summary(&output)
             );

@@ -23,7 +23,7 @@ pub(super) fn export(a: ExportArgs) -> Result<ExitCode> {
     let file = AtomicFile::create(&a.output, a.force)?;
     let (n, code, file) = write_har(&a, file)?;
     file.commit()?;
-    eprintln!(
+    message!(
         "wrote {} to {}",
         agentwire::text::fmt::plural_irregular(n as u64, "HAR entry", "HAR entries"),
         a.output.display()

@@ -170,7 +170,7 @@ fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
         let results = super::matrix::run_cells(&cells, tmp.path(), &a.args, &server, a.parallel)?;
         for ((cell, &i), (path, r)) in cells.iter().zip(&missing).zip(results) {
             let o = r.map_err(|e| anyhow::anyhow!("{}: recording failed: {e:#}", cell.label))?;
-            eprintln!("{}", agentwire::text::printable(&o.summary(&paths[i])));
+            message!("{}", o.summary(&paths[i]));
             if o.messages == 0 {
                 anyhow::bail!(
                     "{}: the CLI sent no /v1/messages request; last output lines:\n{}",
@@ -197,7 +197,7 @@ fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
             ))
         })
         .collect::<Result<Vec<_>>>()?;
-    eprintln!(
+    message!(
         "history: {} versions, {} recorded now, {} from the cache ({})",
         specs.len(),
         missing.len(),

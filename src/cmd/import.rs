@@ -17,18 +17,7 @@ pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
     }
     // Standard output too: a shell may have pointed it at an input.
     agentwire::output::check_not_input(&a.output, &a.inputs)?;
-    let bar = indicatif::ProgressBar::new(0);
-    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:30} {bytes}/{total_bytes} {pos_files} {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .with_key(
-                "pos_files",
-                |_: &indicatif::ProgressState, _: &mut dyn std::fmt::Write| {},
-            ),
-    );
+    let bar = super::progress_files();
     let progress_bar = bar.clone();
     let opts = InputOptions {
         since: a.since,

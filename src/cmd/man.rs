@@ -11,7 +11,7 @@ pub(super) fn man(a: ManArgs) -> Result<ExitCode> {
         Some(dir) => {
             let pages = cli::write_man_pages(dir)
                 .with_context(|| format!("cannot write man pages into {}", dir.display()))?;
-            eprintln!("wrote {} man pages to {}", pages.len(), dir.display());
+            message!("wrote {} man pages to {}", pages.len(), dir.display());
         }
         None => {
             let mut buf = Vec::new();

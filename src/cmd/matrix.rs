@@ -51,12 +51,12 @@ pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
     for (cell, (path, r)) in cells.iter().zip(results) {
         match r {
             Ok(o) => {
-                eprintln!("{}", o.summary(&path));
+                message!("{}", o.summary(&path));
                 traces.push((cell.label.clone(), Trace::open(&path)?));
             }
             Err(e) => {
                 failed = true;
-                eprintln!("error: {}: {e:#}", cell.label);
+                error!("{}: {e:#}", cell.label);
             }
         }
     }

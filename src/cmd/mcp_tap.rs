@@ -18,7 +18,10 @@ pub(super) fn mcp_tap(a: McpTapArgs) -> Result<ExitCode> {
         .unwrap_or_else(|| format!("mcp-{}.jsonl", a.name).into());
     agentwire::output::check(&output, a.force)?;
     if let Some(url) = a.http {
-        let sink = Arc::new(McpSink::create(&output, &format!("mcp-http {}", a.name))?);
+        let sink = Arc::new(
+            McpSink::create(&output, &format!("mcp-http {}", a.name))?
+                .reporting_to(super::diag::reporter()),
+        );
         runtime()?.block_on(async {
             let proxy = http::start(&a.name, &url, sink).await?;
             // Poll once so the signal handlers are installed before the URL is announced.
@@ -43,6 +46,7 @@ pub(super) fn mcp_tap(a: McpTapArgs) -> Result<ExitCode> {
         command: a.command,
         output,
         cwd: a.cwd,
+        diagnostics: super::diag::reporter(),
     })?;
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }

@@ -1,6 +1,8 @@
 //! The command glue: one file per subcommand (as `--help` lists them), converting parsed
 //! arguments into library calls and renderer output; shared helpers live here.
 
+#[macro_use]
+pub(crate) mod diag;
 mod alloc;
 mod analyze;
 mod ca;
@@ -21,6 +23,11 @@ mod replay;
 mod report;
 mod serve;
 mod show;
+mod term;
+
+pub use diag::{fail, report_problems, stderr_line, warn, Warnings};
+pub(crate) use diag::{note_skipped, report_problems_ok, warn_problems};
+pub(crate) use term::{progress_bytes, progress_files, progress_spinner, stdout_color};
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -79,27 +86,6 @@ pub(crate) fn resolve_input(
     })
 }
 
-/// Print a failed command's error on stderr and return its exit code: 0 for a closed
-/// stdout pipe (nothing to print), [`USAGE`] for a [`UsageError`], else [`ERROR`].
-pub fn fail(e: &anyhow::Error) -> ExitCode {
-    let broken_pipe = e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    });
-    if broken_pipe {
-        return ExitCode::SUCCESS;
-    }
-    // Library errors carry their cause in their message; print it once, secrets redacted
-    // and through the printable filter (messages may quote recorded text).
-    let msg = agentwire::trace::redact::redact_text(&format!("{e}"));
-    eprintln!("error: {}", agentwire::text::printable_lines(&msg));
-    if e.chain().any(|c| c.is::<UsageError>()) {
-        ExitCode::from(USAGE)
-    } else {
-        ExitCode::from(ERROR)
-    }
-}
-
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     alloc::tune();
@@ -153,169 +139,10 @@ pub(crate) fn shown(path: &std::path::Path) -> String {
 /// where the summary would corrupt it; then on stderr.
 pub(crate) fn summary(text: &str, output: &std::path::Path) -> Result<()> {
     if is_stdout(output) {
-        eprint!("{text}");
+        diag::emit_text(text);
         Ok(())
     } else {
         out(text)
-    }
-}
-
-/// Print `LEVEL: MSG` on stderr, secrets redacted and through the printable filter.
-pub fn stderr_line(level: &str, msg: &str) {
-    let msg = agentwire::trace::redact::redact_text(msg);
-    eprintln!("{level}: {}", agentwire::text::printable_lines(&msg));
-}
-
-/// Print `warning: MSG` on stderr (see [`stderr_line`]).
-pub fn warn(msg: &str) {
-    stderr_line("warning", msg);
-}
-
-/// Print each problem as a warning (see [`warn`]); exit [`DEGRADED`] when there were any.
-pub(crate) fn warn_problems(problems: &[String]) -> ExitCode {
-    for p in problems {
-        warn(p);
-    }
-    if problems.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(DEGRADED)
-    }
-}
-
-/// [`report_problems`]: true when there were none.
-fn report_problems_ok(trace: &Trace) -> bool {
-    report_problems(trace) == ExitCode::SUCCESS
-}
-
-/// Report a trace's unreadable lines on stderr; returns the exit code they imply.
-pub fn report_problems(trace: &Trace) -> ExitCode {
-    let mut w = Warnings::new(&trace.path.display().to_string());
-    for p in &trace.problems {
-        w.bad_line(p);
-    }
-    for (i, x) in trace.exchanges.iter().enumerate() {
-        let file = trace.file_of(i);
-        match agentwire::api::view::exchange_response(x) {
-            Some(agentwire::api::ResponseBody::Message(m)) => {
-                for p in &m.stream_problems {
-                    w.bad_exchange(file, x.id, p);
-                }
-            }
-            Some(agentwire::api::ResponseBody::Undecodable { reason }) => {
-                w.bad_exchange(file, x.id, &reason)
-            }
-            _ => {}
-        }
-    }
-    w.finish()
-}
-
-/// How many unreadable lines are listed one by one before the rest are only counted.
-pub const LISTED_PROBLEMS: usize = agentwire::analyze::LISTED_BAD_LINES;
-
-/// The one note on the files a directory input skipped: how many, and the first one's
-/// reason (which names the file). Every command reading directories prints it.
-pub(crate) fn note_skipped(input: &str, count: usize, first_why: &str) {
-    stderr_line(
-        "note",
-        &format!(
-            "{input}: skipped {} not in a format agentwire reads (first: {first_why})",
-            agentwire::text::fmt::plural(count as u64, "file")
-        ),
-    );
-}
-
-/// Warnings about an input's unreadable lines: the first few listed, the rest counted in
-/// one closing line — never one warning per line of input.
-pub struct Warnings {
-    input: String,
-    /// Problems met, listed or not.
-    count: usize,
-    /// Of them, exchanges kept with a bad part (the rest are records skipped).
-    exchanges: usize,
-}
-
-impl Warnings {
-    /// Warnings for the input named `input`.
-    pub fn new(input: &str) -> Self {
-        Warnings {
-            input: input.to_string(),
-            count: 0,
-            exchanges: 0,
-        }
-    }
-
-    /// One unreadable line, named by its file (the file under a directory input).
-    pub fn bad_line(&mut self, p: &agentwire::trace::ReadProblem) {
-        self.count += 1;
-        if self.count <= LISTED_PROBLEMS {
-            warn(&p.located(&self.input));
-        }
-    }
-
-    /// One unreadable line, as [`agentwire::trace::ReadProblem::located`] describes it.
-    pub fn bad_line_text(&mut self, p: &str) {
-        self.count += 1;
-        if self.count <= LISTED_PROBLEMS {
-            warn(p);
-        }
-    }
-
-    /// `n` more unreadable lines, counted but not described.
-    pub fn more_bad_lines(&mut self, n: usize) {
-        self.count += n;
-    }
-
-    /// One exchange of `file` (the file under a directory input, else the input; ids
-    /// repeat across a directory's files) whose response held a bad part (a stream event
-    /// skipped), counted like an unreadable line.
-    pub fn bad_exchange(&mut self, file: &std::path::Path, id: u64, problem: &str) {
-        self.count += 1;
-        self.exchanges += 1;
-        if self.count <= LISTED_PROBLEMS {
-            warn(&format!("{}: exchange #{id}: {problem}", file.display()));
-        }
-    }
-
-    /// Files of a directory input that were skipped, in one line.
-    pub fn skipped(&self, skipped: &[(std::path::PathBuf, String)]) {
-        if let Some((_, why)) = skipped.first() {
-            note_skipped(&self.input, skipped.len(), why);
-        }
-    }
-
-    /// Print the count of unlisted lines; the exit code they imply.
-    pub fn finish(self) -> ExitCode {
-        if self.count > LISTED_PROBLEMS {
-            // Said by what they are: records skipped (lines, HAR entries) and exchanges
-            // kept with a bad part (a usage figure, a stream event).
-            let records = self.count - self.exchanges;
-            let mut parts = Vec::new();
-            if records > 0 {
-                parts.push(format!(
-                    "{} (skipped here; they stay in the input as they are)",
-                    agentwire::text::fmt::plural(records as u64, "unreadable record")
-                ));
-            }
-            if self.exchanges > 0 {
-                parts.push(format!(
-                    "{} with a bad part (kept)",
-                    agentwire::text::fmt::plural(self.exchanges as u64, "exchange")
-                ));
-            }
-            warn(&format!(
-                "{}: {} in all ({} more not listed)",
-                self.input,
-                parts.join(" and "),
-                self.count - LISTED_PROBLEMS
-            ));
-        }
-        if self.count == 0 {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::from(DEGRADED)
-        }
     }
 }
 
@@ -361,16 +188,13 @@ pub(crate) fn server_config(
                 exchanges - r.len()
             ));
         }
-        stderr_line(
-            "note",
-            &format!(
-                "{}: replaying {} of {} recorded requests{}{}",
-                p.display(),
-                r.len(),
-                exchanges + unreadable,
-                if why.is_empty() { "" } else { "; " },
-                why.join("; ")
-            ),
+        note!(
+            "{}: replaying {} of {} recorded requests{}{}",
+            p.display(),
+            r.len(),
+            exchanges + unreadable,
+            if why.is_empty() { "" } else { "; " },
+            why.join("; ")
         );
         Mode::Replay(std::sync::Arc::new(r))
     } else {
@@ -381,6 +205,7 @@ pub(crate) fn server_config(
         mode,
         max_body: limits.max_body,
         body_timeout: std::time::Duration::from_secs(limits.body_timeout),
+        diagnostics: diag::reporter(),
         ..ServerConfig::default()
     };
     Ok((config, degraded))
@@ -431,49 +256,6 @@ pub(crate) fn live_trace(
     }
     check_output(path, force)?;
     Ok(TraceWriter::create(path, context)?)
-}
-
-/// True when `NO_COLOR` is set to a non-empty value (no-color.org).
-fn no_color() -> bool {
-    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
-}
-
-/// Colour on stdout: only when stdout is a terminal and `NO_COLOR` is unset or empty.
-pub(crate) fn stdout_color() -> bool {
-    std::io::IsTerminal::is_terminal(&std::io::stdout()) && !no_color()
-}
-
-/// Progress bars and spinners on stderr: only when stderr is a terminal and `NO_COLOR` is
-/// unset or empty. Otherwise stderr gets plain lines only (summaries, warnings), so a log
-/// file or a pipe never sees carriage returns or escape sequences.
-pub(crate) fn stderr_live() -> bool {
-    std::io::IsTerminal::is_terminal(&std::io::stderr()) && !no_color()
-}
-
-/// A spinner on stderr (hidden unless [`stderr_live`]).
-pub(crate) fn progress_spinner() -> indicatif::ProgressBar {
-    let pb = indicatif::ProgressBar::new_spinner();
-    if !stderr_live() {
-        pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
-    pb.enable_steady_tick(std::time::Duration::from_millis(120));
-    pb
-}
-
-/// A byte-count progress bar on stderr for `total` bytes of input, shown only for long
-/// work (`total` ≥ 64 MiB) and when [`stderr_live`].
-pub(crate) fn progress_bytes(total: u64) -> indicatif::ProgressBar {
-    let pb = indicatif::ProgressBar::new(total);
-    pb.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} {msg}",
-        )
-        .expect("static template"),
-    );
-    if total < 64 << 20 || !stderr_live() {
-        pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
-    pb
 }
 
 /// The normalizer of `--rules FILE` / `--no-normalize` (default: the built-in rules).
@@ -555,7 +337,7 @@ pub(crate) fn write_doc(o: &crate::cli::DocOutputArgs, text: &str) -> Result<()>
         Some(p) if agentwire::output::is_stdout(p) => out(text),
         Some(p) => {
             write_file(p, text.as_bytes(), o.force)?;
-            eprintln!("wrote {} ({} bytes)", p.display(), text.len());
+            message!("wrote {} ({} bytes)", p.display(), text.len());
             Ok(())
         }
     }

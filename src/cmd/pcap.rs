@@ -50,7 +50,7 @@ pub(super) fn finish(
     w.write(rest)?;
     w.finish()?;
     summary_out(&report::capture::render(&summary, f.format.into()), output)?;
-    eprintln!(
+    message!(
         "wrote {} to {}",
         agentwire::text::fmt::plural(summary.exchanges, "exchange"),
         shown(output)

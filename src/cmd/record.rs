@@ -15,7 +15,7 @@ pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
         Some(spec) => {
             let s = versions::resolve(spec).map_err(npm_error)?;
             if let Some(tag) = &s.tag {
-                eprintln!("agentwire: {spec} is {} (npm dist-tag {tag})", s.version);
+                message!("agentwire: {spec} is {} (npm dist-tag {tag})", s.version);
             }
             Target::Cli(s)
         }
@@ -60,7 +60,7 @@ pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
         } else {
             outcome.output_tail.clone()
         };
-        eprintln!("error: the recorded command did not finish cleanly (the trace keeps what it sent); its last output lines:\n{tail}");
+        error!("the recorded command did not finish cleanly (the trace keeps what it sent); its last output lines:\n{tail}");
         return Ok(ExitCode::from(1));
     }
     Ok(if degraded || outcome.unreadable_lines > 0 {

@@ -30,7 +30,7 @@ pub(super) fn replay(a: ReplayArgs) -> Result<ExitCode> {
     }
     let code = report_problems(&trace);
     if summary.statuses.keys().any(|k| k == "error") {
-        eprintln!("error: some requests got no response (transport errors; see the table)");
+        error!("some requests got no response (transport errors; see the table)");
         return Ok(ExitCode::from(super::ERROR));
     }
     if summary.differing.unwrap_or(0) > 0 {

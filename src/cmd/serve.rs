@@ -19,8 +19,9 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
         config.mode = Mode::Proxy(std::sync::Arc::new(up));
     }
     if let Some(hosts) = &a.intercept {
-        let ca = agentwire::capture::ca::CertificateAuthority::load_or_create(
+        let ca = agentwire::capture::ca::CertificateAuthority::load_or_create_reporting(
             &agentwire::capture::ca::default_dir(),
+            &super::diag::reporter(),
         )?;
         let hosts = hosts
             .split(',')
@@ -57,7 +58,7 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
         // The base URL is the first line on stdout (on stderr when stdout is the trace).
         summary(&format!("{}\n", srv.base_url()), &a.output)?;
         if intercepting {
-            eprintln!(
+            message!(
                 "agentwire: CONNECT proxy on {} intercepting TLS for {}: use HTTPS_PROXY={} and trust {} (NODE_EXTRA_CA_CERTS); recording to {} (Ctrl-C to stop)",
                 srv.addr,
                 a.intercept.as_deref().unwrap_or_default(),
@@ -66,7 +67,7 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
                 shown(&a.output)
             );
         } else {
-            eprintln!(
+            message!(
                 "agentwire: serving the Messages API on {}; recording to {} (Ctrl-C to stop)",
                 srv.base_url(),
                 shown(&a.output)
@@ -79,14 +80,14 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
         let s = srv.shutdown().await?;
         if reader_gone {
             // like any command whose output pipe closed: stop, exit 0
-            eprintln!(
+            message!(
                 "agentwire: the reader of {} closed it; stopped after recording {}",
                 shown(&a.output),
                 agentwire::text::fmt::plural(s.written as u64, "exchange")
             );
             return Ok(ExitCode::SUCCESS);
         }
-        eprintln!(
+        message!(
             "agentwire: recorded {} to {}; writer queue peak {}, {} of {} bytes",
             agentwire::text::fmt::plural(s.written as u64, "exchange"),
             shown(&a.output),
@@ -100,7 +101,7 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
             ExitCode::SUCCESS
         };
         if s.cut_by_shutdown > 0 {
-            eprintln!(
+            message!(
                 "agentwire: {} exchanges were still open at shutdown; they are recorded with the error kind `shutdown` and what was seen so far",
                 s.cut_by_shutdown
             );

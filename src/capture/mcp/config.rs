@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use super::http::{self, HttpTap};
 use super::{McpError, McpSink};
+use crate::capture::Diagnostics;
 
 /// The flag that carries MCP configurations on Claude Code's command line.
 pub const MCP_CONFIG_FLAG: &str = "--mcp-config";
@@ -46,6 +47,9 @@ impl Prepared {
 /// mean what they meant where agentwire was started, even when the CLI runs in a
 /// sandbox). Records go to `dir/*.jsonl`.
 ///
+/// The proxies' failures to write a record are not reported ([`prepare_reporting`]
+/// reports them).
+///
 /// Errors: [`McpError::Config`] for a configuration that cannot be read or is not an
 /// object with `mcpServers`; [`McpError::BadUrl`] / [`McpError::Listen`] from a proxy.
 pub async fn prepare(
@@ -53,6 +57,20 @@ pub async fn prepare(
     dir: &Path,
     tap_exe: &Path,
     cwd: &Path,
+) -> Result<Prepared, McpError> {
+    prepare_reporting(args, dir, tap_exe, cwd, &Diagnostics::silent()).await
+}
+
+/// [`prepare`], with the HTTP proxies reporting their failures to write a record to
+/// `diagnostics`.
+///
+/// Errors: as [`prepare`].
+pub async fn prepare_reporting(
+    args: &[String],
+    dir: &Path,
+    tap_exe: &Path,
+    cwd: &Path,
+    diagnostics: &Diagnostics,
 ) -> Result<Prepared, McpError> {
     let mut out = Vec::with_capacity(args.len());
     let mut p = Prepared {
@@ -82,7 +100,8 @@ pub async fn prepare(
             Some((v, inline_flag)) => {
                 std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
                 let config = load(&v)?;
-                let rewritten = rewrite(&config, &v, dir, (tap_exe, cwd), &mut p).await?;
+                let rewritten =
+                    rewrite(&config, &v, dir, (tap_exe, cwd), &mut p, diagnostics).await?;
                 let path = dir.join(format!("mcp-config-{n}.json"));
                 n += 1;
                 let bytes = serde_json::to_vec_pretty(&rewritten).unwrap_or_default();
@@ -164,6 +183,7 @@ async fn rewrite(
     dir: &Path,
     (tap_exe, cwd): (&Path, &Path),
     p: &mut Prepared,
+    diagnostics: &Diagnostics,
 ) -> Result<Value, McpError> {
     let mut config = config.clone();
     let servers = config["mcpServers"]
@@ -210,7 +230,8 @@ async fn rewrite(
                     });
                 };
                 let sink =
-                    McpSink::create(&file_for(dir, "http", name), &format!("mcp-http {name}"))?;
+                    McpSink::create(&file_for(dir, "http", name), &format!("mcp-http {name}"))?
+                        .reporting_to(diagnostics.clone());
                 let tap = http::start(name, url, Arc::new(sink)).await?;
                 server["url"] = json!(tap.url);
                 p.proxies.push(tap);

@@ -15,6 +15,7 @@ pub mod tap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use super::Diagnostics;
 use crate::trace::{Context, McpRecord, Trace, TraceError, TraceWriter};
 
 /// Errors of MCP recording.
@@ -59,6 +60,7 @@ pub enum McpError {
 /// trace file of its own, one flushed line per record, numbered in writing order.
 pub struct McpSink {
     inner: Mutex<(TraceWriter, u64)>,
+    diagnostics: Diagnostics,
 }
 
 impl McpSink {
@@ -70,18 +72,27 @@ impl McpSink {
         ctx.label = Some(crate::trace::redact::redact_text(label));
         Ok(McpSink {
             inner: Mutex::new((TraceWriter::create(path, &ctx)?, 0)),
+            diagnostics: Diagnostics::silent(),
         })
     }
 
-    /// Number and write one record. A write error is reported once on stderr and the
-    /// relay goes on (the protocol traffic matters more than its recording).
+    /// The sink, reporting write errors to `diagnostics` (by default they are not
+    /// reported).
+    pub fn reporting_to(mut self, diagnostics: Diagnostics) -> McpSink {
+        self.diagnostics = diagnostics;
+        self
+    }
+
+    /// Number and write one record. A write error is reported (the first, then every
+    /// thousandth record's) and the relay goes on (the protocol traffic matters more than
+    /// its recording).
     pub fn write(&self, mut record: McpRecord) {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         record.seq = g.1;
         g.1 += 1;
         if let Err(e) = g.0.write_record(&record.line()) {
             if g.1 == 1 || record.seq % 1000 == 0 {
-                eprintln!("agentwire mcp: {e}");
+                self.diagnostics.status(&format!("agentwire mcp: {e}"));
             }
         }
     }
@@ -89,8 +100,12 @@ impl McpSink {
 
 /// Read the `mcp` records of every `*.jsonl` file in `dir` (the files taps and proxies
 /// wrote during a recording), in time order. Unreadable lines are returned as problems
-/// (a server that crashed mid-write leaves a readable trace and one reported line).
-pub fn collect(dir: &Path) -> (Vec<McpRecord>, Vec<(PathBuf, crate::trace::ReadProblem)>) {
+/// (a server that crashed mid-write leaves a readable trace and one reported line); a
+/// file that cannot be opened at all is reported to `diagnostics` as a warning.
+pub fn collect(
+    dir: &Path,
+    diagnostics: &Diagnostics,
+) -> (Vec<McpRecord>, Vec<(PathBuf, crate::trace::ReadProblem)>) {
     let mut records = Vec::new();
     let mut problems = Vec::new();
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -108,7 +123,7 @@ pub fn collect(dir: &Path) -> (Vec<McpRecord>, Vec<(PathBuf, crate::trace::ReadP
                 records.extend(t.mcp);
                 problems.extend(t.problems.into_iter().map(|p| (f.clone(), p)));
             }
-            Err(e) => eprintln!("warning: {e}"),
+            Err(e) => diagnostics.warn(&e.to_string()),
         }
     }
     records.sort_by_key(|r| r.at);

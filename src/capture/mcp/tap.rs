@@ -32,6 +32,8 @@ pub struct TapConfig {
     pub output: PathBuf,
     /// Directory to run the server in (`None`: the current one).
     pub cwd: Option<PathBuf>,
+    /// Where a failure to write a record is reported.
+    pub diagnostics: crate::capture::Diagnostics,
 }
 
 /// Splits one direction's byte stream into messages and records them.
@@ -107,10 +109,10 @@ fn relay(mut from: impl Read, mut to: impl Write, mut framer: Framer) {
 /// created.
 pub fn run(cfg: &TapConfig) -> Result<i32, McpError> {
     let (program, args) = cfg.command.split_first().ok_or(McpError::NoCommand)?;
-    let sink = Arc::new(McpSink::create(
-        &cfg.output,
-        &format!("mcp-tap {}", cfg.name),
-    )?);
+    let sink = Arc::new(
+        McpSink::create(&cfg.output, &format!("mcp-tap {}", cfg.name))?
+            .reporting_to(cfg.diagnostics.clone()),
+    );
     let mut cmd = Command::new(program);
     if let Some(dir) = &cfg.cwd {
         cmd.current_dir(dir);

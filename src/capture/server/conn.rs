@@ -186,7 +186,7 @@ pub(crate) async fn accept_loop(
                     Err(e) => {
                         // Out of file descriptors and the like: back off, keep serving
                         // (stalled connections are closed by their timeouts).
-                        eprintln!("warning: accept failed: {e}");
+                        conns.state.config.diagnostics.warn(&format!("accept failed: {e}"));
                         tokio::time::sleep(Duration::from_millis(50)).await;
                         continue;
                     }

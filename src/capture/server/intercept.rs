@@ -177,6 +177,7 @@ pub(crate) async fn connect(
         Some(Ok(tls)) => {
             let conns = conns.clone();
             let timeout = st.config.body_timeout;
+            let diagnostics = st.config.diagnostics.clone();
             st.tasks.spawn(async move {
                 let Ok(upgraded) = hyper::upgrade::on(req).await else {
                     return;
@@ -207,7 +208,8 @@ pub(crate) async fn connect(
                         let message = format!(
                             "TLS handshake for {host} failed: {e}. The client does not trust agentwire's CA: set NODE_EXTRA_CA_CERTS={ca} (Node.js and Claude Code), or SSL_CERT_FILE / REQUESTS_CA_BUNDLE to a bundle that includes it"
                         );
-                        eprintln!("agentwire: {}", crate::text::printable(&message));
+                        // (the sink filters the text: a host name is the client's)
+                        diagnostics.status(&format!("agentwire: {message}"));
                         draft.finish(Some(status_only(200)), Some(tls_failed(message)));
                     }
                     Err(_) => {

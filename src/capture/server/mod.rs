@@ -104,6 +104,9 @@ pub struct ServerConfig {
     /// Most bytes of finished exchanges waiting for the trace writer; new requests wait
     /// (backpressure) while the queue is this full.
     pub queue_limit: usize,
+    /// Where the server reports what goes wrong while it runs (a trace that cannot be
+    /// written, a failed accept, a client that rejects agentwire's CA); silent by default.
+    pub diagnostics: crate::capture::Diagnostics,
 }
 
 impl Default for ServerConfig {
@@ -118,6 +121,7 @@ impl Default for ServerConfig {
             redact_body: false,
             max_inflight: 96 << 20,
             queue_limit: 64 << 20,
+            diagnostics: crate::capture::Diagnostics::silent(),
         }
     }
 }
@@ -246,8 +250,11 @@ pub async fn start_on(
         addr: config.addr.clone(),
         source: e,
     })?;
-    let (recorder, thread) =
-        recorder::spawn(writer.redact_bodies(config.redact_body), config.queue_limit);
+    let (recorder, thread) = recorder::spawn(
+        writer.redact_bodies(config.redact_body),
+        config.queue_limit,
+        config.diagnostics.clone(),
+    );
     let tls = config.tls.clone();
     let intercept = config
         .intercept

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, Notify};
 
+use crate::capture::Diagnostics;
 use crate::trace::{Exchange, TraceError, TraceWriter};
 
 /// How long the writer waits between attempts to write a record that failed.
@@ -103,8 +104,13 @@ fn weight(x: &Exchange) -> u64 {
 }
 
 /// Start the writer thread; the queue holds at most `queue_limit` bytes before new
-/// requests wait.
-pub fn spawn(writer: TraceWriter, queue_limit: usize) -> (Recorder, RecorderThread) {
+/// requests wait. A trace that stops and starts being writable is reported to
+/// `diagnostics`.
+pub fn spawn(
+    writer: TraceWriter,
+    queue_limit: usize,
+    diagnostics: Diagnostics,
+) -> (Recorder, RecorderThread) {
     let (tx, rx) = mpsc::unbounded_channel::<Msg>();
     let shared = Arc::new(Shared {
         sent: AtomicU64::new(0),
@@ -125,7 +131,7 @@ pub fn spawn(writer: TraceWriter, queue_limit: usize) -> (Recorder, RecorderThre
     let sh = shared.clone();
     let handle = std::thread::Builder::new()
         .name("agentwire-recorder".into())
-        .spawn(move || write_loop(writer, rx, &sh))
+        .spawn(move || write_loop(writer, rx, &sh, &diagnostics))
         .expect("spawn recorder thread");
     (
         Recorder {
@@ -140,6 +146,7 @@ fn write_loop(
     mut writer: TraceWriter,
     mut rx: mpsc::UnboundedReceiver<Msg>,
     sh: &Shared,
+    diagnostics: &Diagnostics,
 ) -> Result<u64, TraceError> {
     let mut n = 0u64;
     let mut first_err = None;
@@ -172,8 +179,8 @@ fn write_loop(
                 Ok(()) => {
                     n += 1;
                     if !sh.writable.swap(true, Ordering::SeqCst) {
-                        eprintln!(
-                            "agentwire: the trace is writable again; recording and answering resume"
+                        diagnostics.status(
+                            "agentwire: the trace is writable again; recording and answering resume",
                         );
                     }
                     break;
@@ -186,7 +193,7 @@ fn write_loop(
                 }
                 Err(e) => {
                     if sh.writable.swap(false, Ordering::SeqCst) {
-                        eprintln!("error: {e}; answering new requests 503 (overloaded_error) until the trace can be written again");
+                        diagnostics.error(&format!("{e}; answering new requests 503 (overloaded_error) until the trace can be written again"));
                     }
                     attempts += 1;
                     if stopping && attempts >= FINAL_ATTEMPTS {
