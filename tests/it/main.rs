@@ -24,6 +24,8 @@ mod framing;
 mod hand_trace;
 mod history;
 mod hostile;
+// House rules on the source itself: nothing under src/ prints but the diagnostics sink.
+mod house;
 mod import;
 mod import_foreign;
 mod import_peers;
@@ -57,6 +59,8 @@ mod secrets;
 mod server;
 mod sessions;
 mod show;
+// A hostile recorded name through every --fail-on gate and warning path: stderr stays clean.
+mod stderr_escape;
 mod terminal;
 mod tshark;
 mod versions;

@@ -1,0 +1,267 @@
+//! House rules checked on the source itself (issue 27): nothing under `src/` prints but
+//! the binary's one diagnostics sink, `src/cmd/diag.rs`. Every line on stderr must pass
+//! it (redaction, then the printable filter); stdout output goes through functions that
+//! write to `io::stdout()` explicitly (`cmd::out`). Comments, string literals and
+//! `#[cfg(test)]` code are ignored; `write!`/`writeln!` to an explicit writer is fine.
+
+use std::path::{Path, PathBuf};
+
+/// The one file allowed to use the printing macros.
+const SINK: &str = "src/cmd/diag.rs";
+
+/// Macros that print on the process's own stdout or stderr.
+fn printing_macro() -> regex::Regex {
+    regex::Regex::new(r"\b(eprintln|eprint|println|print|dbg)\s*!").unwrap()
+}
+
+/// `src` with comments and the contents of string and character literals replaced by
+/// spaces (newlines kept, so line numbers stay).
+fn blank_comments_and_literals(src: &str) -> String {
+    let c: Vec<char> = src.chars().collect();
+    let mut out = String::with_capacity(src.len());
+    // One space per byte, so byte offsets in the result are those of `src`.
+    let blank = |out: &mut String, ch: char| {
+        if ch == '\n' {
+            out.push('\n')
+        } else {
+            out.extend(std::iter::repeat_n(' ', ch.len_utf8()))
+        }
+    };
+    let ident = |ch: char| ch.is_alphanumeric() || ch == '_';
+    let mut i = 0;
+    while i < c.len() {
+        let next = c.get(i + 1).copied();
+        // `r` may start a raw string after a non-identifier character, or after the `b`
+        // of `br"…"`.
+        let raw_may_start = match i {
+            0 => true,
+            1 => !ident(c[0]) || c[0] == 'b',
+            _ => !ident(c[i - 1]) || (c[i - 1] == 'b' && !ident(c[i - 2])),
+        };
+        if c[i] == '/' && next == Some('/') {
+            while i < c.len() && c[i] != '\n' {
+                blank(&mut out, c[i]);
+                i += 1;
+            }
+        } else if c[i] == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < c.len() {
+                if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if c[i] == '*' && c.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    blank(&mut out, c[i]);
+                    i += 1;
+                }
+            }
+        } else if c[i] == 'r' && raw_may_start && matches!(next, Some('"' | '#')) {
+            // A raw string r"…", r#"…"# (or the tail of br"…"); `r#ident` is not one.
+            let hashes = c[i + 1..].iter().take_while(|&&h| h == '#').count();
+            if c.get(i + 1 + hashes) != Some(&'"') {
+                out.push(c[i]);
+                i += 1;
+                continue;
+            }
+            let end: String = std::iter::once('"')
+                .chain(std::iter::repeat_n('#', hashes))
+                .collect();
+            let body_start = i + 2 + hashes;
+            let rest: String = c[body_start..].iter().collect();
+            let len = rest.find(&end).map_or(rest.chars().count(), |k| {
+                rest[..k].chars().count() + end.len()
+            });
+            for &ch in &c[i..(body_start + len).min(c.len())] {
+                blank(&mut out, ch);
+            }
+            i = body_start + len;
+        } else if c[i] == '"' {
+            blank(&mut out, c[i]);
+            i += 1;
+            while i < c.len() && c[i] != '"' {
+                if c[i] == '\\' {
+                    blank(&mut out, c[i]);
+                    i += 1;
+                }
+                if i < c.len() {
+                    blank(&mut out, c[i]);
+                    i += 1;
+                }
+            }
+            if i < c.len() {
+                blank(&mut out, c[i]);
+                i += 1;
+            }
+        } else if c[i] == '\'' && (next == Some('\\') || c.get(i + 2) == Some(&'\'')) {
+            // A character literal ('a', '\n', '\'', '\u{1b}'); a lifetime ('a) has no closing
+            // quote. After a backslash the escaped character is skipped first.
+            let from = if next == Some('\\') { i + 3 } else { i + 2 };
+            let close = c
+                .get(from..)
+                .and_then(|r| r.iter().position(|&q| q == '\''))
+                .map_or(c.len() - 1, |k| from + k);
+            for &ch in &c[i..=close] {
+                blank(&mut out, ch);
+            }
+            i = close + 1;
+        } else {
+            out.push(c[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A test module kept in its own file: its file name, and whether a `#[path]` gave it.
+type TestFile = (String, bool);
+
+/// `code` (already blanked) with every `#[cfg(test)]` item blanked; the test modules kept
+/// in their own files (`#[cfg(test)] mod tests;`, with a `#[path]` if any) are returned,
+/// to be skipped.
+fn drop_test_items(code: &str, original: &str) -> (String, Vec<TestFile>) {
+    let attr = regex::Regex::new(r"#\[\s*cfg\s*\(\s*test\s*\)\s*\]").unwrap();
+    let b = code.as_bytes();
+    let mut out = code.to_string().into_bytes();
+    let mut files = Vec::new();
+    for m in attr.find_iter(code) {
+        let mut j = m.end();
+        let mut depth = 0usize;
+        let end = loop {
+            match b.get(j) {
+                None => break b.len(),
+                Some(b'{') => depth += 1,
+                Some(b'}') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break j + 1;
+                    }
+                }
+                Some(b';') if depth == 0 => break j + 1,
+                _ => {}
+            }
+            j += 1;
+        };
+        let item = &original[m.end()..end];
+        if let Some(c) = regex::Regex::new(r"(?s)(?:#\[path\s*=\s*(.*?)\]\s*)?mod\s+(\w+)\s*;")
+            .unwrap()
+            .captures(item)
+        {
+            files.push(match c.get(1) {
+                Some(p) => (p.as_str().trim().trim_matches('"').to_string(), true),
+                None => (format!("{}.rs", &c[2]), false),
+            });
+        }
+        for k in m.start()..end {
+            if out[k] != b'\n' {
+                out[k] = b' ';
+            }
+        }
+    }
+    (String::from_utf8(out).expect("ASCII blanks"), files)
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every use of a printing macro in production code under `root/src`, as `FILE:LINE: text`.
+fn prints_outside_the_sink(root: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    files.sort();
+    let mut test_files = Vec::new();
+    let mut code = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let (c, tests) = drop_test_items(&blank_comments_and_literals(&text), &text);
+        // An out-of-line test module is `NAME.rs` beside a `mod.rs` (or `lib.rs`), else in
+        // the folder named after the declaring file; a `#[path]` is relative to the
+        // declaring file's folder.
+        let dir = f.parent().unwrap();
+        let stem = f.file_stem().unwrap().to_string_lossy();
+        for (name, by_path) in tests {
+            test_files.push(if by_path || matches!(&*stem, "mod" | "lib" | "main") {
+                dir.join(&name)
+            } else {
+                dir.join(&*stem).join(&name)
+            });
+        }
+        code.push((f.clone(), text, c));
+    }
+    let re = printing_macro();
+    let mut found = Vec::new();
+    for (f, text, c) in code {
+        let rel = f
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel == SINK || test_files.contains(&f) {
+            continue;
+        }
+        for m in re.find_iter(&c) {
+            let line = c[..m.start()].matches('\n').count();
+            found.push(format!(
+                "{rel}:{}: {}",
+                line + 1,
+                text.lines().nth(line).unwrap_or("").trim()
+            ));
+        }
+    }
+    found
+}
+
+/// Found by the architecture review (b3, "confirmed hole"): `diff --fail-on` printed a
+/// recorded tool name raw on stderr because that `eprintln!` forgot the printable filter.
+/// Every line on stderr now goes through `src/cmd/diag.rs`; a new direct print fails here.
+#[test]
+fn nothing_under_src_prints_but_the_diagnostics_sink() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let found = prints_outside_the_sink(root);
+    assert!(
+        found.is_empty(),
+        "print through the diagnostics sink (src/cmd/diag.rs: warn!, note!, error!, message!) \
+         or, in the library, an injected capture::Diagnostics; stdout through cmd::out:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The guard's reader: it finds a print in code and ignores comments, strings, character
+/// literals, lifetimes and test code.
+#[test]
+fn the_print_guard_sees_code_and_skips_comments_strings_and_tests() {
+    let src = r###"
+fn a<'a>(x: &'a str) { let q = '"'; let e = '\''; let s = "eprintln!(\"no\")"; let r = r#"println!("no")"#; let b = br"print!(\"; }
+// eprintln!("comment")
+/* print!("block /* nested */ comment") */
+fn b() { eprintln!("yes {}", 1); writeln!(w, "fine").ok(); }
+#[cfg(test)]
+mod tests { fn c() { println!("test code"); } }
+#[cfg(test)]
+#[path = "x_tests.rs"]
+mod more;
+fn d() { print ! ("yes too"); }
+"###;
+    let (code, files) = drop_test_items(&blank_comments_and_literals(src), src);
+    let hits: Vec<usize> = printing_macro()
+        .find_iter(&code)
+        .map(|m| code[..m.start()].matches('\n').count())
+        .collect();
+    assert_eq!(hits, [4, 10], "{code}");
+    assert_eq!(files, [("x_tests.rs".to_string(), true)]);
+    assert_eq!(code.lines().count(), src.lines().count());
+}
