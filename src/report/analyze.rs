@@ -65,6 +65,36 @@ fn sections(a: &Analysis, max_rows: Option<usize>) -> Vec<Section> {
 
 /// The summary: polls, waste, cache figures, cost, jobs by state.
 fn summary_section(a: &Analysis) -> Section {
+    let mut rows = figure_rows(a);
+    rows.extend(state_rows(a));
+    Section {
+        omitted: 0,
+        title: summary_title(a),
+        header: vec!["metric".into(), "value".into()],
+        rows,
+    }
+}
+
+/// `Summary (usage: … — N simulated, M recorded; ttl …; prices … as of …)`.
+fn summary_title(a: &Analysis) -> String {
+    let name = |v: serde_json::Result<serde_json::Value>| {
+        v.ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    };
+    format!(
+        "Summary (usage: {} — {} simulated, {} recorded; ttl {}; prices {} as of {})",
+        name(serde_json::to_value(a.usage_mode)),
+        a.usage_used.simulated,
+        a.usage_used.recorded,
+        name(serde_json::to_value(a.ttl)),
+        a.prices.source,
+        a.prices.date
+    )
+}
+
+/// The summary's figures: counts, polls, tokens and costs, where the usage came from.
+fn figure_rows(a: &Analysis) -> Vec<Vec<String>> {
     let s = &a.summary;
     let reasons: Vec<String> = a
         .usage_used
@@ -72,7 +102,7 @@ fn summary_section(a: &Analysis) -> Section {
         .iter()
         .map(|(k, v)| format!("{v} {k}"))
         .collect();
-    let mut sum = vec![
+    vec![
         vec!["requests".into(), s.requests.to_string()],
         vec!["sessions".into(), s.sessions.to_string()],
         vec!["threads".into(), s.threads.to_string()],
@@ -115,9 +145,16 @@ fn summary_section(a: &Analysis) -> Section {
             analysis_tables::total(s.total_cost_usd, !s.unpriced_models.is_empty()),
         ],
         vec!["usage figures from".into(), reasons.join("; ")],
-    ];
+    ]
+}
+
+/// The summary's closing rows: unpriced models (if any), jobs by state, and how well the
+/// cache prediction agreed with the recorded usage (if compared).
+fn state_rows(a: &Analysis) -> Vec<Vec<String>> {
+    let s = &a.summary;
+    let mut rows = Vec::new();
     if !s.unpriced_models.is_empty() {
-        sum.push(vec![
+        rows.push(vec![
             "unpriced models (cost left out)".into(),
             s.unpriced_models.join(", "),
         ]);
@@ -127,7 +164,7 @@ fn summary_section(a: &Analysis) -> Section {
         .iter()
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
-    sum.push(vec![
+    rows.push(vec![
         "jobs by state".into(),
         if jobs.is_empty() {
             "-".into()
@@ -143,31 +180,12 @@ fn summary_section(a: &Analysis) -> Section {
         } else {
             ""
         };
-        sum.push(vec![
+        rows.push(vec![
             "predicted vs observed agreement".into(),
             format!("{}/{} ({}){hint}", g.agreed, g.compared, pct(g.rate)),
         ]);
     }
-    Section {
-        omitted: 0,
-        title: format!(
-            "Summary (usage: {} — {} simulated, {} recorded; ttl {}; prices {} as of {})",
-            serde_json::to_value(a.usage_mode)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
-            a.usage_used.simulated,
-            a.usage_used.recorded,
-            serde_json::to_value(a.ttl)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default(),
-            a.prices.source,
-            a.prices.date
-        ),
-        header: vec!["metric".into(), "value".into()],
-        rows: sum,
-    }
+    rows
 }
 
 fn text(a: &Analysis, md: bool) -> String {

@@ -68,7 +68,7 @@ fn count(n: usize, one: &str, many: &str) -> String {
 /// Misses the summary names one by one; the rest are counted.
 const LISTED_MISSES: usize = 5;
 
-/// The summary in plain words.
+/// The summary in plain words: what was read, polling, the cache, background jobs, cost.
 fn summary(a: &Analysis) -> Vec<String> {
     let s = &a.summary;
     let mut out = vec![format!(
@@ -78,24 +78,53 @@ fn summary(a: &Analysis) -> Vec<String> {
         count(s.threads, "thread", "threads"),
         count(a.inputs.len(), "input", "inputs"),
     )];
-    if s.polls == 0 {
-        out.push("No polling: no tool call asked again for something it had asked before.".into());
-    } else {
+    out.extend(polling_sentences(a));
+    out.push(cache_sentence(a));
+    if !a.jobs.is_empty() {
+        let states: Vec<String> = s
+            .jobs_by_state
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect();
         out.push(format!(
-            "{} in {}; {} redundant (the answer had not changed since the previous poll), and the model calls they triggered cost {} tokens ({}).",
-            count(s.polls, "poll", "polls"),
-            count(a.episodes.len(), "episode", "episodes"),
-            thousands(s.redundant_polls as i64),
-            thousands(s.wasted_tokens as i64),
-            usd(s.wasted_cost_usd)
+            "{}: {}.",
+            count(a.jobs.len(), "background job", "background jobs"),
+            states.join(", ")
         ));
-        if let Some(e) = a.episodes.iter().max_by_key(|e| e.polls) {
-            out.push(format!(
-                "The longest episode: {} on {} in thread {}, {} polls, {} redundant.",
-                e.tool, e.target, e.thread, e.polls, e.redundant
-            ));
-        }
     }
+    out.extend(cost_sentences(a));
+    out
+}
+
+/// Polling: none, or the polls, episodes and their waste, and the longest episode.
+fn polling_sentences(a: &Analysis) -> Vec<String> {
+    let s = &a.summary;
+    if s.polls == 0 {
+        return vec![
+            "No polling: no tool call asked again for something it had asked before.".into(),
+        ];
+    }
+    let mut out = vec![format!(
+        "{} in {}; {} redundant (the answer had not changed since the previous poll), and the model calls they triggered cost {} tokens ({}).",
+        count(s.polls, "poll", "polls"),
+        count(a.episodes.len(), "episode", "episodes"),
+        thousands(s.redundant_polls as i64),
+        thousands(s.wasted_tokens as i64),
+        usd(s.wasted_cost_usd)
+    )];
+    if let Some(e) = a.episodes.iter().max_by_key(|e| e.polls) {
+        out.push(format!(
+            "The longest episode: {} on {} in thread {}, {} polls, {} redundant.",
+            e.tool, e.target, e.thread, e.polls, e.redundant
+        ));
+    }
+    out
+}
+
+/// The cache: the hit rate, and the misses beyond cold starts by cause, the first few
+/// named by request.
+fn cache_sentence(a: &Analysis) -> String {
+    let s = &a.summary;
     let misses: Vec<String> = a
         .requests
         .iter()
@@ -112,53 +141,45 @@ fn summary(a: &Analysis) -> Vec<String> {
         })
         .collect();
     if misses.is_empty() {
-        out.push(format!(
+        return format!(
             "Cache hit rate {}; no cache misses beyond cold starts.",
             pct(s.cache_hit_rate)
-        ));
-    } else {
-        let by_cause: Vec<String> = s
-            .misses_by_cause
-            .iter()
-            .filter(|c| c.cause != "cold_start")
-            .map(|c| format!("{} {}", thousands(c.requests as i64), c.cause))
-            .collect();
-        let mut listed = misses[..misses.len().min(LISTED_MISSES)].join("; ");
-        if misses.len() > LISTED_MISSES {
-            listed.push_str(&format!(
-                "; and {} more (Requests table)",
-                thousands((misses.len() - LISTED_MISSES) as i64)
-            ));
-        }
-        out.push(format!(
-            "Cache hit rate {}; {} beyond cold starts ({}) cost {} tokens, {} extra: {listed}.",
-            pct(s.cache_hit_rate),
-            count(misses.len(), "cache miss", "cache misses"),
-            by_cause.join(", "),
-            thousands(s.cache_miss_tokens as i64),
-            usd(s.cache_miss_cost_usd),
+        );
+    }
+    let by_cause: Vec<String> = s
+        .misses_by_cause
+        .iter()
+        .filter(|c| c.cause != "cold_start")
+        .map(|c| format!("{} {}", thousands(c.requests as i64), c.cause))
+        .collect();
+    let mut listed = misses[..misses.len().min(LISTED_MISSES)].join("; ");
+    if misses.len() > LISTED_MISSES {
+        listed.push_str(&format!(
+            "; and {} more (Requests table)",
+            thousands((misses.len() - LISTED_MISSES) as i64)
         ));
     }
-    if !a.jobs.is_empty() {
-        let states: Vec<String> = s
-            .jobs_by_state
-            .iter()
-            .map(|(k, v)| format!("{v} {k}"))
-            .collect();
-        out.push(format!(
-            "{}: {}.",
-            count(a.jobs.len(), "background job", "background jobs"),
-            states.join(", ")
-        ));
-    }
-    out.push(format!(
+    format!(
+        "Cache hit rate {}; {} beyond cold starts ({}) cost {} tokens, {} extra: {listed}.",
+        pct(s.cache_hit_rate),
+        count(misses.len(), "cache miss", "cache misses"),
+        by_cause.join(", "),
+        thousands(s.cache_miss_tokens as i64),
+        usd(s.cache_miss_cost_usd),
+    )
+}
+
+/// The total cost with the prices it used, and the unpriced requests left out of it.
+fn cost_sentences(a: &Analysis) -> Vec<String> {
+    let s = &a.summary;
+    let mut out = vec![format!(
         "Total cost {} at the prices of {} (checked {}); usage figures: {} simulated, {} recorded.",
         total(s.total_cost_usd, !s.unpriced_models.is_empty()),
         a.prices.source,
         a.prices.date,
         thousands(a.usage_used.simulated as i64),
         thousands(a.usage_used.recorded as i64)
-    ));
+    )];
     if !s.unpriced_models.is_empty() {
         let n = a.requests.iter().filter(|r| r.cost_usd.is_none()).count();
         out.push(format!(

@@ -15,6 +15,44 @@ fn render_unchecked(s: &Summary, format: Format) -> String {
     if format == Format::Json {
         return crate::text::safe_json::pretty(s);
     }
+    let rows = rows(s);
+    let mut out = match format {
+        Format::Markdown => super::table::markdown_table(
+            &["what", "count"],
+            &rows
+                .iter()
+                .map(|(a, b)| vec![a.clone(), b.clone()])
+                .collect::<Vec<_>>(),
+        ),
+        _ => {
+            let mut t = super::table::table(&["what", "count"]);
+            for (a, b) in &rows {
+                super::table::add_row(&mut t, vec![a.clone(), b.clone()]);
+            }
+            super::table::table_text(&t)
+        }
+    };
+    if !s.tls.is_empty() {
+        out.push_str("\nTLS connections (encrypted; not decoded):\n");
+        for t in &s.tls {
+            let line = format!(
+                "  {} -> {}  {}  sni={}  {} bytes",
+                t.client,
+                t.server,
+                t.version,
+                t.sni.as_deref().unwrap_or("-"),
+                t.bytes
+            );
+            out.push_str(&crate::text::printable(&line));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The summary's rows, `(what, count)`: the counts always shown, each error kind, then
+/// only the counts that are not zero.
+fn rows(s: &Summary) -> Vec<(String, String)> {
     let mut rows: Vec<(String, String)> = vec![
         ("packets".into(), s.packets.to_string()),
         ("bytes".into(), s.bytes.to_string()),
@@ -56,36 +94,5 @@ fn render_unchecked(s: &Summary, format: Format) -> String {
     for (lt, n) in &s.unknown_link_types {
         rows.push((format!("unknown link type {lt} (packets)"), n.to_string()));
     }
-    let mut out = match format {
-        Format::Markdown => super::table::markdown_table(
-            &["what", "count"],
-            &rows
-                .iter()
-                .map(|(a, b)| vec![a.clone(), b.clone()])
-                .collect::<Vec<_>>(),
-        ),
-        _ => {
-            let mut t = super::table::table(&["what", "count"]);
-            for (a, b) in &rows {
-                super::table::add_row(&mut t, vec![a.clone(), b.clone()]);
-            }
-            super::table::table_text(&t)
-        }
-    };
-    if !s.tls.is_empty() {
-        out.push_str("\nTLS connections (encrypted; not decoded):\n");
-        for t in &s.tls {
-            let line = format!(
-                "  {} -> {}  {}  sni={}  {} bytes",
-                t.client,
-                t.server,
-                t.version,
-                t.sni.as_deref().unwrap_or("-"),
-                t.bytes
-            );
-            out.push_str(&crate::text::printable(&line));
-            out.push('\n');
-        }
-    }
-    out
+    rows
 }

@@ -302,16 +302,7 @@ pub struct RequestBar {
 /// More than [`TIMELINE_BARS`] requests are summed in equal groups (marks kept).
 pub fn request_timeline(reqs: &[RequestBar], causes: &[String]) -> Result<String, String> {
     let group = reqs.len().div_ceil(TIMELINE_BARS).max(1);
-    let bars: Vec<RequestBar> = reqs
-        .chunks(group)
-        .map(|c| RequestBar {
-            uncached: c.iter().map(|r| r.uncached).sum(),
-            write: c.iter().map(|r| r.write).sum(),
-            read: c.iter().map(|r| r.read).sum(),
-            miss: c.iter().find_map(|r| r.miss.clone()),
-            gap: c.iter().find_map(|r| r.gap.clone()),
-        })
-        .collect();
+    let bars = grouped_bars(reqs, group);
     let n = bars.len().max(1);
     let max = bars
         .iter()
@@ -320,26 +311,7 @@ pub fn request_timeline(reqs: &[RequestBar], causes: &[String]) -> Result<String
         .unwrap_or(1)
         .max(1) as f64
         * 1.15;
-    let x_desc = if group > 1 {
-        format!("request (bars sum {group} requests each)")
-    } else {
-        "request".to_string()
-    };
-    let layers: [Layer; 3] = [
-        (|_| 0, |b| b.uncached, GREY, "uncached input"),
-        (
-            |b| b.uncached,
-            |b| b.uncached + b.write,
-            ORANGE,
-            "cache write",
-        ),
-        (
-            |b| b.uncached + b.write,
-            |b| b.uncached + b.write + b.read,
-            GREEN,
-            "cache read",
-        ),
-    ];
+    let layers = timeline_layers();
     let items: Vec<(String, Swatch)> = layers
         .iter()
         .map(|l| (l.3.to_string(), Swatch::Square(l.2)))
@@ -353,30 +325,7 @@ pub fn request_timeline(reqs: &[RequestBar], causes: &[String]) -> Result<String
     draw(WIDTH, 380, |root| {
         let (root, side) = legend_column(root, &items);
         side_legend(&side, &items)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(
-                "Input tokens per request: uncached, cache write, cache read",
-                (FONT, 18),
-            )
-            .margin(10)
-            .x_label_area_size(35)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..n as f64, 0f64..max)
-            .map_err(err)?;
-        let gfmt = |v: &f64| format!("{}", (*v as usize) * group);
-        let yfmt = |v: &f64| format!("{v:.0}");
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .light_line_style(WHITE)
-            .y_label_formatter(&yfmt)
-            .x_labels(n.min(20))
-            .x_label_formatter(&gfmt)
-            .x_desc(x_desc.as_str())
-            .y_desc("tokens")
-            .label_style((FONT, 12))
-            .draw()
-            .map_err(err)?;
+        let mut chart = timeline_chart(&root, n, max, group)?;
         let w = if n > 200 { 0.0 } else { 0.12 };
         let stack = |lo: fn(&RequestBar) -> u64, hi: fn(&RequestBar) -> u64, c: RGBColor| {
             bars.iter().enumerate().map(move |(i, b)| {
@@ -392,66 +341,161 @@ pub fn request_timeline(reqs: &[RequestBar], causes: &[String]) -> Result<String
         for (lo, hi, c, _) in layers {
             chart.draw_series(stack(lo, hi, c)).map_err(err)?;
         }
-        for (k, cause) in causes.iter().enumerate() {
-            let c = color(k + 3);
-            chart
-                .draw_series(
-                    bars.iter()
-                        .enumerate()
-                        .filter(|(_, b)| b.miss.as_deref() == Some(cause.as_str()))
-                        .map(|(i, b)| {
-                            let top = (b.uncached + b.write + b.read) as f64;
-                            Circle::new((i as f64 + 0.5, top + max * 0.04), 5, c.filled())
-                        }),
-                )
-                .map_err(err)?;
-        }
-        // Every gap gets its dashed line; a label only where it does not run into the
-        // previous one (labels left of the middle read rightwards, the others leftwards).
-        let px = chart.plotting_area().get_pixel_range().0;
-        let bar_px = (px.end - px.start) as f64 / n as f64;
-        let mut last_end = f64::NEG_INFINITY; // right end of the last label, pixels
-        for (i, b) in bars.iter().enumerate() {
-            let Some(g) = &b.gap else { continue };
-            chart
-                .draw_series(DashedLineSeries::new(
-                    [(i as f64, 0.0), (i as f64, max * 0.92)],
-                    6,
-                    4,
-                    RED.stroke_width(2),
-                ))
-                .map_err(err)?;
-            let right = i * 2 > n;
-            let at = i as f64 * bar_px;
-            let width = g.chars().count() as f64 * LABEL_CHAR_PX;
-            let (start, end) = if right {
-                (at - width, at)
-            } else {
-                (at, at + width)
-            };
-            if start < last_end + LABEL_GAP_PX {
-                continue;
-            }
-            last_end = end;
-            let style = (FONT, 12).into_font().color(&RED);
-            let (style, x) = if right {
-                (
-                    style.pos(Pos::new(HPos::Right, VPos::Center)),
-                    i as f64 - 0.1,
-                )
-            } else {
-                (style, i as f64 + 0.1)
-            };
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    g.clone(),
-                    (x, max * 0.97),
-                    style,
-                )))
-                .map_err(err)?;
-        }
-        Ok(())
+        miss_marks(&mut chart, &bars, causes, max)?;
+        gap_lines(&mut chart, &bars, max)
     })
+}
+
+/// The timeline's chart: requests on x (one bar each, or per `group`), tokens on y.
+type TimelineChart<'a, 'b> = ChartContext<
+    'a,
+    SVGBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// `reqs` summed in groups of `group` (a group keeps its first miss and gap marks).
+fn grouped_bars(reqs: &[RequestBar], group: usize) -> Vec<RequestBar> {
+    reqs.chunks(group)
+        .map(|c| RequestBar {
+            uncached: c.iter().map(|r| r.uncached).sum(),
+            write: c.iter().map(|r| r.write).sum(),
+            read: c.iter().map(|r| r.read).sum(),
+            miss: c.iter().find_map(|r| r.miss.clone()),
+            gap: c.iter().find_map(|r| r.gap.clone()),
+        })
+        .collect()
+}
+
+/// The three stacked layers of a bar, bottom up: uncached input, cache write, cache read.
+fn timeline_layers() -> [Layer; 3] {
+    [
+        (|_| 0, |b| b.uncached, GREY, "uncached input"),
+        (
+            |b| b.uncached,
+            |b| b.uncached + b.write,
+            ORANGE,
+            "cache write",
+        ),
+        (
+            |b| b.uncached + b.write,
+            |b| b.uncached + b.write + b.read,
+            GREEN,
+            "cache read",
+        ),
+    ]
+}
+
+/// The timeline's caption, axes and mesh, for `n` bars of `group` requests each and a
+/// y axis up to `max` tokens.
+fn timeline_chart<'a, 'b>(
+    root: &'a Area<'b>,
+    n: usize,
+    max: f64,
+    group: usize,
+) -> Result<TimelineChart<'a, 'b>, String> {
+    let x_desc = if group > 1 {
+        format!("request (bars sum {group} requests each)")
+    } else {
+        "request".to_string()
+    };
+    let mut chart = ChartBuilder::on(root)
+        .caption(
+            "Input tokens per request: uncached, cache write, cache read",
+            (FONT, 18),
+        )
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0f64..n as f64, 0f64..max)
+        .map_err(err)?;
+    let gfmt = |v: &f64| format!("{}", (*v as usize) * group);
+    let yfmt = |v: &f64| format!("{v:.0}");
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .light_line_style(WHITE)
+        .y_label_formatter(&yfmt)
+        .x_labels(n.min(20))
+        .x_label_formatter(&gfmt)
+        .x_desc(x_desc.as_str())
+        .y_desc("tokens")
+        .label_style((FONT, 12))
+        .draw()
+        .map_err(err)?;
+    Ok(chart)
+}
+
+/// A dot above each bar that missed the cache, coloured by its cause.
+fn miss_marks(
+    chart: &mut TimelineChart,
+    bars: &[RequestBar],
+    causes: &[String],
+    max: f64,
+) -> Result<(), String> {
+    for (k, cause) in causes.iter().enumerate() {
+        let c = color(k + 3);
+        chart
+            .draw_series(
+                bars.iter()
+                    .enumerate()
+                    .filter(|(_, b)| b.miss.as_deref() == Some(cause.as_str()))
+                    .map(|(i, b)| {
+                        let top = (b.uncached + b.write + b.read) as f64;
+                        Circle::new((i as f64 + 0.5, top + max * 0.04), 5, c.filled())
+                    }),
+            )
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Every gap gets its dashed line; a label only where it does not run into the previous
+/// one (labels left of the middle read rightwards, the others leftwards).
+fn gap_lines(chart: &mut TimelineChart, bars: &[RequestBar], max: f64) -> Result<(), String> {
+    let n = bars.len().max(1);
+    let px = chart.plotting_area().get_pixel_range().0;
+    let bar_px = (px.end - px.start) as f64 / n as f64;
+    let mut last_end = f64::NEG_INFINITY; // right end of the last label, pixels
+    for (i, b) in bars.iter().enumerate() {
+        let Some(g) = &b.gap else { continue };
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(i as f64, 0.0), (i as f64, max * 0.92)],
+                6,
+                4,
+                RED.stroke_width(2),
+            ))
+            .map_err(err)?;
+        let right = i * 2 > n;
+        let at = i as f64 * bar_px;
+        let width = g.chars().count() as f64 * LABEL_CHAR_PX;
+        let (start, end) = if right {
+            (at - width, at)
+        } else {
+            (at, at + width)
+        };
+        if start < last_end + LABEL_GAP_PX {
+            continue;
+        }
+        last_end = end;
+        let style = (FONT, 12).into_font().color(&RED);
+        let (style, x) = if right {
+            (
+                style.pos(Pos::new(HPos::Right, VPos::Center)),
+                i as f64 - 0.1,
+            )
+        } else {
+            (style, i as f64 + 0.1)
+        };
+        chart
+            .draw_series(std::iter::once(Text::new(
+                g.clone(),
+                (x, max * 0.97),
+                style,
+            )))
+            .map_err(err)?;
+    }
+    Ok(())
 }
 
 /// One bar of a lane chart (a poll episode, a background job).

@@ -15,10 +15,11 @@ use super::page;
 use super::textview::{view, DiffView};
 use super::DocFormat;
 use crate::api::estimate_tokens;
+use crate::diff::headers::HeadersDiff;
 use crate::diff::request::{RequestDiff, SideInfo, SystemBlock};
 use crate::diff::schema::{PropertyFacts, SchemaChange};
 use crate::diff::select::DiffReport;
-use crate::diff::tools::{ToolEntry, ToolStatus};
+use crate::diff::tools::{ToolEntry, ToolStatus, ToolsDiff};
 use crate::text::fmt::{pct_change, thousands};
 
 /// Rendering options.
@@ -211,11 +212,28 @@ fn names(v: &[String]) -> String {
     v.join(", ")
 }
 
-/// The summary of one comparison in plain words.
+/// The summary of one comparison in plain words: the tool definitions, their bytes, the
+/// system prompt, the betas, the parameters and the estimated tokens, a sentence each.
 pub(crate) fn summary(d: &RequestDiff, a: &str, b: &str) -> Vec<String> {
+    let mut out = tool_sentences(d, a, b);
+    out.extend(tool_bytes_sentence(d));
+    out.push(system_sentence(d));
+    out.extend(betas_sentence(&d.headers));
+    out.extend(params_sentence(d));
+    out.push(tokens_sentence(d));
+    out
+}
+
+/// A size row's A and B values and change (zeros when the diff has no such row).
+fn size(d: &RequestDiff, metric: &str) -> (u64, u64, i64) {
+    d.size(metric).map_or((0, 0, 0), |r| (r.a, r.b, r.delta))
+}
+
+/// How many tool definitions each side sends, the groups that moved (added, removed,
+/// deferred, …) by name, and the changed definitions with their bytes.
+fn tool_sentences(d: &RequestDiff, a: &str, b: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let size = |m: &str| d.size(m).map_or((0, 0, 0), |r| (r.a, r.b, r.delta));
-    let (ta, tb, _) = size("tools");
+    let (ta, tb, _) = size(d, "tools");
     let t = &d.tools;
     if ta == tb && t.identical {
         out.push(format!(
@@ -255,9 +273,14 @@ pub(crate) fn summary(d: &RequestDiff, a: &str, b: &str) -> Vec<String> {
             names(&t.changed)
         ));
     }
-    let (ba, bb, bd) = size("tool_bytes");
-    if bd != 0 {
-        out.push(format!(
+    out
+}
+
+/// The bytes of all tool definitions together, when they changed.
+fn tool_bytes_sentence(d: &RequestDiff) -> Option<String> {
+    let (ba, bb, bd) = size(d, "tool_bytes");
+    (bd != 0).then(|| {
+        format!(
             "All tool definitions together: {} → {} bytes ({}, {:+.1}%, {}).",
             thousands(ba as i64),
             thousands(bb as i64),
@@ -268,9 +291,43 @@ pub(crate) fn summary(d: &RequestDiff, a: &str, b: &str) -> Vec<String> {
                 bd as f64 / ba as f64 * 100.0
             },
             signed_tokens(bd)
-        ));
+        )
+    })
+}
+
+/// The system prompt: unchanged, or how it grew or shrank, which blocks changed, and how
+/// much of the difference the normalization rules took away.
+fn system_sentence(d: &RequestDiff) -> String {
+    let (sa, sb, sd) = size(d, "system_bytes");
+    if d.system.text.identical && sd == 0 {
+        return "The system prompt is unchanged.".into();
     }
-    let (sa, sb, sd) = size("system_bytes");
+    let growth = if sa == 0 {
+        String::new()
+    } else if sd != 0 {
+        let p = (sd as f64 / sa as f64 * 100.0).abs();
+        // Whole percents, but a change under 10% keeps a decimal (never "grew 0%").
+        let p = if p < 10.0 {
+            format!("{p:.1}")
+        } else {
+            format!("{p:.0}")
+        };
+        let verb = if sd > 0 { "grew" } else { "shrank" };
+        format!(" {verb} {p}%")
+    } else {
+        " kept its size".to_string()
+    };
+    format!(
+        "The system prompt{growth} ({} → {} bytes){}.",
+        thousands(sa as i64),
+        thousands(sb as i64),
+        system_blocks_changed(d, sd)
+    )
+}
+
+/// `; only block 2 changed` (or several), and the bytes normalized away, for
+/// [`system_sentence`]; `sd` is the system prompt's change in bytes.
+fn system_blocks_changed(d: &RequestDiff, sd: i64) -> String {
     let changed_blocks: Vec<String> = d
         .system
         .blocks
@@ -278,72 +335,59 @@ pub(crate) fn summary(d: &RequestDiff, a: &str, b: &str) -> Vec<String> {
         .filter(|x| !x.text.identical)
         .map(|x| x.a_index.or(x.b_index).unwrap_or(0).to_string())
         .collect();
-    if d.system.text.identical && sd == 0 {
-        out.push("The system prompt is unchanged.".into());
-    } else {
-        let growth = if sa == 0 {
-            String::new()
-        } else if sd != 0 {
-            let p = (sd as f64 / sa as f64 * 100.0).abs();
-            // Whole percents, but a change under 10% keeps a decimal (never "grew 0%").
-            let p = if p < 10.0 {
-                format!("{p:.1}")
-            } else {
-                format!("{p:.0}")
-            };
-            let verb = if sd > 0 { "grew" } else { "shrank" };
-            format!(" {verb} {p}%")
-        } else {
-            " kept its size".to_string()
-        };
-        let mut which = match changed_blocks.len() {
-            0 => String::new(),
-            1 => format!("; only block {} changed", changed_blocks[0]),
-            _ => format!("; blocks {} changed", changed_blocks.join(", ")),
-        };
-        // Bytes can differ where texts compare the same: the volatile values the rules
-        // replaced (a working directory, a date) have other lengths.
-        let normalized_delta: i64 = d
-            .system
-            .blocks
-            .iter()
-            .map(|x| x.text.b_bytes as i64 - x.text.a_bytes as i64)
-            .sum();
-        let away = sd - normalized_delta;
-        if away != 0 && !d.normalized.is_empty() {
-            which.push_str(&format!(
-                "; {} of the difference are values normalized away (see \"Normalized before comparing\")",
-                signed_bytes(away)
-            ));
-        }
-        out.push(format!(
-            "The system prompt{growth} ({} → {} bytes){which}.",
-            thousands(sa as i64),
-            thousands(sb as i64)
+    let mut which = match changed_blocks.len() {
+        0 => String::new(),
+        1 => format!("; only block {} changed", changed_blocks[0]),
+        _ => format!("; blocks {} changed", changed_blocks.join(", ")),
+    };
+    // Bytes can differ where texts compare the same: the volatile values the rules
+    // replaced (a working directory, a date) have other lengths.
+    let normalized_delta: i64 = d
+        .system
+        .blocks
+        .iter()
+        .map(|x| x.text.b_bytes as i64 - x.text.a_bytes as i64)
+        .sum();
+    let away = sd - normalized_delta;
+    if away != 0 && !d.normalized.is_empty() {
+        which.push_str(&format!(
+            "; {} of the difference are values normalized away (see \"Normalized before comparing\")",
+            signed_bytes(away)
         ));
     }
-    let h = &d.headers;
-    if !h.betas_added.is_empty() || !h.betas_removed.is_empty() {
-        let mut parts = Vec::new();
-        if !h.betas_added.is_empty() {
-            parts.push(format!("added {}", names(&h.betas_added)));
-        }
-        if !h.betas_removed.is_empty() {
-            parts.push(format!("removed {}", names(&h.betas_removed)));
-        }
-        out.push(format!("Betas (anthropic-beta): {}.", parts.join("; ")));
+    which
+}
+
+/// The betas added and removed (`anthropic-beta`), when any were.
+fn betas_sentence(h: &HeadersDiff) -> Option<String> {
+    if h.betas_added.is_empty() && h.betas_removed.is_empty() {
+        return None;
     }
+    let mut parts = Vec::new();
+    if !h.betas_added.is_empty() {
+        parts.push(format!("added {}", names(&h.betas_added)));
+    }
+    if !h.betas_removed.is_empty() {
+        parts.push(format!("removed {}", names(&h.betas_removed)));
+    }
+    Some(format!("Betas (anthropic-beta): {}.", parts.join("; ")))
+}
+
+/// The parameters that changed, by name, when any did.
+fn params_sentence(d: &RequestDiff) -> Option<String> {
     let changed_params: Vec<String> = d
         .params
         .iter()
         .filter(|p| p.changed)
         .map(|p| p.key.clone())
         .collect();
-    if !changed_params.is_empty() {
-        out.push(format!("Parameters changed: {}.", names(&changed_params)));
-    }
-    let (ea, eb, ed) = size("est_tokens");
-    out.push(format!(
+    (!changed_params.is_empty()).then(|| format!("Parameters changed: {}.", names(&changed_params)))
+}
+
+/// The request's estimated input tokens on each side.
+fn tokens_sentence(d: &RequestDiff) -> String {
+    let (ea, eb, ed) = size(d, "est_tokens");
+    format!(
         "Estimated input tokens of the request: {} → {} ({}).",
         thousands(ea as i64),
         thousands(eb as i64),
@@ -352,8 +396,7 @@ pub(crate) fn summary(d: &RequestDiff, a: &str, b: &str) -> Vec<String> {
         } else {
             format!("{}{}", if ed > 0 { "+" } else { "" }, thousands(ed))
         }
-    ));
-    out
+    )
 }
 
 fn facts_row(c: &SchemaChange) -> SchemaRow {
@@ -394,22 +437,113 @@ fn block(b: Option<&SystemBlock>) -> (Option<usize>, Option<String>) {
 
 fn comparison(d: &RequestDiff, a_name: &str, b_name: &str, o: &Options, html: bool) -> Comparison {
     let t = &d.tools;
-    let side = |s: &SideInfo, name: &str| {
-        format!(
-            "{name} — {} ({}/{}, turn {})",
-            s.label,
-            s.session.as_deref().unwrap_or("?"),
-            s.thread.as_deref().unwrap_or("?"),
-            s.turn
-        )
-    };
+    let h = &d.headers;
     let moved: Vec<&ToolEntry> = t
         .entries
         .iter()
         .filter(|e| e.status != ToolStatus::Same || e.delta != 0)
         .collect();
+    Comparison {
+        a_label: side_label(&d.a, a_name),
+        b_label: side_label(&d.b, b_name),
+        identical: d.identical,
+        figures: figures(d),
+        tool_lists: tool_lists(t),
+        mechanisms_a: mechanisms(&t.a_mechanisms),
+        mechanisms_b: mechanisms(&t.b_mechanisms),
+        tools: moved.iter().map(|e| tool_row(e)).collect(),
+        unchanged_tools: t.entries.len() - moved.len(),
+        tool_details: tool_details(t, o),
+        blocks: block_rows(d, o),
+        breakpoints_moved: !d.system.same_breakpoints,
+        betas_added: h.betas_added.clone(),
+        betas_removed: h.betas_removed.clone(),
+        betas_unknown: [("A", h.a_known), ("B", h.b_known)]
+            .into_iter()
+            .filter(|(_, known)| !known)
+            .map(|(side, _)| side)
+            .collect(),
+        headers: header_pairs(h),
+        params: param_pairs(d),
+        injected: injected_rows(d, o),
+        normalized: normalized_pairs(d),
+        chart: tool_chart(&t.entries, a_name, b_name, html),
+    }
+}
+
+/// One side of a comparison as its heading names it: `A — a.jsonl#3 (s1/main, turn 2)`.
+fn side_label(s: &SideInfo, name: &str) -> String {
+    format!(
+        "{name} — {} ({}/{}, turn {})",
+        s.label,
+        s.session.as_deref().unwrap_or("?"),
+        s.thread.as_deref().unwrap_or("?"),
+        s.turn
+    )
+}
+
+/// The size figures (tools, bytes, tokens), each with its change in percent of A.
+fn figures(d: &RequestDiff) -> Vec<Figure> {
+    d.sizes
+        .iter()
+        .map(|r| Figure {
+            label: metric_label(&r.metric).to_string(),
+            a: r.a,
+            b: r.b,
+            delta: r.delta,
+            pct: pct_change(r.a, r.b),
+        })
+        .collect()
+}
+
+/// The tool groups that are not empty (added, removed, deferred, …), with their names.
+fn tool_lists(t: &ToolsDiff) -> Vec<NamedList> {
+    tool_groups(t)
+        .into_iter()
+        .filter(|(v, _, _)| !v.is_empty())
+        .map(|(v, label, _)| NamedList {
+            label,
+            names: v.clone(),
+        })
+        .collect()
+}
+
+/// A tool's row in the tools table.
+fn tool_row(e: &ToolEntry) -> ToolRow {
+    ToolRow {
+        name: e.name.clone(),
+        status: status(e.status),
+        a_state: state(e.a),
+        b_state: state(e.b),
+        a_bytes: e.a_bytes,
+        b_bytes: e.b_bytes,
+        delta: e.delta,
+    }
+}
+
+/// The changed tool definitions in detail: other fields, schema changes, description
+/// diff.
+fn tool_details(t: &ToolsDiff, o: &Options) -> Vec<ToolDetail> {
+    t.entries
+        .iter()
+        .filter(|e| e.status == ToolStatus::Changed)
+        .map(|e| ToolDetail {
+            name: e.name.clone(),
+            status: status(e.status),
+            a_bytes: e.a_bytes,
+            b_bytes: e.b_bytes,
+            other: e.other.clone(),
+            schema: e.schema.iter().map(facts_row).collect(),
+            description: e.description.as_ref().map(|x| view(x, o.max_line)),
+        })
+        .collect()
+}
+
+/// One row per system block position on either side: sizes, cache control, status, and
+/// the text diff of a changed block.
+fn block_rows(d: &RequestDiff, o: &Options) -> Vec<BlockRow> {
     let n = d.system.a_blocks.len().max(d.system.b_blocks.len());
-    let blocks = (0..n)
+    (0..n)
         .map(|i| {
             let (a_bytes, a_cache) = block(d.system.a_blocks.get(i));
             let (b_bytes, b_cache) = block(d.system.b_blocks.get(i));
@@ -437,8 +571,12 @@ fn comparison(d: &RequestDiff, a_name: &str, b_name: &str, o: &Options, html: bo
                     .map(|x| view(&x.text, o.max_line)),
             }
         })
-        .collect();
-    let h = &d.headers;
+        .collect()
+}
+
+/// The headers table: `anthropic-version` and `user-agent` always, then every changed
+/// header.
+fn header_pairs(h: &HeadersDiff) -> Vec<Pair> {
     let mut headers = vec![
         Pair {
             name: "anthropic-version".into(),
@@ -459,108 +597,55 @@ fn comparison(d: &RequestDiff, a_name: &str, b_name: &str, o: &Options, html: bo
         b: c.b.clone(),
         note: "",
     }));
-    Comparison {
-        a_label: side(&d.a, a_name),
-        b_label: side(&d.b, b_name),
-        identical: d.identical,
-        figures: d
-            .sizes
-            .iter()
-            .map(|r| Figure {
-                label: metric_label(&r.metric).to_string(),
-                a: r.a,
-                b: r.b,
-                delta: r.delta,
-                pct: pct_change(r.a, r.b),
-            })
-            .collect(),
-        tool_lists: tool_groups(t)
-            .into_iter()
-            .filter(|(v, _, _)| !v.is_empty())
-            .map(|(v, label, _)| NamedList {
-                label,
-                names: v.clone(),
-            })
-            .collect(),
-        mechanisms_a: mechanisms(&t.a_mechanisms),
-        mechanisms_b: mechanisms(&t.b_mechanisms),
-        tools: moved
-            .iter()
-            .map(|e| ToolRow {
-                name: e.name.clone(),
-                status: status(e.status),
-                a_state: state(e.a),
-                b_state: state(e.b),
-                a_bytes: e.a_bytes,
-                b_bytes: e.b_bytes,
-                delta: e.delta,
-            })
-            .collect(),
-        unchanged_tools: t.entries.len() - moved.len(),
-        tool_details: t
-            .entries
-            .iter()
-            .filter(|e| e.status == ToolStatus::Changed)
-            .map(|e| ToolDetail {
-                name: e.name.clone(),
-                status: status(e.status),
-                a_bytes: e.a_bytes,
-                b_bytes: e.b_bytes,
-                other: e.other.clone(),
-                schema: e.schema.iter().map(facts_row).collect(),
-                description: e.description.as_ref().map(|x| view(x, o.max_line)),
-            })
-            .collect(),
-        blocks,
-        breakpoints_moved: !d.system.same_breakpoints,
-        betas_added: h.betas_added.clone(),
-        betas_removed: h.betas_removed.clone(),
-        betas_unknown: [("A", h.a_known), ("B", h.b_known)]
-            .into_iter()
-            .filter(|(_, known)| !known)
-            .map(|(side, _)| side)
-            .collect(),
-        headers,
-        params: d
-            .params
-            .iter()
-            .map(|p| Pair {
-                name: p.key.clone(),
-                a: p.a.clone(),
-                b: p.b.clone(),
-                note: match (p.changed, p.known) {
-                    (true, _) => "changed",
-                    (false, _) => "same",
-                },
-            })
-            .collect(),
-        injected: d
-            .injected
-            .iter()
-            .map(|i| Injected {
-                kind: if i.kind == "system_reminder" {
-                    "system reminder".into()
-                } else {
-                    i.kind.replace('_', " ")
-                },
-                status: i.status.clone(),
-                at: i.b_at.clone().or(i.a_at.clone()).unwrap_or_default(),
-                diff: view(&i.diff, o.max_line),
-            })
-            .collect(),
-        normalized: d
-            .normalized
-            .iter()
-            .map(|n| Pair {
-                name: n.rule.clone(),
-                a: Some(n.a.to_string()),
-                b: Some(n.b.to_string()),
-                note: "",
-            })
-            .chain(std::iter::empty())
-            .collect(),
-        chart: tool_chart(&t.entries, a_name, b_name, html),
-    }
+    headers
+}
+
+/// The parameters table, each marked changed or same.
+fn param_pairs(d: &RequestDiff) -> Vec<Pair> {
+    d.params
+        .iter()
+        .map(|p| Pair {
+            name: p.key.clone(),
+            a: p.a.clone(),
+            b: p.b.clone(),
+            note: match (p.changed, p.known) {
+                (true, _) => "changed",
+                (false, _) => "same",
+            },
+        })
+        .collect()
+}
+
+/// The injected context that differs (system reminders, system-role messages), with
+/// where it sits and its text diff.
+fn injected_rows(d: &RequestDiff, o: &Options) -> Vec<Injected> {
+    d.injected
+        .iter()
+        .map(|i| Injected {
+            kind: if i.kind == "system_reminder" {
+                "system reminder".into()
+            } else {
+                i.kind.replace('_', " ")
+            },
+            status: i.status.clone(),
+            at: i.b_at.clone().or(i.a_at.clone()).unwrap_or_default(),
+            diff: view(&i.diff, o.max_line),
+        })
+        .collect()
+}
+
+/// The values the normalization rules replaced before comparing, by rule.
+fn normalized_pairs(d: &RequestDiff) -> Vec<Pair> {
+    d.normalized
+        .iter()
+        .map(|n| Pair {
+            name: n.rule.clone(),
+            a: Some(n.a.to_string()),
+            b: Some(n.b.to_string()),
+            note: "",
+        })
+        .chain(std::iter::empty())
+        .collect()
 }
 
 /// Where a compared request sits: `s1/main turn 2`.

@@ -211,7 +211,17 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
         return String::new();
     }
     let mut w = writer(if md { Format::Markdown } else { Format::Table });
-    let s = &a.summary;
+    summary_table(&mut w, &a.summary);
+    servers_table(&mut w, a);
+    methods_table(&mut w, a);
+    tasks_table(&mut w, a);
+    links_table(&mut w, a);
+    w.blank();
+    w.out
+}
+
+/// The MCP summary: one row per figure.
+fn summary_table(w: &mut Writer, s: &crate::analyze::mcp::McpSummary) {
     w.heading(1, "MCP summary");
     w.table(
         &["metric", "value"],
@@ -244,6 +254,10 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
             ],
         ],
     );
+}
+
+/// One row per MCP server: transport, protocol version, task support, messages.
+fn servers_table(w: &mut Writer, a: &McpAnalysis) {
     w.heading(1, "MCP servers");
     let rows = a
         .servers
@@ -272,6 +286,10 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
         ],
         clean(rows),
     );
+}
+
+/// One row per server and method: calls, errors, unanswered, latency.
+fn methods_table(w: &mut Writer, a: &McpAnalysis) {
     w.heading(1, "MCP methods");
     let rows = a
         .methods
@@ -302,6 +320,10 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
         ],
         clean(rows),
     );
+}
+
+/// One row per MCP task (`(none)` without): kind, states, polls, notifications.
+fn tasks_table(w: &mut Writer, a: &McpAnalysis) {
     w.heading(1, "MCP tasks");
     let rows: Vec<Vec<String>> = a
         .tasks
@@ -327,7 +349,7 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
         })
         .collect();
     table_or_none(
-        &mut w,
+        w,
         &[
             "server",
             "task",
@@ -344,6 +366,10 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
         ],
         rows,
     );
+}
+
+/// One row per model-level MCP call (`(none)` without) and the task it is linked to.
+fn links_table(w: &mut Writer, a: &McpAnalysis) {
     w.heading(1, "Model-level MCP calls");
     let rows = a
         .links
@@ -361,7 +387,7 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
         })
         .collect();
     table_or_none(
-        &mut w,
+        w,
         &[
             "thread",
             "tool_use",
@@ -373,10 +399,7 @@ pub fn analysis_text(a: &McpAnalysis, md: bool) -> String {
         ],
         rows,
     );
-    w.blank();
-    w.out
 }
-
 /// Render `matrix --mcp`: one row per run.
 pub fn render_cells(cells: &[McpCell], format: Format) -> String {
     format.finish(render_cells_unchecked(cells, format))
