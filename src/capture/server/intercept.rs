@@ -176,50 +176,11 @@ pub(crate) async fn connect(
     match icpt.leaf(&host) {
         Some(Ok(tls)) => {
             let conns = conns.clone();
-            let timeout = st.config.body_timeout;
-            let diagnostics = st.config.diagnostics.clone();
             st.tasks.spawn(async move {
                 let Ok(upgraded) = hyper::upgrade::on(req).await else {
                     return;
                 };
-                let acceptor = tokio_rustls::TlsAcceptor::from(tls);
-                let handshake =
-                    tokio::time::timeout(timeout, acceptor.accept(TokioIo::new(upgraded))).await;
-                match handshake {
-                    Ok(Ok(stream)) => {
-                        let mut draft = draft;
-                        draft.notes.insert(
-                            "tls".into(),
-                            serde_json::json!({"intercepted": host, "port": port}),
-                        );
-                        draft.finish(Some(status_only(200)), None);
-                        let inner = ConnInfo {
-                            host: Some(host_port(&host, port).into()),
-                            recent: Default::default(),
-                            ..info
-                        };
-                        conns.serve(stream, inner).await;
-                    }
-                    Ok(Err(e)) => {
-                        let ca = icpt.config.ca.cert_path().map_or(
-                            "agentwire's CA certificate (`agentwire ca --path`)".into(),
-                            |p| p.display().to_string(),
-                        );
-                        let message = format!(
-                            "TLS handshake for {host} failed: {e}. The client does not trust agentwire's CA: set NODE_EXTRA_CA_CERTS={ca} (Node.js and Claude Code), or SSL_CERT_FILE / REQUESTS_CA_BUNDLE to a bundle that includes it"
-                        );
-                        // (the sink filters the text: a host name is the client's)
-                        diagnostics.status(&format!("agentwire: {message}"));
-                        draft.finish(Some(status_only(200)), Some(tls_failed(message)));
-                    }
-                    Err(_) => {
-                        let message = format!(
-                            "no TLS handshake for {host} within {} s after CONNECT (--body-timeout); the tunnel was closed",
-                            timeout.as_secs()
-                        );
-                        draft.finish(Some(status_only(200)), Some(tls_failed(message)));
-                    }
-                }
+                intercept_tls(&conns, &icpt, tls, upgraded, draft, (host, port), info).await;
             });
             empty(200)
         }
@@ -228,31 +189,7 @@ pub(crate) async fn connect(
             draft.finish(Some(status_only(502)), Some(tls_failed(message)));
             empty(502)
         }
-        None if icpt.config.tunnel_others && port != 0 => {
-            // Connect first: a CONNECT is answered 200 only once the tunnel exists.
-            let dial = tokio::time::timeout(
-                std::time::Duration::from_secs(10),
-                tokio::net::TcpStream::connect((host.as_str(), port)),
-            )
-            .await;
-            let mut server = match dial {
-                Ok(Ok(s)) => s,
-                Ok(Err(e)) => return tunnel_failed(draft, &host, port, &e.to_string()),
-                Err(_) => return tunnel_failed(draft, &host, port, "no answer within 10 s"),
-            };
-            st.tasks.spawn(async move {
-                let mut draft = draft;
-                let Ok(upgraded) = hyper::upgrade::on(req).await else {
-                    return;
-                };
-                let mut client = TokioIo::new(upgraded);
-                let r = tokio::io::copy_bidirectional(&mut client, &mut server).await;
-                let (up, down) = r.unwrap_or((0, 0));
-                draft.notes.insert("tunnel".into(), serde_json::json!({"host": host, "port": port, "bytes_up": up, "bytes_down": down}));
-                draft.finish(Some(status_only(200)), None);
-            });
-            empty(200)
-        }
+        None if icpt.config.tunnel_others && port != 0 => tunnel(&st, req, draft, host, port).await,
         None => {
             let message = format!(
                 "CONNECT {} refused: agentwire intercepts only {} (offline mode; --tunnel-others passes other hosts through)",
@@ -269,6 +206,96 @@ pub(crate) async fn connect(
             empty(403)
         }
     }
+}
+
+/// The TLS handshake on an upgraded CONNECT to a listed host, with the leaf `tls`; then
+/// the decrypted stream is served as any connection (its requests recorded as usual).
+/// The CONNECT exchange itself is finished as intercepted, or with the handshake's
+/// failure: a client that does not trust agentwire's CA is told how to (reported to the
+/// server's diagnostics too), and one silent past the body timeout is cut.
+async fn intercept_tls(
+    conns: &Connections,
+    icpt: &Interceptor,
+    tls: Arc<rustls::ServerConfig>,
+    upgraded: hyper::upgrade::Upgraded,
+    mut draft: Draft,
+    (host, port): (String, u16),
+    info: ConnInfo,
+) {
+    let timeout = conns.state.config.body_timeout;
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+    let handshake = tokio::time::timeout(timeout, acceptor.accept(TokioIo::new(upgraded))).await;
+    match handshake {
+        Ok(Ok(stream)) => {
+            draft.notes.insert(
+                "tls".into(),
+                serde_json::json!({"intercepted": host, "port": port}),
+            );
+            draft.finish(Some(status_only(200)), None);
+            let inner = ConnInfo {
+                host: Some(host_port(&host, port).into()),
+                recent: Default::default(),
+                ..info
+            };
+            conns.serve(stream, inner).await;
+        }
+        Ok(Err(e)) => {
+            let ca = icpt.config.ca.cert_path().map_or(
+                "agentwire's CA certificate (`agentwire ca --path`)".into(),
+                |p| p.display().to_string(),
+            );
+            let message = format!(
+                "TLS handshake for {host} failed: {e}. The client does not trust agentwire's CA: set NODE_EXTRA_CA_CERTS={ca} (Node.js and Claude Code), or SSL_CERT_FILE / REQUESTS_CA_BUNDLE to a bundle that includes it"
+            );
+            // (the sink filters the text: a host name is the client's)
+            let diagnostics = &conns.state.config.diagnostics;
+            diagnostics.status(&format!("agentwire: {message}"));
+            draft.finish(Some(status_only(200)), Some(tls_failed(message)));
+        }
+        Err(_) => {
+            let message = format!(
+                "no TLS handshake for {host} within {} s after CONNECT (--body-timeout); the tunnel was closed",
+                timeout.as_secs()
+            );
+            draft.finish(Some(status_only(200)), Some(tls_failed(message)));
+        }
+    }
+}
+
+/// Tunnel a CONNECT to a host agentwire does not intercept (`--tunnel-others`): connect
+/// first (a CONNECT is answered 200 only once the tunnel exists), then copy both ways;
+/// the exchange records the bytes each way.
+async fn tunnel(
+    st: &AppState,
+    req: hyper::Request<Incoming>,
+    mut draft: Draft,
+    host: String,
+    port: u16,
+) -> Response {
+    let dial = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        tokio::net::TcpStream::connect((host.as_str(), port)),
+    )
+    .await;
+    let mut server = match dial {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return tunnel_failed(draft, &host, port, &e.to_string()),
+        Err(_) => return tunnel_failed(draft, &host, port, "no answer within 10 s"),
+    };
+    st.tasks.spawn(async move {
+        let Ok(upgraded) = hyper::upgrade::on(req).await else {
+            return;
+        };
+        let mut client = TokioIo::new(upgraded);
+        let r = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+        let (up, down) = r.unwrap_or((0, 0));
+        draft.notes.insert(
+            "tunnel".into(),
+            serde_json::json!({"host": host, "port": port, "bytes_up": up, "bytes_down": down}),
+        );
+        draft.finish(Some(status_only(200)), None);
+    });
+    empty(200)
 }
 
 fn tls_failed(message: String) -> ExchangeError {

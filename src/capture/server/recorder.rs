@@ -171,40 +171,11 @@ fn write_loop(
                 continue;
             }
         };
-        let mut attempts = 0u32;
-        // Once the reader is gone, queued exchanges have nowhere to go: they are dropped,
-        // like the rest of a command's output after its pipe closed.
-        while !sh.reader_gone.load(Ordering::SeqCst) {
-            match writer.write_exchange(&x) {
-                Ok(()) => {
-                    n += 1;
-                    if !sh.writable.swap(true, Ordering::SeqCst) {
-                        diagnostics.status(
-                            "agentwire: the trace is writable again; recording and answering resume",
-                        );
-                    }
-                    break;
-                }
-                Err(e) if is_broken_pipe(&e) => {
-                    sh.writable.store(false, Ordering::SeqCst);
-                    sh.reader_gone.store(true, Ordering::SeqCst);
-                    sh.gone.notify_waiters();
-                    sh.space.notify_waiters();
-                }
-                Err(e) => {
-                    if sh.writable.swap(false, Ordering::SeqCst) {
-                        diagnostics.error(&format!("{e}; answering new requests 503 (overloaded_error) until the trace can be written again"));
-                    }
-                    attempts += 1;
-                    if stopping && attempts >= FINAL_ATTEMPTS {
-                        sh.not_recorded.fetch_add(1, Ordering::Relaxed);
-                        first_err.get_or_insert(e);
-                        break;
-                    }
-                    std::thread::sleep(RETRY);
-                    // A stop may be queued behind this record: give up sooner then.
-                    stopping |= sh.stop_requested.load(Ordering::SeqCst);
-                }
+        match write_with_retry(&mut writer, &x, sh, diagnostics, &mut stopping) {
+            Ok(true) => n += 1,
+            Ok(false) => {}
+            Err(e) => {
+                first_err.get_or_insert(e);
             }
         }
         sh.queued_bytes.fetch_sub(w, Ordering::SeqCst);
@@ -220,6 +191,53 @@ fn write_loop(
         Some(e) => Err(e),
         None => Ok(n),
     }
+}
+
+/// Write one exchange, retrying while the trace cannot be written (a full disk may free
+/// up): the first failure and the recovery are reported to `diagnostics`. `Ok(true)`:
+/// written; `Ok(false)`: the reader is gone, so it is dropped, like the rest of a
+/// command's output after its pipe closed; `Err`: given up while stopping (after
+/// [`FINAL_ATTEMPTS`]), counted as not recorded. A stop queued behind the record sets
+/// `stopping`, to give up sooner.
+fn write_with_retry(
+    writer: &mut TraceWriter,
+    x: &Exchange,
+    sh: &Shared,
+    diagnostics: &Diagnostics,
+    stopping: &mut bool,
+) -> Result<bool, TraceError> {
+    let mut attempts = 0u32;
+    while !sh.reader_gone.load(Ordering::SeqCst) {
+        match writer.write_exchange(x) {
+            Ok(()) => {
+                if !sh.writable.swap(true, Ordering::SeqCst) {
+                    diagnostics.status(
+                        "agentwire: the trace is writable again; recording and answering resume",
+                    );
+                }
+                return Ok(true);
+            }
+            Err(e) if is_broken_pipe(&e) => {
+                sh.writable.store(false, Ordering::SeqCst);
+                sh.reader_gone.store(true, Ordering::SeqCst);
+                sh.gone.notify_waiters();
+                sh.space.notify_waiters();
+            }
+            Err(e) => {
+                if sh.writable.swap(false, Ordering::SeqCst) {
+                    diagnostics.error(&format!("{e}; answering new requests 503 (overloaded_error) until the trace can be written again"));
+                }
+                attempts += 1;
+                if *stopping && attempts >= FINAL_ATTEMPTS {
+                    sh.not_recorded.fetch_add(1, Ordering::Relaxed);
+                    return Err(e);
+                }
+                std::thread::sleep(RETRY);
+                *stopping |= sh.stop_requested.load(Ordering::SeqCst);
+            }
+        }
+    }
+    Ok(false)
 }
 
 /// True when a write failed because the trace's reader closed the pipe: the trace can
