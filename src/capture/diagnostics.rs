@@ -21,10 +21,14 @@ pub enum Level {
     Status,
 }
 
+/// The function a reporter calls with each diagnostic.
+type Report = dyn Fn(Level, &str) + Send + Sync;
+
 /// A reporter for a source's diagnostics: a function of the level and the text, shared
-/// by every task and thread of the source. Cheap to clone.
+/// by every task and thread of the source. Cheap to clone. The text is as the source
+/// wrote it (it may quote recorded values): a reporter that prints must filter it.
 #[derive(Clone, Default)]
-pub struct Diagnostics(Option<Arc<dyn Fn(Level, &str) + Send + Sync>>);
+pub struct Diagnostics(Option<Arc<Report>>);
 
 impl Diagnostics {
     /// A reporter that hands each diagnostic to `f`.

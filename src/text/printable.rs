@@ -3,7 +3,7 @@
 //! it reaches a terminal: renderers apply it to their cells, the binary's diagnostics sink
 //! to every line it prints on stderr, [`super::safe_json`] to JSON text.
 //!
-//! Escaped ([`UNPRINTABLE`]): Unicode general categories Cc (C0 controls, DEL, C1
+//! Escaped (`UNPRINTABLE`): Unicode general categories Cc (C0 controls, DEL, C1
 //! controls), Cf (format characters: bidi embeddings, overrides and isolates, zero-width
 //! space and joiners, BOM, soft hyphen, tag characters), Zl (U+2028) and Zp (U+2029). Each
 //! becomes a visible `\u{..}` escape, so a recorded value can never drive the terminal,

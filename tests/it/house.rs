@@ -127,40 +127,38 @@ type TestFile = (String, bool);
 /// to be skipped.
 fn drop_test_items(code: &str, original: &str) -> (String, Vec<TestFile>) {
     let attr = regex::Regex::new(r"#\[\s*cfg\s*\(\s*test\s*\)\s*\]").unwrap();
+    let out_of_line =
+        regex::Regex::new(r"(?s)(?:#\[path\s*=\s*(.*?)\]\s*)?mod\s+(\w+)\s*;").unwrap();
     let b = code.as_bytes();
     let mut out = code.to_string().into_bytes();
     let mut files = Vec::new();
     for m in attr.find_iter(code) {
+        // The item ends with its block, or at a `;` or `,` outside brackets (a `use`, a
+        // field), or where the enclosing block does.
         let mut j = m.end();
         let mut depth = 0usize;
         let end = loop {
             match b.get(j) {
                 None => break b.len(),
-                Some(b'{') => depth += 1,
-                Some(b'}') => {
-                    depth -= 1;
-                    if depth == 0 {
-                        break j + 1;
-                    }
-                }
-                Some(b';') if depth == 0 => break j + 1,
+                Some(b'{' | b'(' | b'[') => depth += 1,
+                Some(b'}') if depth == 0 => break j,
+                Some(b'}') if depth == 1 => break j + 1,
+                Some(b'}' | b')' | b']') => depth = depth.saturating_sub(1),
+                Some(b';' | b',') if depth == 0 => break j + 1,
                 _ => {}
             }
             j += 1;
         };
         let item = &original[m.end()..end];
-        if let Some(c) = regex::Regex::new(r"(?s)(?:#\[path\s*=\s*(.*?)\]\s*)?mod\s+(\w+)\s*;")
-            .unwrap()
-            .captures(item)
-        {
+        if let Some(c) = out_of_line.captures(item) {
             files.push(match c.get(1) {
                 Some(p) => (p.as_str().trim().trim_matches('"').to_string(), true),
                 None => (format!("{}.rs", &c[2]), false),
             });
         }
-        for k in m.start()..end {
-            if out[k] != b'\n' {
-                out[k] = b' ';
+        for byte in &mut out[m.start()..end] {
+            if *byte != b'\n' {
+                *byte = b' ';
             }
         }
     }
@@ -255,6 +253,8 @@ mod tests { fn c() { println!("test code"); } }
 #[path = "x_tests.rs"]
 mod more;
 fn d() { print ! ("yes too"); }
+struct S { #[cfg(test)] f: u8 }
+impl S { #[cfg(test)] fn t(a: u8, b: u8) -> [u8; 2] { println!("t"); [a, b] } }
 "###;
     let (code, files) = drop_test_items(&blank_comments_and_literals(src), src);
     let hits: Vec<usize> = printing_macro()

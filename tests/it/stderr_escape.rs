@@ -188,7 +188,7 @@ fn every_diff_gate_prints_a_hostile_tool_name_escaped() {
     ]);
     assert_eq!(code, Some(4), "{err}");
     assert!(
-        err.contains(&format!("gate tripped: --fail-on tools-added: ")),
+        err.contains("gate tripped: --fail-on tools-added: "),
         "{err}"
     );
     assert!(err.contains(SHOWN), "{err}");
