@@ -1,7 +1,9 @@
 //! Sources of exchanges: the fake API server, the recorder that runs CLIs under it, and
 //! packet captures ([`pcap`]: capture files and live interfaces), and the MCP side of the
 //! wire ([`mcp`]: stdio tap, Streamable HTTP proxy, configuration rewriting); recorded
-//! headers are checked for HTTP/1.1 before replay sends them again ([`headers`]).
+//! headers are checked for HTTP/1.1 before replay sends them again ([`headers`]). Sources
+//! never print: what the user should hear while they run goes to the [`Diagnostics`]
+//! their caller passes in ([`diagnostics`]).
 
 pub mod ca;
 pub mod diagnostics;

@@ -164,14 +164,7 @@ pub(crate) async fn connect(
             "CONNECT {} refused: the target must be host:port without user information (RFC 9110 §9.3.6); send proxy credentials in Proxy-Authorization",
             redact_authority(&target)
         );
-        draft.finish(
-            Some(status_only(400)),
-            Some(ExchangeError {
-                kind: "refused_connect".into(),
-                message,
-            }),
-        );
-        return empty(400);
+        return refused(draft, 400, message);
     }
     match icpt.leaf(&host) {
         Some(Ok(tls)) => {
@@ -196,14 +189,7 @@ pub(crate) async fn connect(
                 redact_authority(&target),
                 icpt.config.hosts.join(", ")
             );
-            draft.finish(
-                Some(status_only(403)),
-                Some(ExchangeError {
-                    kind: "refused_connect".into(),
-                    message,
-                }),
-            );
-            empty(403)
+            refused(draft, 403, message)
         }
     }
 }
@@ -296,6 +282,18 @@ async fn tunnel(
         draft.finish(Some(status_only(200)), None);
     });
     empty(200)
+}
+
+/// A CONNECT refused with `status`: the exchange is finished as `refused_connect`.
+fn refused(draft: Draft, status: u16, message: String) -> Response {
+    draft.finish(
+        Some(status_only(status)),
+        Some(ExchangeError {
+            kind: "refused_connect".into(),
+            message,
+        }),
+    );
+    empty(status)
 }
 
 fn tls_failed(message: String) -> ExchangeError {
