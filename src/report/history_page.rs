@@ -217,31 +217,12 @@ pub fn render(h: &History, title: &str, inputs: Vec<InputMeta>, format: DocForma
         return crate::text::safe_json::pretty(&doc);
     }
     let html = format == DocFormat::Html;
-    let x: Vec<String> = h.rows.iter().map(|r| r.version.clone()).collect();
-    let series = |f: &dyn Fn(&Row) -> u64| h.rows.iter().map(f).collect::<Vec<u64>>();
-    let counts = html.then(|| {
-        page::svg(chart::lines(
-            "Tools per version",
-            &x,
-            &[
-                ("tool definitions".into(), series(&|r| r.tools)),
-                ("loaded tools".into(), series(&|r| r.loaded)),
-                ("deferred tools".into(), series(&|r| r.deferred)),
-                ("announced for ToolSearch".into(), series(&|r| r.announced)),
-            ],
-        ))
-    });
-    let sizes = html.then(|| {
-        page::svg(chart::lines(
-            "Bytes and estimated tokens per version",
-            &x,
-            &[
-                ("tool bytes".into(), series(&|r| r.tool_bytes)),
-                ("system bytes".into(), series(&|r| r.system_bytes)),
-                ("est. tokens".into(), series(&|r| r.est_tokens)),
-            ],
-        ))
-    });
+    let (counts, sizes) = if html {
+        let (counts, sizes) = charts(h);
+        (Some(counts), Some(sizes))
+    } else {
+        (None, None)
+    };
     let page = Page {
         meta,
         rows: &h.rows,
@@ -251,4 +232,31 @@ pub fn render(h: &History, title: &str, inputs: Vec<InputMeta>, format: DocForma
         glossary,
     };
     page::render(if html { "history.html" } else { "history.md" }, page)
+}
+
+/// The HTML page's two charts: tools per version, and bytes and estimated tokens per
+/// version.
+fn charts(h: &History) -> (minijinja::Value, minijinja::Value) {
+    let x: Vec<String> = h.rows.iter().map(|r| r.version.clone()).collect();
+    let series = |f: &dyn Fn(&Row) -> u64| h.rows.iter().map(f).collect::<Vec<u64>>();
+    let counts = page::svg(chart::lines(
+        "Tools per version",
+        &x,
+        &[
+            ("tool definitions".into(), series(&|r| r.tools)),
+            ("loaded tools".into(), series(&|r| r.loaded)),
+            ("deferred tools".into(), series(&|r| r.deferred)),
+            ("announced for ToolSearch".into(), series(&|r| r.announced)),
+        ],
+    ));
+    let sizes = page::svg(chart::lines(
+        "Bytes and estimated tokens per version",
+        &x,
+        &[
+            ("tool bytes".into(), series(&|r| r.tool_bytes)),
+            ("system bytes".into(), series(&|r| r.system_bytes)),
+            ("est. tokens".into(), series(&|r| r.est_tokens)),
+        ],
+    ));
+    (counts, sizes)
 }
