@@ -29,6 +29,7 @@ use anyhow::Result;
 
 use agentwire::capture::server::replay::{Replay, Timing};
 use agentwire::capture::server::{Mode, Script, ServerConfig};
+use agentwire::input::open_trace;
 use agentwire::trace::Trace;
 
 use crate::cli::{Cli, Command, LimitArgs, ReplyArgs};
@@ -338,7 +339,7 @@ pub(crate) fn server_config(
                 reply.timing
             ))
         })?;
-        let trace = Trace::open(p)?;
+        let trace = open_trace(p)?;
         let (exchanges, unreadable) = (trace.exchanges.len(), trace.problems.len());
         degraded = !report_problems_ok(&trace);
         let r = Replay::from_trace(trace, timing);

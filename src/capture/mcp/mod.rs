@@ -103,7 +103,7 @@ pub fn collect(dir: &Path) -> (Vec<McpRecord>, Vec<(PathBuf, crate::trace::ReadP
         .collect();
     files.sort();
     for f in files {
-        match Trace::open(&f) {
+        match Trace::read(&f) {
             Ok(t) => {
                 records.extend(t.mcp);
                 problems.extend(t.problems.into_iter().map(|p| (f.clone(), p)));
