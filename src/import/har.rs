@@ -18,8 +18,8 @@ use super::{
     authority_of, foreign_headers, import_source, imported, response, target_of, Format,
     ImportError,
 };
-use crate::trace::har::{Creator, Entry, Har, NameValue};
-use crate::trace::{Exchange, ExchangeError};
+use crate::trace::har::{Creator, Entry, Har, NameValue, Request, Response};
+use crate::trace::{Exchange, ExchangeError, HttpResponse};
 
 /// What a HAR never holds: chunk arrival times and connection addresses.
 const MISSING: &[&str] = &["response chunk timing", "connection addresses"];
@@ -86,25 +86,11 @@ fn pairs(v: Vec<NameValue>) -> impl Iterator<Item = (String, String)> {
     v.into_iter().map(|h| (h.name, h.value))
 }
 
+/// One HAR entry as an exchange; what the entry lacks is listed in `source.missing`.
 fn entry(e: Entry, index: usize, path: &Path, creator: &Creator) -> Exchange {
     let started = super::parse_time(Some(&e.started_date_time)).unwrap_or(DateTime::UNIX_EPOCH);
     let mut missing: Vec<&str> = MISSING.to_vec();
-    let body = match &e.request.post_data {
-        Some(p) => p.text.as_deref().map(|t| decode(t, p.encoding.as_deref())),
-        None => None,
-    };
-    let (req_body, req_ok) = match body {
-        Some(b) => b,
-        None => {
-            if e.request.body_size > 0 {
-                missing.push("request body");
-            }
-            (Vec::new(), true)
-        }
-    };
-    if !req_ok {
-        missing.push("request body (its base64 did not decode; kept as text)");
-    }
+    let req_body = request_body(&e.request, &mut missing);
     let source = import_source(Format::Har, path, &missing);
     let method = if e.request.method.is_empty() {
         "GET"
@@ -133,32 +119,7 @@ fn entry(e: Entry, index: usize, path: &Path, creator: &Creator) -> Exchange {
         .iter()
         .filter(|v| **v > 0.0)
         .sum();
-    // Status 0 (or none, with no content) is how browsers log a request that got no
-    // response (HAR 1.2); any other value keeps the response, checked by `status_code`.
-    let no_response = e.response.status == 0
-        || (e.response.status.is_null() && e.response.content.text.is_none());
-    if !no_response {
-        let status = super::status_code(Some(&e.response.status), &mut x.source.missing);
-        let c = e.response.content;
-        let (bytes, ok) = match &c.text {
-            Some(t) => decode(t, c.encoding.as_deref()),
-            None => (Vec::new(), true),
-        };
-        if c.text.is_none() && c.size > 0 {
-            x.source.missing.push("response body".into());
-        }
-        if !ok {
-            x.source
-                .missing
-                .push("response body (its base64 did not decode; kept as text)".into());
-        }
-        let mut r = response(status, pairs(e.response.headers).collect(), bytes);
-        if !e.response.http_version.is_empty() {
-            r.version = e.response.http_version.to_ascii_uppercase();
-        }
-        r.first_byte_at = super::ms_after(started, before_body);
-        x.response = Some(r);
-    }
+    x.response = entry_response(e.response, started, before_body, &mut x.source.missing);
     if x.response.is_none() {
         x.error = Some(ExchangeError {
             kind: "no_response".into(),
@@ -172,6 +133,62 @@ fn entry(e: Entry, index: usize, path: &Path, creator: &Creator) -> Exchange {
         serde_json::json!({"entry": index, "creator": format!("{} {}", creator.name, creator.version).trim()}),
     );
     x
+}
+
+/// The request body of an entry (`postData.text`, base64-decoded when it says so); what
+/// it lacks is added to `missing`.
+fn request_body(req: &Request, missing: &mut Vec<&str>) -> Vec<u8> {
+    let body = match &req.post_data {
+        Some(p) => p.text.as_deref().map(|t| decode(t, p.encoding.as_deref())),
+        None => None,
+    };
+    let (req_body, req_ok) = match body {
+        Some(b) => b,
+        None => {
+            if req.body_size > 0 {
+                missing.push("request body");
+            }
+            (Vec::new(), true)
+        }
+    };
+    if !req_ok {
+        missing.push("request body (its base64 did not decode; kept as text)");
+    }
+    req_body
+}
+
+/// The response of an entry, its first byte `before_body_ms` milliseconds after
+/// `started`; what it lacks is added to `missing`. Status 0 (or none, with no content) is
+/// how browsers log a request that got no response (HAR 1.2): `None`. Any other value
+/// keeps the response, checked by `status_code`.
+fn entry_response(
+    resp: Response,
+    started: DateTime<chrono::Utc>,
+    before_body_ms: f64,
+    missing: &mut Vec<String>,
+) -> Option<HttpResponse> {
+    let no_response = resp.status == 0 || (resp.status.is_null() && resp.content.text.is_none());
+    if no_response {
+        return None;
+    }
+    let status = super::status_code(Some(&resp.status), missing);
+    let c = resp.content;
+    let (bytes, ok) = match &c.text {
+        Some(t) => decode(t, c.encoding.as_deref()),
+        None => (Vec::new(), true),
+    };
+    if c.text.is_none() && c.size > 0 {
+        missing.push("response body".into());
+    }
+    if !ok {
+        missing.push("response body (its base64 did not decode; kept as text)".into());
+    }
+    let mut r = response(status, pairs(resp.headers).collect(), bytes);
+    if !resp.http_version.is_empty() {
+        r.version = resp.http_version.to_ascii_uppercase();
+    }
+    r.first_byte_at = super::ms_after(started, before_body_ms);
+    Some(r)
 }
 
 #[cfg(test)]

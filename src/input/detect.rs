@@ -89,6 +89,13 @@ pub fn detect_prefix(head: &[u8]) -> Detected {
     if head.starts_with(b"PK\x03\x04") {
         return foreign("a zip archive", "unpack it and give the file inside");
     }
+    detect_text(head)
+}
+
+/// [`detect_prefix`] for an input that is no binary format agentwire knows: its first
+/// 8,192 bytes after leading blank lines are JSON text ([`Detected::Document`]), other
+/// text, or binary data (named).
+fn detect_text(head: &[u8]) -> Detected {
     // Blank lines before the first record do not decide: the sample starts after them.
     let lead = head.iter().take_while(|b| b.is_ascii_whitespace()).count();
     let sample = &head[lead..head.len().min(lead + 8192)];
