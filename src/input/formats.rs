@@ -14,8 +14,8 @@ use crate::import::{self, claude_trace, har, tap, transcript, Format};
 use crate::trace::{header_value, Context, Exchange, ReadProblem, Record, FORMAT_VERSION};
 
 use super::detect::{classify_document, is_request_body, Detected};
-use super::open::{foreign, Lines, Stream, Whole};
-use super::{InputError, Records};
+use super::error::InputError;
+use super::stream::{Lines, Records, Stream, Whole};
 
 /// The exchanges of a packet capture: the extraction `agentwire pcap` runs (no port or
 /// host filter), after a header as `agentwire pcap` writes it. A capture cut short or
@@ -183,7 +183,7 @@ pub(super) fn document(
 /// A JSON document that is not a bare request body by its top-level members.
 fn parsed_document(bytes: Vec<u8>, path: &Path) -> Result<(Format, Records), InputError> {
     let doc: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
-        foreign(
+        InputError::foreign(
             path,
             format!("text that starts like JSON but is not valid JSON ({e})"),
             String::new(),
@@ -201,9 +201,15 @@ fn parsed_document(bytes: Vec<u8>, path: &Path) -> Result<(Format, Records), Inp
         Detected::Format(Format::RequestBody) => {
             return Ok((Format::RequestBody, request_body(bytes, path)));
         }
-        Detected::Foreign { looks_like, hint } => return Err(foreign(path, looks_like, hint)),
+        Detected::Foreign { looks_like, hint } => {
+            return Err(InputError::foreign(path, looks_like, hint))
+        }
         other => {
-            return Err(foreign(path, format!("{other:?}"), String::new()));
+            return Err(InputError::foreign(
+                path,
+                format!("{other:?}"),
+                String::new(),
+            ));
         }
     };
     let mut recs = vec![Ok(header(&xs))];

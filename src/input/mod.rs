@@ -20,8 +20,12 @@
 mod ahead;
 pub mod detect;
 mod dir;
+mod error;
 mod formats;
 mod open;
+mod stream;
+
+pub use error::InputError;
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -33,16 +37,7 @@ use chrono::{DateTime, Utc};
 use crate::import::{Format, ImportError};
 use crate::trace::{Context, Record, SourceKind, Trace, TraceError, FORMAT_VERSION};
 
-/// Errors of opening and reading an input; each names the input.
-#[derive(Debug, thiserror::Error)]
-pub enum InputError {
-    /// The input could not be opened or read, or is a trace of a newer format.
-    #[error(transparent)]
-    Trace(#[from] TraceError),
-    /// The input is not a format agentwire reads, or an import of it failed.
-    #[error(transparent)]
-    Import(#[from] ImportError),
-}
+use stream::Records;
 
 /// Progress through a directory input.
 #[derive(Clone, Copy, Debug)]
@@ -69,9 +64,6 @@ pub struct InputOptions {
     /// Called after each file of a directory.
     pub progress: Option<ProgressFn>,
 }
-
-/// Records of one file of an input, in order.
-type Records = Box<dyn Iterator<Item = Result<Record, InputError>>>;
 
 /// An opened input: an iterator over its records, in order.
 pub struct TraceInput {

@@ -5,16 +5,17 @@
 //! records as a problem (the records before it are kept, as for an uncompressed file cut
 //! short).
 
-use std::io::{BufRead, BufReader, Chain, Cursor, Read};
+use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 
-use crate::gzip::StopAtError;
-use crate::import::{Format, ImportError, READS};
-use crate::trace::{ReadProblem, Record, TraceError, TraceReader};
+use crate::import::{Format, ImportError};
+use crate::trace::{Record, TraceError, TraceReader};
 
 use super::ahead::ReadAhead;
 use super::detect::{self, Detected};
-use super::{formats, InputError, Records};
+use super::error::InputError;
+use super::formats;
+use super::stream::{whole, Records, Stream, ThenStop, Whole};
 
 /// Bytes of the longest magic number [`detect::detect`] looks for.
 const MAGIC: usize = 4;
@@ -22,73 +23,6 @@ const MAGIC: usize = 4;
 /// Longest first line read to recognise an input (a transcript's or claude-trace log's
 /// first line can hold a whole request): 256 MiB.
 const MAX_HEAD: usize = 256 << 20;
-
-/// The bytes an input's records are read from: the input itself, or its
-/// gzip-decompressed content, read up to the first decompression error.
-pub(super) enum Stream {
-    /// The input as it is.
-    Plain(Box<dyn Read + Send>),
-    /// The gzip members of the input, one after another.
-    Gunzip(StopAtError<flate2::read::MultiGzDecoder<Box<dyn Read + Send>>>),
-}
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Stream::Plain(r) => r.read(buf),
-            Stream::Gunzip(r) => r.read(buf),
-        }
-    }
-}
-
-/// Where and why a gzip stream stopped before its end.
-pub(super) struct Stop {
-    /// Decompressed bytes read before the error.
-    at: u64,
-    /// The error, in words.
-    why: String,
-}
-
-impl Stream {
-    /// The decompressed content of `input`.
-    fn gunzip(input: Box<dyn Read + Send>) -> Self {
-        Stream::Gunzip(StopAtError::new(flate2::read::MultiGzDecoder::new(input)))
-    }
-
-    /// Where and why a gzip stream stopped at an error; `None` for one read to its end,
-    /// or for an input that is not compressed.
-    pub(super) fn stopped(&self) -> Option<Stop> {
-        let Stream::Gunzip(gz) = self else {
-            return None;
-        };
-        let (at, e) = (gz.bytes_read(), gz.error()?);
-        Some(Stop {
-            at,
-            why: format!("the gzip stream stops with an error after {at} decompressed bytes ({e}); the file may be cut short, or end in bytes that are not gzip"),
-        })
-    }
-}
-
-impl Stop {
-    /// The problem record closing the records of input `name`.
-    fn problem(&self, name: &str) -> ReadProblem {
-        ReadProblem {
-            line: 0,
-            offset: self.at,
-            truncated: true,
-            message: format!("{name}: {}; the records before it were read", self.why),
-            raw: Vec::new(),
-            file: None,
-        }
-    }
-}
-
-/// An input stream with its first line (or bytes), read to recognise it, back in front.
-pub(super) type Whole = Chain<Cursor<Vec<u8>>, BufReader<Stream>>;
-
-fn whole(head: Vec<u8>, r: BufReader<Stream>) -> Whole {
-    Cursor::new(head).chain(r)
-}
 
 /// Read the first line (or the first bytes, for binary data), for recognition; at least
 /// [`MAGIC`] bytes when the input has them.
@@ -146,21 +80,6 @@ fn read_head_with(
     }
 }
 
-/// The input at `path` is not a format agentwire reads: what it looks like, what to do
-/// (may be empty) and what agentwire reads.
-pub(super) fn foreign(path: &Path, looks_like: String, hint: String) -> InputError {
-    let hint = if hint.is_empty() {
-        READS.to_string()
-    } else {
-        format!("{hint}. {READS}")
-    };
-    InputError::Import(ImportError::Foreign {
-        path: path.display().to_string(),
-        looks_like,
-        hint,
-    })
-}
-
 /// Recognise `input` and return its format and records.
 ///
 /// Exchanges of every format but agentwire's own trace pass the one redaction function
@@ -205,8 +124,12 @@ fn open_stream(stream: Stream, path: &Path) -> Result<(Format, Records), InputEr
         Detected::Gzip if matches!(r.get_ref(), Stream::Plain(_)) => {
             return open_stream(Stream::gunzip(Box::new(whole(head, r))), path);
         }
-        Detected::Gzip => Err(foreign(path, "gzip inside gzip".into(), String::new())),
-        Detected::Foreign { looks_like, hint } => Err(foreign(path, looks_like, hint)),
+        Detected::Gzip => Err(InputError::foreign(
+            path,
+            "gzip inside gzip".into(),
+            String::new(),
+        )),
+        Detected::Foreign { looks_like, hint } => Err(InputError::foreign(path, looks_like, hint)),
         Detected::Format(Format::Trace) => {
             return Ok((Format::Trace, trace_records(whole(head, r), path)));
         }
@@ -257,59 +180,6 @@ fn trace_records(input: Whole, path: &Path) -> Records {
         Box::new(ThenStop::new(reader, path))
     } else {
         ReadAhead::spawn(ThenStop::new(reader.parallel(true), path))
-    }
-}
-
-/// A reader of records line by line, which can say how its stream ended.
-pub(super) trait Lines {
-    /// The stream the lines are read from.
-    fn stream(&self) -> &Stream;
-}
-
-impl Lines for TraceReader<BufReader<Whole>> {
-    fn stream(&self) -> &Stream {
-        self.get_ref().get_ref().get_ref().1.get_ref()
-    }
-}
-
-/// The records of a line reader, then, once they end, the problem its gzip stream stopped
-/// at (if it did).
-struct ThenStop<L> {
-    lines: L,
-    /// The input, as problems name it.
-    name: String,
-    done: bool,
-}
-
-impl<L> ThenStop<L> {
-    fn new(lines: L, path: &Path) -> Self {
-        ThenStop {
-            lines,
-            name: path.display().to_string(),
-            done: false,
-        }
-    }
-}
-
-impl<L, E> Iterator for ThenStop<L>
-where
-    L: Lines + Iterator<Item = Result<Record, E>>,
-    InputError: From<E>,
-{
-    type Item = Result<Record, InputError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        match self.lines.next() {
-            Some(r) => Some(r.map_err(InputError::from)),
-            None => {
-                self.done = true;
-                let stop = self.lines.stream().stopped()?;
-                Some(Ok(Record::Bad(stop.problem(&self.name))))
-            }
-        }
     }
 }
 
