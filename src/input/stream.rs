@@ -21,8 +21,9 @@ pub(super) type Records = Box<dyn Iterator<Item = Result<Record, InputError>>>;
 pub(super) enum Stream {
     /// The input as it is.
     Plain(Box<dyn Read + Send>),
-    /// The gzip members of the input, one after another.
-    Gunzip(StopAtError<flate2::read::MultiGzDecoder<Box<dyn Read + Send>>>),
+    /// The gzip members of the input, one after another (boxed: the decoder's state is
+    /// large).
+    Gunzip(Box<StopAtError<flate2::read::MultiGzDecoder<Box<dyn Read + Send>>>>),
 }
 
 impl Read for Stream {
@@ -45,7 +46,9 @@ pub(super) struct Stop {
 impl Stream {
     /// The decompressed content of `input`.
     pub(super) fn gunzip(input: Box<dyn Read + Send>) -> Self {
-        Stream::Gunzip(StopAtError::new(flate2::read::MultiGzDecoder::new(input)))
+        Stream::Gunzip(Box::new(StopAtError::new(
+            flate2::read::MultiGzDecoder::new(input),
+        )))
     }
 
     /// Where and why a gzip stream stopped at an error; `None` for one read to its end,
