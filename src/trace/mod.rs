@@ -1,5 +1,6 @@
 //! The trace: the `Exchange` model every source produces, its JSON Lines file format
-//! (reader and writer), and redaction of secrets before anything reaches disk.
+//! (reader and writer), redaction of secrets before anything reaches disk, and the HAR 1.2
+//! model and export.
 //!
 //! File format (version [`FORMAT_VERSION`]): one JSON object per line. A line with
 //! `"type":"trace"` is a header carrying the [`Context`] that applies to the exchanges after
