@@ -14,8 +14,9 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Map, Value};
 
-use agentwire::trace::import::canonical_sha256;
-use agentwire::trace::{open_input, InputOptions, Record};
+use agentwire::import::canonical_sha256;
+use agentwire::input::{open_input, InputOptions};
+use agentwire::trace::Record;
 
 const PER_SESSION: usize = 100;
 

@@ -25,7 +25,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::trace::{open_input, Exchange, McpRecord, Record, TraceError};
+use crate::input::{open_input, InputError};
+use crate::trace::{Exchange, McpRecord, Record, TraceError};
 
 pub use crate::api::prices::{ModelPrice, PriceTable, Tokens};
 pub use cache::TtlMode;
@@ -39,6 +40,9 @@ pub enum AnalyzeError {
     /// A trace could not be read.
     #[error(transparent)]
     Trace(#[from] TraceError),
+    /// An input could not be opened or read, or is not a format agentwire reads.
+    #[error(transparent)]
+    Input(#[from] InputError),
     /// The price file could not be used.
     #[error(transparent)]
     Prices(#[from] crate::api::ApiError),
@@ -203,7 +207,7 @@ impl Analyzer {
     }
 
     /// Files of a directory input that were not read, with why (see
-    /// [`crate::trace::TraceInput::skipped`]).
+    /// [`crate::input::TraceInput::skipped`]).
     pub fn skipped_files(&mut self, input: &str, files: &[(std::path::PathBuf, String)]) {
         self.skipped_files
             .extend(files.iter().map(|(p, why)| SkippedFile {

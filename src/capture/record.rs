@@ -805,7 +805,7 @@ fn finalize_reporting(
     mcp_dir: &std::path::Path,
     diagnostics: &Diagnostics,
 ) -> Result<Trace, TraceError> {
-    let mut t = Trace::open(tmp)?;
+    let mut t = Trace::read(tmp)?;
     t.exchanges.sort_by_key(|x| x.id);
     let (mcp, problems) = super::mcp::collect(mcp_dir, diagnostics);
     for (file, p) in &problems {
@@ -899,7 +899,7 @@ mod tests {
             bytes,
             "the working trace is kept as written"
         );
-        assert_eq!(Trace::open(&out).unwrap().exchanges.len(), 1);
+        assert_eq!(Trace::read(&out).unwrap().exchanges.len(), 1);
     }
 
     #[test]

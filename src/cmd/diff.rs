@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use agentwire::input::open_trace;
 use agentwire::report;
 use agentwire::trace::Trace;
 
@@ -169,7 +170,7 @@ impl RecordResolver {
                 outcome.output_tail
             );
         }
-        Ok(Trace::open(&output)?)
+        Ok(open_trace(&output)?)
     }
 }
 

@@ -6,9 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use agentwire::input::{open_input, InputOptions};
 use agentwire::output::AtomicFile;
 use agentwire::trace::export::HarWriter;
-use agentwire::trace::{open_input, InputOptions, Record};
+use agentwire::trace::Record;
 
 use super::{is_stdout, Warnings};
 use crate::cli::ExportArgs;

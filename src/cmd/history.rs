@@ -10,6 +10,7 @@ use agentwire::capture::npm::{self, CliSpec};
 use agentwire::capture::record::{parse_env, Route};
 use agentwire::capture::versions;
 use agentwire::capture::{matrix, recordings};
+use agentwire::input::open_trace;
 use agentwire::report::history_page::{self, Step};
 use agentwire::report::{diff_page, meta::InputMeta, DocFormat};
 use agentwire::trace::Trace;
@@ -24,7 +25,7 @@ pub(super) fn history(a: HistoryArgs) -> Result<ExitCode> {
         let traces = a
             .inputs
             .iter()
-            .map(|i| Ok((i.clone(), Trace::open(Path::new(i))?, "file".to_string())))
+            .map(|i| Ok((i.clone(), open_trace(Path::new(i))?, "file".to_string())))
             .collect::<Result<Vec<_>>>()?;
         (format!("History of {} traces", traces.len()), traces)
     } else {
@@ -192,7 +193,7 @@ fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
             let recorded = if missing.contains(&i) { "new" } else { "cache" };
             Ok((
                 format!("{}@{}", s.name, s.version),
-                Trace::open(p)?,
+                open_trace(p)?,
                 recorded.to_string(),
             ))
         })

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use agentwire::trace::{open_input, Context, InputOptions, Record, TraceWriter};
+use agentwire::input::{open_input, InputOptions};
+use agentwire::trace::{Context, Record, TraceWriter};
 
 use super::{check_output, Warnings};
 use crate::cli::ImportArgs;
@@ -21,7 +22,7 @@ pub(super) fn import(a: ImportArgs) -> Result<ExitCode> {
     let progress_bar = bar.clone();
     let opts = InputOptions {
         since: a.since,
-        progress: Some(Arc::new(move |p: &agentwire::trace::input::Progress| {
+        progress: Some(Arc::new(move |p: &agentwire::input::Progress| {
             progress_bar.set_length(p.bytes_total);
             progress_bar.set_position(p.bytes_done);
             progress_bar.set_message(format!("{}/{} files", p.files_done, p.files_total));

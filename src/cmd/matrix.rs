@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use agentwire::capture::matrix;
+use agentwire::input::open_trace;
 use agentwire::report;
 use agentwire::trace::Trace;
 
@@ -52,7 +53,7 @@ pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
         match r {
             Ok(o) => {
                 message!("{}", o.summary(&path));
-                traces.push((cell.label.clone(), Trace::open(&path)?));
+                traces.push((cell.label.clone(), open_trace(&path)?));
             }
             Err(e) => {
                 failed = true;

@@ -36,7 +36,7 @@ use anyhow::Result;
 
 use agentwire::capture::server::replay::{Replay, Timing};
 use agentwire::capture::server::{Mode, Script, ServerConfig};
-use agentwire::trace::Trace;
+use agentwire::input::open_trace;
 
 use crate::cli::{Cli, Command, LimitArgs, ReplyArgs};
 
@@ -165,7 +165,7 @@ pub(crate) fn server_config(
                 reply.timing
             ))
         })?;
-        let trace = Trace::open(p)?;
+        let trace = open_trace(p)?;
         let (exchanges, unreadable) = (trace.exchanges.len(), trace.problems.len());
         degraded = !report_problems_ok(&trace);
         let r = Replay::from_trace(trace, timing);

@@ -4,15 +4,15 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use agentwire::input::open_trace;
 use agentwire::report;
-use agentwire::trace::Trace;
 
 use super::{out, report_problems, runtime, GATE_TRIPPED};
 use crate::cli::ReplayArgs;
 
 pub(super) fn replay(a: ReplayArgs) -> Result<ExitCode> {
     use agentwire::capture::resend::{resend, ResendConfig};
-    let trace = Trace::open(&a.trace)?;
+    let trace = open_trace(&a.trace)?;
     let cfg = ResendConfig {
         to: a.to.clone(),
         concurrency: usize::from(a.concurrency),

@@ -4,8 +4,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use agentwire::input::{open_input, InputOptions};
 use agentwire::report;
-use agentwire::trace::{open_input, InputOptions, Record};
+use agentwire::trace::Record;
 
 use super::{out, Warnings};
 use crate::cli::ShowArgs;

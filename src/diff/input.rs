@@ -72,7 +72,7 @@ pub fn resolve(input: &str, resolvers: &[&dyn InputResolver]) -> Result<Resolved
 
 fn open(input: &str, path: &str, exchange: Option<u64>) -> Result<Resolved, DiffError> {
     // a bare request body is recognised by the trace input like any other format
-    let trace = Trace::open(Path::new(path))?;
+    let trace = crate::input::open_trace(Path::new(path))?;
     if let Some(id) = exchange {
         trace.exchange(id)?;
     }

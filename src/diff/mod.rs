@@ -72,6 +72,9 @@ pub enum DiffError {
     /// Reading a trace failed.
     #[error(transparent)]
     Trace(#[from] crate::trace::TraceError),
+    /// Opening an input failed, or it is not a format agentwire reads.
+    #[error(transparent)]
+    Open(#[from] crate::input::InputError),
 }
 
 /// Normalization state of one comparison: the rules and the replacements made per side.

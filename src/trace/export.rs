@@ -13,11 +13,9 @@ use std::io::Write;
 use base64::Engine;
 use chrono::SecondsFormat;
 
-use super::import::har::{
-    Content, Creator, Entry, NameValue, PostData, Request, Response, Timings,
-};
+use super::har::{Content, Creator, Entry, NameValue, PostData, Request, Response, Timings};
 use super::redact::{redact_headers, redact_text};
-use super::{header_value as header, Body, Exchange, TraceError};
+use super::{header_value as header, Body, Exchange, HttpResponse, TraceError};
 
 /// Writes a HAR document entry by entry, so a large trace needs no more memory than one
 /// exchange.
@@ -109,77 +107,13 @@ fn ms(us: i64) -> f64 {
     us as f64 / 1000.0
 }
 
+/// One exchange as a HAR entry (every string redacted again on the way out).
 fn entry(x: &Exchange, base_url: &str) -> Entry {
     let target = redact_text(&x.request.target);
-    let connect = x.request.method.eq_ignore_ascii_case("CONNECT");
-    let url = match header(&x.request.headers, "host") {
-        // authority-form target (RFC 9112 §3.2.3): the URL is the tunnel's authority
-        _ if connect => format!("https://{target}"),
-        Some(h) => {
-            let scheme = base_url.split_once("://").map_or("http", |(s, _)| s);
-            format!("{scheme}://{h}{target}")
-        }
-        None => format!("{base_url}{target}"),
-    };
-    let query = target
-        .split_once('?')
-        .map(|(_, q)| {
-            q.split('&')
-                .filter(|p| !p.is_empty())
-                .map(|p| {
-                    let (n, v) = p.split_once('=').unwrap_or((p, ""));
-                    NameValue {
-                        name: n.into(),
-                        value: v.into(),
-                    }
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let post_data = (!x.request.body.is_empty()).then(|| {
-        let (text, encoding) = body_text(&x.request.body);
-        PostData {
-            mime_type: header(&x.request.headers, "content-type")
-                .unwrap_or("")
-                .into(),
-            text: Some(text),
-            encoding,
-        }
-    });
     let total = x.duration_us().unwrap_or(0).max(0);
     let mut timings = Timings::default();
     let response = match &x.response {
-        Some(r) => {
-            let (text, encoding) = body_text(&r.body);
-            let wait = r
-                .first_byte_at
-                .and_then(|t| (t - x.started_at).num_microseconds())
-                .unwrap_or(total)
-                .clamp(0, total);
-            timings.wait = ms(wait);
-            timings.receive = ms(total - wait);
-            Response {
-                status: r.status.into(),
-                status_text: hyper::StatusCode::from_u16(r.status)
-                    .ok()
-                    .and_then(|s| s.canonical_reason())
-                    .unwrap_or("")
-                    .into(),
-                http_version: r.version.clone(),
-                cookies: Vec::new(),
-                headers: name_values(&r.headers),
-                content: Content {
-                    size: r.body.len() as i64,
-                    compression: None,
-                    mime_type: header(&r.headers, "content-type").unwrap_or("").into(),
-                    text: Some(text),
-                    encoding,
-                },
-                redirect_url: header(&r.headers, "location").unwrap_or("").into(),
-                headers_size: -1,
-                body_size: r.body.wire_size.map_or(r.body.len() as i64, |w| w as i64),
-            }
-        }
+        Some(r) => response(x, r, total, &mut timings),
         None => Response::default(),
     };
     Entry {
@@ -187,12 +121,12 @@ fn entry(x: &Exchange, base_url: &str) -> Entry {
         time: ms(total),
         request: Request {
             method: x.request.method.clone(),
-            url,
+            url: url(x, &target, base_url),
             http_version: x.request.version.clone(),
             cookies: Vec::new(),
             headers: name_values(&x.request.headers),
-            query_string: query,
-            post_data,
+            query_string: query_string(&target),
+            post_data: post_data(x),
             headers_size: -1,
             body_size: x.request.body.len() as i64,
         },
@@ -208,6 +142,88 @@ fn entry(x: &Exchange, base_url: &str) -> Entry {
             .error
             .as_ref()
             .map(|e| redact_text(&format!("{}: {}", e.kind, e.message))),
+    }
+}
+
+/// The request's absolute URL: from its `host` header and the scheme of `base_url`, else
+/// `base_url` itself; a CONNECT's is the tunnel's authority. `target` is redacted.
+fn url(x: &Exchange, target: &str, base_url: &str) -> String {
+    let connect = x.request.method.eq_ignore_ascii_case("CONNECT");
+    match header(&x.request.headers, "host") {
+        // authority-form target (RFC 9112 §3.2.3): the URL is the tunnel's authority
+        _ if connect => format!("https://{target}"),
+        Some(h) => {
+            let scheme = base_url.split_once("://").map_or("http", |(s, _)| s);
+            format!("{scheme}://{h}{target}")
+        }
+        None => format!("{base_url}{target}"),
+    }
+}
+
+/// The query of a (redacted) request target as HAR name/value pairs.
+fn query_string(target: &str) -> Vec<NameValue> {
+    target
+        .split_once('?')
+        .map(|(_, q)| {
+            q.split('&')
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    let (n, v) = p.split_once('=').unwrap_or((p, ""));
+                    NameValue {
+                        name: n.into(),
+                        value: v.into(),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The request body as `postData` (none for an empty body).
+fn post_data(x: &Exchange) -> Option<PostData> {
+    (!x.request.body.is_empty()).then(|| {
+        let (text, encoding) = body_text(&x.request.body);
+        PostData {
+            mime_type: header(&x.request.headers, "content-type")
+                .unwrap_or("")
+                .into(),
+            text: Some(text),
+            encoding,
+        }
+    })
+}
+
+/// The HAR response of `r`, setting `timings.wait` (to the first byte) and
+/// `timings.receive` (the rest of `total_us`, the exchange's duration in microseconds).
+fn response(x: &Exchange, r: &HttpResponse, total_us: i64, timings: &mut Timings) -> Response {
+    let (text, encoding) = body_text(&r.body);
+    let wait = r
+        .first_byte_at
+        .and_then(|t| (t - x.started_at).num_microseconds())
+        .unwrap_or(total_us)
+        .clamp(0, total_us);
+    timings.wait = ms(wait);
+    timings.receive = ms(total_us - wait);
+    Response {
+        status: r.status.into(),
+        status_text: hyper::StatusCode::from_u16(r.status)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or("")
+            .into(),
+        http_version: r.version.clone(),
+        cookies: Vec::new(),
+        headers: name_values(&r.headers),
+        content: Content {
+            size: r.body.len() as i64,
+            compression: None,
+            mime_type: header(&r.headers, "content-type").unwrap_or("").into(),
+            text: Some(text),
+            encoding,
+        },
+        redirect_url: header(&r.headers, "location").unwrap_or("").into(),
+        headers_size: -1,
+        body_size: r.body.wire_size.map_or(r.body.len() as i64, |w| w as i64),
     }
 }
 
@@ -302,7 +318,7 @@ mod tests {
             "https://api.anthropic.com:443"
         );
         let (back, problems) =
-            crate::trace::import::har::import(doc, std::path::Path::new("t.har")).unwrap();
+            crate::import::har::import(doc, std::path::Path::new("t.har")).unwrap();
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(back[0].request.method, "CONNECT");
         assert_eq!(back[0].request.target, "api.anthropic.com:443");

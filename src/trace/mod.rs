@@ -1,5 +1,6 @@
 //! The trace: the `Exchange` model every source produces, its JSON Lines file format
-//! (reader and writer), and redaction of secrets before anything reaches disk.
+//! (reader and writer), redaction of secrets before anything reaches disk, and the HAR 1.2
+//! model and export.
 //!
 //! File format (version [`FORMAT_VERSION`]): one JSON object per line. A line with
 //! `"type":"trace"` is a header carrying the [`Context`] that applies to the exchanges after
@@ -7,19 +8,19 @@
 //! one MCP message or server event ([`mcp::McpRecord`]). Other `type`s are kept as
 //! [`Record::Other`] so newer files stay readable. See `docs/trace-format.md`.
 //!
-//! Every reading command opens its inputs with [`open_input`] (or [`Trace::open`], which
-//! uses it): files, directories and `-`, with other tools' formats ([`import`]) recognised
-//! from their content.
+//! Where it sits: above the bottom layers (`output`, `text`, `gzip`), below everything
+//! else. It knows only its own format: [`Trace::read`] reads a trace file. Opening any
+//! input (directories, `-`, gzip, packet captures, other tools' files) is the input
+//! layer's job (`crate::input`, above the sources), and the importers of other tools'
+//! files are sources (`crate::import`); both produce these records.
 
-mod ahead;
 mod body;
 mod exchange;
 pub mod export;
-mod gunzip;
-pub mod import;
-pub mod input;
+pub mod har;
 pub mod mcp;
 mod reader;
+mod record;
 pub mod redact;
 mod writer;
 
@@ -30,9 +31,9 @@ pub use exchange::{
 };
 #[cfg(test)]
 pub(crate) use exchange::{test_exchange, test_headers};
-pub use input::{open_input, InputOptions, TraceInput};
 pub use mcp::McpRecord;
-pub use reader::{Part, ReadProblem, Record, Trace, TraceReader};
+pub use reader::{Part, Trace, TraceReader};
+pub use record::{ReadProblem, Record};
 pub use writer::{stdout as trace_stdout, LineEncoder, TraceWriter};
 
 /// Version of the trace format this build writes. Readers accept this and older versions.
@@ -67,9 +68,6 @@ pub enum TraceError {
     Output(#[from] crate::output::OutputError),
     #[error("trace {path} has format version {found}, newer than this agentwire reads ({FORMAT_VERSION}); upgrade agentwire")]
     Version { path: String, found: u32 },
-    /// An input that is not a trace agentwire reads, or an import that failed.
-    #[error(transparent)]
-    Import(#[from] import::ImportError),
     #[error(
         "{path}: exchange #{index} not found (the trace has {count} exchanges, numbered from 0)"
     )]

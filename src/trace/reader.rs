@@ -1,6 +1,10 @@
 //! Streaming reader for JSON Lines traces. Reads one line at a time (memory bounded by the
 //! longest line, so multi-GB files stream), tolerates a truncated last line (a crash
 //! mid-write) and keeps every line it cannot parse, raw, with its line number and offset.
+//!
+//! This reads agentwire's own format only. Opening any input (a directory, `-`, gzip, a
+//! packet capture, another tool's file) is the input layer's job (`crate::input`), which
+//! sits above `trace` and hands this reader the JSON Lines it finds.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -8,86 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{Context, Exchange, McpRecord, TraceError, FORMAT_VERSION};
-
-/// One line of a trace.
-#[derive(Debug)]
-pub enum Record {
-    /// A header: format version and the context for the exchanges that follow.
-    Header {
-        /// Format version of the writer.
-        version: u32,
-        /// Recording context.
-        context: Context,
-    },
-    /// One exchange.
-    Exchange(Box<Exchange>),
-    /// One MCP message or MCP server event.
-    Mcp(Box<McpRecord>),
-    /// A record of a type this reader does not model (kept whole).
-    Other(serde_json::Value),
-    /// A line that could not be parsed, kept raw.
-    Bad(ReadProblem),
-}
-
-/// A line that could not be read as a record.
-#[derive(Debug, Clone)]
-pub struct ReadProblem {
-    /// Line number, from 1; 0 for an input that is not line-based (a packet capture).
-    pub line: u64,
-    /// Byte offset of the line's start in the file.
-    pub offset: u64,
-    /// True when this is the last line and it has no newline: a write cut short.
-    pub truncated: bool,
-    /// The parser's message.
-    pub message: String,
-    /// The line's bytes, without the newline.
-    pub raw: Vec<u8>,
-    /// The file the line is in, when the input is a directory (`dir/sub/file.jsonl`);
-    /// `None`: the input as named.
-    pub file: Option<std::path::PathBuf>,
-}
-
-impl ReadProblem {
-    /// The problem as a warning names it: `FILE: line N (byte M): …`, where FILE is the
-    /// file it is in ([`ReadProblem::file`], else `input`); a message that already starts
-    /// with that name (imports and captures name their file) is not named twice.
-    pub fn located(&self, input: &str) -> String {
-        let file = self
-            .file
-            .as_ref()
-            .map_or_else(|| input.to_string(), |f| f.display().to_string());
-        let text = self.to_string();
-        if text.starts_with(&format!("{file}: ")) {
-            text
-        } else {
-            format!("{file}: {text}")
-        }
-    }
-}
-
-impl std::fmt::Display for ReadProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.line == 0 {
-            // not line-based (a packet capture): the message names the file and byte
-            f.write_str(&self.message)
-        } else if self.truncated {
-            write!(
-                f,
-                "line {} (byte {}): last line is truncated after {} bytes (the writer stopped mid-record); it was skipped",
-                self.line,
-                self.offset,
-                self.raw.len()
-            )
-        } else {
-            write!(
-                f,
-                "line {} (byte {}): not a trace record: {}",
-                self.line, self.offset, self.message
-            )
-        }
-    }
-}
+use super::{Context, Exchange, McpRecord, ReadProblem, Record, TraceError, FORMAT_VERSION};
 
 #[derive(Deserialize)]
 struct Tagged {
@@ -177,6 +102,11 @@ impl<R: BufRead> TraceReader<R> {
     pub fn max_line(mut self, bytes: usize) -> Self {
         self.max_line = bytes;
         self
+    }
+
+    /// The reader the lines come from.
+    pub fn get_ref(&self) -> &R {
+        &self.input
     }
 
     /// Check each body against its stored SHA-256 (on by default); a mismatch makes the
@@ -457,36 +387,20 @@ pub struct Part {
 }
 
 impl Trace {
-    /// Read a whole trace input: a file, a directory or `-`, in any format
-    /// [`super::open_input`] reads (imports included).
+    /// Read a whole agentwire trace file (JSON Lines; lines parsed on every core). Only
+    /// agentwire's own format: any other input (a directory, `-`, gzip, a capture, an
+    /// import) is opened by the input layer (`input::open_trace`).
     ///
-    /// Errors: the input cannot be opened or read, is not a format agentwire reads, or was
-    /// written by a newer format. Unparseable lines are not errors: they land in
-    /// [`Trace::problems`].
-    pub fn open(path: &Path) -> Result<Trace, TraceError> {
-        let mut input = super::open_input(path, &Default::default())?;
-        let mut t = Trace {
-            path: path.to_path_buf(),
-            ..Trace::default()
-        };
-        while let Some(r) = input.next() {
-            let r = r?;
-            if let Record::Header { .. } = r {
-                t.parts.push(Part {
-                    first: t.exchanges.len(),
-                    file: input.file().to_path_buf(),
-                });
-            }
-            t.push(r);
-        }
-        Ok(t)
+    /// Errors: the file cannot be opened or read ([`TraceError::Open`],
+    /// [`TraceError::Read`]), or was written by a newer format ([`TraceError::Version`]).
+    /// Unparseable lines are not errors: they land in [`Trace::problems`].
+    pub fn read(path: &Path) -> Result<Trace, TraceError> {
+        let reader = TraceReader::open(path)?.parallel(true);
+        Self::from_records(path, reader)
     }
 
-    /// Read a whole trace from any reader.
-    pub fn from_reader(input: impl Read, path: &Path) -> Result<Trace, TraceError> {
-        Self::from_records(path, TraceReader::new(BufReader::new(input), path))
-    }
-
+    /// A whole trace from records already read (`path`: where they came from, which
+    /// every header's [`Part`] names). Stops at the first error.
     fn from_records(
         path: &Path,
         records: impl Iterator<Item = Result<Record, TraceError>>,
@@ -496,20 +410,25 @@ impl Trace {
             ..Trace::default()
         };
         for r in records {
-            let r = r?;
-            if let Record::Header { .. } = r {
-                t.parts.push(Part {
-                    first: t.exchanges.len(),
-                    file: path.to_path_buf(),
-                });
-            }
-            t.push(r);
+            t.push(r?, path);
         }
         Ok(t)
     }
 
-    /// Keep one record (the first header's context is the trace's).
-    fn push(&mut self, r: Record) {
+    /// Read a whole trace from any reader.
+    pub fn from_reader(input: impl Read, path: &Path) -> Result<Trace, TraceError> {
+        Self::from_records(path, TraceReader::new(BufReader::new(input), path))
+    }
+
+    /// Keep one record read from `file` (a file under a directory input, else the input):
+    /// a header begins a [`Part`]; the first header's context is the trace's.
+    pub fn push(&mut self, r: Record, file: &Path) {
+        if let Record::Header { .. } = r {
+            self.parts.push(Part {
+                first: self.exchanges.len(),
+                file: file.to_path_buf(),
+            });
+        }
         match r {
             Record::Header { context, .. } if self.parts.len() <= 1 => self.context = context,
             Record::Header { .. } => {}

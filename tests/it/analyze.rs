@@ -288,7 +288,7 @@ fn billing_header_block_does_not_break_the_cache_on_the_first_party_route() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let a = agentwire::analyze::analyze_files(&[out.as_path()], AnalyzeConfig::default()).unwrap();
     // the billing block really changes between requests…
-    let t = agentwire::trace::Trace::open(&out).unwrap();
+    let t = agentwire::input::open_trace(&out).unwrap();
     let billing: std::collections::HashSet<String> = t
         .exchanges
         .iter()

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use agentwire::trace::Trace;
+use agentwire::input::open_trace;
 
 use crate::common::*;
 
@@ -154,7 +154,7 @@ fn tunnel_others_passes_other_hosts_through_and_without_it_they_are_refused() {
     drop(s);
     std::thread::sleep(Duration::from_millis(300));
     serve.stop();
-    let t = Trace::open(&trace).unwrap();
+    let t = open_trace(&trace).unwrap();
     let x = t
         .exchanges
         .iter()
@@ -175,7 +175,7 @@ fn tunnel_others_passes_other_hosts_through_and_without_it_they_are_refused() {
     let (code, _) = connect(serve.addr(), &format!("127.0.0.1:{port}"));
     assert_eq!(code, 403);
     serve.stop();
-    let t = Trace::open(&trace).unwrap();
+    let t = open_trace(&trace).unwrap();
     let e = t.exchanges[0].error.as_ref().unwrap();
     assert_eq!(e.kind, "refused_connect");
     assert!(e.message.contains("--tunnel-others"), "{}", e.message);

@@ -29,6 +29,7 @@ pub fn bin() -> PathBuf {
 }
 
 use agentwire::capture::server::{self, RunningServer, ServerConfig};
+use agentwire::input::open_trace;
 use agentwire::trace::{Context, Trace, TraceWriter};
 use sha2::{Digest, Sha256};
 
@@ -58,7 +59,7 @@ impl TestServer {
         self.server.shutdown().await.unwrap();
         let path = self.dir.path().join("trace.jsonl");
         assert_no_key(&path);
-        let mut t = Trace::open(&path).unwrap();
+        let mut t = open_trace(&path).unwrap();
         t.exchanges.sort_by_key(|x| x.id);
         t
     }

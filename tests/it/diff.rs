@@ -10,6 +10,7 @@ use agentwire::api::tools::Mechanism;
 use agentwire::diff::text::SegOp;
 use agentwire::diff::tools::ToolState;
 use agentwire::diff::{self, matrix, Mode, RequestDiff};
+use agentwire::input::open_trace;
 
 use crate::common::bin;
 use crate::tshark;
@@ -469,7 +470,7 @@ fn deferred_tools_counts_what_claude_code_announces_not_the_placeholder() {
     assert_eq!(row("deferred_definitions"), (0, 2));
     assert_eq!(row("placeholder_tools"), (1, 1));
     assert_eq!(row("loaded_tools"), (11, 11));
-    let trace = agentwire::trace::Trace::open(&t).unwrap();
+    let trace = agentwire::input::open_trace(&t).unwrap();
     let m = matrix::build(&[("304".to_string(), &trace)], &Normalizer::defaults());
     assert_eq!(
         (
@@ -526,7 +527,7 @@ fn matrix_groups_runs_with_identical_tool_definitions() {
         .map(|(l, p)| {
             (
                 l.to_string(),
-                Trace::open(&tshark::trace(dir.path(), p)).unwrap(),
+                open_trace(&tshark::trace(dir.path(), p)).unwrap(),
             )
         })
         .collect();
@@ -608,7 +609,7 @@ fn cli_specs_are_recorded_and_diffed() {
         ("a", "claude-code-2.1.303.jsonl"),
         ("b", "claude-code-2.1.304.jsonl"),
     ] {
-        let t = agentwire::trace::Trace::open(&dir.path().join(file)).unwrap();
+        let t = agentwire::input::open_trace(&dir.path().join(file)).unwrap();
         let body = &t
             .exchanges
             .iter()

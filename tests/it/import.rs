@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use agentwire::api::{read_response, ResponseBody};
+use agentwire::input::open_trace;
 use agentwire::trace::{header_value as header, Exchange, Trace};
 use serde_json::Value;
 
@@ -204,8 +205,8 @@ fn transcripts_of_real_claude_code_match_their_wire_traces() {
         let imported_path = run.wire.with_file_name("imported.jsonl");
         // the directory form, as a user gives ~/.claude/projects
         import(&run.config.join("projects"), &imported_path);
-        let wire = Trace::open(&run.wire).unwrap();
-        let imp = Trace::open(&imported_path).unwrap();
+        let wire = open_trace(&run.wire).unwrap();
+        let imp = open_trace(&imported_path).unwrap();
         let (w, i) = (by_request_id(&wire, false), by_request_id(&imp, true));
 
         // the same requests
@@ -349,8 +350,8 @@ fn older_transcript_layout_imports_requests_tool_calls_polls_and_jobs() {
     let imported_path = run.wire.with_file_name("imported.jsonl");
     // the session file alone: its subagent's transcript is found next to it
     import(&session, &imported_path);
-    let wire = Trace::open(&run.wire).unwrap();
-    let imp = Trace::open(&imported_path).unwrap();
+    let wire = open_trace(&run.wire).unwrap();
+    let imp = open_trace(&imported_path).unwrap();
     let (w, i) = (by_request_id(&wire, false), by_request_id(&imp, true));
     assert_eq!(w.keys().collect::<Vec<_>>(), i.keys().collect::<Vec<_>>());
     for (id, wx) in &w {

@@ -298,7 +298,8 @@ fn packet_captures_are_read_by_every_command_as_agentwire_pcap_extracts_them() {
 /// output file of a `sleep 3` job three times before it prints: three empty reads).
 #[test]
 fn the_shipped_har_sample_reads_as_the_shipped_trace() {
-    use agentwire::trace::{open_input, InputOptions, Record};
+    use agentwire::input::{open_input, InputOptions};
+    use agentwire::trace::Record;
     let read = |p: &Path| -> Vec<String> {
         open_input(p, &InputOptions::default())
             .unwrap()
@@ -508,7 +509,7 @@ fn imported_bodies_that_other_tools_decoded_are_not_decoded_again() {
             assert_eq!(a["summary"]["requests"], 1, "{source}");
             assert_eq!(a["summary"]["output_tokens"], 2, "{source}");
         }
-        let t = agentwire::trace::Trace::open(&out).unwrap();
+        let t = agentwire::input::open_trace(&out).unwrap();
         let body = &t.exchanges[0].response.as_ref().unwrap().body;
         assert_eq!(body.bytes, reply.as_bytes());
         assert_eq!(body.content_encoding.as_deref(), Some("gzip"));

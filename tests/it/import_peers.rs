@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use agentwire::input::open_trace;
 use agentwire::trace::{header_value as header, Exchange, Trace};
 use serde_json::Value;
 
@@ -74,7 +75,7 @@ fn import_file(input: &Path) -> Trace {
         String::from_utf8_lossy(&o.stderr)
     );
     assert_no_key(&out);
-    Trace::open(&out).unwrap()
+    open_trace(&out).unwrap()
 }
 
 fn json(bytes: &[u8]) -> Value {
@@ -127,7 +128,7 @@ fn har_from_mitmdump_has_the_same_bodies_as_agentwires_trace_and_export_round_tr
             .unwrap();
     });
     peers::stop(server);
-    let own = Trace::open(&trace).unwrap();
+    let own = open_trace(&trace).unwrap();
     let imported = import_file(&har);
     assert_eq!(imported.exchanges.len(), 3);
     assert!(imported
@@ -247,7 +248,7 @@ fn claude_tap_export_imports_to_the_same_bodies() {
         .unwrap_or_else(|| panic!("no session id in claude-tap's output: {banner}"))
         .trim()
         .to_string();
-    let own = Trace::open(&trace).unwrap();
+    let own = open_trace(&trace).unwrap();
     let sent: Vec<Value> = own
         .exchanges
         .iter()
@@ -365,7 +366,7 @@ for (const b of bodies) {
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .expect("claude-trace wrote a log");
-    let own = Trace::open(&trace).unwrap();
+    let own = open_trace(&trace).unwrap();
     let imported = import_file(&log);
     assert_eq!(imported.exchanges.len(), 3);
     assert_eq!(digests(&imported), digests(&own));

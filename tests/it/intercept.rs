@@ -7,6 +7,7 @@ use agentwire::api::MessagesRequest;
 use agentwire::capture::ca::CertificateAuthority;
 use agentwire::capture::server::intercept::InterceptConfig;
 use agentwire::capture::server::ServerConfig;
+use agentwire::input::open_trace;
 use agentwire::trace::Trace;
 
 use crate::common::*;
@@ -51,7 +52,7 @@ fn first_party_route_shows_what_api_users_send() {
     record("first-party", &fp, dir.path());
     record("base-url", &bu, dir.path());
 
-    let t = Trace::open(&fp).unwrap();
+    let t = open_trace(&fp).unwrap();
     assert_eq!(t.context.route.as_deref(), Some("first-party"));
     let msgs: Vec<usize> = (0..t.exchanges.len())
         .filter(|&i| t.exchanges[i].is_messages())
@@ -81,7 +82,7 @@ fn first_party_route_shows_what_api_users_send() {
         .filter(|x| x.request.method == "CONNECT")
         .all(|x| x.request.target == "api.anthropic.com:443"));
 
-    let t = Trace::open(&bu).unwrap();
+    let t = open_trace(&bu).unwrap();
     assert_eq!(t.context.route.as_deref(), Some("base-url"));
     let x = t.exchanges.iter().find(|x| x.is_messages()).unwrap();
     let r = MessagesRequest::parse(&x.request.body.bytes).unwrap();
@@ -261,7 +262,7 @@ async fn refused_connect_keeps_no_secret(target: &'static str, secret: &str) {
     let path = srv.dir.path().join("trace.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(!text.contains(secret), "{text}");
-    let t = Trace::open(&path).unwrap();
+    let t = open_trace(&path).unwrap();
     let x = &t.exchanges[0];
     assert_eq!(x.error.as_ref().unwrap().kind, "refused_connect");
     assert!(

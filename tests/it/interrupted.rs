@@ -91,14 +91,14 @@ fn an_ignored_sigint_during_pcap_stays_ignored_and_the_trace_is_written_whole() 
     let cap = shared_capture("claude-code/cc2.1.303-mcp-status-polling.pcap");
     let one = dir.path().join("one.jsonl");
     agentwire_ok(&["pcap", cap.to_str().unwrap(), "-o", one.to_str().unwrap()]);
-    let per_copy = agentwire::trace::Trace::open(&one).unwrap().exchanges.len();
+    let per_copy = agentwire::input::open_trace(&one).unwrap().exchanges.len();
     std::fs::remove_file(&one).unwrap();
     let mut child = pcap_running(dir.path(), 10, libc::SIGINT, libc::SIG_IGN);
     signal(child.id(), libc::SIGINT);
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
     assert_eq!(names(dir.path()), ["out.jsonl"]);
-    let t = agentwire::trace::Trace::open(&dir.path().join("out.jsonl")).unwrap();
+    let t = agentwire::input::open_trace(&dir.path().join("out.jsonl")).unwrap();
     assert_eq!(t.exchanges.len(), 10 * per_copy);
 }
 
@@ -124,7 +124,7 @@ fn serve_still_stops_gracefully_on_sigint_after_writing_its_ca() {
         assert!(reply.starts_with(b"HTTP/1.1 200"), "{intercept}");
         let (code, printed) = serve.stop_with(libc::SIGINT);
         assert_eq!(code, Some(0), "intercept {intercept}: {printed}");
-        let t = agentwire::trace::Trace::open(&trace).unwrap();
+        let t = agentwire::input::open_trace(&trace).unwrap();
         assert_eq!(t.exchanges.len(), 1, "intercept {intercept}");
     }
     assert!(data.join("ca/ca.pem").exists());
@@ -178,5 +178,5 @@ fn record_stopped_by(sig: i32) {
     assert_eq!(o.status.code(), Some(1), "{:?} {err}", o.status);
     assert!(err.contains("interrupted"), "{err}");
     assert_eq!(names(dir.path()), ["rec.jsonl", "started"]);
-    assert!(agentwire::trace::Trace::open(&out).is_ok());
+    assert!(agentwire::input::open_trace(&out).is_ok());
 }

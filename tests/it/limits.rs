@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use agentwire::capture::server::ServerConfig;
-use agentwire::trace::Trace;
+use agentwire::input::open_trace;
 
 use crate::common::*;
 
@@ -78,7 +78,7 @@ fn a_stream_running_at_sigterm_is_recorded_with_its_partial_bytes() {
         printed.contains("1 exchanges were still open at shutdown"),
         "{printed}"
     );
-    let t = Trace::open(&out).unwrap();
+    let t = open_trace(&out).unwrap();
     assert!(t.problems.is_empty());
     let x = &t.exchanges[0];
     assert_eq!(x.error.as_ref().unwrap().kind, "shutdown");
@@ -183,7 +183,7 @@ fn disk_full_answers_503_and_leaves_only_whole_lines() {
         serde_json::from_str::<serde_json::Value>(line)
             .unwrap_or_else(|e| panic!("line {} does not parse: {e}", i + 1));
     }
-    let t = Trace::open(&out).unwrap();
+    let t = open_trace(&out).unwrap();
     assert!(t.problems.is_empty());
     // the exchange whose write failed first is kept and written once space returned
     assert!(t.exchanges.iter().filter(|x| x.error.is_none()).count() >= 11);

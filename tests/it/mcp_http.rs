@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentwire::capture::mcp::{http, McpSink};
+use agentwire::input::open_trace;
 use agentwire::trace::mcp::McpDirection;
-use agentwire::trace::Trace;
 use serde_json::{json, Value};
 
 use crate::common::{sha256_hex, spawn_first_line};
@@ -181,7 +181,7 @@ async fn streamable_http_is_recorded_in_both_generations_with_tasks() {
     drop(sink);
 
     // Every POST body and every answer is in the trace, byte-exact by digest, in order.
-    let t = Trace::open(&trace_path).unwrap();
+    let t = open_trace(&trace_path).unwrap();
     assert!(t.problems.is_empty(), "{:?}", t.problems);
     for (server, x) in &exchanges {
         let up = t.mcp.iter().find(|r| {
@@ -269,7 +269,7 @@ async fn mcp_tap_http_serves_a_recording_proxy_until_interrupted() {
     }
     let status = tap.wait().unwrap();
     assert!(status.success(), "{status:?}");
-    let t = Trace::open(&trace_path).unwrap();
+    let t = open_trace(&trace_path).unwrap();
     let dirs: Vec<McpDirection> = t.mcp.iter().map(|r| r.direction).collect();
     assert_eq!(dirs, [McpDirection::ToServer, McpDirection::ToClient]);
     assert_eq!(t.mcp[1].sha256, sha256_hex(&init.answer));

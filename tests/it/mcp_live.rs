@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use agentwire::input::open_trace;
 use agentwire::trace::mcp::McpDirection;
 use agentwire::trace::{McpRecord, Trace};
 use serde_json::{json, Value};
@@ -67,7 +68,7 @@ fn record(config: &Path, out: &Path) -> Trace {
         String::from_utf8_lossy(&o.stderr)
     );
     assert_no_key(out);
-    Trace::open(out).unwrap()
+    open_trace(out).unwrap()
 }
 
 /// `tools/call` requests the CLI sent, by the `tool_use` id Claude Code names in `_meta`.
@@ -352,7 +353,7 @@ fn matrix_measures_mcp_task_backgrounding_consistently_across_layers() {
     for cell in &cells {
         let run = cell["run"].as_str().unwrap();
         let path = mdir.join(agentwire::capture::matrix::file_name(run));
-        let t = Trace::open(&path).unwrap();
+        let t = open_trace(&path).unwrap();
         let raw = raw_facts(&t);
         // The model layer and the MCP layer tell the same story.
         assert_eq!(raw["model_polls"], raw["mcp_status_calls"], "{run}: {raw}");

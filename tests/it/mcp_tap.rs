@@ -7,8 +7,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use agentwire::input::open_trace;
 use agentwire::trace::mcp::McpDirection;
-use agentwire::trace::Trace;
 use serde_json::{json, Value};
 
 use crate::common::{bin, repo, sha256_hex};
@@ -154,7 +154,7 @@ fn mcp_tap_relays_a_task_session_byte_for_byte_and_records_every_message() {
     assert_eq!(sha256_hex(&c.received), sha256_hex(&server_out));
 
     // Every message recorded, with its digest and direction.
-    let t = Trace::open(&trace_path).unwrap();
+    let t = open_trace(&trace_path).unwrap();
     assert!(t.problems.is_empty(), "{:?}", t.problems);
     let msgs: Vec<_> = t
         .mcp
@@ -263,7 +263,7 @@ fn mcp_tap_keeps_a_readable_trace_when_the_server_crashes_mid_message() {
         Some(3),
         "the tap exits with the server's status"
     );
-    let t = Trace::open(&trace_path).unwrap();
+    let t = open_trace(&trace_path).unwrap();
     assert!(t.problems.is_empty(), "{:?}", t.problems);
     let cut = t
         .mcp

@@ -188,7 +188,7 @@ fn odd_numbers_in_traces_and_imports_are_named_not_coerced_silently() {
         "creator": {"name": "t", "version": "1"}, "entries": entries}});
     let har_path = dir.path().join("s.har");
     std::fs::write(&har_path, har.to_string()).unwrap();
-    let t = agentwire::trace::Trace::open(&har_path).unwrap();
+    let t = agentwire::input::open_trace(&har_path).unwrap();
     assert_eq!(t.exchanges.len(), odd.len(), "every entry is kept");
     for (x, status) in t.exchanges.iter().zip(&odd) {
         let r = x.response.as_ref().expect("the response is kept");

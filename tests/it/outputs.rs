@@ -34,7 +34,7 @@ fn pcap_keeps_existing_traces_and_checks_inputs_first() {
     let forced = agentwire(&["pcap", cap, "-o", o, "--force", "--format", "json"]);
     assert!(forced.status.success());
     assert_eq!(
-        agentwire::trace::Trace::open(&out).unwrap().exchanges.len(),
+        agentwire::input::open_trace(&out).unwrap().exchanges.len(),
         4
     );
     #[cfg(unix)]

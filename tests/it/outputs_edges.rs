@@ -75,7 +75,7 @@ fn record_names_the_kept_recording_when_its_output_cannot_be_written() {
         "-o",
         back.to_str().unwrap(),
     ]);
-    assert!(agentwire::trace::Trace::open(&back).is_ok());
+    assert!(agentwire::input::open_trace(&back).is_ok());
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! `-` for stdin and stdout (issue 16, must-show 1): a trace piped from one command into
 //! another gives the same report as going through a file. The trace input opener (`-` =
-//! stdin, `agentwire::trace::input`) and the output policy (`-` = stdout,
+//! stdin, `agentwire::input`) and the output policy (`-` = stdout,
 //! `agentwire::output`) are the ones every command uses.
 
 use std::process::{Command, Stdio};

@@ -3,6 +3,7 @@
 //! the user cache directory after the first run.
 
 use agentwire::api::{BlockKind, MessagesRequest};
+use agentwire::input::open_trace;
 use agentwire::trace::Trace;
 
 use crate::common::*;
@@ -49,7 +50,7 @@ fn claude_code_303_and_304_say_hello_with_20_and_12_tools() {
         );
         let summary = String::from_utf8_lossy(&o.stdout);
         assert!(summary.contains(&format!("{tools} tools")), "{summary}");
-        let t = Trace::open(&out).unwrap();
+        let t = open_trace(&out).unwrap();
         assert_eq!(t.context.cli_version.as_deref(), Some(version));
         assert_eq!(t.context.route.as_deref(), Some("base-url"));
         assert!(t.context.env["ANTHROPIC_API_KEY"].starts_with("[redacted sk-ant-api03 fp="));
@@ -90,7 +91,7 @@ fn scenario_drives_background_job_polls_and_notification() {
         ],
         &out,
     );
-    let t = Trace::open(&out).unwrap();
+    let t = open_trace(&out).unwrap();
     let reqs = messages_requests(&t);
     let main: Vec<&MessagesRequest> = reqs.iter().filter(|r| !r.tools.is_empty()).collect();
     assert!(main.len() >= 6, "{} main-thread requests", main.len());

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use agentwire::api::normalize::Normalizer;
 use agentwire::diff::text::Line;
 use agentwire::diff::{self, Mode};
-use agentwire::trace::Trace;
+use agentwire::input::open_trace;
 
 use crate::common::{assert_no_key, bin};
 
@@ -88,7 +88,7 @@ fn two_recordings_of_one_version_are_identical_after_normalization() {
         assert!(fired.contains(&rule), "{rule} not in {fired:?}");
     }
     let system = |p: &std::path::Path| {
-        let t = Trace::open(p).unwrap();
+        let t = open_trace(p).unwrap();
         let x = t.exchanges.iter().find(|x| x.is_messages()).unwrap();
         let r = agentwire::api::MessagesRequest::parse(&x.request.body.bytes).unwrap();
         r.system.unwrap().text()
@@ -114,7 +114,7 @@ fn two_recordings_of_one_version_are_identical_after_normalization() {
 }
 
 fn shell_lines(p: &std::path::Path) -> Vec<String> {
-    let t = Trace::open(p).unwrap();
+    let t = open_trace(p).unwrap();
     t.exchanges
         .iter()
         .filter(|x| x.is_messages())
@@ -144,7 +144,7 @@ fn recorded_clis_get_a_shell_so_versions_do_not_differ_in_it() {
             "{}: {lines:?}",
             p.display()
         );
-        let t = Trace::open(p).unwrap();
+        let t = open_trace(p).unwrap();
         for k in ["SHELL", "TERM", "LANG", "PATH", "HOME", "USER"] {
             assert!(t.context.env.contains_key(k), "{k} not in the context");
         }

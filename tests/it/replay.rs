@@ -8,6 +8,7 @@ use std::time::Instant;
 use agentwire::api::{read_response, MessagesRequest, ResponseBody};
 use agentwire::capture::server::replay::{Replay, Timing};
 use agentwire::capture::server::{Mode, ServerConfig};
+use agentwire::input::open_trace;
 use agentwire::trace::Trace;
 
 use crate::common::*;
@@ -64,7 +65,7 @@ fn recording_of_2_1_303_drives_2_1_304_through_the_same_conversation() {
     ];
     b.extend(args);
     agentwire_ok(&b);
-    let (t_old, t_new) = (Trace::open(&old).unwrap(), Trace::open(&new).unwrap());
+    let (t_old, t_new) = (open_trace(&old).unwrap(), open_trace(&new).unwrap());
     assert_eq!(
         tool_calls(&t_new),
         tool_calls(&t_old),
@@ -142,7 +143,7 @@ fn diverging_client_gets_closest_answers_and_divergences_are_named() {
         agent.to_str().unwrap(),
         "compile everything",
     ]);
-    let t = Trace::open(&new).unwrap();
+    let t = open_trace(&new).unwrap();
     let messages: Vec<_> = t.exchanges.iter().filter(|x| x.is_messages()).collect();
     let approx: Vec<&serde_json::Value> = messages
         .iter()
@@ -166,7 +167,7 @@ fn diverging_client_gets_closest_answers_and_divergences_are_named() {
     let text = String::from_utf8_lossy(&o.stdout);
     assert_eq!(text.matches("replay ~#").count(), messages.len(), "{text}");
     // the session still completes with the recorded tool calls
-    assert_eq!(tool_calls(&t), tool_calls(&Trace::open(&sample).unwrap()));
+    assert_eq!(tool_calls(&t), tool_calls(&open_trace(&sample).unwrap()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -242,7 +243,7 @@ async fn recorded_timing_is_reproduced_and_replay_client_finds_no_difference() {
         w.write_exchange(&recorded.exchanges[0]).unwrap();
     }
     drop(w);
-    let replay = Replay::load(&path, Timing::None).unwrap();
+    let replay = Replay::from_trace(open_trace(&path).unwrap(), Timing::None);
     let srv = TestServer::start(ServerConfig {
         mode: Mode::Replay(Arc::new(replay)),
         ..Default::default()

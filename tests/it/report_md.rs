@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 
+use agentwire::input::open_trace;
 use agentwire::report::meta::InputMeta;
 use agentwire::report::{audit_page, diff_page, DocFormat};
 
@@ -462,8 +463,8 @@ fn recorded_control_characters_never_reach_stdout_raw() {
 /// version and route from the first request).
 #[test]
 fn streamed_input_description_matches_the_whole_trace() {
+    use agentwire::input::open_input;
     use agentwire::report::meta::MetaCollector;
-    use agentwire::trace::{open_input, Trace};
     let dir = tempfile::tempdir().unwrap();
     let (recorded, _) = crate::report_injection::hostile_pair(dir.path());
     let inputs = [
@@ -478,7 +479,7 @@ fn streamed_input_description_matches_the_whole_trace() {
             c.record(&r.unwrap());
         }
         let streamed = serde_json::to_value(c.finish(&name)).unwrap();
-        let whole = serde_json::to_value(InputMeta::of(&name, &Trace::open(p).unwrap())).unwrap();
+        let whole = serde_json::to_value(InputMeta::of(&name, &open_trace(p).unwrap())).unwrap();
         assert_eq!(streamed, whole, "{name}");
         assert!(whole["exchanges"].as_u64().unwrap() > 0, "{whole}");
         assert!(whole["version"].is_string(), "{whole}");

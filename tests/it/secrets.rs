@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentwire::trace::Trace;
+use agentwire::input::open_trace;
 
 use crate::common::*;
 
@@ -257,7 +257,7 @@ fn a_unique_key_sent_through_every_path_reaches_no_file_and_no_output() {
 
     // The paths were really taken: each kind is in the traces, as a marker.
     let kinds = |name: &str| -> Vec<String> {
-        Trace::open(&d.join(name))
+        open_trace(&d.join(name))
             .unwrap()
             .exchanges
             .iter()
@@ -278,7 +278,7 @@ fn a_unique_key_sent_through_every_path_reaches_no_file_and_no_output() {
             "{k} missing in {stub_kinds:?}"
         );
     }
-    let t = Trace::open(&d.join("stub.jsonl")).unwrap();
+    let t = open_trace(&d.join("stub.jsonl")).unwrap();
     let q = t
         .exchanges
         .iter()
@@ -293,7 +293,7 @@ fn a_unique_key_sent_through_every_path_reaches_no_file_and_no_output() {
     assert!(kinds("proxy-dead.jsonl")
         .iter()
         .any(|k| k == "upstream_error"));
-    let p = Trace::open(&d.join("proxy.jsonl")).unwrap();
+    let p = open_trace(&d.join("proxy.jsonl")).unwrap();
     assert!(p.exchanges[0]
         .source
         .upstream
@@ -306,7 +306,7 @@ fn a_unique_key_sent_through_every_path_reaches_no_file_and_no_output() {
         .as_deref()
         .unwrap()
         .contains("[redacted"));
-    let i = Trace::open(&d.join("intercept.jsonl")).unwrap();
+    let i = open_trace(&d.join("intercept.jsonl")).unwrap();
     assert!(i
         .exchanges
         .iter()
@@ -314,7 +314,7 @@ fn a_unique_key_sent_through_every_path_reaches_no_file_and_no_output() {
     assert!(i.exchanges.iter().any(
         |x| x.request.method == "BROKEN" && x.error.as_ref().unwrap().kind == "malformed_http"
     ));
-    let r = Trace::open(&d.join("record.jsonl")).unwrap();
+    let r = open_trace(&d.join("record.jsonl")).unwrap();
     assert_eq!(r.context.command[2], marker(KEY), "{:?}", r.context.command);
     assert!(r.context.env["SERVICE_CREDS"].starts_with("[redacted"));
 }
@@ -507,7 +507,7 @@ fn secrets_the_server_quotes_back_reach_no_file() {
         );
     }
     // The paths were taken: the 404 and the upstream error are recorded, as markers.
-    let t = Trace::open(&d.join("stub.jsonl")).unwrap();
+    let t = open_trace(&d.join("stub.jsonl")).unwrap();
     let nf = t
         .exchanges
         .iter()
@@ -515,7 +515,7 @@ fn secrets_the_server_quotes_back_reach_no_file() {
         .unwrap();
     let reply = String::from_utf8_lossy(&nf.response.as_ref().unwrap().body.bytes).into_owned();
     assert!(reply.contains("[redacted sk-ant-api03 fp="), "{reply}");
-    let p = Trace::open(&d.join("proxy.jsonl")).unwrap();
+    let p = open_trace(&d.join("proxy.jsonl")).unwrap();
     let e = p.exchanges[0].error.as_ref().unwrap();
     assert_eq!(e.kind, "upstream_error");
     assert!(e.message.contains("[redacted fp="), "{}", e.message);

@@ -482,7 +482,7 @@ fn kill_9_mid_run_leaves_only_whole_lines() {
         total
     });
     let _ = child.wait();
-    let t = agentwire::trace::Trace::open(&trace).unwrap();
+    let t = agentwire::input::open_trace(&trace).unwrap();
     // every complete line parsed; at most the last one was cut mid-write
     assert!(
         t.problems.len() <= 1,
@@ -561,7 +561,7 @@ fn a_stop_right_after_the_announcement_saves_what_was_answered() {
         );
         let (code, printed) = serve.stop();
         assert_eq!(code, Some(0), "run {i}: not a clean exit\n{printed}");
-        let t = agentwire::trace::Trace::open(&trace).unwrap();
+        let t = agentwire::input::open_trace(&trace).unwrap();
         assert_eq!(t.exchanges.len(), 1, "run {i}: {printed}");
         assert_eq!(t.exchanges[0].request.target, "/v1/models");
     }

@@ -56,7 +56,7 @@ fn show_of_a_directory_names_the_file_of_every_row() {
         let want = if k < 7 { "a.jsonl" } else { "b.jsonl" };
         assert!(file.ends_with(want), "row {k}: {file}");
         // FILE#N from the row names that very exchange.
-        let t = agentwire::trace::Trace::open(std::path::Path::new(file)).unwrap();
+        let t = agentwire::input::open_trace(std::path::Path::new(file)).unwrap();
         let x = t.exchange(id).unwrap();
         let at = x.started_at.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
         assert_eq!(r["time"], at.as_str(), "row {k}");

@@ -5,7 +5,7 @@
 use std::process::Command;
 
 use agentwire::capture::versions;
-use agentwire::trace::Trace;
+use agentwire::input::open_trace;
 
 use crate::common::*;
 
@@ -39,7 +39,7 @@ fn record_claude_code_at_latest_records_the_version_npm_reports_as_latest() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_no_key(&out);
-    let t = Trace::open(&out).unwrap();
+    let t = open_trace(&out).unwrap();
     assert_eq!(t.context.cli_version.as_deref(), Some(latest.as_str()));
     assert_eq!(t.context.cli_tag.as_deref(), Some("latest"));
     // the CLI itself says which version it is in every request's user-agent

@@ -118,7 +118,7 @@ pub fn collect(
         .collect();
     files.sort();
     for f in files {
-        match Trace::open(&f) {
+        match Trace::read(&f) {
             Ok(t) => {
                 records.extend(t.mcp);
                 problems.extend(t.problems.into_iter().map(|p| (f.clone(), p)));

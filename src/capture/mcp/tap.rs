@@ -195,7 +195,7 @@ mod tests {
         }
         f.emit(true);
         drop(f);
-        Trace::open(&path).unwrap().mcp
+        Trace::read(&path).unwrap().mcp
     }
 
     #[test]

@@ -17,6 +17,7 @@ use pcap_parser::traits::{PcapNGPacketBlock, PcapReaderIterator};
 use pcap_parser::{PcapBlockOwned, PcapError as ParserError};
 
 use super::{Packet, PcapError};
+use crate::gzip::StopAtError;
 
 /// Initial read buffer, bytes; grown for larger blocks (up to [`MAX_BLOCK`]).
 const BUFFER: usize = 1 << 20;
@@ -92,7 +93,7 @@ pub fn read_file(
 /// (RFC draft-ietf-opsawg-pcapng §4.1), or gzip (`1f 8b`, RFC 1952), whose content is
 /// checked when it is read.
 pub fn is_capture_start(head: &[u8]) -> bool {
-    head.starts_with(&GZIP_MAGIC)
+    crate::gzip::is_gzip(head)
         || head.starts_with(&PCAPNG_MAGIC)
         || PCAP_MAGICS.iter().any(|m| head.starts_with(m))
 }
@@ -107,8 +108,6 @@ const PCAP_MAGICS: [[u8; 4]; 4] = [
 ];
 /// The pcapng Section Header Block type (draft-ietf-opsawg-pcapng §4.1).
 const PCAPNG_MAGIC: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
-/// gzip's ID1 ID2 (RFC 1952 §2.3.1).
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Read a capture from any reader (gzip is detected by its magic number); `name` is used
 /// in errors.
@@ -120,7 +119,7 @@ pub fn read_packets(
     let mut input = BufReader::with_capacity(1 << 16, input);
     let gzip = loop {
         match input.fill_buf() {
-            Ok(head) => break head.starts_with(&GZIP_MAGIC),
+            Ok(head) => break crate::gzip::is_gzip(head),
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(e) => {
                 return Err(PcapError::Open {
@@ -148,14 +147,11 @@ fn read_stream(
     // An I/O error (a gzip stream cut short or followed by other bytes, a failing disk)
     // ends the input here: the bytes read before it are parsed, then the error is
     // reported with its own text (pcap-parser would drop both).
-    let mut input = KeepError {
-        inner: input,
-        failed: None,
-    };
+    let mut input = StopAtError::new(input);
     let mut info = FileInfo::default();
     let mut offset = 0;
     let r = parse_stream(&mut input, name, on_packet, &mut info, &mut offset);
-    match (r, input.failed) {
+    match (r, input.error()) {
         // A parse error is in bytes read before the I/O error: it comes first.
         (Err(e @ (PcapError::Corrupt { .. } | PcapError::NotACapture { .. })), _)
         | (Err(e), None) => Err(e),
@@ -166,31 +162,6 @@ fn read_stream(
             packets: info.packets,
             detail: e.to_string(),
         }),
-    }
-}
-
-/// A reader that stops at the first I/O error of `inner`: it reports the end of the
-/// input instead, and keeps the error in `failed` (retrying interrupted reads).
-struct KeepError<R> {
-    inner: R,
-    failed: Option<std::io::Error>,
-}
-
-impl<R: Read> Read for KeepError<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.failed.is_some() {
-            return Ok(0);
-        }
-        loop {
-            match self.inner.read(buf) {
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.failed = Some(e);
-                    return Ok(0);
-                }
-                Ok(n) => return Ok(n),
-            }
-        }
     }
 }
 
@@ -217,7 +188,7 @@ fn header_needs(head: &[u8]) -> Option<(&'static str, u64)> {
 /// Recognise the format, then parse every block; `offset` follows the end of the last
 /// block parsed (bytes of the uncompressed stream).
 fn parse_stream<R: Read + Send>(
-    input: &mut KeepError<R>,
+    input: &mut StopAtError<R>,
     name: &str,
     on_packet: &mut dyn FnMut(&Packet<'_>),
     info: &mut FileInfo,
@@ -225,14 +196,14 @@ fn parse_stream<R: Read + Send>(
 ) -> Result<(), PcapError> {
     // pcap-parser recognises the file from its first read alone; a reader that returns
     // short reads (a pipe, a chained reader) must not make a capture unrecognisable.
-    // `KeepError` never fails: an error ends `head` early.
+    // `StopAtError` never fails: an error ends `head` early.
     let mut head = Vec::with_capacity(FIRST_READ);
     let _ = input.take(FIRST_READ as u64).read_to_end(&mut head);
     let e = match pcap_parser::create_reader(BUFFER, (&head[..]).chain(&mut *input)) {
         Ok(reader) => return parse_blocks(reader, name, on_packet, info, offset),
         Err(e) => describe(e),
     };
-    if head.is_empty() && input.failed.is_some() {
+    if head.is_empty() && input.error().is_some() {
         // Reported with the reader's error by `read_stream`.
         return Ok(());
     }
@@ -248,7 +219,9 @@ fn parse_stream<R: Read + Send>(
     }
 }
 
-/// Parse every block of a recognised capture, delivering its packets.
+/// Parse every block of a recognised capture, delivering its packets: the reading loop
+/// (a block that does not fit grows the buffer, one cut short is [`PcapError::Truncated`]);
+/// [`Section::block`] reads each block.
 fn parse_blocks(
     mut reader: Box<dyn PcapReaderIterator + Send + '_>,
     name: &str,
@@ -256,87 +229,13 @@ fn parse_blocks(
     info: &mut FileInfo,
     offset: &mut u64,
 ) -> Result<(), PcapError> {
-    let mut ifaces: Vec<Interface> = Vec::new();
+    let mut section = Section::default();
     let mut capacity = BUFFER;
-    let mut frame: u64 = 0;
     loop {
         let before = reader.data().len();
         match reader.next() {
             Ok((len, block)) => {
-                match block {
-                    PcapBlockOwned::LegacyHeader(h) => {
-                        info.format = "pcap".into();
-                        let resolution = if h.is_nanosecond_precision() {
-                            1_000_000_000
-                        } else {
-                            1_000_000
-                        };
-                        let lt = h.network.0 as u32;
-                        info.link_types.push(lt);
-                        ifaces = vec![Interface {
-                            link_type: lt,
-                            resolution,
-                            offset: i64::from(h.thiszone),
-                            snaplen: h.snaplen,
-                        }];
-                    }
-                    PcapBlockOwned::Legacy(b) => {
-                        frame += 1;
-                        let Some(iface) = ifaces.first() else {
-                            continue;
-                        };
-                        let frac = u64::from(b.ts_usec) * 1_000_000_000 / iface.resolution;
-                        let ts_ns =
-                            (i64::from(b.ts_sec) + iface.offset) * 1_000_000_000 + frac as i64;
-                        let ts_ns = Some(ts_ns);
-                        deliver(info, on_packet, frame, ts_ns, iface, b.data, b.origlen);
-                    }
-                    PcapBlockOwned::NG(Block::SectionHeader(_)) => {
-                        info.format = "pcapng".into();
-                        info.sections += 1;
-                        ifaces.clear();
-                    }
-                    PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
-                        let lt = idb.linktype.0 as u32;
-                        info.link_types.push(lt);
-                        ifaces.push(Interface {
-                            link_type: lt,
-                            resolution: idb.ts_resolution().unwrap_or(1_000_000),
-                            offset: idb.ts_offset(),
-                            snaplen: idb.snaplen,
-                        });
-                    }
-                    PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
-                        frame += 1;
-                        match ifaces.get(epb.if_id as usize) {
-                            Some(iface) => {
-                                let ts = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
-                                let ts_ns = Some(scale(ts, iface.resolution, iface.offset));
-                                let data = epb.packet_data();
-                                deliver(info, on_packet, frame, ts_ns, iface, data, epb.origlen);
-                            }
-                            None => info.bad_interface += 1,
-                        }
-                    }
-                    PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
-                        frame += 1;
-                        match ifaces.first() {
-                            Some(iface) => {
-                                let keep = spb.data.len().min(spb.origlen as usize);
-                                let keep = if iface.snaplen > 0 {
-                                    keep.min(iface.snaplen as usize)
-                                } else {
-                                    keep
-                                };
-                                let data = &spb.data[..keep];
-                                // A Simple Packet Block has no timestamp: absent, not 0.
-                                deliver(info, on_packet, frame, None, iface, data, spb.origlen);
-                            }
-                            None => info.bad_interface += 1,
-                        }
-                    }
-                    PcapBlockOwned::NG(_) => {}
-                }
+                section.block(block, info, on_packet);
                 *offset += len as u64;
                 // No shift here: `refill` moves the few bytes left when the buffer runs
                 // out (`consume` would move half the buffer each time it passes half:
@@ -349,44 +248,163 @@ fn parse_blocks(
                     if before == 0 {
                         break;
                     }
-                    return Err(PcapError::Truncated {
-                        path: name.into(),
-                        offset: *offset,
-                        packets: info.packets,
-                    });
+                    return Err(truncated(name, *offset, info));
                 }
-                // `KeepError` never fails: an I/O error ends the input, and `read_stream`
+                // `StopAtError` never fails: an I/O error ends the input, and `read_stream`
                 // reports it after the blocks before it.
                 let _ = reader.refill();
                 let grew = reader.data().len() > before;
                 if !grew && !reader.reader_exhausted() {
-                    if capacity >= MAX_BLOCK {
-                        return Err(corrupt(name, *offset, info, "block larger than 64 MiB"));
-                    }
-                    capacity *= 2;
-                    reader.grow(capacity);
-                    let _ = reader.refill();
+                    grow(&mut *reader, &mut capacity, name, *offset, info)?;
                 }
             }
             Err(ParserError::BufferTooSmall) => {
-                if capacity >= MAX_BLOCK {
-                    return Err(corrupt(name, *offset, info, "block larger than 64 MiB"));
-                }
-                capacity *= 2;
-                reader.grow(capacity);
-                let _ = reader.refill();
+                grow(&mut *reader, &mut capacity, name, *offset, info)?;
             }
-            Err(ParserError::UnexpectedEof) => {
-                return Err(PcapError::Truncated {
-                    path: name.into(),
-                    offset: *offset,
-                    packets: info.packets,
-                })
-            }
+            Err(ParserError::UnexpectedEof) => return Err(truncated(name, *offset, info)),
             Err(e) => return Err(corrupt(name, *offset, info, &describe(e))),
         }
     }
     Ok(())
+}
+
+/// Double the reader's buffer (`capacity`, bytes) for a block that does not fit, and
+/// refill it. Errors: [`PcapError::Corrupt`] past [`MAX_BLOCK`].
+fn grow(
+    reader: &mut (dyn PcapReaderIterator + Send + '_),
+    capacity: &mut usize,
+    name: &str,
+    offset: u64,
+    info: &FileInfo,
+) -> Result<(), PcapError> {
+    if *capacity >= MAX_BLOCK {
+        return Err(corrupt(name, offset, info, "block larger than 64 MiB"));
+    }
+    *capacity *= 2;
+    reader.grow(*capacity);
+    let _ = reader.refill();
+    Ok(())
+}
+
+fn truncated(name: &str, offset: u64, info: &FileInfo) -> PcapError {
+    PcapError::Truncated {
+        path: name.into(),
+        offset,
+        packets: info.packets,
+    }
+}
+
+/// What reading a block needs from the blocks before it: the interfaces of the current
+/// section (a pcap file has one) and the frame number of the last packet.
+#[derive(Default)]
+struct Section {
+    ifaces: Vec<Interface>,
+    frame: u64,
+}
+
+impl Section {
+    /// Read one block: a file or section header, an interface, or a packet, delivered
+    /// with its timestamp in nanoseconds (a packet naming an interface the section did
+    /// not declare is counted in [`FileInfo::bad_interface`] and skipped).
+    fn block(
+        &mut self,
+        block: PcapBlockOwned<'_>,
+        info: &mut FileInfo,
+        on_packet: &mut dyn FnMut(&Packet<'_>),
+    ) {
+        match block {
+            PcapBlockOwned::LegacyHeader(h) => self.pcap_header(&h, info),
+            PcapBlockOwned::Legacy(b) => {
+                self.frame += 1;
+                // (a pcap file header always comes first and declares the interface)
+                let Some(iface) = self.ifaces.first() else {
+                    return;
+                };
+                let frac = u64::from(b.ts_usec) * 1_000_000_000 / iface.resolution;
+                let ts_ns = (i64::from(b.ts_sec) + iface.offset) * 1_000_000_000 + frac as i64;
+                deliver(
+                    info,
+                    on_packet,
+                    self.frame,
+                    Some(ts_ns),
+                    iface,
+                    b.data,
+                    b.origlen,
+                );
+            }
+            PcapBlockOwned::NG(Block::SectionHeader(_)) => {
+                info.format = "pcapng".into();
+                info.sections += 1;
+                self.ifaces.clear();
+            }
+            PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
+                let lt = idb.linktype.0 as u32;
+                info.link_types.push(lt);
+                self.ifaces.push(Interface {
+                    link_type: lt,
+                    resolution: idb.ts_resolution().unwrap_or(1_000_000),
+                    offset: idb.ts_offset(),
+                    snaplen: idb.snaplen,
+                });
+            }
+            PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
+                self.frame += 1;
+                match self.ifaces.get(epb.if_id as usize) {
+                    Some(iface) => {
+                        let ts = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
+                        let ts_ns = Some(scale(ts, iface.resolution, iface.offset));
+                        let data = epb.packet_data();
+                        deliver(info, on_packet, self.frame, ts_ns, iface, data, epb.origlen);
+                    }
+                    None => info.bad_interface += 1,
+                }
+            }
+            PcapBlockOwned::NG(Block::SimplePacket(spb)) => self.simple(&spb, info, on_packet),
+            PcapBlockOwned::NG(_) => {}
+        }
+    }
+
+    /// A pcap file header: the file's one interface.
+    fn pcap_header(&mut self, h: &pcap_parser::PcapHeader, info: &mut FileInfo) {
+        info.format = "pcap".into();
+        let resolution = if h.is_nanosecond_precision() {
+            1_000_000_000
+        } else {
+            1_000_000
+        };
+        let lt = h.network.0 as u32;
+        info.link_types.push(lt);
+        self.ifaces = vec![Interface {
+            link_type: lt,
+            resolution,
+            offset: i64::from(h.thiszone),
+            snaplen: h.snaplen,
+        }];
+    }
+
+    /// A pcapng Simple Packet Block: the section's first interface, no timestamp, and
+    /// the data cut to the original length and the interface's snap length.
+    fn simple(
+        &mut self,
+        spb: &pcap_parser::pcapng::SimplePacketBlock<'_>,
+        info: &mut FileInfo,
+        on_packet: &mut dyn FnMut(&Packet<'_>),
+    ) {
+        self.frame += 1;
+        let Some(iface) = self.ifaces.first() else {
+            info.bad_interface += 1;
+            return;
+        };
+        let keep = spb.data.len().min(spb.origlen as usize);
+        let keep = if iface.snaplen > 0 {
+            keep.min(iface.snaplen as usize)
+        } else {
+            keep
+        };
+        let data = &spb.data[..keep];
+        // A Simple Packet Block has no timestamp: absent, not 0.
+        deliver(info, on_packet, self.frame, None, iface, data, spb.origlen);
+    }
 }
 
 /// What a parse error says about the block it stopped at.

@@ -16,7 +16,6 @@
 //! HTTP/1.1 cannot carry are dropped and named ([`crate::capture::headers`]).
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -32,7 +31,7 @@ use super::handler::error_response;
 use crate::api::normalize::{Hits, Normalizer};
 use crate::api::{request_body, BlockKind, MessagesRequest};
 use crate::trace::header_value;
-use crate::trace::{Exchange, Trace, TraceError};
+use crate::trace::{Exchange, Trace};
 
 /// How recorded timing is reproduced.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -160,15 +159,8 @@ impl std::fmt::Debug for Replay {
 }
 
 impl Replay {
-    /// Load the `/v1/messages` exchanges (with responses) of a trace. The trace's
-    /// unreadable lines are not reported here: to tell the user, open it with
-    /// [`Trace::open`], report [`Trace::problems`], then call [`Replay::from_trace`].
-    pub fn load(path: &Path, timing: Timing) -> Result<Replay, TraceError> {
-        let trace = Trace::open(path)?;
-        Ok(Self::from_trace(trace, timing))
-    }
-
-    /// Index a trace already in memory.
+    /// Index the `/v1/messages` exchanges (with responses) of a trace already in memory
+    /// (read by the caller, who reports the trace's unreadable lines).
     pub fn from_trace(trace: Trace, timing: Timing) -> Replay {
         let normalizer = Normalizer::defaults();
         let mut entries = Vec::new();

@@ -6,7 +6,8 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 use agentwire::capture::server::ServerConfig;
-use agentwire::trace::{Exchange, Trace};
+use agentwire::input::open_trace;
+use agentwire::trace::Exchange;
 
 use crate::common::{bin, messages_body, TestServer, TEST_KEY};
 
@@ -100,7 +101,7 @@ async fn live_capture_on_loopback_matches_the_server_trace() {
         .unwrap();
     assert!(output.status.success(), "capture failed");
     let server = s.finish().await;
-    let live = Trace::open(&out).unwrap();
+    let live = open_trace(&out).unwrap();
     let seen: Vec<_> = live
         .exchanges
         .iter()
@@ -154,5 +155,5 @@ fn sigterm_stops_a_live_capture_cleanly() {
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
     assert!(rest.contains("wrote 0 exchanges"), "{rest}");
-    assert!(Trace::open(&out).unwrap().exchanges.is_empty());
+    assert!(open_trace(&out).unwrap().exchanges.is_empty());
 }

@@ -87,7 +87,7 @@ fn response_whose_request_preceded_the_capture_is_kept_and_its_usage_counted() {
     // The trace writes that the request was not captured, and nothing else about it.
     let text = std::fs::read_to_string(&trace).unwrap();
     assert!(text.contains(r#""request":{"captured":false}"#), "{text}");
-    let xs = agentwire::trace::Trace::open(&trace).unwrap().exchanges;
+    let xs = agentwire::input::open_trace(&trace).unwrap().exchanges;
     assert_eq!(xs.len(), 2);
     assert!(!xs[0].request.captured() && xs[1].request.captured());
     assert_eq!(

@@ -181,7 +181,7 @@ fn pcap_command_writes_a_trace_and_summary() {
     assert_eq!(summary["messages_exchanges"], 4);
     assert_eq!(summary["incomplete"], 0);
     assert_eq!(summary["connections"], 1);
-    let t = agentwire::trace::Trace::open(&out).unwrap();
+    let t = agentwire::input::open_trace(&out).unwrap();
     assert_eq!(t.exchanges.len(), 4);
     assert!(t.problems.is_empty());
     assert_eq!(

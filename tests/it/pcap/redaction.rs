@@ -5,8 +5,8 @@
 
 use std::process::Command;
 
+use agentwire::input::open_trace;
 use agentwire::trace::redact::marker;
-use agentwire::trace::Trace;
 
 use super::build::{self, Flow};
 use super::synth::{exchange_segs, json_body, response};
@@ -65,7 +65,7 @@ fn pcap_redacts_secrets_in_request_targets_and_headers() {
         assert_eq!(count(&o.stdout, secret.as_bytes()), 0);
         assert_eq!(count(&o.stderr, secret.as_bytes()), 0);
     }
-    let t = Trace::open(&trace).unwrap();
+    let t = open_trace(&trace).unwrap();
     assert_eq!(t.exchanges.len(), 1);
     let r = &t.exchanges[0].request;
     assert_eq!(

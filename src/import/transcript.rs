@@ -389,6 +389,8 @@ fn from_records(f: &TranscriptFile, replies: &HashMap<String, Reply>, who: &Who)
     out
 }
 
+/// The exchange of an `api-request` record: its request rebuilt from the request records
+/// (else from the conversation, saying why), with its reply attached.
 fn request_record(
     v: &Value,
     records: &mut Records,
@@ -406,34 +408,8 @@ fn request_record(
     let reply = replies.get(id);
     let started = time_of(v).unwrap_or(DateTime::UNIX_EPOCH);
     let mut note = who.note("request-records");
-    let mut missing: Vec<&str> = MISSING_RESPONSE.to_vec();
-    missing.extend(MISSING_RECORDS);
     let mut x = match records.rebuild(v, &client) {
-        Ok(r) => {
-            let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
-            headers.extend(who.user_agent(version));
-            if !r.betas.is_empty() {
-                headers.push(("anthropic-beta".into(), r.betas.join(",")));
-            }
-            headers.push(("x-claude-code-session-id".into(), who.session.to_string()));
-            note.insert("digest".into(), json!(r.digest.name()));
-            let mut rebuilt = vec!["request body from the request records"];
-            if r.billing {
-                rebuilt.push("system billing block (cc_version fingerprint rule)");
-            } else {
-                missing.push("system billing block (no entrypoint recorded)");
-            }
-            rebuilt.push("request headers user-agent, anthropic-beta, x-claude-code-session-id");
-            note.insert("rebuilt".into(), json!(rebuilt));
-            imported(
-                import_source(Format::ClaudeCodeTranscript, who.file, &missing),
-                started,
-                "POST",
-                "/v1/messages?beta=true".into(),
-                headers,
-                json_body(&r.body),
-            )
-        }
+        Ok(r) => rebuilt_request(r, who, version, started, &mut note),
         Err(why) => {
             // records incomplete: fall back to the conversation, and say why
             let mut x = match reply {
@@ -468,6 +444,42 @@ fn request_record(
     attach_reply(&mut x, reply, &mut note);
     x.notes.insert("import".into(), Value::Object(note));
     x
+}
+
+/// The request rebuilt from the request records, with the headers Claude Code `version`
+/// sends; what was rebuilt (and the digest check) goes into `note`.
+fn rebuilt_request(
+    r: super::rebuild::Rebuilt,
+    who: &Who,
+    version: &str,
+    started: DateTime<Utc>,
+    note: &mut serde_json::Map<String, Value>,
+) -> Exchange {
+    let mut missing: Vec<&str> = MISSING_RESPONSE.to_vec();
+    missing.extend(MISSING_RECORDS);
+    let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
+    headers.extend(who.user_agent(version));
+    if !r.betas.is_empty() {
+        headers.push(("anthropic-beta".into(), r.betas.join(",")));
+    }
+    headers.push(("x-claude-code-session-id".into(), who.session.to_string()));
+    note.insert("digest".into(), json!(r.digest.name()));
+    let mut rebuilt = vec!["request body from the request records"];
+    if r.billing {
+        rebuilt.push("system billing block (cc_version fingerprint rule)");
+    } else {
+        missing.push("system billing block (no entrypoint recorded)");
+    }
+    rebuilt.push("request headers user-agent, anthropic-beta, x-claude-code-session-id");
+    note.insert("rebuilt".into(), json!(rebuilt));
+    imported(
+        import_source(Format::ClaudeCodeTranscript, who.file, &missing),
+        started,
+        "POST",
+        "/v1/messages?beta=true".into(),
+        headers,
+        json_body(&r.body),
+    )
 }
 
 /// The request of a reply rebuilt from the conversation chain (older layouts).

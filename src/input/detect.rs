@@ -1,10 +1,14 @@
 //! Recognising an input from its first bytes: agentwire's own trace, a packet capture, a
 //! format agentwire imports, or something foreign (a database, binary data, text, JSON of
 //! another shape), named in words for a one-line message. File names are never consulted.
+//!
+//! Binary formats are recognised by the magic numbers their readers own: gzip's in
+//! [`crate::gzip`], the pcap and pcapng ones in [`crate::capture::pcap::is_capture_start`].
 
 use serde_json::Value;
 
-use super::Format;
+use crate::import::tap::{BUNDLE_MARKER, RECORD_MARKER};
+use crate::import::Format;
 
 /// What the first bytes of an input say it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -69,18 +73,11 @@ pub fn detect_prefix(head: &[u8]) -> Detected {
     if head.is_empty() {
         return foreign("an empty file", "");
     }
-    if head.starts_with(&[0x1f, 0x8b]) {
+    if crate::gzip::is_gzip(head) {
         return Detected::Gzip;
     }
-    let magic = head.get(..4).unwrap_or(head);
-    if matches!(
-        magic,
-        [0xd4, 0xc3, 0xb2, 0xa1]
-            | [0xa1, 0xb2, 0xc3, 0xd4]
-            | [0x4d, 0x3c, 0xb2, 0xa1]
-            | [0xa1, 0xb2, 0x3c, 0x4d]
-            | [0x0a, 0x0d, 0x0d, 0x0a]
-    ) {
+    // (gzip, also a capture's start, is told apart above)
+    if crate::capture::pcap::is_capture_start(head) {
         return Detected::Format(Format::Pcap);
     }
     if head.starts_with(b"SQLite format 3\0") {
@@ -92,6 +89,13 @@ pub fn detect_prefix(head: &[u8]) -> Detected {
     if head.starts_with(b"PK\x03\x04") {
         return foreign("a zip archive", "unpack it and give the file inside");
     }
+    detect_text(head)
+}
+
+/// [`detect_prefix`] for an input that is no binary format agentwire knows: its first
+/// 8,192 bytes after leading blank lines are JSON text ([`Detected::Document`]), other
+/// text, or binary data (named).
+fn detect_text(head: &[u8]) -> Detected {
     // Blank lines before the first record do not decide: the sample starts after them.
     let lead = head.iter().take_while(|b| b.is_ascii_whitespace()).count();
     let sample = &head[lead..head.len().min(lead + 8192)];
@@ -152,15 +156,9 @@ pub fn is_request_body(bytes: &[u8]) -> bool {
     top.get("messages")
         .is_some_and(|m| m.get().starts_with('['))
         && (has("model") || has("max_tokens"))
-        && ![
-            "type",
-            "log",
-            "request",
-            "record",
-            super::tap::BUNDLE_MARKER,
-        ]
-        .iter()
-        .any(|k| has(k))
+        && !["type", "log", "request", "record", BUNDLE_MARKER]
+            .iter()
+            .any(|k| has(k))
 }
 
 /// Classify the first record of a JSON Lines input.
@@ -171,11 +169,11 @@ fn classify_line(v: &Value) -> Detected {
     let s = |k: &str| o.get(k).and_then(Value::as_str);
     let kind = s("type");
     if kind == Some("exchange")
-        || (kind == Some("trace") && s("format") == Some(super::super::FORMAT_NAME))
+        || (kind == Some("trace") && s("format") == Some(crate::trace::FORMAT_NAME))
     {
         return Detected::Format(Format::Trace);
     }
-    if o.contains_key(super::tap::BUNDLE_MARKER) || o.get("log").is_some_and(Value::is_object) {
+    if o.contains_key(BUNDLE_MARKER) || o.get("log").is_some_and(Value::is_object) {
         return Detected::Document; // a one-line document: read it whole
     }
     if o.get("request").is_some_and(Value::is_object) && o.contains_key("logged_at") {
@@ -196,7 +194,7 @@ fn classify_line(v: &Value) -> Detected {
 fn is_tap_record(v: &Value) -> bool {
     let rec = v
         .get("record")
-        .filter(|_| v.get(super::tap::RECORD_MARKER).is_some())
+        .filter(|_| v.get(RECORD_MARKER).is_some())
         .unwrap_or(v);
     rec.get("request")
         .and_then(|r| r.get("path"))
@@ -214,7 +212,7 @@ pub fn classify_document(v: &Value) -> Detected {
             {
                 return Detected::Format(Format::Har);
             }
-            if o.get(super::tap::BUNDLE_MARKER).is_some() {
+            if o.get(BUNDLE_MARKER).is_some() {
                 return Detected::Format(Format::ClaudeTap);
             }
             if o.get("messages").is_some_and(Value::is_array)

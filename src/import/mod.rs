@@ -1,6 +1,10 @@
 //! Imports: other tools' files read as agentwire exchanges — Claude Code session
-//! transcripts, HAR 1.2, claude-tap exports and claude-trace logs — plus recognition of
-//! what a file is from its content (never its name).
+//! transcripts, HAR 1.2, claude-tap exports and claude-trace logs.
+//!
+//! Where it sits: a source, beside [`crate::capture`]: it builds [`crate::trace`]
+//! exchanges and never analyses. Recognising what a file is (from its content, never its
+//! name) and opening it is the input layer's job (`crate::input`, above), which calls the
+//! importers here.
 //!
 //! Every imported exchange has `source.kind = "import"`, `source.format` naming the
 //! format, `source.file` the file it came from, and `source.missing` listing what that
@@ -9,7 +13,6 @@
 
 mod canonical;
 pub mod claude_trace;
-pub mod detect;
 pub mod har;
 pub mod rebuild;
 pub mod tap;
@@ -19,11 +22,10 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
-use super::redact::{redact_headers, redact_text};
-use super::{Body, Exchange, Headers, HttpRequest, HttpResponse, Source, SourceKind};
+use crate::trace::redact::{redact_headers, redact_text};
+use crate::trace::{Body, Exchange, Headers, HttpRequest, HttpResponse, Source, SourceKind};
 
 pub use canonical::{canonical_json, canonical_sha256};
-pub use detect::{detect, Detected};
 
 /// What agentwire reads, for the one-line message about a foreign input.
 pub const READS: &str = "agentwire reads its own traces (JSON Lines from record, serve or pcap), packet captures (pcap, pcapng), Claude Code transcripts (~/.claude/projects/…/SESSION.jsonl), HAR 1.2, claude-tap exports and claude-trace logs";
@@ -314,7 +316,7 @@ mod tests {
             ("X-Api-Key".to_string(), "sk-ant-api...abcd".to_string()),
             ("content-type".to_string(), "application/json".to_string()),
         ]);
-        assert!(super::super::redact::is_marker(&h[0].1), "{h:?}");
+        assert!(crate::trace::redact::is_marker(&h[0].1), "{h:?}");
         assert_eq!(h[1].1, "application/json");
     }
 

@@ -1,6 +1,6 @@
-//! HTTP Archive (HAR) 1.2: the model (tolerant on input: every field optional, unknown
-//! fields ignored) and the import of its entries as exchanges. Export lives in
-//! [`crate::trace::export`].
+//! HTTP Archive (HAR) 1.2 import: the entries of a HAR document as exchanges. The
+//! document model is [`crate::trace::har`] (shared with the export,
+//! [`crate::trace::export`]).
 //!
 //! Source: the HAR 1.2 specification (W3C Web Performance WG draft, "HTTP Archive (HAR)
 //! format", 2012): `log.entries[]` with `startedDateTime`, `time` (ms), `request`
@@ -13,240 +13,13 @@ use std::path::Path;
 
 use base64::Engine;
 use chrono::DateTime;
-use serde::{Deserialize, Serialize};
 
 use super::{
     authority_of, foreign_headers, import_source, imported, response, target_of, Format,
     ImportError,
 };
-use crate::trace::{Exchange, ExchangeError};
-
-/// A HAR document.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct Har {
-    /// The log.
-    pub log: Log,
-}
-
-/// `log`.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct Log {
-    /// Format version (`1.2`).
-    #[serde(default)]
-    pub version: String,
-    /// The writing tool.
-    #[serde(default)]
-    pub creator: Creator,
-    /// Exchanges in order.
-    #[serde(default)]
-    pub entries: Vec<Entry>,
-}
-
-/// `log.creator`.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct Creator {
-    /// Tool name.
-    #[serde(default)]
-    pub name: String,
-    /// Tool version.
-    #[serde(default)]
-    pub version: String,
-}
-
-/// One entry: a request and its response.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct Entry {
-    /// Start of the request (ISO 8601).
-    #[serde(rename = "startedDateTime", default)]
-    pub started_date_time: String,
-    /// Total time in milliseconds.
-    #[serde(default)]
-    pub time: f64,
-    /// The request.
-    #[serde(default)]
-    pub request: Request,
-    /// The response (`status` 0 when there was none).
-    #[serde(default)]
-    pub response: Response,
-    /// Cache state (always empty from agentwire).
-    #[serde(default)]
-    pub cache: serde_json::Map<String, serde_json::Value>,
-    /// Phase durations in milliseconds.
-    #[serde(default)]
-    pub timings: Timings,
-    /// Server IP address.
-    #[serde(
-        rename = "serverIPAddress",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub server_ip_address: Option<String>,
-    /// Connection id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connection: Option<String>,
-    /// Free text (agentwire writes the error of an exchange that failed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub comment: Option<String>,
-}
-
-/// A header, cookie or query parameter.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct NameValue {
-    /// Name.
-    #[serde(default)]
-    pub name: String,
-    /// Value.
-    #[serde(default)]
-    pub value: String,
-}
-
-/// `request`.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct Request {
-    /// Method.
-    #[serde(default)]
-    pub method: String,
-    /// Absolute URL.
-    #[serde(default)]
-    pub url: String,
-    /// `HTTP/1.1`, `h2`, ...
-    #[serde(rename = "httpVersion", default)]
-    pub http_version: String,
-    /// Cookies.
-    #[serde(default)]
-    pub cookies: Vec<NameValue>,
-    /// Headers in order.
-    #[serde(default)]
-    pub headers: Vec<NameValue>,
-    /// Query parameters.
-    #[serde(rename = "queryString", default)]
-    pub query_string: Vec<NameValue>,
-    /// The body.
-    #[serde(rename = "postData", default, skip_serializing_if = "Option::is_none")]
-    pub post_data: Option<PostData>,
-    /// Header bytes (−1: unknown).
-    #[serde(rename = "headersSize", default = "unknown")]
-    pub headers_size: i64,
-    /// Body bytes (−1: unknown).
-    #[serde(rename = "bodySize", default = "unknown")]
-    pub body_size: i64,
-}
-
-/// `request.postData`.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct PostData {
-    /// MIME type.
-    #[serde(rename = "mimeType", default)]
-    pub mime_type: String,
-    /// The body text.
-    #[serde(default)]
-    pub text: Option<String>,
-    /// `base64` when `text` is base64 (an extension to 1.2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub encoding: Option<String>,
-}
-
-/// `response`.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct Response {
-    /// Status code; 0 when no response was received. Read as any JSON value, so an entry
-    /// whose status is a string, a float or null keeps its request and response (the
-    /// value is checked by `status_code`, which names a bad one in `source.missing`).
-    #[serde(default)]
-    pub status: serde_json::Value,
-    /// Reason phrase.
-    #[serde(rename = "statusText", default)]
-    pub status_text: String,
-    /// Protocol version.
-    #[serde(rename = "httpVersion", default)]
-    pub http_version: String,
-    /// Cookies.
-    #[serde(default)]
-    pub cookies: Vec<NameValue>,
-    /// Headers in order.
-    #[serde(default)]
-    pub headers: Vec<NameValue>,
-    /// The body.
-    #[serde(default)]
-    pub content: Content,
-    /// Redirect target.
-    #[serde(rename = "redirectURL", default)]
-    pub redirect_url: String,
-    /// Header bytes (−1: unknown).
-    #[serde(rename = "headersSize", default = "unknown")]
-    pub headers_size: i64,
-    /// Body bytes as transferred (−1: unknown).
-    #[serde(rename = "bodySize", default = "unknown")]
-    pub body_size: i64,
-}
-
-/// `response.content`.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct Content {
-    /// Decoded body size in bytes.
-    #[serde(default)]
-    pub size: i64,
-    /// Bytes saved by compression.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compression: Option<i64>,
-    /// MIME type.
-    #[serde(rename = "mimeType", default)]
-    pub mime_type: String,
-    /// The body (decoded text, or base64 when `encoding` says so).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// `base64` for binary bodies.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub encoding: Option<String>,
-}
-
-/// `timings`, in milliseconds (−1: not applicable).
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Timings {
-    /// Queued.
-    #[serde(default = "unknown_f")]
-    pub blocked: f64,
-    /// DNS lookup.
-    #[serde(default = "unknown_f")]
-    pub dns: f64,
-    /// TCP connect.
-    #[serde(default = "unknown_f")]
-    pub connect: f64,
-    /// Sending the request.
-    #[serde(default)]
-    pub send: f64,
-    /// Waiting for the first response byte.
-    #[serde(default)]
-    pub wait: f64,
-    /// Receiving the response.
-    #[serde(default)]
-    pub receive: f64,
-    /// TLS handshake.
-    #[serde(default = "unknown_f")]
-    pub ssl: f64,
-}
-
-impl Default for Timings {
-    fn default() -> Self {
-        Timings {
-            blocked: -1.0,
-            dns: -1.0,
-            connect: -1.0,
-            send: 0.0,
-            wait: 0.0,
-            receive: 0.0,
-            ssl: -1.0,
-        }
-    }
-}
-
-fn unknown() -> i64 {
-    -1
-}
-
-fn unknown_f() -> f64 {
-    -1.0
-}
+use crate::trace::har::{Creator, Entry, Har, NameValue, Request, Response};
+use crate::trace::{Exchange, ExchangeError, HttpResponse};
 
 /// What a HAR never holds: chunk arrival times and connection addresses.
 const MISSING: &[&str] = &["response chunk timing", "connection addresses"];
@@ -313,25 +86,11 @@ fn pairs(v: Vec<NameValue>) -> impl Iterator<Item = (String, String)> {
     v.into_iter().map(|h| (h.name, h.value))
 }
 
+/// One HAR entry as an exchange; what the entry lacks is listed in `source.missing`.
 fn entry(e: Entry, index: usize, path: &Path, creator: &Creator) -> Exchange {
     let started = super::parse_time(Some(&e.started_date_time)).unwrap_or(DateTime::UNIX_EPOCH);
     let mut missing: Vec<&str> = MISSING.to_vec();
-    let body = match &e.request.post_data {
-        Some(p) => p.text.as_deref().map(|t| decode(t, p.encoding.as_deref())),
-        None => None,
-    };
-    let (req_body, req_ok) = match body {
-        Some(b) => b,
-        None => {
-            if e.request.body_size > 0 {
-                missing.push("request body");
-            }
-            (Vec::new(), true)
-        }
-    };
-    if !req_ok {
-        missing.push("request body (its base64 did not decode; kept as text)");
-    }
+    let req_body = request_body(&e.request, &mut missing);
     let source = import_source(Format::Har, path, &missing);
     let method = if e.request.method.is_empty() {
         "GET"
@@ -360,32 +119,7 @@ fn entry(e: Entry, index: usize, path: &Path, creator: &Creator) -> Exchange {
         .iter()
         .filter(|v| **v > 0.0)
         .sum();
-    // Status 0 (or none, with no content) is how browsers log a request that got no
-    // response (HAR 1.2); any other value keeps the response, checked by `status_code`.
-    let no_response = e.response.status == 0
-        || (e.response.status.is_null() && e.response.content.text.is_none());
-    if !no_response {
-        let status = super::status_code(Some(&e.response.status), &mut x.source.missing);
-        let c = e.response.content;
-        let (bytes, ok) = match &c.text {
-            Some(t) => decode(t, c.encoding.as_deref()),
-            None => (Vec::new(), true),
-        };
-        if c.text.is_none() && c.size > 0 {
-            x.source.missing.push("response body".into());
-        }
-        if !ok {
-            x.source
-                .missing
-                .push("response body (its base64 did not decode; kept as text)".into());
-        }
-        let mut r = response(status, pairs(e.response.headers).collect(), bytes);
-        if !e.response.http_version.is_empty() {
-            r.version = e.response.http_version.to_ascii_uppercase();
-        }
-        r.first_byte_at = super::ms_after(started, before_body);
-        x.response = Some(r);
-    }
+    x.response = entry_response(e.response, started, before_body, &mut x.source.missing);
     if x.response.is_none() {
         x.error = Some(ExchangeError {
             kind: "no_response".into(),
@@ -399,6 +133,62 @@ fn entry(e: Entry, index: usize, path: &Path, creator: &Creator) -> Exchange {
         serde_json::json!({"entry": index, "creator": format!("{} {}", creator.name, creator.version).trim()}),
     );
     x
+}
+
+/// The request body of an entry (`postData.text`, base64-decoded when it says so); what
+/// it lacks is added to `missing`.
+fn request_body(req: &Request, missing: &mut Vec<&str>) -> Vec<u8> {
+    let body = match &req.post_data {
+        Some(p) => p.text.as_deref().map(|t| decode(t, p.encoding.as_deref())),
+        None => None,
+    };
+    let (req_body, req_ok) = match body {
+        Some(b) => b,
+        None => {
+            if req.body_size > 0 {
+                missing.push("request body");
+            }
+            (Vec::new(), true)
+        }
+    };
+    if !req_ok {
+        missing.push("request body (its base64 did not decode; kept as text)");
+    }
+    req_body
+}
+
+/// The response of an entry, its first byte `before_body_ms` milliseconds after
+/// `started`; what it lacks is added to `missing`. Status 0 (or none, with no content) is
+/// how browsers log a request that got no response (HAR 1.2): `None`. Any other value
+/// keeps the response, checked by `status_code`.
+fn entry_response(
+    resp: Response,
+    started: DateTime<chrono::Utc>,
+    before_body_ms: f64,
+    missing: &mut Vec<String>,
+) -> Option<HttpResponse> {
+    let no_response = resp.status == 0 || (resp.status.is_null() && resp.content.text.is_none());
+    if no_response {
+        return None;
+    }
+    let status = super::status_code(Some(&resp.status), missing);
+    let c = resp.content;
+    let (bytes, ok) = match &c.text {
+        Some(t) => decode(t, c.encoding.as_deref()),
+        None => (Vec::new(), true),
+    };
+    if c.text.is_none() && c.size > 0 {
+        missing.push("response body".into());
+    }
+    if !ok {
+        missing.push("response body (its base64 did not decode; kept as text)".into());
+    }
+    let mut r = response(status, pairs(resp.headers).collect(), bytes);
+    if !resp.http_version.is_empty() {
+        r.version = resp.http_version.to_ascii_uppercase();
+    }
+    r.first_byte_at = super::ms_after(started, before_body_ms);
+    Some(r)
 }
 
 #[cfg(test)]

@@ -125,13 +125,38 @@ impl Records {
     /// Errors: a message in words when a shape, base request or message it names is not in
     /// the transcript, or a `cacheControl` path does not exist.
     pub fn rebuild(&mut self, rec: &Value, client: &Client) -> Result<Rebuilt, String> {
-        let s = |k: &str| rec.get(k).and_then(Value::as_str);
-        let shape_hash = s("shapeHash").ok_or("the record names no shape")?;
+        let shape_hash = text(rec, "shapeHash").ok_or("the record names no shape")?;
         let shape = self
             .shapes
             .get(shape_hash)
             .ok_or_else(|| format!("shape {shape_hash} is not in the transcript"))?;
-        let mut messages = match s("base") {
+        let system = shape.get("system").cloned().unwrap_or(Value::Array(vec![]));
+        let tools = shape.get("tools").cloned().unwrap_or(Value::Array(vec![]));
+        let messages = self.messages(rec)?;
+        let parts = parts(system, tools, messages, rec)?;
+        let params = rec
+            .get("params")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let digest = match text(rec, "requestDigest") {
+            None => DigestCheck::Absent,
+            Some(d) => check_digest(d, &params, &parts)?,
+        };
+        let (body, billing) = body(parts, &params, client);
+        Ok(Rebuilt {
+            body,
+            betas: betas(&params),
+            digest,
+            billing,
+        })
+    }
+
+    /// The messages of an `api-request` record: the first `keep` of request `base`, then
+    /// the `tail` hashes. They are kept (shared) under the record's `id` for the requests
+    /// built on it; the copy returned is the request's own.
+    fn messages(&mut self, rec: &Value) -> Result<Vec<Value>, String> {
+        let mut messages = match text(rec, "base") {
             Some(base) => {
                 let prior = self
                     .built
@@ -162,99 +187,108 @@ impl Records {
         }
         // the one deep copy: the body gets its own messages to place cache_control in
         let owned: Vec<Value> = messages.iter().map(|m| Value::clone(m)).collect();
-        if let Some(id) = s("id") {
+        if let Some(id) = text(rec, "id") {
             self.built.insert(id.to_string(), messages);
         }
-        let messages = owned;
-        let mut parts = Map::new();
-        parts.insert(
-            "system".into(),
-            shape.get("system").cloned().unwrap_or(Value::Array(vec![])),
-        );
-        parts.insert(
-            "tools".into(),
-            shape.get("tools").cloned().unwrap_or(Value::Array(vec![])),
-        );
-        parts.insert("messages".into(), Value::Array(messages));
-        let mut parts = Value::Object(parts);
-        for cc in rec
-            .get("cacheControl")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            apply_cache_control(&mut parts, cc)?;
-        }
-        let params = rec
-            .get("params")
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        let digest = match s("requestDigest") {
-            None => DigestCheck::Absent,
-            Some(d) => {
-                // params and parts as one object, keys sorted, hashed without copying
-                let mut members: Vec<(&str, &Value)> = params
-                    .iter()
-                    .filter(|(k, _)| parts.get(k.as_str()).is_none())
-                    .chain(parts.as_object().into_iter().flatten())
-                    .map(|(k, v)| (k.as_str(), v))
-                    .collect();
-                members.sort_unstable_by_key(|(k, _)| *k);
-                let mut h = HashWriter::default();
-                write_members(members.into_iter(), &mut h).map_err(|e| e.to_string())?;
-                if h.hex() == d {
-                    DigestCheck::Verified
-                } else {
-                    DigestCheck::Mismatch
-                }
-            }
-        };
-        let Value::Object(mut parts) = parts else {
-            unreachable!("built as an object")
-        };
-        let mut messages = parts.remove("messages").unwrap_or_default();
-        collapse_system_messages(&mut messages);
-        let mut system = match parts.remove("system") {
-            Some(Value::Array(a)) => a,
-            _ => Vec::new(),
-        };
-        let billing = client
-            .entrypoint
-            .map(|e| billing_block(&messages, client, e));
-        if let Some(b) = &billing {
-            system.insert(0, b.clone());
-        }
-        let mut body = Map::new();
-        body.insert(
-            "model".into(),
-            params.get("model").cloned().unwrap_or(Value::Null),
-        );
-        body.insert("messages".into(), messages);
-        body.insert("system".into(), Value::Array(system));
-        body.insert("tools".into(), parts.remove("tools").unwrap_or_default());
-        for (k, v) in &params {
-            if k != "model" && k != "betas" {
-                body.insert(k.clone(), v.clone());
-            }
-        }
-        let betas = params
-            .get("betas")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(Rebuilt {
-            body: Value::Object(body),
-            betas,
-            digest,
-            billing: billing.is_some(),
-        })
+        Ok(owned)
     }
+}
+
+/// A string member of a record.
+fn text<'a>(rec: &'a Value, key: &str) -> Option<&'a str> {
+    rec.get(key).and_then(Value::as_str)
+}
+
+/// `system`, `tools` and `messages` as one object, with the record's `cacheControl`
+/// applied. Errors: a `cacheControl` path that does not exist.
+fn parts(system: Value, tools: Value, messages: Vec<Value>, rec: &Value) -> Result<Value, String> {
+    let mut parts = Map::new();
+    parts.insert("system".into(), system);
+    parts.insert("tools".into(), tools);
+    parts.insert("messages".into(), Value::Array(messages));
+    let mut parts = Value::Object(parts);
+    for cc in rec
+        .get("cacheControl")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        apply_cache_control(&mut parts, cc)?;
+    }
+    Ok(parts)
+}
+
+/// Check `params` and `parts` against the recorded `requestDigest` (hex SHA-256).
+fn check_digest(
+    digest: &str,
+    params: &Map<String, Value>,
+    parts: &Value,
+) -> Result<DigestCheck, String> {
+    // params and parts as one object, keys sorted, hashed without copying
+    let mut members: Vec<(&str, &Value)> = params
+        .iter()
+        .filter(|(k, _)| parts.get(k.as_str()).is_none())
+        .chain(parts.as_object().into_iter().flatten())
+        .map(|(k, v)| (k.as_str(), v))
+        .collect();
+    members.sort_unstable_by_key(|(k, _)| *k);
+    let mut h = HashWriter::default();
+    write_members(members.into_iter(), &mut h).map_err(|e| e.to_string())?;
+    Ok(if h.hex() == digest {
+        DigestCheck::Verified
+    } else {
+        DigestCheck::Mismatch
+    })
+}
+
+/// The body as the client sends it: `model`, the messages (system-role messages
+/// collapsed), `system` (after the billing block, when an entrypoint was recorded),
+/// `tools`, then the other parameters in order. Returns whether the billing block was
+/// built.
+fn body(parts: Value, params: &Map<String, Value>, client: &Client) -> (Value, bool) {
+    let Value::Object(mut parts) = parts else {
+        unreachable!("built as an object")
+    };
+    let mut messages = parts.remove("messages").unwrap_or_default();
+    collapse_system_messages(&mut messages);
+    let mut system = match parts.remove("system") {
+        Some(Value::Array(a)) => a,
+        _ => Vec::new(),
+    };
+    let billing = client
+        .entrypoint
+        .map(|e| billing_block(&messages, client, e));
+    if let Some(b) = &billing {
+        system.insert(0, b.clone());
+    }
+    let mut body = Map::new();
+    body.insert(
+        "model".into(),
+        params.get("model").cloned().unwrap_or(Value::Null),
+    );
+    body.insert("messages".into(), messages);
+    body.insert("system".into(), Value::Array(system));
+    body.insert("tools".into(), parts.remove("tools").unwrap_or_default());
+    for (k, v) in params {
+        if k != "model" && k != "betas" {
+            body.insert(k.clone(), v.clone());
+        }
+    }
+    (Value::Object(body), billing.is_some())
+}
+
+/// `params.betas`, for the `anthropic-beta` header.
+fn betas(params: &Map<String, Value>) -> Vec<String> {
+    params
+        .get("betas")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Set `cache_control` at `{path, value}`.

@@ -6,22 +6,23 @@
 
 use std::sync::mpsc::{sync_channel, Receiver};
 
-use super::{Record, TraceError};
+use crate::trace::Record;
 
 /// Records per chunk handed over, at most…
 const CHUNK_RECORDS: usize = 64;
 /// …or this many body bytes.
 const CHUNK_BYTES: usize = 4 << 20;
 
-type Item = Result<Record, TraceError>;
+/// A record, or the error that ends the stream.
+type Item<E> = Result<Record, E>;
 
 /// An iterator over records that a background thread reads ahead.
-pub struct ReadAhead {
-    rx: Receiver<Vec<Item>>,
-    chunk: std::vec::IntoIter<Item>,
+pub struct ReadAhead<E> {
+    rx: Receiver<Vec<Item<E>>>,
+    chunk: std::vec::IntoIter<Item<E>>,
 }
 
-fn body_bytes(r: &Item) -> usize {
+fn body_bytes<E>(r: &Item<E>) -> usize {
     match r {
         Ok(Record::Exchange(x)) => {
             x.request.body.len() + x.response.as_ref().map_or(0, |r| r.body.len())
@@ -30,14 +31,14 @@ fn body_bytes(r: &Item) -> usize {
     }
 }
 
-impl ReadAhead {
+impl<E: Send + 'static> ReadAhead<E> {
     /// Read `inner` on a new thread. When no thread can be started, `inner` is returned
     /// as it is (read on the caller's thread).
-    pub fn spawn<I>(inner: I) -> Box<dyn Iterator<Item = Item>>
+    pub fn spawn<I>(inner: I) -> Box<dyn Iterator<Item = Item<E>>>
     where
-        I: Iterator<Item = Item> + Send + 'static,
+        I: Iterator<Item = Item<E>> + Send + 'static,
     {
-        let (tx, rx) = sync_channel::<Vec<Item>>(1);
+        let (tx, rx) = sync_channel::<Vec<Item<E>>>(1);
         // The reader moves into the thread only if the thread starts; keep a way back.
         let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(inner)));
         let theirs = slot.clone();
@@ -76,10 +77,10 @@ impl ReadAhead {
     }
 }
 
-impl Iterator for ReadAhead {
-    type Item = Item;
+impl<E> Iterator for ReadAhead<E> {
+    type Item = Item<E>;
 
-    fn next(&mut self) -> Option<Item> {
+    fn next(&mut self) -> Option<Item<E>> {
         loop {
             if let Some(r) = self.chunk.next() {
                 return Some(r);
@@ -93,6 +94,9 @@ impl Iterator for ReadAhead {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::trace::TraceError;
+
+    type Item = super::Item<TraceError>;
 
     fn other(i: u64) -> Item {
         Ok(Record::Other(serde_json::json!({ "i": i })))
