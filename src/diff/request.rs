@@ -5,9 +5,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::headers::{diff_headers, HeadersDiff};
+use super::norm::Norm;
 use super::text::{diff_text, TextDiff};
 use super::tools::{diff_tools, ToolSide, ToolsDiff};
-use super::{DiffError, Norm};
+use super::DiffError;
 use crate::api::normalize::Normalizer;
 use crate::api::tools::ToolView;
 use crate::api::{estimate_tokens, Message, MessagesRequest};

@@ -7,7 +7,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::Norm;
+use super::norm::Norm;
 
 /// One change of an input schema.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -10,9 +10,9 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::norm::Norm;
 use super::schema::{diff_schema, SchemaChange};
 use super::text::{diff_text, TextDiff};
-use super::Norm;
 use crate::api::tools::{is_placeholder, Mechanism, ToolView};
 use crate::api::{MessagesRequest, Tool};
 

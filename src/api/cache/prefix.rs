@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::rules::{default_effort, strips_thinking};
 use super::{hash_of, CachePrefix, PrefixBlock, Region, Ttl};
 use crate::api::betas::BetaSet;
-use crate::api::normalize::canonical_json;
+use crate::api::normalize::comparison_key;
 use crate::api::span::object_members;
 use crate::api::{estimate_tokens, Block, BlockKind, MessagesRequest};
 
@@ -247,7 +247,7 @@ impl CachePrefix {
             .map_or_else(|| "-".to_string(), Value::to_string);
         let choice = choice.map_or_else(
             || "-".to_string(),
-            |c| canonical_json(&c, &["disable_parallel_tool_use"]),
+            |c| comparison_key(&c, &["disable_parallel_tool_use"]),
         );
         let effort = req
             .param("output_config")
@@ -263,7 +263,7 @@ impl CachePrefix {
             (
                 "thinking",
                 req.param("thinking")
-                    .map_or_else(|| "-".to_string(), |t| canonical_json(t, &[])),
+                    .map_or_else(|| "-".to_string(), |t| comparison_key(t, &[])),
             ),
             ("effort", effort),
         ];

@@ -1,4 +1,4 @@
-//! The analyzer's input model: each Messages exchange reduced to what the analyses need —
+//! The analyzer's request model: each Messages exchange reduced to what the analyses need —
 //! its session and thread (from the api layer's [`Canonicalizer`]), its cached prefix and
 //! cache keys ([`CachePrefix`]), recorded usage and whether agentwire made that usage up
 //! — and the tool calls, tool results and `<task-notification>`s the conversation
@@ -14,8 +14,7 @@ use crate::api::view::{exchange_response, Canonicalizer, Parsed};
 use crate::api::{BlockKind, MessagesRequest, ResponseBody, ResponseMessage, Usage};
 use crate::trace::{header_value, Exchange, SourceKind};
 
-use super::events::{cap, parse_notifications};
-pub use super::events::{Notification, ToolCall, ToolResult, RESULT_TEXT_CAP};
+use super::events::{cap, parse_notifications, Notification, ToolCall, ToolResult};
 
 /// One Messages request, reduced.
 #[derive(Clone, Debug)]
@@ -86,7 +85,7 @@ pub fn recorded_tokens(x: &Exchange) -> Option<(String, crate::api::prices::Toke
     let ResponseBody::Message(m) = exchange_response(x)? else {
         return None;
     };
-    let tokens = super::result::tokens_of(&m.usage)?;
+    let tokens = m.usage.tokens()?;
     Some((m.model.clone().unwrap_or_default(), tokens))
 }
 
