@@ -4,7 +4,22 @@
 
 use std::borrow::Cow;
 
+use serde::Serialize;
+
 use crate::api::normalize::{Hits, Normalizer};
+
+/// Replacements a normalization rule made.
+#[derive(Clone, Debug, Serialize)]
+pub struct NormalizedRow {
+    /// Rule name.
+    pub rule: String,
+    /// What it hides.
+    pub description: String,
+    /// Replacements made in A while comparing.
+    pub a: u64,
+    /// In B.
+    pub b: u64,
+}
 
 /// Normalization state of one comparison: the rules and the replacements made per side.
 pub(crate) struct Norm<'n> {
@@ -54,14 +69,14 @@ impl<'n> Norm<'n> {
         self.rules.header(name, v, &mut self.hits_b).into_owned()
     }
     /// One row per rule that fired, in rule order.
-    pub(crate) fn rows(&self) -> Vec<super::request::NormalizedRow> {
+    pub(crate) fn rows(&self) -> Vec<NormalizedRow> {
         self.rules
             .rules()
             .iter()
             .filter_map(|r| {
                 let a = self.hits_a.get(&r.name).copied().unwrap_or(0);
                 let b = self.hits_b.get(&r.name).copied().unwrap_or(0);
-                (a + b > 0).then(|| super::request::NormalizedRow {
+                (a + b > 0).then(|| NormalizedRow {
                     rule: r.name.clone(),
                     description: r.description.clone(),
                     a,

@@ -177,13 +177,7 @@ impl BuildInput<'_> {
         let obs = r.recorded.as_ref().and_then(Usage::tokens);
         let has_cache_fields = r.recorded.as_ref().is_some_and(|u| u.has_cache_fields());
         let (use_recorded, reason) = usage_choice(self.cfg.usage, &r, &obs);
-        let simulated = Tokens {
-            uncached: pred.uncached,
-            read: pred.read,
-            write_5m: pred.write_5m,
-            write_1h: pred.write_1h,
-            output: r.output_estimate,
-        };
+        let simulated = simulated(&pred, r.output_estimate);
         // The 1-hour writes of the figures the miss was found in.
         let (agrees, miss_written_1h) = match obs {
             Some(o) if use_recorded && has_cache_fields => reconcile(&mut pred, &o, &simulated),
@@ -197,6 +191,11 @@ impl BuildInput<'_> {
             pred.billed_as
                 .extra_cost_usd(p, pred.miss_tokens, miss_written_1h)
         });
+        let usage = if use_recorded {
+            "recorded"
+        } else {
+            "simulated"
+        };
         RequestRow {
             seq: r.seq,
             trace: r.trace,
@@ -205,22 +204,13 @@ impl BuildInput<'_> {
                 .get(r.trace)
                 .map_or_else(String::new, |i| i.path.clone()),
             exchange: r.exchange,
-            session: self
-                .session_of
-                .get(r.thread)
-                .and_then(|s| self.sessions.get(*s))
-                .map_or_else(String::new, |s| s.label.clone()),
+            session: self.session_label(r.thread),
             thread: self.labels.get(r.thread).cloned().unwrap_or_default(),
             turn: r.turn,
             at: r.at,
             model: r.model,
             cli_version: r.cli_version,
-            usage: if use_recorded {
-                "recorded"
-            } else {
-                "simulated"
-            }
-            .to_string(),
+            usage: usage.to_string(),
             usage_reason: reason,
             status: status(&pred.cause, tokens.read).to_string(),
             cause: pred.cause.clone(),
@@ -233,6 +223,14 @@ impl BuildInput<'_> {
             tokens,
             agrees,
         }
+    }
+
+    /// Session label of a global thread (empty when unknown).
+    fn session_label(&self, thread: usize) -> String {
+        self.session_of
+            .get(thread)
+            .and_then(|s| self.sessions.get(*s))
+            .map_or_else(String::new, |s| s.label.clone())
     }
 
     /// Session label of each global thread.
@@ -294,6 +292,17 @@ impl BuildInput<'_> {
         summary.sessions = self.sessions.len();
         summary.unpriced_models = unpriced;
         summary
+    }
+}
+
+/// The simulation's figures of a request, with `output` estimated tokens.
+fn simulated(pred: &CachePrediction, output: u64) -> Tokens {
+    Tokens {
+        uncached: pred.uncached,
+        read: pred.read,
+        write_5m: pred.write_5m,
+        write_1h: pred.write_1h,
+        output,
     }
 }
 
