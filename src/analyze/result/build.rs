@@ -1,5 +1,5 @@
 //! The whole report ([`Analysis`]) and how it is built from the detectors' output
-//! ([`Analysis::build`]): every request priced into a row ([`BuildInput::request_row`]),
+//! ([`Analysis::build`]): every request priced into a row (`request_row`),
 //! poll episodes and jobs into theirs, then the totals. Its JSON form is the
 //! `--format json` output, described by `schemas/analyze.schema.json`.
 
