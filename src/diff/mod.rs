@@ -11,11 +11,12 @@
 //!   ([`crate::api::normalize`]) hid volatile values.
 //! - [`gate`]: `--fail-on` flags and metrics for CI (the grammar is [`crate::gate`]'s).
 //! - [`matrix`]: the version × settings table over recorded traces.
+//! - [`norm`]: the normalization state of one comparison.
 
 pub mod gate;
 pub mod headers;
 pub mod matrix;
-mod norm;
+pub mod norm;
 pub mod request;
 pub mod resolve;
 pub mod schema;

@@ -1,6 +1,6 @@
-//! The normalization state of one comparison ([`Norm`]): the api layer's rules
+//! The normalization state of one comparison (the crate's `Norm`): the api layer's rules
 //! ([`crate::api::normalize`]) applied to side A and side B, with the replacements each
-//! side needed counted per rule for the report.
+//! side needed counted per rule for the report ([`NormalizedRow`]).
 
 use std::borrow::Cow;
 
