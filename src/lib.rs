@@ -24,6 +24,7 @@ pub mod analyze;
 pub mod api;
 pub mod capture;
 pub mod diff;
+pub mod gate;
 pub mod gzip;
 pub mod import;
 pub mod input;

@@ -27,13 +27,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::cause::{divergence, BilledAs, CachePrediction, MissCause};
-use super::input::Request;
-use crate::api::cache::{CachePrefix, Chain, Region, Ttl};
-
-/// Blocks before a breakpoint that a lookup also checks.
-pub const LOOKBACK_BLOCKS: usize = 20;
-/// Breakpoints a request may carry; further ones are ignored (the API rejects them).
-pub const MAX_BREAKPOINTS: usize = 4;
+use super::requests::Request;
+use crate::api::cache::{CachePrefix, Chain, Region, Ttl, LOOKBACK_BLOCKS, MAX_BREAKPOINTS};
 
 /// How TTLs are chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -4,8 +4,7 @@
 
 use serde::Serialize;
 
-use super::cache::LOOKBACK_BLOCKS;
-use crate::api::cache::{CachePrefix, Chain, Region};
+use crate::api::cache::{CachePrefix, Chain, Region, LOOKBACK_BLOCKS};
 use crate::api::prices::ModelPrice;
 
 /// Why a request read less from the cache than its reference had cached.

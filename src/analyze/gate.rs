@@ -1,139 +1,82 @@
-//! `--fail-on` expressions for CI gates: `METRIC OP VALUE`, e.g. `redundant-polls>5`,
-//! `cache-miss-cost>$0.50`, `cache-hit-rate<80%`.
+//! `analyze --fail-on`: the metrics a gate can name and their values in the totals
+//! ([`Totals`]), e.g. `redundant-polls>5`, `cache-miss-cost>$0.50`, `cache-hit-rate<80%`.
+//! The grammar is [`crate::gate`]'s, with levels as values.
 
-use super::result::Summary;
-use super::AnalyzeError;
+use super::result::Totals;
+use crate::gate::{Condition, Gate, GateError, Metrics, Values};
 
-/// Metric names and what they read from the summary.
-pub const METRICS: &[&str] = &[
-    "polls",
-    "redundant-polls",
-    "polls-after-notified",
-    "polls-while-pending",
-    "wasted-tokens",
-    "wasted-cost",
-    "cache-miss-tokens",
-    "cache-miss-cost",
-    "cache-hit-rate",
-    "total-cost",
-    "failed-jobs",
-    "unnotified-jobs",
+/// Metric names (each its own id); [`actual`] reads them from the totals.
+pub const METRICS: &[(&str, &str)] = &[
+    ("polls", "polls"),
+    ("redundant-polls", "redundant-polls"),
+    ("polls-after-notified", "polls-after-notified"),
+    ("polls-while-pending", "polls-while-pending"),
+    ("wasted-tokens", "wasted-tokens"),
+    ("wasted-cost", "wasted-cost"),
+    ("cache-miss-tokens", "cache-miss-tokens"),
+    ("cache-miss-cost", "cache-miss-cost"),
+    ("cache-hit-rate", "cache-hit-rate"),
+    ("total-cost", "total-cost"),
+    ("failed-jobs", "failed-jobs"),
+    ("unnotified-jobs", "unnotified-jobs"),
 ];
 
-/// A comparison operator.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    /// `>`
-    Gt,
-    /// `>=`
-    Ge,
-    /// `<`
-    Lt,
-    /// `<=`
-    Le,
-    /// `=` or `==`
-    Eq,
+/// What an `analyze` gate can name: no flags, the [`METRICS`], levels as values.
+pub fn metrics() -> Metrics {
+    let names: Vec<&str> = METRICS.iter().map(|(n, _)| *n).collect();
+    Metrics {
+        flags: &[],
+        names: METRICS,
+        values: Values::Level,
+        no_operator: "no operator (>, >=, <, <=, =)".into(),
+        hint: format!(
+            " (example: `redundant-polls>5`, `cache-miss-cost>$0.50`; metrics: {})",
+            names.join(", ")
+        ),
+    }
 }
 
-/// A parsed gate.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FailOn {
-    /// The expression as given.
-    pub expr: String,
-    /// Metric name (one of [`METRICS`]).
-    pub metric: String,
-    /// Operator.
-    pub op: Op,
-    /// Threshold (dollars for `*-cost`, a fraction for `cache-hit-rate`; `80%` = 0.8).
-    pub value: f64,
+/// Parse `METRIC OP VALUE` (spaces allowed, `$` and `%` accepted on the value; dollars
+/// for `*-cost`, a fraction for `cache-hit-rate`: `80%` = 0.8).
+///
+/// Errors: [`GateError::Bad`] naming the expression.
+pub fn parse(expr: &str) -> Result<Gate, GateError> {
+    crate::gate::parse(expr, &metrics())
 }
 
-impl FailOn {
-    /// Parse `METRIC OP VALUE` (spaces allowed, `$` and `%` accepted on the value).
-    ///
-    /// Errors: [`AnalyzeError::FailOn`] naming the expression.
-    pub fn parse(expr: &str) -> Result<FailOn, AnalyzeError> {
-        let err = |m: &str| AnalyzeError::FailOn {
-            expr: expr.to_string(),
-            message: m.to_string(),
-            metrics: METRICS.join(", "),
-        };
-        let s: String = expr.chars().filter(|c| !c.is_whitespace()).collect();
-        let pos = s
-            .find(['>', '<', '='])
-            .ok_or_else(|| err("no operator (>, >=, <, <=, =)"))?;
-        let metric = s[..pos].to_ascii_lowercase();
-        let rest = &s[pos..];
-        let (op, n) = if let Some(r) = rest.strip_prefix(">=") {
-            (Op::Ge, r)
-        } else if let Some(r) = rest.strip_prefix("<=") {
-            (Op::Le, r)
-        } else if let Some(r) = rest.strip_prefix("==") {
-            (Op::Eq, r)
-        } else if let Some(r) = rest.strip_prefix('>') {
-            (Op::Gt, r)
-        } else if let Some(r) = rest.strip_prefix('<') {
-            (Op::Lt, r)
-        } else {
-            (Op::Eq, &rest[1..])
-        };
-        if !METRICS.contains(&metric.as_str()) {
-            return Err(err(&format!("unknown metric {metric:?}")));
-        }
-        let (num, pct) = match n.trim_start_matches('$').strip_suffix('%') {
-            Some(p) => (p, true),
-            None => (n.trim_start_matches('$'), false),
-        };
-        // NaN and infinity compare false (or always true): a gate that can never trip.
-        let mut value: f64 = num
-            .parse()
-            .ok()
-            .filter(|v: &f64| v.is_finite())
-            .ok_or_else(|| err(&format!("{n:?} is not a finite number")))?;
-        if pct {
-            value /= 100.0;
-        }
-        Ok(FailOn {
-            expr: expr.to_string(),
-            metric,
-            op,
-            value,
-        })
+/// The value of `metric` (one of [`METRICS`]) in the totals.
+pub fn actual(metric: &str, s: &Totals) -> f64 {
+    let jobs = |k: &str| s.jobs_by_state.get(k).copied().unwrap_or(0) as f64;
+    match metric {
+        "polls" => s.polls as f64,
+        "redundant-polls" => s.redundant_polls as f64,
+        "polls-after-notified" => s.polls_after_notified as f64,
+        "polls-while-pending" => s.polls_while_pending as f64,
+        "wasted-tokens" => s.wasted_tokens as f64,
+        "wasted-cost" => s.wasted_cost_usd,
+        "cache-miss-tokens" => s.cache_miss_tokens as f64,
+        "cache-miss-cost" => s.cache_miss_cost_usd,
+        "cache-hit-rate" => s.cache_hit_rate,
+        "total-cost" => s.total_cost_usd,
+        "failed-jobs" => jobs("failed") + jobs("stopped"),
+        "unnotified-jobs" => jobs("no_notification"),
+        _ => 0.0,
     }
+}
 
-    /// The metric's value in a summary.
-    pub fn actual(&self, s: &Summary) -> f64 {
-        let jobs = |k: &str| s.jobs_by_state.get(k).copied().unwrap_or(0) as f64;
-        match self.metric.as_str() {
-            "polls" => s.polls as f64,
-            "redundant-polls" => s.redundant_polls as f64,
-            "polls-after-notified" => s.polls_after_notified as f64,
-            "polls-while-pending" => s.polls_while_pending as f64,
-            "wasted-tokens" => s.wasted_tokens as f64,
-            "wasted-cost" => s.wasted_cost_usd,
-            "cache-miss-tokens" => s.cache_miss_tokens as f64,
-            "cache-miss-cost" => s.cache_miss_cost_usd,
-            "cache-hit-rate" => s.cache_hit_rate,
-            "total-cost" => s.total_cost_usd,
-            "failed-jobs" => jobs("failed") + jobs("stopped"),
-            "unnotified-jobs" => jobs("no_notification"),
-            _ => 0.0,
-        }
-    }
-
-    /// `Some(message)` when the gate trips.
-    pub fn check(&self, s: &Summary) -> Option<String> {
-        let a = self.actual(s);
-        let v = self.value;
-        let trips = match self.op {
-            Op::Gt => a > v,
-            Op::Ge => a >= v,
-            Op::Lt => a < v,
-            Op::Le => a <= v,
-            Op::Eq => (a - v).abs() < 1e-9,
-        };
-        trips.then(|| format!("--fail-on {}: {} is {}", self.expr, self.metric, fmt_num(a)))
-    }
+/// `Some(message)` when gate `g` (parsed by [`parse`]) trips on the totals.
+pub fn check(g: &Gate, s: &Totals) -> Option<String> {
+    let Condition::Compare {
+        metric,
+        op,
+        threshold,
+    } = g.cond
+    else {
+        return None;
+    };
+    let a = actual(metric, s);
+    op.holds(a, threshold.value())
+        .then(|| format!("--fail-on {}: {} is {}", g.expr, metric, fmt_num(a)))
 }
 
 fn fmt_num(a: f64) -> String {
@@ -147,22 +90,29 @@ fn fmt_num(a: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gate::Op;
 
     #[test]
     fn parse_forms() {
-        let g = FailOn::parse("cache-miss-cost>$0.50").unwrap();
+        let (metric, op, value) = parse("cache-miss-cost>$0.50")
+            .unwrap()
+            .comparison()
+            .unwrap();
         assert_eq!(
-            (g.metric.as_str(), g.op, g.value),
+            (metric, op, value.value()),
             ("cache-miss-cost", Op::Gt, 0.5)
         );
-        let g = FailOn::parse("cache-hit-rate < 80%").unwrap();
-        assert_eq!((g.op, g.value), (Op::Lt, 0.8));
-        assert_eq!(FailOn::parse("redundant-polls>=5").unwrap().op, Op::Ge);
-        assert!(FailOn::parse("nonsense>1")
+        let (_, op, value) = parse("cache-hit-rate < 80%").unwrap().comparison().unwrap();
+        assert_eq!((op, value.value()), (Op::Lt, 0.8));
+        assert_eq!(
+            parse("redundant-polls>=5").unwrap().comparison().unwrap().1,
+            Op::Ge
+        );
+        assert!(parse("nonsense>1")
             .unwrap_err()
             .to_string()
             .contains("unknown metric"));
-        assert!(FailOn::parse("polls 5").is_err());
+        assert!(parse("polls 5").is_err());
         // Found by an adversarial test: thresholds that can never trip were accepted.
         for never in [
             "cache-miss-cost>$NaN",
@@ -170,7 +120,7 @@ mod tests {
             "polls>-inf",
             "polls<1e999",
         ] {
-            let e = FailOn::parse(never).unwrap_err().to_string();
+            let e = parse(never).unwrap_err().to_string();
             assert!(e.contains("not a finite number"), "{never}: {e}");
         }
     }

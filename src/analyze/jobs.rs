@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::input::{Notification, ToolCall};
+use super::events::{Notification, ToolCall, ToolResult};
 
 /// What kind of background work a job is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -93,6 +93,40 @@ pub struct Job {
     pub notified_seq: Option<usize>,
     /// The assistant said something finished while the job ran, before its notification.
     pub claimed_done_early: bool,
+}
+
+impl Job {
+    /// A job `start` started in thread `thread_label`, running since `started_at` (when
+    /// the start call's result was carried): nothing of its end seen yet (no
+    /// notification, exit code, artifact, polls or duplicate); its command is the start
+    /// call's input as JSON text.
+    pub fn running(
+        reference: String,
+        kind: JobKind,
+        start: &ToolCall,
+        thread_label: String,
+        started_at: DateTime<Utc>,
+    ) -> Job {
+        Job {
+            reference,
+            kind,
+            thread: start.thread,
+            thread_label,
+            tool: start.name.clone(),
+            command: start.input.to_string(),
+            start_call: start.id.clone(),
+            started_at,
+            notified_at: None,
+            state: JobState::Running,
+            exit_code: None,
+            artifact: None,
+            polls: 0,
+            duplicate_of: None,
+            tool_result_error: None,
+            notified_seq: None,
+            claimed_done_early: false,
+        }
+    }
 }
 
 /// One decision record per job (the fields the issue fixes).
@@ -191,134 +225,153 @@ pub fn find_jobs(
     labels: &[String],
     session_of: &[usize],
 ) -> Vec<Job> {
+    let mut jobs = start_jobs(calls, labels);
+    for j in &mut jobs {
+        if j.kind == JobKind::McpJob {
+            follow_status_calls(j, calls);
+        } else {
+            match_notification(j, notes, session_of);
+            j.claimed_done_early = claimed_done_early(j, calls, claims);
+        }
+    }
+    mark_duplicates(&mut jobs);
+    jobs
+}
+
+/// The jobs the calls start, in issue order: background commands and agents, and MCP
+/// calls whose result hands out a job id that a later call passes back.
+fn start_jobs(calls: &[ToolCall], labels: &[String]) -> Vec<Job> {
     let mut jobs: Vec<Job> = Vec::new();
     for c in calls {
         let Some(res) = &c.result else { continue };
         let label = labels.get(c.thread).cloned().unwrap_or_default();
-        if is_background(c) {
-            let (id, file) = background_ids(&res.text);
-            let command = c
-                .input
-                .get("command")
-                .or_else(|| c.input.get("prompt"))
-                .and_then(Value::as_str)
-                .map_or_else(|| c.input.to_string(), str::to_string);
-            jobs.push(Job {
-                reference: id.unwrap_or_else(|| c.id.clone()),
-                kind: if c.name == "Bash" {
-                    JobKind::BashBackground
-                } else {
-                    JobKind::BackgroundAgent
-                },
-                thread: c.thread,
-                thread_label: label,
-                tool: c.name.clone(),
-                command,
-                start_call: c.id.clone(),
-                started_at: res.at,
-                notified_at: None,
-                state: JobState::NoNotification,
-                exit_code: None,
-                artifact: file,
-                polls: 0,
-                duplicate_of: None,
-                tool_result_error: res.is_error.then(|| res.text.clone()),
-                notified_seq: None,
-                claimed_done_early: false,
-            });
-        } else if let Some(id) = mcp_job_id(&res.text) {
-            // A job only if a later call passes the id back (a status call).
-            let passed_back = calls.iter().any(|o| {
-                o.thread == c.thread
-                    && o.id != c.id
-                    && o.issued_at >= c.issued_at
-                    && input_mentions(&o.input, &id)
-            });
-            if !passed_back || jobs.iter().any(|j| j.reference == id) {
-                continue;
-            }
-            jobs.push(Job {
-                reference: id,
-                kind: JobKind::McpJob,
-                thread: c.thread,
-                thread_label: label,
-                tool: c.name.clone(),
-                command: c.input.to_string(),
-                start_call: c.id.clone(),
-                started_at: res.at,
-                notified_at: None,
-                state: JobState::Running,
-                exit_code: None,
-                artifact: None,
-                polls: 0,
-                duplicate_of: None,
-                tool_result_error: res.is_error.then(|| res.text.clone()),
-                notified_seq: None,
-                claimed_done_early: false,
-            });
+        let job = if is_background(c) {
+            Some(background_job(c, res, label))
+        } else {
+            mcp_job(c, res, label, calls, &jobs)
+        };
+        jobs.extend(job);
+    }
+    jobs
+}
+
+/// The job a `run_in_background` call started (its result names the task id and output
+/// file); `NoNotification` until a notification says otherwise.
+fn background_job(c: &ToolCall, res: &ToolResult, label: String) -> Job {
+    let (id, file) = background_ids(&res.text);
+    let command = c
+        .input
+        .get("command")
+        .or_else(|| c.input.get("prompt"))
+        .and_then(Value::as_str)
+        .map_or_else(|| c.input.to_string(), str::to_string);
+    let kind = if c.name == "Bash" {
+        JobKind::BashBackground
+    } else {
+        JobKind::BackgroundAgent
+    };
+    Job {
+        command,
+        state: JobState::NoNotification,
+        artifact: file,
+        tool_result_error: res.is_error.then(|| res.text.clone()),
+        ..Job::running(id.unwrap_or_else(|| c.id.clone()), kind, c, label, res.at)
+    }
+}
+
+/// The MCP job `c` started: its result carries a job id that a later call of the same
+/// thread passes back (a status call), and no earlier job has that id.
+fn mcp_job(
+    c: &ToolCall,
+    res: &ToolResult,
+    label: String,
+    calls: &[ToolCall],
+    jobs: &[Job],
+) -> Option<Job> {
+    let id = mcp_job_id(&res.text)?;
+    let passed_back = calls.iter().any(|o| {
+        o.thread == c.thread
+            && o.id != c.id
+            && o.issued_at >= c.issued_at
+            && input_mentions(&o.input, &id)
+    });
+    if !passed_back || jobs.iter().any(|j| j.reference == id) {
+        return None;
+    }
+    Some(Job {
+        tool_result_error: res.is_error.then(|| res.text.clone()),
+        ..Job::running(id, JobKind::McpJob, c, label, res.at)
+    })
+}
+
+/// A background task's notification (same session, by task id or start call): its
+/// time, state, exit code and output file.
+fn match_notification(j: &mut Job, notes: &[Notification], session_of: &[usize]) {
+    let n = notes.iter().find(|n| {
+        session_of.get(n.thread) == session_of.get(j.thread)
+            && (n.task_id == j.reference || n.tool_use_id.as_deref() == Some(j.start_call.as_str()))
+    });
+    if let Some(n) = n {
+        j.notified_at = Some(n.at);
+        j.notified_seq = Some(n.carried_by);
+        j.state = state_word(&n.status).unwrap_or(JobState::NoNotification);
+        j.exit_code = n.exit_code;
+        if j.artifact.is_none() {
+            j.artifact = n.output_file.clone();
         }
     }
-    // Notifications for background tasks.
-    for j in jobs.iter_mut().filter(|j| j.kind != JobKind::McpJob) {
-        let n = notes.iter().find(|n| {
-            session_of.get(n.thread) == session_of.get(j.thread)
-                && (n.task_id == j.reference
-                    || n.tool_use_id.as_deref() == Some(j.start_call.as_str()))
-        });
-        if let Some(n) = n {
-            j.notified_at = Some(n.at);
-            j.notified_seq = Some(n.carried_by);
-            j.state = state_word(&n.status).unwrap_or(JobState::NoNotification);
-            j.exit_code = n.exit_code;
-            if j.artifact.is_none() {
-                j.artifact = n.output_file.clone();
+}
+
+/// Status results of an MCP job's later calls: the first terminal status ends the job;
+/// the first error result is kept.
+fn follow_status_calls(j: &mut Job, calls: &[ToolCall]) {
+    for c in calls
+        .iter()
+        .filter(|c| c.thread == j.thread && c.id != j.start_call)
+    {
+        if !input_mentions(&c.input, &j.reference) {
+            continue;
+        }
+        let Some(res) = &c.result else { continue };
+        if res.is_error && j.tool_result_error.is_none() {
+            j.tool_result_error = Some(res.text.clone());
+        }
+        let v: Value = serde_json::from_str(res.text.trim()).unwrap_or(Value::Null);
+        let st = v
+            .get("status")
+            .or_else(|| v.get("state"))
+            .and_then(Value::as_str)
+            .and_then(state_word);
+        if let Some(st) = st {
+            if st != JobState::Running && j.notified_at.is_none() {
+                j.state = st;
+                j.notified_at = Some(res.at);
+                j.notified_seq = Some(res.carried_by);
+                j.artifact = artifact_in(&v);
+                j.exit_code = v.get("exit_code").and_then(Value::as_i64);
             }
         }
     }
-    // Status results for MCP jobs: the first terminal status ends the job.
-    for j in jobs.iter_mut().filter(|j| j.kind == JobKind::McpJob) {
-        for c in calls
+}
+
+/// True when the assistant said something finished in the job's thread between its
+/// start and its notification.
+fn claimed_done_early(j: &Job, calls: &[ToolCall], claims: &[(usize, usize)]) -> bool {
+    let start = calls
+        .iter()
+        .find(|c| c.id == j.start_call)
+        .and_then(|c| c.result.as_ref())
+        .map(|r| r.carried_by);
+    match (start, j.notified_seq) {
+        (Some(a), Some(b)) => claims
             .iter()
-            .filter(|c| c.thread == j.thread && c.id != j.start_call)
-        {
-            if !input_mentions(&c.input, &j.reference) {
-                continue;
-            }
-            let Some(res) = &c.result else { continue };
-            if res.is_error && j.tool_result_error.is_none() {
-                j.tool_result_error = Some(res.text.clone());
-            }
-            let v: Value = serde_json::from_str(res.text.trim()).unwrap_or(Value::Null);
-            let st = v
-                .get("status")
-                .or_else(|| v.get("state"))
-                .and_then(Value::as_str)
-                .and_then(state_word);
-            if let Some(st) = st {
-                if st != JobState::Running && j.notified_at.is_none() {
-                    j.state = st;
-                    j.notified_at = Some(res.at);
-                    j.notified_seq = Some(res.carried_by);
-                    j.artifact = artifact_in(&v);
-                    j.exit_code = v.get("exit_code").and_then(Value::as_i64);
-                }
-            }
-        }
+            .any(|&(t, s)| t == j.thread && s >= a && s < b),
+        _ => false,
     }
-    // Completion claimed by the assistant between the start and the notification.
-    for j in jobs.iter_mut().filter(|j| j.kind != JobKind::McpJob) {
-        let start = calls
-            .iter()
-            .find(|c| c.id == j.start_call)
-            .and_then(|c| c.result.as_ref())
-            .map(|r| r.carried_by);
-        if let (Some(a), Some(b)) = (start, j.notified_seq) {
-            j.claimed_done_early = claims
-                .iter()
-                .any(|&(t, s)| t == j.thread && s >= a && s < b);
-        }
-    }
-    // Duplicates: the same command started again while an earlier start still ran.
+}
+
+/// Duplicates: the same command started again while an earlier start still ran.
+fn mark_duplicates(jobs: &mut [Job]) {
     for i in 0..jobs.len() {
         for k in 0..i {
             let (a, b) = (&jobs[k], &jobs[i]);
@@ -329,7 +382,6 @@ pub fn find_jobs(
             }
         }
     }
-    jobs
 }
 
 /// True when `id` appears in a string of `input` as a whole token (not inside a longer

@@ -15,11 +15,15 @@ pub mod tasks;
 #[cfg(test)]
 mod tests;
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use crate::analyze::events::{Notification, ToolCall};
+use crate::trace::mcp::McpTransport;
 use crate::trace::McpRecord;
-use tasks::{TaskKind, TERMINAL};
+use calls::Call;
+use tasks::{Task, TaskKind, TERMINAL};
 
 /// The MCP part of `analyze`'s report (`mcp` in its JSON).
 #[derive(Clone, Debug, Default, Serialize)]
@@ -198,15 +202,67 @@ pub fn analyze(
     let mut sorted: Vec<(usize, McpRecord)> = records.to_vec();
     sorted.sort_by_key(|(t, r)| (*t, r.at));
     let (calls, mcp_notes, facts) = calls::pair(&sorted);
-    let mut a = McpAnalysis::default();
-    for ((trace, server), f) in &facts {
-        a.summary.messages += f.messages;
-        a.servers.push(ServerRow {
+    let mut a = McpAnalysis {
+        servers: server_rows(&facts),
+        methods: method_rows(&calls),
+        ..McpAnalysis::default()
+    };
+    a.summary.messages = facts.iter().map(|(_, f)| f.messages).sum();
+    for m in &a.methods {
+        a.summary.requests += m.calls;
+        a.summary.errors += m.errors;
+        a.summary.unanswered += m.unanswered;
+    }
+    let found = tasks::find_tasks(&calls, &mcp_notes);
+    let links = tasks::link_model_calls(model, &calls);
+    let served_by: HashMap<usize, usize> = links
+        .iter()
+        .enumerate()
+        .filter_map(|(m, l)| l.map(|(c, _)| (c, m)))
+        .collect();
+    for t in &found {
+        let start_model = served_by.get(&t.start).map(|&m| model[m].1);
+        let linked_polls: Vec<usize> = t
+            .status_calls
+            .iter()
+            .filter(|c| served_by.contains_key(c))
+            .copied()
+            .collect();
+        let row = task_row(t, &calls, start_model, &linked_polls, notes);
+        a.summary.add_task(&row, t.kind == TaskKind::Protocol);
+        a.tasks.push(row);
+    }
+    a.links = link_rows(model, &links, &found, &calls, labels);
+    a.summary.linked_calls = links.iter().filter(|l| l.is_some()).count();
+    a.summary.unlinked_calls = links.len() - a.summary.linked_calls;
+    a
+}
+
+impl McpSummary {
+    /// Count one task's row.
+    fn add_task(&mut self, row: &TaskRow, protocol: bool) {
+        self.tasks += 1;
+        self.protocol_tasks += usize::from(protocol);
+        self.tasks_get += row.tasks_get;
+        self.polls_too_fast += row.polls_too_fast;
+        self.polls_after_terminal += row.polls_after_terminal;
+        self.model_polls += row.model_polls;
+        self.model_redundant_polls += row.model_redundant_polls;
+        self.backgrounded += usize::from(row.backgrounded);
+        self.notified += usize::from(row.result_via == "notification");
+    }
+}
+
+/// One row per server and trace.
+fn server_rows(facts: &calls::FactsByServer) -> Vec<ServerRow> {
+    facts
+        .iter()
+        .map(|((trace, server), f)| ServerRow {
             trace: *trace,
             server: server.clone(),
             transport: match f.transport {
-                Some(crate::trace::mcp::McpTransport::Http) => "http".into(),
-                Some(crate::trace::mcp::McpTransport::Stdio) => "stdio".into(),
+                Some(McpTransport::Http) => "http".into(),
+                Some(McpTransport::Stdio) => "stdio".into(),
                 _ => "unknown".into(),
             },
             protocol_version: f.protocol_version.clone(),
@@ -215,137 +271,142 @@ pub fn analyze(
             messages: f.messages,
             raw_messages: f.raw_messages,
             last_event: f.last_event.clone(),
-        });
-    }
-    a.methods = method_rows(&calls);
-    for m in &a.methods {
-        a.summary.requests += m.calls;
-        a.summary.errors += m.errors;
-        a.summary.unanswered += m.unanswered;
-    }
-    let found = tasks::find_tasks(&calls, &mcp_notes);
-    let links = tasks::link_model_calls(model, &calls);
-    let served_by: std::collections::HashMap<usize, usize> = links
-        .iter()
-        .enumerate()
-        .filter_map(|(m, l)| l.map(|(c, _)| (c, m)))
-        .collect();
-    for t in &found {
-        let start_model = served_by.get(&t.start).map(|&m| model[m].1);
-        let terminal_at = t.terminal_at();
-        let linked_polls: Vec<usize> = t
-            .status_calls
-            .iter()
-            .filter(|c| served_by.contains_key(c))
-            .copied()
-            .collect();
-        let redundant = linked_polls
-            .iter()
-            .filter(|&&c| terminal_at.is_some_and(|ta| ta <= calls[c].at))
-            .count();
-        // An error result (the CLI refused the task handle) hands nothing back to wait for.
-        let model_result_at = start_model
-            .and_then(|m| m.result.as_ref())
-            .filter(|r| !r.is_error)
-            .map(|r| r.at);
-        let backgrounded = match (model_result_at, terminal_at) {
-            (Some(r), Some(ta)) => r < ta,
-            (Some(_), None) => true,
-            _ => false,
-        };
-        let notified = start_model
-            .and_then(|m| tasks::notification_for(notes, &m.id, &t.id))
-            .is_some_and(|n| TERMINAL.contains(&n.status.as_str()) || n.status == "stopped");
-        let polled_to_end = linked_polls.iter().any(|&c| {
-            let text = calls[c]
-                .result
-                .as_ref()
-                .map(tasks::result_text)
-                .unwrap_or_default();
-            tasks::state_in_text(&text).is_some_and(|s| TERMINAL.contains(&s))
-        });
-        let result_via = if model_result_at.is_some() && !backgrounded {
-            "tool_result"
-        } else if notified {
-            "notification"
-        } else if polled_to_end {
-            "model_poll"
-        } else {
-            "none"
-        };
-        let start = &calls[t.start];
-        let row = TaskRow {
-            trace: t.trace,
-            server: t.server.clone(),
-            task_id: t.id.clone(),
-            kind: match t.kind {
-                TaskKind::Protocol => "protocol",
-                TaskKind::ToolJob => "tool_job",
-            },
-            tool: start
-                .params
-                .get("name")
-                .and_then(|v| v.as_str())
-                .unwrap_or("")
-                .into(),
-            states: t.states.iter().map(|(_, s, _)| s.clone()).collect(),
-            terminal: t.terminal().map(str::to_string),
-            duration_ms: terminal_at.map(|ta| (ta - start.at).num_milliseconds()),
-            poll_interval_ms: t.poll_interval_ms,
-            tasks_get: t.tasks_get.len(),
-            polls_too_fast: t.polls_too_fast,
-            polls_after_terminal: t.polls_after_terminal,
-            tasks_result: t.tasks_result.len(),
-            notifications: t.notifications,
-            model_polls: linked_polls.len(),
-            model_redundant_polls: redundant,
-            backgrounded,
-            result_via,
-            started_by: start_model.map(|m| m.id.clone()),
-        };
-        let s = &mut a.summary;
-        s.tasks += 1;
-        s.protocol_tasks += usize::from(t.kind == TaskKind::Protocol);
-        s.tasks_get += row.tasks_get;
-        s.polls_too_fast += row.polls_too_fast;
-        s.polls_after_terminal += row.polls_after_terminal;
-        s.model_polls += row.model_polls;
-        s.model_redundant_polls += row.model_redundant_polls;
-        s.backgrounded += usize::from(row.backgrounded);
-        s.notified += usize::from(row.result_via == "notification");
-        a.tasks.push(row);
-    }
-    for (m, ((_, call), link)) in model.iter().zip(&links).enumerate() {
-        let _ = m;
-        let served = link.map(|(c, _)| c);
-        let task = served.and_then(|c| {
-            found.iter().find_map(|t| {
-                if t.start == c {
-                    Some(("start", t.id.clone()))
-                } else if t.status_calls.contains(&c) {
-                    Some(("status_poll", t.id.clone()))
-                } else {
-                    None
-                }
-            })
-        });
-        a.summary.linked_calls += usize::from(link.is_some());
-        a.summary.unlinked_calls += usize::from(link.is_none());
-        a.links.push(LinkRow {
-            thread: labels.get(call.thread).cloned().unwrap_or_default(),
-            tool_use_id: call.id.clone(),
-            tool: call.name.clone(),
-            server: served.map(|c| calls[c].server.clone()),
-            linked_by: link.map(|(_, how)| how),
-            role: task.as_ref().map_or("call", |(r, _)| *r),
-            task_id: task.map(|(_, id)| id),
-            mcp_ms: served.and_then(|c| calls[c].latency_ms()),
-        });
-    }
-    a
+        })
+        .collect()
 }
 
-fn method_rows(calls: &[calls::Call]) -> Vec<MethodRow> {
+/// The row of task `t`: `start_model` is the model's call that started it and
+/// `linked_polls` the status calls the model made, when linked.
+fn task_row(
+    t: &Task,
+    calls: &[Call],
+    start_model: Option<&ToolCall>,
+    linked_polls: &[usize],
+    notes: &[Notification],
+) -> TaskRow {
+    let terminal_at = t.terminal_at();
+    let redundant = linked_polls
+        .iter()
+        .filter(|&&c| terminal_at.is_some_and(|ta| ta <= calls[c].at))
+        .count();
+    let (backgrounded, result_via) = result_path(t, calls, start_model, linked_polls, notes);
+    let start = &calls[t.start];
+    TaskRow {
+        trace: t.trace,
+        server: t.server.clone(),
+        task_id: t.id.clone(),
+        kind: match t.kind {
+            TaskKind::Protocol => "protocol",
+            TaskKind::ToolJob => "tool_job",
+        },
+        tool: start
+            .params
+            .get("name")
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .into(),
+        states: t.states.iter().map(|(_, s, _)| s.clone()).collect(),
+        terminal: t.terminal().map(str::to_string),
+        duration_ms: terminal_at.map(|ta| (ta - start.at).num_milliseconds()),
+        poll_interval_ms: t.poll_interval_ms,
+        tasks_get: t.tasks_get.len(),
+        polls_too_fast: t.polls_too_fast,
+        polls_after_terminal: t.polls_after_terminal,
+        tasks_result: t.tasks_result.len(),
+        notifications: t.notifications,
+        model_polls: linked_polls.len(),
+        model_redundant_polls: redundant,
+        backgrounded,
+        result_via,
+        started_by: start_model.map(|m| m.id.clone()),
+    }
+}
+
+/// Whether the CLI handed the model control before task `t` ended (backgrounded), and
+/// how the result reached the model: `tool_result`, `notification`, `model_poll` or
+/// `none`.
+fn result_path(
+    t: &Task,
+    calls: &[Call],
+    start_model: Option<&ToolCall>,
+    linked_polls: &[usize],
+    notes: &[Notification],
+) -> (bool, &'static str) {
+    let terminal_at = t.terminal_at();
+    // An error result (the CLI refused the task handle) hands nothing back to wait for.
+    let model_result_at = start_model
+        .and_then(|m| m.result.as_ref())
+        .filter(|r| !r.is_error)
+        .map(|r| r.at);
+    let backgrounded = match (model_result_at, terminal_at) {
+        (Some(r), Some(ta)) => r < ta,
+        (Some(_), None) => true,
+        _ => false,
+    };
+    let notified = start_model
+        .and_then(|m| tasks::notification_for(notes, &m.id, &t.id))
+        .is_some_and(|n| TERMINAL.contains(&n.status.as_str()) || n.status == "stopped");
+    let polled_to_end = linked_polls.iter().any(|&c| {
+        let text = calls[c]
+            .result
+            .as_ref()
+            .map(tasks::result_text)
+            .unwrap_or_default();
+        tasks::state_in_text(&text).is_some_and(|s| TERMINAL.contains(&s))
+    });
+    let via = if model_result_at.is_some() && !backgrounded {
+        "tool_result"
+    } else if notified {
+        "notification"
+    } else if polled_to_end {
+        "model_poll"
+    } else {
+        "none"
+    };
+    (backgrounded, via)
+}
+
+/// One row per model-level MCP tool call: the `tools/call` that served it (`links`, by
+/// model call) and the task it started or polled.
+fn link_rows(
+    model: &[(usize, &ToolCall)],
+    links: &[Option<(usize, &'static str)>],
+    found: &[Task],
+    calls: &[Call],
+    labels: &[String],
+) -> Vec<LinkRow> {
+    model
+        .iter()
+        .zip(links)
+        .map(|((_, call), link)| {
+            let served = link.map(|(c, _)| c);
+            let task = served.and_then(|c| {
+                found.iter().find_map(|t| {
+                    if t.start == c {
+                        Some(("start", t.id.clone()))
+                    } else if t.status_calls.contains(&c) {
+                        Some(("status_poll", t.id.clone()))
+                    } else {
+                        None
+                    }
+                })
+            });
+            LinkRow {
+                thread: labels.get(call.thread).cloned().unwrap_or_default(),
+                tool_use_id: call.id.clone(),
+                tool: call.name.clone(),
+                server: served.map(|c| calls[c].server.clone()),
+                linked_by: link.map(|(_, how)| how),
+                role: task.as_ref().map_or("call", |(r, _)| *r),
+                task_id: task.map(|(_, id)| id),
+                mcp_ms: served.and_then(|c| calls[c].latency_ms()),
+            }
+        })
+        .collect()
+}
+
+/// One row per server, method and sender, with latencies.
+fn method_rows(calls: &[Call]) -> Vec<MethodRow> {
     let mut rows: Vec<(MethodRow, Vec<f64>)> = Vec::new();
     for c in calls {
         let sender = if c.to_server { "client" } else { "server" };

@@ -5,7 +5,8 @@
 //!
 //! The rule (docs/analyze.md, "What counts as a poll"): a poll repeats a status query —
 //! - `same_call`: the same tool with the same input after normalization (an MCP
-//!   `get_status(job)`; inputs compared as canonical JSON without `description`);
+//!   `get_status(job)`; inputs compared by their comparison key without `description`,
+//!   [`comparison_key`]);
 //! - `shell_inspect`: the same inspect-only Bash command after normalization (`tail`,
 //!   `cat`, `ls`, `grep`, `echo`, `ps`, ...; `sleep N` waits and whitespace dropped), so
 //!   `grep -n foo a.rs` and `grep -n bar a.rs` are two queries — work, not polling;
@@ -29,9 +30,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::input::{Notification, ToolCall};
-use super::jobs::{input_mentions, Job, JobState};
-use crate::api::normalize::{canonical_json, Hits, Normalizer};
+use super::events::{Notification, ToolCall};
+use super::jobs::{input_mentions, Job, JobKind, JobState};
+use crate::api::normalize::{comparison_key, Hits, Normalizer};
 
 /// Commands that only inspect state.
 pub const INSPECT_COMMANDS: &[&str] = &[
@@ -258,7 +259,7 @@ pub fn target_of(c: &ToolCall, task_files: &HashMap<String, String>) -> Option<P
     if changes_state(&c.name) {
         return None;
     }
-    let query = format!("{}({})", c.name, canonical_json(&c.input, &["description"]));
+    let query = format!("{}({})", c.name, comparison_key(&c.input, &["description"]));
     Some(PollTarget {
         kind: PollKind::SameCall,
         key: query.clone(),
@@ -319,6 +320,38 @@ pub fn find_episodes(
     jobs: &mut [Job],
     labels: &[String],
 ) -> Vec<Episode> {
+    let groups = group_by_query(calls, jobs);
+    let norm = Normalizer::defaults();
+    let mut episodes = Vec::new();
+    for (thread, PollTarget { kind, target, key }, group) in groups {
+        if group.len() < 2 && kind != PollKind::TaskOutput {
+            continue;
+        }
+        let first = group[0];
+        let job_idx = watched_job(jobs, thread, &key, first);
+        let polls = polls_of(&group, job_idx.map(|i| &jobs[i]), notes, &norm);
+        if let Some(i) = job_idx {
+            jobs[i].polls += polls.len();
+        }
+        episodes.push(Episode {
+            thread,
+            thread_label: labels.get(thread).cloned().unwrap_or_default(),
+            kind,
+            tool: first.name.clone(),
+            target,
+            job: job_idx.map(|i| jobs[i].reference.clone()),
+            polls,
+        });
+    }
+    episodes
+}
+
+/// The calls that can be polls, grouped by thread and query in order of first call
+/// (a job's start call is never a poll of it).
+fn group_by_query<'c>(
+    calls: &'c [ToolCall],
+    jobs: &[Job],
+) -> Vec<(usize, PollTarget, Vec<&'c ToolCall>)> {
     let task_files: HashMap<String, String> = jobs
         .iter()
         .filter_map(|j| {
@@ -349,84 +382,76 @@ pub fn find_episodes(
             }
         }
     }
-    let norm = Normalizer::defaults();
-    let mut episodes = Vec::new();
-    for (thread, PollTarget { kind, target, key }, group) in groups {
-        if group.len() < 2 && kind != PollKind::TaskOutput {
-            continue;
-        }
-        // The job this episode watches: named in the target or inputs, else the latest
-        // background job of the thread started before the first poll.
-        let first = group[0];
-        let job_idx = jobs
-            .iter()
-            .position(|j| {
-                j.thread == thread
-                    && (key == format!("task:{}", j.reference)
-                        || input_mentions(&first.input, &j.reference))
-            })
-            .or_else(|| {
-                jobs.iter()
-                    .enumerate()
-                    .rev()
-                    .find(|(_, j)| {
-                        j.thread == thread
-                            && j.started_at <= first.issued_at
-                            && j.kind != super::jobs::JobKind::McpJob
-                            && j.notified_at.is_none_or(|t| t >= first.issued_at)
-                    })
-                    .map(|(i, _)| i)
-            });
-        let job = job_idx.map(|i| &jobs[i]);
-        let mut polls = Vec::new();
-        let mut prev: Option<&str> = None;
-        for c in &group {
-            let now = c.result.as_ref().map(|r| r.text.as_str());
-            let equal_by = match (prev, now) {
-                (Some(p), Some(n)) => equal_results(&norm, p, n),
-                _ => None,
-            };
-            let redundant = equal_by.is_some();
-            let after_notified = job.is_some_and(|j| {
-                j.state != JobState::Running
-                    && j.notified_seq.is_some_and(|s| s <= c.issued_by)
-                    && j.notified_at.is_some()
-            });
-            let while_pending = job.is_some_and(|j| {
-                j.kind != super::jobs::JobKind::McpJob
-                    && c.result.as_ref().is_some_and(|r| {
-                        notes
-                            .iter()
-                            .any(|n| n.carried_by == r.carried_by && (n.task_id == j.reference))
-                    })
-            });
-            polls.push(Poll {
-                call: c.id.clone(),
-                at: c.issued_at,
-                redundant,
-                equal_by: equal_by.unwrap_or_default(),
-                after_notified,
-                while_pending,
-                triggered: c.result.as_ref().map(|r| r.carried_by),
-            });
-            if now.is_some() {
-                prev = now;
-            }
-        }
-        if let Some(i) = job_idx {
-            jobs[i].polls += polls.len();
-        }
-        episodes.push(Episode {
-            thread,
-            thread_label: labels.get(thread).cloned().unwrap_or_default(),
-            kind,
-            tool: first.name.clone(),
-            target,
-            job: job_idx.map(|i| jobs[i].reference.clone()),
-            polls,
+    groups
+}
+
+/// The job an episode of query `key` in `thread` watches: named in the target or the
+/// first poll's input, else the latest background job of the thread started before the
+/// first poll and not notified before it.
+fn watched_job(jobs: &[Job], thread: usize, key: &str, first: &ToolCall) -> Option<usize> {
+    jobs.iter()
+        .position(|j| {
+            j.thread == thread
+                && (key == format!("task:{}", j.reference)
+                    || input_mentions(&first.input, &j.reference))
+        })
+        .or_else(|| {
+            jobs.iter()
+                .enumerate()
+                .rev()
+                .find(|(_, j)| {
+                    j.thread == thread
+                        && j.started_at <= first.issued_at
+                        && j.kind != JobKind::McpJob
+                        && j.notified_at.is_none_or(|t| t >= first.issued_at)
+                })
+                .map(|(i, _)| i)
+        })
+}
+
+/// The polls of one episode, in order: each compared with the last result seen before
+/// it, and placed against the watched `job`'s notification.
+fn polls_of(
+    group: &[&ToolCall],
+    job: Option<&Job>,
+    notes: &[Notification],
+    norm: &Normalizer,
+) -> Vec<Poll> {
+    let mut polls = Vec::new();
+    let mut prev: Option<&str> = None;
+    for c in group {
+        let now = c.result.as_ref().map(|r| r.text.as_str());
+        let equal_by = match (prev, now) {
+            (Some(p), Some(n)) => equal_results(norm, p, n),
+            _ => None,
+        };
+        let after_notified = job.is_some_and(|j| {
+            j.state != JobState::Running
+                && j.notified_seq.is_some_and(|s| s <= c.issued_by)
+                && j.notified_at.is_some()
         });
+        let while_pending = job.is_some_and(|j| {
+            j.kind != JobKind::McpJob
+                && c.result.as_ref().is_some_and(|r| {
+                    notes
+                        .iter()
+                        .any(|n| n.carried_by == r.carried_by && (n.task_id == j.reference))
+                })
+        });
+        polls.push(Poll {
+            call: c.id.clone(),
+            at: c.issued_at,
+            redundant: equal_by.is_some(),
+            equal_by: equal_by.unwrap_or_default(),
+            after_notified,
+            while_pending,
+            triggered: c.result.as_ref().map(|r| r.carried_by),
+        });
+        if now.is_some() {
+            prev = now;
+        }
     }
-    episodes
+    polls
 }
 
 #[cfg(test)]
@@ -552,24 +577,10 @@ mod tests {
     }
 
     fn job(reference: &str, kind: super::super::jobs::JobKind, start: &str, started: i64) -> Job {
+        let start = call(start, "Bash", Value::Null, 0, None);
         Job {
-            reference: reference.into(),
-            kind,
-            thread: 0,
-            thread_label: "main".into(),
-            tool: "Bash".into(),
             command: String::new(),
-            start_call: start.into(),
-            started_at: at(started),
-            notified_at: None,
-            state: JobState::Running,
-            exit_code: None,
-            artifact: None,
-            polls: 0,
-            duplicate_of: None,
-            tool_result_error: None,
-            notified_seq: None,
-            claimed_done_early: false,
+            ..Job::running(reference.into(), kind, &start, "main".into(), at(started))
         }
     }
 

@@ -5,13 +5,16 @@
 //! its bytes and where it starts, so a part whose bytes *and* span match one parsed
 //! earlier is the same value: it is shared ([`Arc`]) instead of parsed again.
 //!
+//! A [`Memo`] is generic over the part it holds; the parser keeps one per kind (messages,
+//! tool definitions) and passes its parse function to [`remembered`].
+//!
 //! The memo is per thread (the analyzer prepares requests on every core) and bounded:
 //! per kind of part, two generations of at most [`GENERATION_BYTES`] each (bytes of the
 //! parts' spans);
 //! a full generation becomes the old one and the older one is dropped, so what recent
 //! requests used stays and memory stays flat on any trace.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::thread::LocalKey;
@@ -19,7 +22,6 @@ use std::thread::LocalKey;
 use xxhash_rust::xxh3::xxh3_128;
 
 use super::span::Span;
-use super::{Message, Tool};
 
 /// Bytes of request parts (span lengths) one generation remembers per thread.
 pub const GENERATION_BYTES: usize = 6 << 20;
@@ -34,11 +36,20 @@ struct Key {
     digest: u128,
 }
 
-/// Two generations of parsed parts of one kind.
-struct Memo<T> {
+thread_local! {
+    /// Bumped by [`forget`]: a memo remembered under an older epoch is emptied before
+    /// its next use.
+    static EPOCH: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Two generations of parsed parts of one kind (`T`: a message, a tool definition). The
+/// parser keeps one per kind in a `thread_local!` and asks it through [`remembered`].
+pub struct Memo<T> {
     current: HashMap<Key, Arc<T>>,
     previous: HashMap<Key, Arc<T>>,
     current_bytes: usize,
+    /// The [`EPOCH`] its parts were remembered under.
+    epoch: u64,
 }
 
 impl<T> Default for Memo<T> {
@@ -47,6 +58,7 @@ impl<T> Default for Memo<T> {
             current: HashMap::new(),
             previous: HashMap::new(),
             current_bytes: 0,
+            epoch: EPOCH.with(Cell::get),
         }
     }
 }
@@ -69,20 +81,25 @@ impl<T> Memo<T> {
         self.current_bytes += key.span.len();
         self.current.insert(key, part);
     }
+
+    /// Empty it if [`forget`] was called since its parts were remembered.
+    fn refresh(&mut self) {
+        let epoch = EPOCH.with(Cell::get);
+        if self.epoch != epoch {
+            *self = Memo::default();
+        }
+    }
 }
 
-thread_local! {
-    static MESSAGES: RefCell<Memo<Message>> = RefCell::new(Memo::default());
-    static TOOLS: RefCell<Memo<Tool>> = RefCell::new(Memo::default());
-}
-
-/// Forget every part this thread remembers (benchmarks use it to time parsing itself).
+/// Forget every part this thread remembers (benchmarks use it to time parsing itself);
+/// each memo lets go of its parts at its next use.
 pub fn forget() {
-    MESSAGES.with(|m| *m.borrow_mut() = Memo::default());
-    TOOLS.with(|m| *m.borrow_mut() = Memo::default());
+    EPOCH.with(|e| e.set(e.get() + 1));
 }
 
-fn remembered<T>(
+/// The part at `span` of `body`: the one `memo` holds from the same bytes at the same
+/// span, else `parse()`'s (remembered for the next request).
+pub fn remembered<T>(
     memo: &'static LocalKey<RefCell<Memo<T>>>,
     body: &[u8],
     span: Span,
@@ -95,7 +112,12 @@ fn remembered<T>(
         span,
         digest: xxh3_128(span.slice(body)),
     };
-    if let Some(p) = memo.with(|m| m.borrow_mut().get(&key)) {
+    let found = memo.with(|m| {
+        let mut m = m.borrow_mut();
+        m.refresh();
+        m.get(&key)
+    });
+    if let Some(p) = found {
         return p;
     }
     let p = Arc::new(parse());
@@ -103,20 +125,23 @@ fn remembered<T>(
     p
 }
 
-/// The message at `span` of `body`: the one parsed earlier from the same bytes at the same
-/// span, else `parse()`'s (remembered for the next request).
-pub fn message(body: &[u8], span: Span, parse: impl FnOnce() -> Message) -> Arc<Message> {
-    remembered(&MESSAGES, body, span, parse)
-}
-
-/// The tool definition at `span` of `body`, as [`message`] does for messages.
-pub fn tool(body: &[u8], span: Span, parse: impl FnOnce() -> Tool) -> Arc<Tool> {
-    remembered(&TOOLS, body, span, parse)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::{Message, Tool};
+
+    thread_local! {
+        static MESSAGES: RefCell<Memo<Message>> = RefCell::new(Memo::default());
+        static TOOLS: RefCell<Memo<Tool>> = RefCell::new(Memo::default());
+    }
+
+    fn message(body: &[u8], span: Span, parse: impl FnOnce() -> Message) -> Arc<Message> {
+        remembered(&MESSAGES, body, span, parse)
+    }
+
+    fn tool(body: &[u8], span: Span, parse: impl FnOnce() -> Tool) -> Arc<Tool> {
+        remembered(&TOOLS, body, span, parse)
+    }
 
     fn parsed_message(role: &str) -> Message {
         Message {

@@ -5,13 +5,23 @@
 //! `max_tokens`, `thinking`, `tool_choice`, `stream`, `metadata`, ...). Unknown top-level
 //! keys are kept in [`MessagesRequest::params`] and flagged by [`Param::known`].
 
+use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
 use super::content::Block;
+use super::memo::{remembered, Memo};
 use super::span::{array_items, document, object_members, Member, Span};
 use super::ApiError;
+
+thread_local! {
+    /// Messages parsed on this thread, shared by the requests that resend them
+    /// ([`super::memo`]).
+    static MESSAGES: RefCell<Memo<Message>> = RefCell::new(Memo::default());
+    /// Tool definitions parsed on this thread, likewise.
+    static TOOLS: RefCell<Memo<Tool>> = RefCell::new(Memo::default());
+}
 
 /// Top-level keys of a Messages request that the API documents, other than `model`,
 /// `system`, `tools` and `messages`.
@@ -246,14 +256,14 @@ impl MessagesRequest {
                     req.tools_span = Some(value);
                     req.tools = array_items(body, value)
                         .into_iter()
-                        .map(|s| super::memo::tool(body, s, || parse_tool(body, s)))
+                        .map(|s| remembered(&TOOLS, body, s, || parse_tool(body, s)))
                         .collect();
                 }
                 "messages" => {
                     req.messages_span = Some(value);
                     req.messages = array_items(body, value)
                         .into_iter()
-                        .map(|s| super::memo::message(body, s, || parse_message(body, s)))
+                        .map(|s| remembered(&MESSAGES, body, s, || parse_message(body, s)))
                         .collect();
                 }
                 _ => req.params.push(Param {

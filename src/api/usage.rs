@@ -7,6 +7,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::prices::Tokens;
+
 /// Usage figures in tokens. Every field is optional: absent means "not reported".
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
@@ -114,6 +116,24 @@ impl Usage {
             .unwrap_or(0)
             .saturating_add(self.cache_creation_input_tokens.unwrap_or(0))
             .saturating_add(self.cache_read_input_tokens.unwrap_or(0))
+    }
+
+    /// The figures as [`Tokens`] (the 1-hour writes are the reported
+    /// `ephemeral_1h_input_tokens`, at most all writes; the rest are 5-minute writes).
+    /// `None` when the usage has neither input nor output tokens.
+    pub fn tokens(&self) -> Option<Tokens> {
+        if self.input_tokens.is_none() && self.output_tokens.is_none() {
+            return None;
+        }
+        let write = self.cache_creation_input_tokens.unwrap_or(0);
+        let w1 = self.ephemeral_1h_input_tokens.unwrap_or(0).min(write);
+        Some(Tokens {
+            uncached: self.input_tokens.unwrap_or(0),
+            read: self.cache_read_input_tokens.unwrap_or(0),
+            write_5m: write - w1,
+            write_1h: w1,
+            output: self.output_tokens.unwrap_or(0),
+        })
     }
 }
 

@@ -10,11 +10,11 @@ use super::{out, usage, DEGRADED, GATE_TRIPPED};
 use crate::cli::{AnalysisArgs, AnalyzeArgs};
 
 pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
-    use agentwire::analyze::{self, FailOn};
+    use agentwire::analyze;
     let gates = a
         .fail_on
         .iter()
-        .map(|e| FailOn::parse(e))
+        .map(|e| analyze::gate::parse(e))
         .collect::<Result<Vec<_>, _>>()
         .map_err(usage)?;
     let cfg = config(&a.settings)?;
@@ -38,7 +38,7 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
     let mut code = warnings(&result);
     let tripped: Vec<String> = gates
         .iter()
-        .filter_map(|g| g.check(&result.summary))
+        .filter_map(|g| analyze::gate::check(g, &result.summary))
         .collect();
     for t in &tripped {
         message!("{t}");

@@ -14,12 +14,12 @@ use super::{
 use crate::cli::{DiffArgs, LimitArgs, ReplyArgs, RouteArg};
 
 pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
-    use agentwire::diff::{self, Gate, Mode};
+    use agentwire::diff::{self, Mode};
     let gates = a
         .fail_on
         .iter()
         .filter(|e| !e.trim().is_empty())
-        .map(|e| Gate::parse(e))
+        .map(|e| diff::gate::parse(e))
         .collect::<Result<Vec<_>, _>>()
         .map_err(usage)?;
     let norm = super::normalizer_soon(a.rules.as_deref(), a.no_normalize)?;

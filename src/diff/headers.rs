@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::Norm;
+use super::norm::Norm;
 use crate::api::betas::{BetaSet, BETA_HEADER};
 
 /// A header whose value differs.

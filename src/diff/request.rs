@@ -5,9 +5,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::headers::{diff_headers, HeadersDiff};
+use super::norm::{Norm, NormalizedRow};
 use super::text::{diff_text, TextDiff};
 use super::tools::{diff_tools, ToolSide, ToolsDiff};
-use super::{DiffError, Norm};
+use super::DiffError;
 use crate::api::normalize::Normalizer;
 use crate::api::tools::ToolView;
 use crate::api::{estimate_tokens, Message, MessagesRequest};
@@ -148,19 +149,6 @@ pub struct InjectedItem {
     pub b_bytes: usize,
     /// Text diff (normalized).
     pub diff: TextDiff,
-}
-
-/// Replacements a normalization rule made.
-#[derive(Clone, Debug, Serialize)]
-pub struct NormalizedRow {
-    /// Rule name.
-    pub rule: String,
-    /// What it hides.
-    pub description: String,
-    /// Replacements made in A while comparing.
-    pub a: u64,
-    /// In B.
-    pub b: u64,
 }
 
 /// The diff of two requests.

@@ -7,7 +7,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::Norm;
+use super::norm::Norm;
 
 /// One change of an input schema.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -96,6 +96,21 @@ fn required(v: &Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
+impl SchemaChange {
+    /// A change of `change` at `path` from `a` to `b`, without property facts (added by
+    /// [`attach_facts`]).
+    fn new(path: String, change: &str, a: Option<String>, b: Option<String>) -> SchemaChange {
+        SchemaChange {
+            path,
+            change: change.to_string(),
+            a,
+            b,
+            a_property: None,
+            b_property: None,
+        }
+    }
+}
+
 /// Append the changes from schema `a` to schema `b` at `path` to `out`. Keyword values are
 /// compared after normalization.
 pub(crate) fn diff_schema(
@@ -109,18 +124,34 @@ pub(crate) fn diff_schema(
         return;
     }
     let (Some(oa), Some(ob)) = (a.as_object(), b.as_object()) else {
-        out.push(SchemaChange {
-            a_property: None,
-            b_property: None,
-            path: path.to_string(),
-            change: "schema".into(),
-            a: Some(compact(a)),
-            b: Some(compact(b)),
-        });
+        let (ca, cb) = (Some(compact(a)), Some(compact(b)));
+        out.push(SchemaChange::new(path.to_string(), "schema", ca, cb));
         return;
     };
-    // Keywords of this node: type, description, default, then others by name.
-    // Properties follow in document order (serde_json `preserve_order`).
+    keyword_changes(path, oa, ob, out, norm);
+    property_changes(path, a, b, out, norm);
+    required_changes(path, a, b, out);
+    match (a.get("items"), b.get("items")) {
+        (Some(ia), Some(ib)) => diff_schema(&format!("{path}[]"), ia, ib, out, norm),
+        (None, None) => {}
+        (ia, ib) => out.push(SchemaChange::new(
+            format!("{path}[]"),
+            if ia.is_none() { "added" } else { "removed" },
+            ia.map(compact),
+            ib.map(compact),
+        )),
+    }
+}
+
+/// Keywords of one node whose values differ: type, description, default, then others by
+/// name (the structural ones, [`STRUCTURAL`], are compared by the other steps).
+fn keyword_changes(
+    path: &str,
+    oa: &Map<String, Value>,
+    ob: &Map<String, Value>,
+    out: &mut Vec<SchemaChange>,
+    norm: &mut Norm,
+) {
     let mut keys: Vec<&String> = oa.keys().chain(ob.keys()).collect();
     keys.sort_by_key(|k| (rank(k), k.to_string()));
     keys.dedup();
@@ -134,80 +165,58 @@ pub(crate) fn diff_schema(
         if xa.map(|v| norm.quiet_value(v)) != xb.map(|v| norm.quiet_value(v)) {
             let na = xa.map(|v| norm.quiet(&compact(v)));
             let nb = xb.map(|v| norm.quiet(&compact(v)));
-            out.push(SchemaChange {
-                a_property: None,
-                b_property: None,
-                path: path.to_string(),
-                change: k.to_string(),
-                a: na,
-                b: nb,
-            });
+            out.push(SchemaChange::new(path.to_string(), k, na, nb));
         }
     }
+}
+
+/// Properties removed, added or changed (recursing), in document order (serde_json
+/// `preserve_order`): A's first, then B's new ones.
+fn property_changes(
+    path: &str,
+    a: &Value,
+    b: &Value,
+    out: &mut Vec<SchemaChange>,
+    norm: &mut Norm,
+) {
     let empty = Map::new();
     let pa = props(a).unwrap_or(&empty);
     let pb = props(b).unwrap_or(&empty);
     for (k, va) in pa {
         match pb.get(k) {
-            None => out.push(SchemaChange {
-                a_property: None,
-                b_property: None,
-                path: join(path, k),
-                change: "removed".into(),
-                a: va.get("type").map(compact),
-                b: None,
-            }),
+            None => {
+                let ty = va.get("type").map(compact);
+                out.push(SchemaChange::new(join(path, k), "removed", ty, None));
+            }
             Some(vb) => diff_schema(&join(path, k), va, vb, out, norm),
         }
     }
     for (k, vb) in pb {
         if !pa.contains_key(k) {
-            out.push(SchemaChange {
-                a_property: None,
-                b_property: None,
-                path: join(path, k),
-                change: "added".into(),
-                a: None,
-                b: vb.get("type").map(compact),
-            });
+            let ty = vb.get("type").map(compact);
+            out.push(SchemaChange::new(join(path, k), "added", None, ty));
         }
     }
+}
+
+/// Names that became required, then names that stopped being required.
+fn required_changes(path: &str, a: &Value, b: &Value, out: &mut Vec<SchemaChange>) {
     let (ra, rb) = (required(a), required(b));
-    for r in &rb {
-        if !ra.contains(r) {
-            out.push(SchemaChange {
-                a_property: None,
-                b_property: None,
-                path: join(path, r),
-                change: "required_added".into(),
-                a: None,
-                b: None,
-            });
-        }
+    for r in rb.iter().filter(|r| !ra.contains(r)) {
+        out.push(SchemaChange::new(
+            join(path, r),
+            "required_added",
+            None,
+            None,
+        ));
     }
-    for r in &ra {
-        if !rb.contains(r) {
-            out.push(SchemaChange {
-                a_property: None,
-                b_property: None,
-                path: join(path, r),
-                change: "required_removed".into(),
-                a: None,
-                b: None,
-            });
-        }
-    }
-    match (a.get("items"), b.get("items")) {
-        (Some(ia), Some(ib)) => diff_schema(&format!("{path}[]"), ia, ib, out, norm),
-        (None, None) => {}
-        (ia, ib) => out.push(SchemaChange {
-            a_property: None,
-            b_property: None,
-            path: format!("{path}[]"),
-            change: if ia.is_none() { "added" } else { "removed" }.into(),
-            a: ia.map(compact),
-            b: ib.map(compact),
-        }),
+    for r in ra.iter().filter(|r| !rb.contains(r)) {
+        out.push(SchemaChange::new(
+            join(path, r),
+            "required_removed",
+            None,
+            None,
+        ));
     }
 }
 

@@ -17,8 +17,8 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use super::gate::GateResult;
-use super::input::Resolved;
 use super::request::{diff_parsed, RequestDiff, RequestSide};
+use super::resolve::Resolved;
 use super::DiffError;
 use crate::api::normalize::Normalizer;
 use crate::api::view::Canonicalizer;
@@ -76,10 +76,10 @@ pub struct DiffReport {
 
 impl DiffReport {
     /// Evaluate gates against every comparison and store the results.
-    pub fn apply_gates(&mut self, gates: &[super::Gate]) {
+    pub fn apply_gates(&mut self, gates: &[crate::gate::Gate]) {
         self.gates = gates
             .iter()
-            .map(|g| g.evaluate(&self.comparisons))
+            .map(|g| super::gate::evaluate(g, &self.comparisons))
             .collect();
     }
 

@@ -5,14 +5,15 @@
 //! The words (loaded, deferred, announced, deferred definition, placeholder, fetched) are
 //! the api layer's ([`crate::api::tools`]); the glossary is in `docs/diff.md`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use super::norm::Norm;
 use super::schema::{diff_schema, SchemaChange};
 use super::text::{diff_text, TextDiff};
-use super::Norm;
 use crate::api::tools::{is_placeholder, Mechanism, ToolView};
 use crate::api::{MessagesRequest, Tool};
 
@@ -180,40 +181,32 @@ pub(crate) struct ToolSide<'a> {
     pub body: &'a [u8],
 }
 
-/// Diff the tool definitions of two requests.
-pub(crate) fn diff_tools<'a>(a: &ToolSide<'a>, b: &ToolSide<'a>, norm: &mut Norm) -> ToolsDiff {
-    let text_a = a.req.tools_span.map(|s| s.slice(a.body));
-    let text_b = b.req.tools_span.map(|s| s.slice(b.body));
-    let raw_same = match (&text_a, &text_b) {
-        (Some(x), Some(y)) => x == y,
-        (None, None) => true,
-        _ => false,
-    };
-    let (view_a, view_b) = (ToolView::of(a.req), ToolView::of(b.req));
-    let ann_a = view_a.announced;
-    let ann_b = view_b.announced;
-    // Tools pair by name and, for a name defined more than once, by occurrence: the k-th
-    // `Bash` of A with the k-th `Bash` of B.
-    type Key<'a> = (&'a str, usize);
-    let keyed = |tools: &'a [std::sync::Arc<Tool>]| -> Vec<(Key<'a>, &'a Tool)> {
-        let mut count: std::collections::HashMap<&str, usize> = Default::default();
-        tools
-            .iter()
-            .map(|t| {
-                let k = count.entry(t.name.as_str()).or_default();
-                *k += 1;
-                ((t.name.as_str(), *k - 1), &**t)
-            })
-            .collect()
-    };
-    let (tools_a, tools_b) = (keyed(&a.req.tools), keyed(&b.req.tools));
-    let keys_a: Vec<Key> = tools_a.iter().map(|(k, _)| *k).collect();
-    let keys_b: Vec<Key> = tools_b.iter().map(|(k, _)| *k).collect();
-    let (by_key_a, by_key_b): (
-        std::collections::HashMap<Key, &Tool>,
-        std::collections::HashMap<Key, &Tool>,
-    ) = (tools_a.into_iter().collect(), tools_b.into_iter().collect());
-    let mut names: Vec<(&str, usize)> = Vec::new();
+/// A tool's key on one side: its name and occurrence (the k-th `Bash` of A pairs with
+/// the k-th `Bash` of B).
+type Key<'a> = (&'a str, usize);
+
+/// The tools of one side with their keys, in order.
+fn keyed(tools: &[Arc<Tool>]) -> Vec<(Key<'_>, &Tool)> {
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    tools
+        .iter()
+        .map(|t| {
+            let k = count.entry(t.name.as_str()).or_default();
+            *k += 1;
+            ((t.name.as_str(), *k - 1), &**t)
+        })
+        .collect()
+}
+
+/// Every key of either side once, in order: A's tools, A's announced names, B's tools,
+/// B's announced names.
+fn all_keys<'a>(
+    keys_a: &[Key<'a>],
+    ann_a: &'a [String],
+    keys_b: &[Key<'a>],
+    ann_b: &'a [String],
+) -> Vec<Key<'a>> {
+    let mut names: Vec<Key<'a>> = Vec::new();
     let mut seen = BTreeSet::new();
     for n in keys_a
         .iter()
@@ -226,23 +219,70 @@ pub(crate) fn diff_tools<'a>(a: &ToolSide<'a>, b: &ToolSide<'a>, norm: &mut Norm
             names.push(n);
         }
     }
-    let mut d = ToolsDiff {
-        identical: raw_same,
-        a_mechanisms: view_a.mechanisms,
-        b_mechanisms: view_b.mechanisms,
-        a_announced: ann_a.clone(),
-        b_announced: ann_b.clone(),
-        added: vec![],
-        removed: vec![],
-        deferred: vec![],
-        undeferred: vec![],
-        announced: vec![],
-        unannounced: vec![],
-        fetched: vec![],
-        unfetched: vec![],
-        changed: vec![],
-        entries: vec![],
+    names
+}
+
+impl ToolsDiff {
+    /// No tools filed yet.
+    fn new(identical: bool, a: ToolView, b: ToolView) -> ToolsDiff {
+        ToolsDiff {
+            identical,
+            a_mechanisms: a.mechanisms,
+            b_mechanisms: b.mechanisms,
+            a_announced: a.announced,
+            b_announced: b.announced,
+            added: vec![],
+            removed: vec![],
+            deferred: vec![],
+            undeferred: vec![],
+            announced: vec![],
+            unannounced: vec![],
+            fetched: vec![],
+            unfetched: vec![],
+            changed: vec![],
+            entries: vec![],
+        }
+    }
+
+    /// Keep `entry`, and its name in the list of its status (every status but `same`).
+    fn file(&mut self, entry: ToolEntry) {
+        let list = match entry.status {
+            ToolStatus::Added => &mut self.added,
+            ToolStatus::Removed => &mut self.removed,
+            ToolStatus::Deferred => &mut self.deferred,
+            ToolStatus::Undeferred => &mut self.undeferred,
+            ToolStatus::Announced => &mut self.announced,
+            ToolStatus::Unannounced => &mut self.unannounced,
+            ToolStatus::Fetched => &mut self.fetched,
+            ToolStatus::Unfetched => &mut self.unfetched,
+            ToolStatus::Changed => &mut self.changed,
+            ToolStatus::Same => {
+                self.entries.push(entry);
+                return;
+            }
+        };
+        list.push(entry.name.clone());
+        self.entries.push(entry);
+    }
+}
+
+/// Diff the tool definitions of two requests.
+pub(crate) fn diff_tools<'a>(a: &ToolSide<'a>, b: &ToolSide<'a>, norm: &mut Norm) -> ToolsDiff {
+    let text_a = a.req.tools_span.map(|s| s.slice(a.body));
+    let text_b = b.req.tools_span.map(|s| s.slice(b.body));
+    let raw_same = match (&text_a, &text_b) {
+        (Some(x), Some(y)) => x == y,
+        (None, None) => true,
+        _ => false,
     };
+    let mut d = ToolsDiff::new(raw_same, ToolView::of(a.req), ToolView::of(b.req));
+    let (ann_a, ann_b) = (d.a_announced.clone(), d.b_announced.clone());
+    let (tools_a, tools_b) = (keyed(&a.req.tools), keyed(&b.req.tools));
+    let keys_a: Vec<Key> = tools_a.iter().map(|(k, _)| *k).collect();
+    let keys_b: Vec<Key> = tools_b.iter().map(|(k, _)| *k).collect();
+    let names = all_keys(&keys_a, &ann_a, &keys_b, &ann_b);
+    let by_key_a: HashMap<Key, &Tool> = tools_a.into_iter().collect();
+    let by_key_b: HashMap<Key, &Tool> = tools_b.into_iter().collect();
     for (name, k) in names {
         let (ta, tb) = (
             by_key_a.get(&(name, k)).copied(),
@@ -258,24 +298,7 @@ pub(crate) fn diff_tools<'a>(a: &ToolSide<'a>, b: &ToolSide<'a>, norm: &mut Norm
         if k > 0 {
             entry.name = format!("{name} (definition {})", k + 1);
         }
-        let name = entry.name.clone();
-        let list = match entry.status {
-            ToolStatus::Added => &mut d.added,
-            ToolStatus::Removed => &mut d.removed,
-            ToolStatus::Deferred => &mut d.deferred,
-            ToolStatus::Undeferred => &mut d.undeferred,
-            ToolStatus::Announced => &mut d.announced,
-            ToolStatus::Unannounced => &mut d.unannounced,
-            ToolStatus::Fetched => &mut d.fetched,
-            ToolStatus::Unfetched => &mut d.unfetched,
-            ToolStatus::Changed => &mut d.changed,
-            ToolStatus::Same => {
-                d.entries.push(entry);
-                continue;
-            }
-        };
-        list.push(name.to_string());
-        d.entries.push(entry);
+        d.file(entry);
     }
     // Arrays whose bytes differ are the same after normalization when both are there,
     // every tool is the same after normalization, and they come in the same order.

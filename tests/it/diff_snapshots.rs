@@ -49,9 +49,9 @@ pub fn report() -> diff::DiffReport {
     let b = resolved("b.jsonl", B, "beta-two,beta-three", "test-cli/1.1.0 (x)");
     let mut r = diff::diff_inputs(&a, &b, Mode::First, &Normalizer::defaults()).unwrap();
     r.apply_gates(&[
-        diff::Gate::parse("tools-removed").unwrap(),
-        diff::Gate::parse("schema-bytes>+5%").unwrap(),
-        diff::Gate::parse("schema-bytes>+10%").unwrap(),
+        diff::gate::parse("tools-removed").unwrap(),
+        diff::gate::parse("schema-bytes>+5%").unwrap(),
+        diff::gate::parse("schema-bytes>+10%").unwrap(),
     ]);
     r
 }

@@ -170,137 +170,29 @@ fn mentions(text: &str, word: &str) -> bool {
 
 /// Find every task in `calls` (sorted by time) and follow it.
 pub fn find_tasks(calls: &[Call], notes: &[Note]) -> Vec<Task> {
-    let mut tasks: Vec<Task> = Vec::new();
-    let mut by_id: HashMap<(usize, String, String), usize> = HashMap::new();
-    // Result texts of tools/call answers, computed once (job ids are looked up in them).
-    let texts: Vec<String> = calls
-        .iter()
-        .map(|c| match (&c.result, c.method.as_str()) {
-            (Some(r), "tools/call") => result_text(r),
-            _ => String::new(),
-        })
-        .collect();
+    let mut f = Finder {
+        calls,
+        // Result texts of tools/call answers, computed once (job ids are looked up in
+        // them).
+        texts: calls
+            .iter()
+            .map(|c| match (&c.result, c.method.as_str()) {
+                (Some(r), "tools/call") => result_text(r),
+                _ => String::new(),
+            })
+            .collect(),
+        tasks: Vec::new(),
+        by_id: HashMap::new(),
+    };
     for (i, c) in calls.iter().enumerate() {
-        let key = |id: &str| (c.trace, c.server.clone(), id.to_string());
         match c.method.as_str() {
-            "tools/call" => {
-                if let Some((id, st, pi, _)) = c.result.as_ref().and_then(task_handle) {
-                    let mut t = new_task(c, i, &id, TaskKind::Protocol);
-                    t.poll_interval_ms = pi;
-                    t.observe(c.answered_at.unwrap_or(c.at), &st, "created");
-                    by_id.insert(key(&id), tasks.len());
-                    tasks.push(t);
-                    continue;
-                }
-                let mut args = Vec::new();
-                strings(c.params.get("arguments").unwrap_or(&Value::Null), &mut args);
-                for v in args {
-                    let ti = match by_id.get(&key(v)) {
-                        Some(&ti) => Some(ti),
-                        // A new job id must be long enough not to be a common word.
-                        None if v.len() < MIN_JOB_ID => None,
-                        None => job_start(calls, &texts, i, v).map(|j| {
-                            let mut t = new_task(&calls[j], j, v, TaskKind::ToolJob);
-                            let text = calls[j]
-                                .result
-                                .as_ref()
-                                .map(result_text)
-                                .unwrap_or_default();
-                            let at = calls[j].answered_at.unwrap_or(calls[j].at);
-                            t.observe(
-                                at,
-                                state_in_text(&text).unwrap_or("working"),
-                                "start_result",
-                            );
-                            by_id.insert(key(v), tasks.len());
-                            tasks.push(t);
-                            tasks.len() - 1
-                        }),
-                    };
-                    if let Some(ti) = ti {
-                        let t = &mut tasks[ti];
-                        t.status_calls.push(i);
-                        let text = c.result.as_ref().map(result_text).unwrap_or_default();
-                        if let (Some(st), Some(at)) = (state_in_text(&text), c.answered_at) {
-                            t.observe(at, st, "status_tool");
-                        }
-                        break;
-                    }
-                }
-            }
-            "tasks/get" | "tasks/result" | "tasks/cancel" => {
-                let Some(id) = c.params.get("taskId").and_then(Value::as_str) else {
-                    continue;
-                };
-                let Some(&ti) = by_id.get(&key(id)) else {
-                    continue;
-                };
-                let t = &mut tasks[ti];
-                let at = c.answered_at.unwrap_or(c.at);
-                match c.method.as_str() {
-                    "tasks/get" => {
-                        let last_look = t
-                            .tasks_get
-                            .last()
-                            .map(|&g| calls[g].at)
-                            .or(calls[t.start].answered_at);
-                        if let (Some(prev), Some(pi)) = (last_look, t.poll_interval_ms) {
-                            if ((c.at - prev).num_milliseconds()) < pi as i64 {
-                                t.polls_too_fast += 1;
-                            }
-                        }
-                        t.tasks_get.push(i);
-                        if let Some(r) = &c.result {
-                            if let Some(p) = r
-                                .get("pollIntervalMs")
-                                .or(r.get("pollInterval"))
-                                .and_then(Value::as_u64)
-                            {
-                                t.poll_interval_ms = Some(p);
-                            }
-                            if let Some(st) = r.get("status").and_then(Value::as_str) {
-                                t.observe(at, st, "tasks/get");
-                            }
-                        }
-                    }
-                    "tasks/result" => {
-                        t.tasks_result.push(i);
-                        if c.result.is_some() {
-                            t.observe(at, "completed", "tasks/result");
-                        } else if c.error.is_some() {
-                            t.observe(at, "failed", "tasks/result");
-                        }
-                    }
-                    _ => {
-                        if c.result.is_some() {
-                            t.observe(at, "cancelled", "tasks/cancel");
-                        }
-                    }
-                }
-            }
+            "tools/call" => f.tools_call(i),
+            "tasks/get" | "tasks/result" | "tasks/cancel" => f.task_request(i),
             _ => {}
         }
     }
-    for n in notes.iter().filter(|n| {
-        !n.to_server
-            && matches!(
-                n.method.as_str(),
-                "notifications/tasks/status" | "notifications/tasks"
-            )
-    }) {
-        let Some(id) = n.params.get("taskId").and_then(Value::as_str) else {
-            continue;
-        };
-        if let Some(t) = tasks
-            .iter_mut()
-            .find(|t| t.server == n.server && t.id == id)
-        {
-            t.notifications += 1;
-            if let Some(st) = n.params.get("status").and_then(Value::as_str) {
-                t.observe(n.at, st, "notification");
-            }
-        }
-    }
+    f.notifications(notes);
+    let mut tasks = f.tasks;
     // A poll sent after the client had seen the end (a poll's answer or a notification)
     // is redundant.
     for t in &mut tasks {
@@ -313,6 +205,160 @@ pub fn find_tasks(calls: &[Call], notes: &[Note]) -> Vec<Task> {
             .count();
     }
     tasks
+}
+
+/// The tasks found so far, by `(trace, server, id)`.
+struct Finder<'c> {
+    calls: &'c [Call],
+    texts: Vec<String>,
+    tasks: Vec<Task>,
+    by_id: HashMap<(usize, String, String), usize>,
+}
+
+fn key(c: &Call, id: &str) -> (usize, String, String) {
+    (c.trace, c.server.clone(), id.to_string())
+}
+
+impl Finder<'_> {
+    /// `tools/call` number `i`: a protocol task when answered with a task handle, else a
+    /// status call of the first task (or new tool job) an argument names.
+    fn tools_call(&mut self, i: usize) {
+        let calls = self.calls;
+        let c = &calls[i];
+        if let Some((id, st, pi, _)) = c.result.as_ref().and_then(task_handle) {
+            let mut t = new_task(c, i, &id, TaskKind::Protocol);
+            t.poll_interval_ms = pi;
+            t.observe(c.answered_at.unwrap_or(c.at), &st, "created");
+            self.by_id.insert(key(c, &id), self.tasks.len());
+            self.tasks.push(t);
+            return;
+        }
+        let mut args = Vec::new();
+        strings(c.params.get("arguments").unwrap_or(&Value::Null), &mut args);
+        for v in args {
+            let ti = match self.by_id.get(&key(c, v)) {
+                Some(&ti) => Some(ti),
+                // A new job id must be long enough not to be a common word.
+                None if v.len() < MIN_JOB_ID => None,
+                None => self.start_tool_job(i, v),
+            };
+            if let Some(ti) = ti {
+                let t = &mut self.tasks[ti];
+                t.status_calls.push(i);
+                let text = c.result.as_ref().map(result_text).unwrap_or_default();
+                if let (Some(st), Some(at)) = (state_in_text(&text), c.answered_at) {
+                    t.observe(at, st, "status_tool");
+                }
+                break;
+            }
+        }
+    }
+
+    /// A tool job with id `v`, started by the earlier call whose result mentions it
+    /// (see [`job_start`]); its index among the tasks.
+    fn start_tool_job(&mut self, i: usize, v: &str) -> Option<usize> {
+        let calls = self.calls;
+        let j = job_start(calls, &self.texts, i, v)?;
+        let mut t = new_task(&calls[j], j, v, TaskKind::ToolJob);
+        let text = calls[j]
+            .result
+            .as_ref()
+            .map(result_text)
+            .unwrap_or_default();
+        let at = calls[j].answered_at.unwrap_or(calls[j].at);
+        t.observe(
+            at,
+            state_in_text(&text).unwrap_or("working"),
+            "start_result",
+        );
+        self.by_id.insert(key(&calls[i], v), self.tasks.len());
+        self.tasks.push(t);
+        Some(self.tasks.len() - 1)
+    }
+
+    /// `tasks/get`, `tasks/result` or `tasks/cancel` number `i` of a known task.
+    fn task_request(&mut self, i: usize) {
+        let calls = self.calls;
+        let c = &calls[i];
+        let Some(id) = c.params.get("taskId").and_then(Value::as_str) else {
+            return;
+        };
+        let Some(&ti) = self.by_id.get(&key(c, id)) else {
+            return;
+        };
+        let t = &mut self.tasks[ti];
+        let at = c.answered_at.unwrap_or(c.at);
+        match c.method.as_str() {
+            "tasks/get" => tasks_get(t, calls, i),
+            "tasks/result" => {
+                t.tasks_result.push(i);
+                if c.result.is_some() {
+                    t.observe(at, "completed", "tasks/result");
+                } else if c.error.is_some() {
+                    t.observe(at, "failed", "tasks/result");
+                }
+            }
+            _ => {
+                if c.result.is_some() {
+                    t.observe(at, "cancelled", "tasks/cancel");
+                }
+            }
+        }
+    }
+
+    /// The server's task status notifications.
+    fn notifications(&mut self, notes: &[Note]) {
+        for n in notes.iter().filter(|n| {
+            !n.to_server
+                && matches!(
+                    n.method.as_str(),
+                    "notifications/tasks/status" | "notifications/tasks"
+                )
+        }) {
+            let Some(id) = n.params.get("taskId").and_then(Value::as_str) else {
+                continue;
+            };
+            if let Some(t) = self
+                .tasks
+                .iter_mut()
+                .find(|t| t.server == n.server && t.id == id)
+            {
+                t.notifications += 1;
+                if let Some(st) = n.params.get("status").and_then(Value::as_str) {
+                    t.observe(n.at, st, "notification");
+                }
+            }
+        }
+    }
+}
+
+/// `tasks/get` number `i` of task `t`: too fast when sent sooner than the poll interval
+/// after the previous look; its answer's interval and status.
+fn tasks_get(t: &mut Task, calls: &[Call], i: usize) {
+    let c = &calls[i];
+    let last_look = t
+        .tasks_get
+        .last()
+        .map(|&g| calls[g].at)
+        .or(calls[t.start].answered_at);
+    if let (Some(prev), Some(pi)) = (last_look, t.poll_interval_ms) {
+        if ((c.at - prev).num_milliseconds()) < pi as i64 {
+            t.polls_too_fast += 1;
+        }
+    }
+    t.tasks_get.push(i);
+    if let Some(r) = &c.result {
+        if let Some(p) = r
+            .get("pollIntervalMs")
+            .or(r.get("pollInterval"))
+            .and_then(Value::as_u64)
+        {
+            t.poll_interval_ms = Some(p);
+        }
+        if let Some(st) = r.get("status").and_then(Value::as_str) {
+            t.observe(c.answered_at.unwrap_or(c.at), st, "tasks/get");
+        }
+    }
 }
 
 fn new_task(c: &Call, i: usize, id: &str, kind: TaskKind) -> Task {

@@ -24,7 +24,10 @@ use serde_json::Value;
 use xxhash_rust::xxh3::Xxh3;
 
 pub use prefix::BILLING_HEADER;
-pub use rules::{default_effort, strips_thinking, InvalidationRule, INVALIDATION_RULES};
+pub use rules::{
+    default_effort, strips_thinking, InvalidationRule, INVALIDATION_RULES, LOOKBACK_BLOCKS,
+    MAX_BREAKPOINTS,
+};
 
 /// Which part of the prompt prefix a block belongs to (the cache prefix order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::rules::{default_effort, strips_thinking};
 use super::{hash_of, CachePrefix, PrefixBlock, Region, Ttl};
 use crate::api::betas::BetaSet;
-use crate::api::normalize::canonical_json;
+use crate::api::normalize::comparison_key;
 use crate::api::span::object_members;
 use crate::api::{estimate_tokens, Block, BlockKind, MessagesRequest};
 
@@ -158,120 +158,14 @@ impl CachePrefix {
     pub fn of(req: &MessagesRequest, body: &[u8], betas: &BetaSet) -> CachePrefix {
         let model = req.model.clone().unwrap_or_default();
         let mut blocks = Vec::new();
-        let mut tools = Vec::new();
-        let mut deferred_bytes = 0usize;
-        for (i, t) in req.tools.iter().enumerate() {
-            if t.defer_loading {
-                deferred_bytes += t.span.len();
-                continue;
-            }
-            if is_toggle_tool(t.tool_type.as_deref()) {
-                continue;
-            }
-            let h = *t.derived.cache_hash.get_or_init(|| tool_hash(body, t.span));
-            tools.push((t.name.clone(), h));
-            blocks.push(PrefixBlock {
-                region: Region::Tools,
-                index: i,
-                hash: h,
-                tokens: estimate_tokens(t.span.len().saturating_sub(cc_bytes(&t.cache_control))),
-                breakpoint: t.cache_control.as_ref().map(Ttl::of),
-            });
-        }
-        let mut system = Vec::new();
-        if let Some(s) = &req.system {
-            for (i, b) in s.blocks.iter().enumerate() {
-                let text = b.text().unwrap_or("");
-                system.push(
-                    if text.starts_with(BILLING_HEADER) {
-                        BILLING_HEADER
-                    } else {
-                        text
-                    }
-                    .to_string(),
-                );
-                blocks.push(PrefixBlock {
-                    region: Region::System,
-                    index: i,
-                    hash: block_hash(b, body, true),
-                    tokens: block_tokens(b, s.is_string),
-                    breakpoint: b.cache_control.as_ref().map(Ttl::of),
-                });
-            }
-        }
-        let strip = thinking_on(req) && strips_thinking(&model) && new_user_content(req);
-        let mut thinking_stripped = false;
-        for (mi, m) in req.messages.iter().enumerate() {
-            let hashes = m.derived.block_hashes.get_or_init(|| {
-                m.content
-                    .iter()
-                    .map(|b| {
-                        hash_of(&[m.role.as_bytes(), &block_hash(b, body, false).to_le_bytes()])
-                    })
-                    .collect()
-            });
-            for (b, &hash) in m.content.iter().zip(hashes) {
-                if strip
-                    && matches!(
-                        b.kind,
-                        BlockKind::Thinking { .. } | BlockKind::RedactedThinking
-                    )
-                {
-                    thinking_stripped = true;
-                    continue;
-                }
-                blocks.push(PrefixBlock {
-                    region: Region::Messages,
-                    index: mi,
-                    hash,
-                    tokens: block_tokens(b, m.content_is_string),
-                    breakpoint: b.cache_control.as_ref().map(Ttl::of),
-                });
-            }
-        }
-        let flag = |b: bool| if b { "on" } else { "off" }.to_string();
-        let speed = match req.param("speed").and_then(Value::as_str) {
-            Some(s) if betas.has_prefix("fast-mode-") => s.to_string(),
-            _ => "standard".to_string(),
-        };
-        let system_keys = vec![
-            ("web_search", flag(toggle_tool(req, "web_search_"))),
-            ("web_fetch", flag(toggle_tool(req, "web_fetch_"))),
-            ("citations", flag(document_citations(req, body))),
-            ("speed", speed),
-        ];
-        let choice = req.param("tool_choice").cloned();
-        let parallel = choice
-            .as_ref()
-            .and_then(|c| c.get("disable_parallel_tool_use"))
-            .map_or_else(|| "-".to_string(), Value::to_string);
-        let choice = choice.map_or_else(
-            || "-".to_string(),
-            |c| canonical_json(&c, &["disable_parallel_tool_use"]),
-        );
-        let effort = req
-            .param("output_config")
-            .and_then(|o| o.get("effort"))
-            .or_else(|| req.param("effort"))
-            .and_then(Value::as_str)
-            .unwrap_or(default_effort(&model))
-            .to_string();
-        let messages_keys = vec![
-            ("tool_choice", choice),
-            ("disable_parallel_tool_use", parallel),
-            ("images", flag(has_images(req))),
-            (
-                "thinking",
-                req.param("thinking")
-                    .map_or_else(|| "-".to_string(), |t| canonical_json(t, &[])),
-            ),
-            ("effort", effort),
-        ];
+        let (tools, deferred_bytes) = tool_blocks(req, body, &mut blocks);
+        let system = system_blocks(req, body, &mut blocks);
+        let thinking_stripped = message_blocks(req, body, &model, &mut blocks);
         CachePrefix {
+            system_keys: system_keys(req, body, betas),
+            messages_keys: messages_keys(req, &model),
             model,
             blocks,
-            system_keys,
-            messages_keys,
             auto_breakpoint: req.param("cache_control").map(Ttl::of),
             prompt_tokens: estimate_tokens(req.body_bytes.saturating_sub(deferred_bytes)),
             tools,
@@ -279,4 +173,152 @@ impl CachePrefix {
             thinking_stripped,
         }
     }
+}
+
+/// The blocks of the loaded tool definitions (deferred ones and the web search / web
+/// fetch toggles are not in the prefix), pushed onto `blocks`; returns each loaded tool's
+/// name and hash, and the bytes of the deferred definitions.
+fn tool_blocks(
+    req: &MessagesRequest,
+    body: &[u8],
+    blocks: &mut Vec<PrefixBlock>,
+) -> (Vec<(String, u64)>, usize) {
+    let mut tools = Vec::new();
+    let mut deferred_bytes = 0usize;
+    for (i, t) in req.tools.iter().enumerate() {
+        if t.defer_loading {
+            deferred_bytes += t.span.len();
+            continue;
+        }
+        if is_toggle_tool(t.tool_type.as_deref()) {
+            continue;
+        }
+        let h = *t.derived.cache_hash.get_or_init(|| tool_hash(body, t.span));
+        tools.push((t.name.clone(), h));
+        blocks.push(PrefixBlock {
+            region: Region::Tools,
+            index: i,
+            hash: h,
+            tokens: estimate_tokens(t.span.len().saturating_sub(cc_bytes(&t.cache_control))),
+            breakpoint: t.cache_control.as_ref().map(Ttl::of),
+        });
+    }
+    (tools, deferred_bytes)
+}
+
+/// The system blocks, pushed onto `blocks`; returns their texts (the billing block as
+/// its constant prefix).
+fn system_blocks(req: &MessagesRequest, body: &[u8], blocks: &mut Vec<PrefixBlock>) -> Vec<String> {
+    let mut system = Vec::new();
+    let Some(s) = &req.system else {
+        return system;
+    };
+    for (i, b) in s.blocks.iter().enumerate() {
+        let text = b.text().unwrap_or("");
+        system.push(
+            if text.starts_with(BILLING_HEADER) {
+                BILLING_HEADER
+            } else {
+                text
+            }
+            .to_string(),
+        );
+        blocks.push(PrefixBlock {
+            region: Region::System,
+            index: i,
+            hash: block_hash(b, body, true),
+            tokens: block_tokens(b, s.is_string),
+            breakpoint: b.cache_control.as_ref().map(Ttl::of),
+        });
+    }
+    system
+}
+
+/// The message content blocks, pushed onto `blocks`, without the earlier thinking
+/// blocks a thinking request on a stripping model drops; returns whether any were
+/// dropped.
+fn message_blocks(
+    req: &MessagesRequest,
+    body: &[u8],
+    model: &str,
+    blocks: &mut Vec<PrefixBlock>,
+) -> bool {
+    let strip = thinking_on(req) && strips_thinking(model) && new_user_content(req);
+    let mut thinking_stripped = false;
+    for (mi, m) in req.messages.iter().enumerate() {
+        let hashes = m.derived.block_hashes.get_or_init(|| {
+            m.content
+                .iter()
+                .map(|b| hash_of(&[m.role.as_bytes(), &block_hash(b, body, false).to_le_bytes()]))
+                .collect()
+        });
+        for (b, &hash) in m.content.iter().zip(hashes) {
+            let thinking = matches!(
+                b.kind,
+                BlockKind::Thinking { .. } | BlockKind::RedactedThinking
+            );
+            if strip && thinking {
+                thinking_stripped = true;
+                continue;
+            }
+            blocks.push(PrefixBlock {
+                region: Region::Messages,
+                index: mi,
+                hash,
+                tokens: block_tokens(b, m.content_is_string),
+                breakpoint: b.cache_control.as_ref().map(Ttl::of),
+            });
+        }
+    }
+    thinking_stripped
+}
+
+fn flag(b: bool) -> String {
+    if b { "on" } else { "off" }.to_string()
+}
+
+/// The system-level keys: web search, web fetch, citations, speed.
+fn system_keys(req: &MessagesRequest, body: &[u8], betas: &BetaSet) -> Vec<(&'static str, String)> {
+    let speed = match req.param("speed").and_then(Value::as_str) {
+        Some(s) if betas.has_prefix("fast-mode-") => s.to_string(),
+        _ => "standard".to_string(),
+    };
+    vec![
+        ("web_search", flag(toggle_tool(req, "web_search_"))),
+        ("web_fetch", flag(toggle_tool(req, "web_fetch_"))),
+        ("citations", flag(document_citations(req, body))),
+        ("speed", speed),
+    ]
+}
+
+/// The messages-level keys: tool choice, parallel tool use, images, thinking, effort (the
+/// model's default effort equals an absent one).
+fn messages_keys(req: &MessagesRequest, model: &str) -> Vec<(&'static str, String)> {
+    let choice = req.param("tool_choice").cloned();
+    let parallel = choice
+        .as_ref()
+        .and_then(|c| c.get("disable_parallel_tool_use"))
+        .map_or_else(|| "-".to_string(), Value::to_string);
+    let choice = choice.map_or_else(
+        || "-".to_string(),
+        |c| comparison_key(&c, &["disable_parallel_tool_use"]),
+    );
+    let effort = req
+        .param("output_config")
+        .and_then(|o| o.get("effort"))
+        .or_else(|| req.param("effort"))
+        .and_then(Value::as_str)
+        .unwrap_or(default_effort(model))
+        .to_string();
+    vec![
+        ("tool_choice", choice),
+        ("disable_parallel_tool_use", parallel),
+        ("images", flag(has_images(req))),
+        (
+            "thinking",
+            req.param("thinking")
+                .map_or_else(|| "-".to_string(), |t| comparison_key(t, &[])),
+        ),
+        ("effort", effort),
+    ]
 }

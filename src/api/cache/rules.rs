@@ -1,10 +1,18 @@
-//! Anthropic's cache-invalidation table, one [`InvalidationRule`] per row, and the model
-//! facts two rows need (which models strip earlier thinking blocks, each model's default
-//! effort). Sources and the date read: `docs/analyze.md`, "Invalidation rules".
+//! Anthropic's cache-invalidation table, one [`InvalidationRule`] per row, the lookup
+//! rules ([`LOOKBACK_BLOCKS`], [`MAX_BREAKPOINTS`]; the TTLs are [`super::Ttl`]), and the
+//! model facts two rows need (which models strip earlier thinking blocks, each model's
+//! default effort). Sources and the date read: `docs/analyze.md`, "Invalidation rules".
 
 use serde::Serialize;
 
 use super::Region;
+
+/// Blocks before a breakpoint that a cache lookup also checks (Anthropic, "Prompt
+/// caching": the lookback window of 20 blocks).
+pub const LOOKBACK_BLOCKS: usize = 20;
+
+/// Breakpoints a request may carry; further ones are ignored (the API rejects them).
+pub const MAX_BREAKPOINTS: usize = 4;
 
 /// One row of the invalidation table.
 #[derive(Clone, Copy, Debug, Serialize)]

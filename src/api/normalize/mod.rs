@@ -362,17 +362,19 @@ fn apply<'t>(rule: &Rule, text: &'t str, hits: &mut Hits) -> Cow<'t, str> {
     out
 }
 
-/// Canonical JSON text of a value: object keys sorted, no whitespace, members named in
-/// `skip` left out at every level. Two inputs that differ only in key order or in the
-/// skipped members (`description`) give the same text.
-pub fn canonical_json(v: &serde_json::Value, skip: &[&str]) -> String {
+/// A key to compare values by: the value's text with object keys sorted, no whitespace,
+/// and members named in `skip` left out at every level. Two inputs that differ only in
+/// key order or in the skipped members (`description`) give the same key. It reads like
+/// JSON but is not meant to be parsed (keys are written as Rust string literals); the
+/// importers' `canonical_json` is the JSON.stringify-compatible text.
+pub fn comparison_key(v: &serde_json::Value, skip: &[&str]) -> String {
     use serde_json::Value;
     match v {
         Value::Object(o) => {
             let m: BTreeMap<&String, String> = o
                 .iter()
                 .filter(|(k, _)| !skip.contains(&k.as_str()))
-                .map(|(k, v)| (k, canonical_json(v, skip)))
+                .map(|(k, v)| (k, comparison_key(v, skip)))
                 .collect();
             let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k:?}:{v}")).collect();
             format!("{{{}}}", parts.join(","))
@@ -380,7 +382,7 @@ pub fn canonical_json(v: &serde_json::Value, skip: &[&str]) -> String {
         Value::Array(a) => format!(
             "[{}]",
             a.iter()
-                .map(|x| canonical_json(x, skip))
+                .map(|x| comparison_key(x, skip))
                 .collect::<Vec<_>>()
                 .join(",")
         ),

@@ -1,13 +1,13 @@
-//! Totals: the summary (polls, waste, cache hit rate, misses by cause, jobs by state,
-//! predicted-vs-observed agreement) and the per-thread rows.
+//! Totals from the rows: the summary ([`Totals`]: polls, waste, cache hit rate, misses
+//! by cause, jobs by state, predicted-vs-observed agreement) and the per-thread rows.
 
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use super::cause::MissCause;
-use super::polling::Episode;
-use super::result::{EpisodeRow, JobRow, RequestRow};
+use super::rows::{EpisodeRow, JobRow, RequestRow, ThreadRow};
+use crate::analyze::cause::MissCause;
+use crate::analyze::polling::Episode;
 use crate::api::prices::Tokens;
 
 /// Misses of one cause.
@@ -30,7 +30,7 @@ pub struct Agreement {
     pub compared: usize,
     /// Of which the prediction agreed (same hit/miss verdict, read share within 10 points).
     pub agreed: usize,
-    /// `agreed / compared`.
+    /// `agreed / compared`, a fraction from 0 to 1.
     pub rate: f64,
 }
 
@@ -48,9 +48,9 @@ impl Agreement {
     }
 }
 
-/// Totals over all inputs.
+/// Totals over all inputs (`summary` in the JSON report).
 #[derive(Clone, Debug, Serialize)]
-pub struct Summary {
+pub struct Totals {
     /// Messages requests.
     pub requests: usize,
     /// Sessions (runs of a client; see `docs/analyze.md`, "Sessions").
@@ -81,7 +81,7 @@ pub struct Summary {
     pub cache_write_tokens: u64,
     /// Output tokens.
     pub output_tokens: u64,
-    /// `cache_read_tokens / input_tokens` (0 with no input).
+    /// `cache_read_tokens / input_tokens`, a fraction from 0 to 1 (0 with no input).
     pub cache_hit_rate: f64,
     /// Misses by cause.
     pub misses_by_cause: Vec<CauseRow>,
@@ -100,7 +100,7 @@ pub struct Summary {
     pub agreement: Option<Agreement>,
 }
 
-impl Summary {
+impl Totals {
     /// Count usage that no analysed request carries (responses whose request was not
     /// captured) in the token and cost totals.
     pub fn add_unattributed(&mut self, t: &Tokens, cost_usd: f64) {
@@ -111,31 +111,6 @@ impl Summary {
         self.cache_hit_rate = rate(self.cache_read_tokens, self.input_tokens);
         self.total_cost_usd += cost_usd;
     }
-}
-
-/// One thread.
-#[derive(Clone, Debug, Serialize)]
-pub struct ThreadRow {
-    /// Session label (`s1`, …).
-    pub session: String,
-    /// Label (`main`, `sub-N`, `side-N`; `sN/…` when the input holds several sessions).
-    pub thread: String,
-    /// Requests.
-    pub requests: usize,
-    /// Polls.
-    pub polls: usize,
-    /// Redundant polls.
-    pub redundant_polls: usize,
-    /// Token figures used.
-    pub tokens: Tokens,
-    /// `read / input`.
-    pub cache_hit_rate: f64,
-    /// Missed tokens (except cold start).
-    pub miss_tokens: u64,
-    /// Their extra cost, USD.
-    pub miss_cost_usd: f64,
-    /// Cost, USD.
-    pub cost_usd: f64,
 }
 
 /// One row per thread (labels and session labels by global thread number).
@@ -198,21 +173,10 @@ fn rate(a: u64, b: u64) -> f64 {
     }
 }
 
-/// The summary of all rows.
-pub fn summarize(
-    rows: &[RequestRow],
-    episodes: &[EpisodeRow],
-    jobs: &[JobRow],
-    threads: usize,
-    compared: usize,
-    agreed: usize,
-) -> Summary {
-    let mut total = Tokens::default();
-    let mut cost = 0.0;
+/// Misses by cause (in cause-name order), with their tokens and extra cost.
+fn misses_by_cause(rows: &[RequestRow]) -> Vec<CauseRow> {
     let mut causes: BTreeMap<&str, CauseRow> = BTreeMap::new();
     for r in rows {
-        total.add(&r.tokens);
-        cost += r.cost_usd.unwrap_or(0.0);
         if let Some(c) = &r.cause {
             let e = causes.entry(c.name()).or_insert_with(|| CauseRow {
                 cause: c.name().to_string(),
@@ -225,16 +189,39 @@ pub fn summarize(
             e.cost_usd += r.miss_cost_usd.unwrap_or(0.0);
         }
     }
-    let avoidable = causes.values().filter(|c| c.cause != "cold_start");
+    causes.into_values().collect()
+}
+
+/// Jobs by observed state name.
+fn jobs_by_state(jobs: &[JobRow]) -> BTreeMap<String, usize> {
+    let mut by_state = BTreeMap::new();
+    for j in jobs {
+        *by_state.entry(j.job.state.name().to_string()).or_insert(0) += 1;
+    }
+    by_state
+}
+
+/// The totals of all rows. `(compared, agreed)`: requests with recorded cache fields, and
+/// of those the ones the simulation agreed with. Sessions and unpriced models are left
+/// for the caller to fill in.
+pub fn summarize(
+    rows: &[RequestRow],
+    episodes: &[EpisodeRow],
+    jobs: &[JobRow],
+    threads: usize,
+    (compared, agreed): (usize, usize),
+) -> Totals {
+    let mut total = Tokens::default();
+    let mut cost = 0.0;
+    for r in rows {
+        total.add(&r.tokens);
+        cost += r.cost_usd.unwrap_or(0.0);
+    }
+    let misses = misses_by_cause(rows);
+    let avoidable = misses.iter().filter(|c| c.cause != "cold_start");
     let (miss_tokens, miss_cost) =
         avoidable.fold((0, 0.0), |(t, c), r| (t + r.tokens, c + r.cost_usd));
-    let mut jobs_by_state = BTreeMap::new();
-    for j in jobs {
-        *jobs_by_state
-            .entry(j.job.state.name().to_string())
-            .or_insert(0) += 1;
-    }
-    Summary {
+    Totals {
         requests: rows.len(),
         sessions: 0,
         threads,
@@ -254,12 +241,12 @@ pub fn summarize(
         cache_write_tokens: total.write(),
         output_tokens: total.output,
         cache_hit_rate: rate(total.read, total.input()),
-        misses_by_cause: causes.into_values().collect(),
+        misses_by_cause: misses,
         cache_miss_tokens: miss_tokens,
         cache_miss_cost_usd: miss_cost,
         total_cost_usd: cost,
         unpriced_models: Vec::new(),
-        jobs_by_state,
+        jobs_by_state: jobs_by_state(jobs),
         agreement: (compared > 0).then(|| Agreement {
             compared,
             agreed,

@@ -1,4 +1,4 @@
-//! The analyzer's input model: each Messages exchange reduced to what the analyses need —
+//! The analyzer's request model: each Messages exchange reduced to what the analyses need —
 //! its session and thread (from the api layer's [`Canonicalizer`]), its cached prefix and
 //! cache keys ([`CachePrefix`]), recorded usage and whether agentwire made that usage up
 //! — and the tool calls, tool results and `<task-notification>`s the conversation
@@ -14,8 +14,7 @@ use crate::api::view::{exchange_response, Canonicalizer, Parsed};
 use crate::api::{BlockKind, MessagesRequest, ResponseBody, ResponseMessage, Usage};
 use crate::trace::{header_value, Exchange, SourceKind};
 
-use super::events::{cap, parse_notifications};
-pub use super::events::{Notification, ToolCall, ToolResult, RESULT_TEXT_CAP};
+use super::events::{cap, parse_notifications, Notification, ToolCall, ToolResult};
 
 /// One Messages request, reduced.
 #[derive(Clone, Debug)]
@@ -86,7 +85,7 @@ pub fn recorded_tokens(x: &Exchange) -> Option<(String, crate::api::prices::Toke
     let ResponseBody::Message(m) = exchange_response(x)? else {
         return None;
     };
-    let tokens = super::result::tokens_of(&m.usage)?;
+    let tokens = m.usage.tokens()?;
     Some((m.model.clone().unwrap_or_default(), tokens))
 }
 
@@ -224,67 +223,79 @@ impl InputStage {
         if thread == self.threads.len() {
             self.threads.push((session, view.place.thread_label));
         }
-        let request = Request {
+        let at = (seq, session, thread);
+        let response = response.as_deref();
+        let request = self.request(x, at, c.turn, prefix, response);
+        let mut out = Extracted::new(request, response, response_problem);
+        self.scan_history(&c.req, x, at, &mut out);
+        if let Some(m) = response {
+            self.response_calls(m, x, at, &mut out);
+        }
+        Ok(Some(out))
+    }
+
+    /// The reduced request of exchange `x` at `(seq, session, thread)`.
+    fn request(
+        &self,
+        x: &Exchange,
+        (seq, session, thread): (usize, usize, usize),
+        turn: usize,
+        prefix: CachePrefix,
+        response: Option<&ResponseMessage>,
+    ) -> Request {
+        Request {
             seq,
             trace: self.trace,
             exchange: x.id,
             session,
             thread,
-            turn: c.turn,
+            turn,
             at: x.started_at,
             model: prefix.model.clone(),
             prompt_tokens: prefix.prompt_tokens,
             prefix,
-            recorded: response.as_ref().map(|m| m.usage.clone()),
-            synthesized: synthesized(x, response.as_deref()),
-            output_estimate: crate::api::estimate_tokens(
-                response.as_deref().map_or(0, output_bytes),
-            ),
+            recorded: response.map(|m| m.usage.clone()),
+            synthesized: synthesized(x, response),
+            output_estimate: crate::api::estimate_tokens(response.map_or(0, output_bytes)),
             cli_version: user_agent_cli_version(x).or_else(|| self.context_version.clone()),
-        };
-        let mut out = Extracted {
-            request,
-            calls: Vec::new(),
-            results: Vec::new(),
-            notifications: Vec::new(),
-            claims_done: response.as_deref().is_some_and(claims_done),
-            stream_problems: response
-                .as_ref()
-                .map(|m| m.stream_problems.clone())
-                .unwrap_or_default()
-                .into_iter()
-                .chain(response_problem)
-                .collect(),
-        };
-        let at = (seq, session, thread);
-        self.scan_history(&c.req, x, at, &mut out);
-        if let Some(m) = &response {
-            let issued_at = x.ended_at.unwrap_or(x.started_at);
-            for (id, name, input) in m.tool_calls() {
-                if self.seen_calls.insert((session, id.to_string())) {
-                    out.calls.push(ToolCall {
-                        id: id.to_string(),
-                        name: name.to_string(),
-                        input: input.clone(),
-                        session,
-                        thread,
-                        issued_by: seq,
-                        issued_at,
-                        result: None,
-                    });
-                }
-            }
         }
-        Ok(Some(out))
     }
 
-    fn scan_history(
+    /// The tool calls of the response not seen before in the session.
+    fn response_calls(
         &mut self,
-        r: &MessagesRequest,
+        m: &ResponseMessage,
         x: &Exchange,
         (seq, session, thread): (usize, usize, usize),
         out: &mut Extracted,
     ) {
+        let issued_at = x.ended_at.unwrap_or(x.started_at);
+        for (id, name, input) in m.tool_calls() {
+            if self.seen_calls.insert((session, id.to_string())) {
+                out.calls.push(ToolCall {
+                    id: id.to_string(),
+                    name: name.to_string(),
+                    input: input.clone(),
+                    session,
+                    thread,
+                    issued_by: seq,
+                    issued_at,
+                    result: None,
+                });
+            }
+        }
+    }
+
+    /// What the history carries for the first time: calls whose response was not
+    /// captured, tool results and task notifications.
+    fn scan_history(
+        &mut self,
+        r: &MessagesRequest,
+        x: &Exchange,
+        at: (usize, usize, usize),
+        out: &mut Extracted,
+    ) {
+        let (seq, session, thread) = at;
         for m in &r.messages {
             for b in &m.content {
                 match &b.kind {
@@ -311,36 +322,81 @@ impl InputStage {
                         references,
                         ..
                     } if self.seen_results.insert((session, tool_use_id.clone())) => {
-                        let mut full = text.clone();
-                        if !references.is_empty() {
-                            full.push_str(&references.join("\n"));
-                        }
-                        out.results.push((
-                            tool_use_id.clone(),
-                            ToolResult {
-                                hash: hash_of(&[full.as_bytes()]),
-                                text: cap(&full),
-                                is_error: *is_error,
-                                carried_by: seq,
-                                at: x.started_at,
-                            },
-                        ));
+                        let r = tool_result(text, references, *is_error, seq, x.started_at);
+                        out.results.push((tool_use_id.clone(), r));
                     }
                     BlockKind::Text { text } if text.contains("<task-notification>") => {
-                        let key = (thread, hash_of(&[text.as_bytes()]));
-                        if self.seen_notes.insert(key) {
-                            for mut n in parse_notifications(text) {
-                                n.thread = thread;
-                                n.carried_by = seq;
-                                n.at = x.started_at;
-                                out.notifications.push(n);
-                            }
-                        }
+                        self.notifications(text, x, at, out);
                     }
                     _ => {}
                 }
             }
         }
+    }
+
+    /// The task notifications of a text block, unless the thread carried it before.
+    fn notifications(
+        &mut self,
+        text: &str,
+        x: &Exchange,
+        (seq, _, thread): (usize, usize, usize),
+        out: &mut Extracted,
+    ) {
+        let key = (thread, hash_of(&[text.as_bytes()]));
+        if self.seen_notes.insert(key) {
+            for mut n in parse_notifications(text) {
+                n.thread = thread;
+                n.carried_by = seq;
+                n.at = x.started_at;
+                out.notifications.push(n);
+            }
+        }
+    }
+}
+
+impl Extracted {
+    /// `request` and what its `response` says, before the calls, results and
+    /// notifications are added.
+    fn new(
+        request: Request,
+        response: Option<&ResponseMessage>,
+        response_problem: Option<String>,
+    ) -> Extracted {
+        Extracted {
+            request,
+            calls: Vec::new(),
+            results: Vec::new(),
+            notifications: Vec::new(),
+            claims_done: response.is_some_and(claims_done),
+            stream_problems: response
+                .map(|m| m.stream_problems.clone())
+                .unwrap_or_default()
+                .into_iter()
+                .chain(response_problem)
+                .collect(),
+        }
+    }
+}
+
+/// A tool result as request `seq` (started `at`) carries it: its text with the tool
+/// references, capped, and the hash of the whole.
+fn tool_result(
+    text: &str,
+    references: &[String],
+    is_error: bool,
+    seq: usize,
+    at: DateTime<Utc>,
+) -> ToolResult {
+    let mut full = text.to_string();
+    if !references.is_empty() {
+        full.push_str(&references.join("\n"));
+    }
+    ToolResult {
+        hash: hash_of(&[full.as_bytes()]),
+        text: cap(&full),
+        is_error,
+        carried_by: seq,
+        at,
     }
 }
 

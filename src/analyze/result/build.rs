@@ -1,0 +1,468 @@
+//! The whole report ([`Analysis`]) and how it is built from the detectors' output
+//! ([`Analysis::build`]): every request priced into a row (`request_row`),
+//! poll episodes and jobs into theirs, then the totals. Its JSON form is the
+//! `--format json` output, described by `schemas/analyze.schema.json`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::rows::{
+    EpisodeRow, InputInfo, JobRow, RedundantPoll, RequestRow, SkippedFile, ThreadRow,
+};
+use super::summary::{summarize, thread_rows, Agreement, Totals};
+use crate::analyze::cache::TtlMode;
+use crate::analyze::cause::{BilledAs, CachePrediction, MissCause};
+use crate::analyze::config::{AnalyzeConfig, UsageMode};
+use crate::analyze::events::ToolCall;
+use crate::analyze::jobs::{decide, DecisionRecord, Job};
+use crate::analyze::mcp::McpAnalysis;
+use crate::analyze::polling::Episode;
+use crate::analyze::requests::Request;
+use crate::api::prices::{ModelPrice, Tokens, UNKNOWN_MIN_CACHEABLE};
+use crate::api::session::SessionInfo;
+use crate::api::Usage;
+
+/// Version of the JSON shape.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The whole report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Analysis {
+    /// JSON shape version ([`SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// The `--usage` setting.
+    pub usage_mode: UsageMode,
+    /// Requests costed with simulated figures and with recorded ones, and why.
+    pub usage_used: UsageUsed,
+    /// The `--ttl` setting.
+    pub ttl: TtlMode,
+    /// Price table citation.
+    pub prices: PriceInfo,
+    /// The files read, in order: each input file, and each file under a directory input
+    /// (so a directory gives the same inputs as naming its files one by one).
+    pub inputs: Vec<InputInfo>,
+    /// Files under a directory input that were not read (not a trace, an unknown layout,
+    /// not a regular file), with why.
+    pub skipped_files: Vec<SkippedFile>,
+    /// Sessions (`s1`, …), in order of first appearance.
+    pub sessions: Vec<SessionInfo>,
+    /// Things the reader should know: unpriced models (cost `null`), assumptions made.
+    pub warnings: Vec<String>,
+    /// Totals.
+    pub summary: Totals,
+    /// One row per thread.
+    pub threads: Vec<ThreadRow>,
+    /// One row per poll episode.
+    pub episodes: Vec<EpisodeRow>,
+    /// One row per Messages request.
+    pub requests: Vec<RequestRow>,
+    /// One row per background job.
+    pub jobs: Vec<JobRow>,
+    /// One decision record per job.
+    pub decisions: Vec<DecisionRecord>,
+    /// The MCP layer and its link to the model layer; absent from the JSON when the
+    /// inputs hold no `mcp` records.
+    #[serde(skip_serializing_if = "McpAnalysis::is_empty")]
+    pub mcp: McpAnalysis,
+}
+
+/// How many requests used which figures, and why.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct UsageUsed {
+    /// Costed with simulated figures.
+    pub simulated: usize,
+    /// Costed with recorded figures.
+    pub recorded: usize,
+    /// Requests per reason (the [`RequestRow::usage_reason`] values).
+    pub reasons: BTreeMap<String, usize>,
+}
+
+/// Where prices come from.
+#[derive(Clone, Debug, Serialize)]
+pub struct PriceInfo {
+    /// Citation.
+    pub source: String,
+    /// Date checked.
+    pub date: String,
+}
+
+/// Everything [`Analysis::build`] needs: the settings, what the inputs were, and what the
+/// model and the detectors found.
+pub struct BuildInput<'a> {
+    /// Settings.
+    pub cfg: &'a AnalyzeConfig,
+    /// Inputs.
+    pub inputs: Vec<InputInfo>,
+    /// Files of directory inputs not read.
+    pub skipped_files: Vec<SkippedFile>,
+    /// Sessions.
+    pub sessions: Vec<SessionInfo>,
+    /// Thread labels by global thread number.
+    pub labels: Vec<String>,
+    /// Session of each global thread.
+    pub session_of: Vec<usize>,
+    /// Requests with predictions, in order.
+    pub requests: Vec<(Request, CachePrediction)>,
+    /// Tool calls.
+    pub calls: &'a [ToolCall],
+    /// Episodes.
+    pub episodes: Vec<Episode>,
+    /// Jobs.
+    pub jobs: Vec<Job>,
+    /// The MCP layer's analysis.
+    pub mcp: McpAnalysis,
+}
+
+impl Analysis {
+    /// Price every request and assemble the report.
+    pub fn build(mut input: BuildInput<'_>) -> Analysis {
+        let cfg = input.cfg;
+        let mut unpriced: Vec<String> = Vec::new();
+        let rows: Vec<RequestRow> = std::mem::take(&mut input.requests)
+            .into_iter()
+            .map(|(r, pred)| {
+                let price = cfg.prices.lookup(&r.model);
+                if price.is_none() && !unpriced.contains(&r.model) {
+                    unpriced.push(r.model.clone());
+                }
+                input.request_row(r, pred, price)
+            })
+            .collect();
+        let mut warnings = unpriced_warnings(cfg, &unpriced);
+        let episodes = input.episode_rows(&rows);
+        let jobs = job_rows(&input.jobs);
+        let threads = thread_rows(
+            &input.labels,
+            &input.session_labels(),
+            &rows,
+            &input.episodes,
+        );
+        let summary = input.totals(&rows, &episodes, &jobs, threads.len(), unpriced);
+        warnings.extend(disagreement_warning(cfg.usage, summary.agreement.as_ref()));
+        Analysis {
+            schema_version: SCHEMA_VERSION,
+            usage_mode: cfg.usage,
+            usage_used: usage_used(&rows),
+            ttl: cfg.ttl,
+            prices: PriceInfo {
+                source: cfg.prices.source.clone(),
+                date: cfg.prices.date.clone(),
+            },
+            decisions: input.jobs.iter().map(decide).collect(),
+            inputs: input.inputs,
+            skipped_files: input.skipped_files,
+            sessions: input.sessions,
+            warnings,
+            summary,
+            threads,
+            episodes,
+            requests: rows,
+            jobs,
+            mcp: input.mcp,
+        }
+    }
+}
+
+impl BuildInput<'_> {
+    /// The row of one request: which figures it is costed with and why, its prediction
+    /// reconciled with recorded cache fields, its cost at `price` (`None`: unpriced).
+    fn request_row(
+        &self,
+        r: Request,
+        mut pred: CachePrediction,
+        price: Option<&ModelPrice>,
+    ) -> RequestRow {
+        let obs = r.recorded.as_ref().and_then(Usage::tokens);
+        let has_cache_fields = r.recorded.as_ref().is_some_and(|u| u.has_cache_fields());
+        let (use_recorded, reason) = usage_choice(self.cfg.usage, &r, &obs);
+        let simulated = simulated(&pred, r.output_estimate);
+        // The 1-hour writes of the figures the miss was found in.
+        let (agrees, miss_written_1h) = match obs {
+            Some(o) if use_recorded && has_cache_fields => reconcile(&mut pred, &o, &simulated),
+            _ => (None, pred.write_1h),
+        };
+        let tokens = match obs {
+            Some(o) if use_recorded => o,
+            _ => simulated,
+        };
+        let miss_cost_usd = price.map(|p| {
+            pred.billed_as
+                .extra_cost_usd(p, pred.miss_tokens, miss_written_1h)
+        });
+        let usage = if use_recorded {
+            "recorded"
+        } else {
+            "simulated"
+        };
+        RequestRow {
+            seq: r.seq,
+            trace: r.trace,
+            file: self
+                .inputs
+                .get(r.trace)
+                .map_or_else(String::new, |i| i.path.clone()),
+            exchange: r.exchange,
+            session: self.session_label(r.thread),
+            thread: self.labels.get(r.thread).cloned().unwrap_or_default(),
+            turn: r.turn,
+            at: r.at,
+            model: r.model,
+            cli_version: r.cli_version,
+            usage: usage.to_string(),
+            usage_reason: reason,
+            status: status(&pred.cause, tokens.read).to_string(),
+            cause: pred.cause.clone(),
+            cause_detail: pred.cause.as_ref().map(MissCause::detail),
+            miss_tokens: pred.miss_tokens,
+            miss_cost_usd,
+            predicted: pred,
+            observed: obs,
+            cost_usd: price.map(|p| p.cost(&tokens)),
+            tokens,
+            agrees,
+        }
+    }
+
+    /// Session label of a global thread (empty when unknown).
+    fn session_label(&self, thread: usize) -> String {
+        self.session_of
+            .get(thread)
+            .and_then(|s| self.sessions.get(*s))
+            .map_or_else(String::new, |s| s.label.clone())
+    }
+
+    /// Session label of each global thread.
+    fn session_labels(&self) -> Vec<String> {
+        self.session_of
+            .iter()
+            .map(|s| self.sessions[*s].label.clone())
+            .collect()
+    }
+
+    /// One row per episode, each poll costing its share of the model call its result
+    /// triggered (a request's cost is split among the tool results it carried).
+    fn episode_rows(&self, rows: &[RequestRow]) -> Vec<EpisodeRow> {
+        let mut results_per_req: HashMap<usize, usize> = HashMap::new();
+        for c in self.calls {
+            if let Some(r) = &c.result {
+                *results_per_req.entry(r.carried_by).or_default() += 1;
+            }
+        }
+        let share = |seq: usize| -> (Tokens, f64) {
+            let row = &rows[seq];
+            let n = results_per_req.get(&seq).copied().unwrap_or(1).max(1) as u64;
+            let t = row.tokens;
+            let t = Tokens {
+                uncached: t.uncached / n,
+                read: t.read / n,
+                write_5m: t.write_5m / n,
+                write_1h: t.write_1h / n,
+                output: t.output / n,
+            };
+            (t, row.cost_usd.unwrap_or(0.0) / n as f64)
+        };
+        self.episodes
+            .iter()
+            .map(|e| episode_row(e, &self.jobs, &share))
+            .collect()
+    }
+
+    /// The totals of the rows, with the usage of responses whose request was not
+    /// captured, the number of sessions and the `unpriced` models.
+    fn totals(
+        &self,
+        rows: &[RequestRow],
+        episodes: &[EpisodeRow],
+        jobs: &[JobRow],
+        threads: usize,
+        unpriced: Vec<String>,
+    ) -> Totals {
+        let compared = rows.iter().filter(|r| r.agrees.is_some()).count();
+        let agreed = rows.iter().filter(|r| r.agrees == Some(true)).count();
+        let mut summary = summarize(rows, episodes, jobs, threads, (compared, agreed));
+        for u in self
+            .inputs
+            .iter()
+            .filter_map(|i| i.responses_without_request.as_ref())
+        {
+            summary.add_unattributed(&u.tokens, u.cost_usd);
+        }
+        summary.sessions = self.sessions.len();
+        summary.unpriced_models = unpriced;
+        summary
+    }
+}
+
+/// The simulation's figures of a request, with `output` estimated tokens.
+fn simulated(pred: &CachePrediction, output: u64) -> Tokens {
+    Tokens {
+        uncached: pred.uncached,
+        read: pred.read,
+        write_5m: pred.write_5m,
+        write_1h: pred.write_1h,
+        output,
+    }
+}
+
+fn secs(a: DateTime<Utc>, b: DateTime<Utc>) -> f64 {
+    (b - a).num_microseconds().unwrap_or(0) as f64 / 1e6
+}
+
+/// Which usage figures to cost a request with, and why.
+fn usage_choice(mode: UsageMode, r: &Request, obs: &Option<Tokens>) -> (bool, String) {
+    let has_cache_fields = r.recorded.as_ref().is_some_and(|u| u.has_cache_fields());
+    match mode {
+        UsageMode::Simulated => (false, "--usage simulated".into()),
+        UsageMode::Recorded if obs.is_some() => (true, "--usage recorded".into()),
+        UsageMode::Recorded => (false, "no recorded usage".into()),
+        UsageMode::Auto => match (&r.synthesized, obs, has_cache_fields) {
+            (Some(why), _, _) => (false, why.clone()),
+            (None, None, _) => (false, "no recorded usage".into()),
+            (None, Some(_), false) => (false, "no cache fields in the recorded usage".into()),
+            (None, Some(_), true) => (true, "recorded usage with cache fields".into()),
+        },
+    }
+}
+
+/// Compare the `simulated` figures with the `recorded` ones (which carry cache fields):
+/// whether they agree (the same hit/miss verdict and a read share within 10 points), and
+/// the 1-hour writes of the figures a miss was found in. A recorded read below the
+/// simulated one that the simulation did not explain becomes an
+/// [`MissCause::Unexplained`] miss of `pred`.
+fn reconcile(
+    pred: &mut CachePrediction,
+    recorded: &Tokens,
+    simulated: &Tokens,
+) -> (Option<bool>, u64) {
+    let share = |t: &Tokens| {
+        if t.input() == 0 {
+            0.0
+        } else {
+            t.read as f64 / t.input() as f64
+        }
+    };
+    let ok = (recorded.read > 0) == (simulated.read > 0)
+        && (share(recorded) - share(simulated)).abs() <= 0.10;
+    let mut written_1h = pred.write_1h;
+    if recorded.read < simulated.read && pred.cause.is_none() {
+        pred.cause = Some(MissCause::Unexplained);
+        pred.miss_tokens = simulated.read - recorded.read;
+        pred.billed_as = BilledAs::of(pred.miss_tokens, recorded.write_5m, recorded.write_1h);
+        written_1h = recorded.write_1h;
+    }
+    (Some(ok), written_1h)
+}
+
+/// A request's cache status: `cold`, `partial`, `miss`, `hit` or `uncached`.
+fn status(cause: &Option<MissCause>, read: u64) -> &'static str {
+    match (cause, read > 0) {
+        (Some(MissCause::ColdStart), _) => "cold",
+        (Some(_), true) => "partial",
+        (Some(_), false) => "miss",
+        (None, true) => "hit",
+        (None, false) => "uncached",
+    }
+}
+
+/// Requests per figures used and per reason.
+fn usage_used(rows: &[RequestRow]) -> UsageUsed {
+    let mut used = UsageUsed::default();
+    for r in rows {
+        *used.reasons.entry(r.usage_reason.clone()).or_default() += 1;
+        if r.usage == "recorded" {
+            used.recorded += 1;
+        } else {
+            used.simulated += 1;
+        }
+    }
+    used
+}
+
+/// One warning per model without a price row.
+fn unpriced_warnings(cfg: &AnalyzeConfig, unpriced: &[String]) -> Vec<String> {
+    unpriced
+        .iter()
+        .map(|m| {
+            format!(
+                "model {m:?} is not in the price table ({}, {}): its requests are unpriced (cost null) and simulated with a {UNKNOWN_MIN_CACHEABLE}-token cache minimum; give its prices with --prices FILE",
+                cfg.prices.source, cfg.prices.date
+            )
+        })
+        .collect()
+}
+
+fn job_rows(jobs: &[Job]) -> Vec<JobRow> {
+    jobs.iter()
+        .map(|j| JobRow {
+            duration_s: j.notified_at.map(|n| secs(j.started_at, n)),
+            job: j.clone(),
+        })
+        .collect()
+}
+
+fn episode_row(e: &Episode, jobs: &[Job], share: &dyn Fn(usize) -> (Tokens, f64)) -> EpisodeRow {
+    let (mut tokens, mut cost, mut wasted, mut wasted_cost) = (Tokens::default(), 0.0, 0u64, 0.0);
+    for p in &e.polls {
+        if let Some(seq) = p.triggered {
+            let (t, c) = share(seq);
+            tokens.add(&t);
+            cost += c;
+            if p.redundant {
+                wasted += t.input() + t.output;
+                wasted_cost += c;
+            }
+        }
+    }
+    let job = e
+        .job
+        .as_ref()
+        .and_then(|r| jobs.iter().find(|j| &j.reference == r));
+    EpisodeRow {
+        thread: e.thread_label.clone(),
+        kind: e.kind.name().to_string(),
+        tool: e.tool.clone(),
+        target: e.target.clone(),
+        job: e.job.clone(),
+        polls: e.count(),
+        redundant: e.redundant(),
+        after_notified: e.after_notified(),
+        while_pending: e.while_pending(),
+        first_at: e.polls[0].at,
+        last_at: e.polls[e.polls.len() - 1].at,
+        mean_interval_s: e.mean_interval_s(),
+        job_duration_s: job.and_then(|j| j.notified_at.map(|n| secs(j.started_at, n))),
+        tokens,
+        cost_usd: cost,
+        wasted_tokens: wasted,
+        wasted_cost_usd: wasted_cost,
+        calls: e.polls.iter().map(|p| p.call.clone()).collect(),
+        redundant_calls: e
+            .polls
+            .iter()
+            .filter(|p| p.redundant)
+            .map(|p| RedundantPoll {
+                call: p.call.clone(),
+                equal_by: p.equal_by.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// A warning when recorded usage disagrees with the simulation on most requests
+/// ([`Agreement::suggests_placeholders`]).
+fn disagreement_warning(mode: UsageMode, agreement: Option<&Agreement>) -> Option<String> {
+    let g = agreement?;
+    if mode == UsageMode::Simulated || !g.suggests_placeholders() {
+        return None;
+    }
+    Some(format!(
+        "recorded usage agrees with the cache simulation on only {} of {} requests ({:.1}%): \
+         if these responses came from a fake server with placeholder usage, rerun with \
+         --usage simulated; if they came from the API, the misses are real (see their causes)",
+        g.agreed,
+        g.compared,
+        g.rate * 100.0
+    ))
+}
