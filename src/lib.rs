@@ -9,6 +9,7 @@ pub mod analyze;
 pub mod api;
 pub mod capture;
 pub mod diff;
+pub mod http;
 pub mod output;
 pub mod report;
 pub mod trace;

@@ -1,6 +1,6 @@
 //! HTTP/1.1 on a reassembled connection: requests and responses paired (keep-alive,
 //! pipelining, interim 1xx responses, 101 upgrades), with the body length of a response
-//! decided from its request ([`super::framing`]).
+//! decided from its request ([`crate::http::framing`]).
 //!
 //! Pairing is in order, checked against TCP: a response cannot be sent before the server
 //! received its request's last byte, and a request whose first segment acknowledges
@@ -24,8 +24,8 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 
 use super::exchange::build;
-use super::framing::{body_length, BodyLength, Framing, Role};
 use super::message::{Head, Message, MessageParser, ParserStats, Sink, Stamp};
+use crate::http::framing::{body_length, BodyLength, Framing, Role};
 use crate::trace::{Exchange, SourceKind};
 
 /// Where a connection was seen; copied into every exchange's [`crate::trace::Source`].

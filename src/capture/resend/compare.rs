@@ -92,7 +92,7 @@ mod tests {
             response: Some(HttpResponse {
                 status,
                 version: "HTTP/1.1".into(),
-                headers: vec![("content-type".into(), ct.into())],
+                headers: vec![("content-type".into(), ct.into())].into(),
                 body: Body::new(body.as_bytes().to_vec()),
                 chunks: Vec::new(),
                 first_byte_at: None,
@@ -247,7 +247,8 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
         r.headers = vec![
             ("Date".into(), "Mon, 30 Nov 2026 10:00:00 GMT".into()),
             ("Content-Type".into(), "text/event-stream".into()),
-        ];
+        ]
+        .into();
         assert_reads_as_hi(&old);
     }
 }

@@ -13,7 +13,8 @@ use chrono::{DateTime, Utc};
 use futures_util::Stream;
 
 use super::recorder::Recorder;
-use crate::trace::{Body, Exchange, ExchangeError, Headers, HttpRequest, HttpResponse, Source};
+use crate::http::Headers;
+use crate::trace::{Body, Exchange, ExchangeError, HttpRequest, HttpResponse, Source};
 
 /// A request that has been read and is waiting for its response. If it is dropped
 /// unfinished — the client went away while the answer was being prepared (a scripted
@@ -78,7 +79,7 @@ impl Draft {
                 method: String::new(),
                 target: String::new(),
                 version: String::new(),
-                headers: Vec::new(),
+                headers: Headers::new(),
                 body: Body::default(),
             },
         );

@@ -18,8 +18,9 @@ use super::draft::{Draft, RecordingStream, ScriptedEvents, StreamFault};
 use super::reply::{error_body, error_type_for, sse, Reply};
 use super::{AppState, ConnInfo, Mode};
 use crate::api::{estimate_tokens, request_body, MessagesRequest};
+use crate::http::Headers;
 use crate::trace::redact::{redact_headers, redact_text};
-use crate::trace::{Body, ExchangeError, Headers, HttpRequest, HttpResponse};
+use crate::trace::{Body, ExchangeError, HttpRequest, HttpResponse};
 
 /// Why reading a request body stopped early.
 enum BodyEnd {
@@ -145,7 +146,7 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
             let sent = HttpResponse {
                 status: 400,
                 version: "HTTP/1.1".into(),
-                headers: vec![("content-type".into(), "text/plain".into())],
+                headers: vec![("content-type".into(), "text/plain".into())].into(),
                 body: Body::default(),
                 chunks: Vec::new(),
                 first_byte_at: Some(Utc::now()),
@@ -390,7 +391,8 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
         ),
         ("cache-control".into(), "no-cache".into()),
         ("request-id".into(), rid.to_string()),
-    ];
+    ]
+    .into();
     // Built without a builder, so no builder error can turn into an empty 200; the
     // request id is agentwire's own (`req_agentwire_` and digits), a valid header value.
     let mut head = axum::http::HeaderMap::new();
@@ -474,7 +476,8 @@ fn respond_json(
     let headers: Headers = vec![
         ("content-type".into(), "application/json".into()),
         ("request-id".into(), rid.to_string()),
-    ];
+    ]
+    .into();
     let response = HttpResponse {
         status,
         version: "HTTP/1.1".into(),

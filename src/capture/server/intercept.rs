@@ -85,7 +85,7 @@ fn connect_draft(st: &AppState, info: &ConnInfo, target: &str) -> Draft {
         method: "CONNECT".into(),
         target: target.into(),
         version: "HTTP/1.1".into(),
-        headers: Vec::new(),
+        headers: crate::http::Headers::new(),
         body: Body::default(),
     };
     let mut d = Draft::new(
@@ -104,7 +104,7 @@ fn status_only(status: u16) -> HttpResponse {
     HttpResponse {
         status,
         version: "HTTP/1.1".into(),
-        headers: Vec::new(),
+        headers: crate::http::Headers::new(),
         body: Body::default(),
         chunks: Vec::new(),
         first_byte_at: Some(Utc::now()),

@@ -14,8 +14,9 @@ use futures_util::StreamExt;
 
 use super::draft::{Draft, RecordingStream, StreamFailure};
 use super::ServerError;
+use crate::http::Headers;
 use crate::trace::redact::{redact_headers, redact_text};
-use crate::trace::{ExchangeError, Headers};
+use crate::trace::ExchangeError;
 
 /// Hop-by-hop headers (RFC 9110 §7.6.1): never forwarded in either direction.
 pub(crate) const HOP_BY_HOP: &[&str] = &[

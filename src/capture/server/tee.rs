@@ -418,7 +418,7 @@ fn record_raw(st: &AppState, conn: &ConnInfo, raw: Vec<u8>, len: u64, kind: &str
             }
         },
         version: String::new(),
-        headers: Vec::new(),
+        headers: crate::http::Headers::new(),
         body,
     };
     let mut draft = Draft::new(

@@ -379,7 +379,7 @@ fn entry(e: Entry, index: usize, path: &Path, creator: &Creator) -> Exchange {
                 .missing
                 .push("response body (its base64 did not decode; kept as text)".into());
         }
-        let mut r = response(status, pairs(e.response.headers).collect(), bytes);
+        let mut r = response(status, pairs(e.response.headers).collect::<Vec<_>>(), bytes);
         if !e.response.http_version.is_empty() {
             r.version = e.response.http_version.to_ascii_uppercase();
         }
