@@ -6,7 +6,8 @@
 //!
 //! The connection's IO is wrapped in a [`Tee`] that feeds every byte read to a [`Ledger`]:
 //! it frames requests the way hyper does (heads with `httparse`, bodies by Content-Length
-//! or chunked framing, counted, not copied, once a handler has claimed the request), and
+//! or chunked framing through the one chunked decoder, [`crate::http::chunked`], with
+//! hyper's limits; counted, not copied, once a handler has claimed the request), and
 //! each request hyper hands to the service claims the oldest framed one. When the
 //! connection ends, whatever was not claimed is recorded ([`finish`]).
 
@@ -22,6 +23,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::draft::Draft;
 use super::{AppState, ConnInfo};
+use crate::http::chunked::{Decoder, Event, Limits};
 use crate::trace::redact::{raw_head, redact_text};
 use crate::trace::{Body, ExchangeError, HttpRequest};
 
@@ -34,8 +36,8 @@ pub const MAX_HEAD: usize = 8192 + 4096 * 100;
 /// Most header lines in a request head: hyper's default (100), also set explicitly by the
 /// server, so a head with more is not a request here either (hyper answers it 431).
 pub const MAX_HEADERS: usize = 100;
-/// Longest chunk-size or trailer line followed, bytes.
-const MAX_LINE: usize = 8 << 10;
+/// Limits on chunked bodies: the longest chunk-size or trailer line followed, 8 KiB.
+const CHUNK_LIMITS: Limits = Limits { max_line: 8 << 10 };
 
 /// Where the ledger is in the byte stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -45,20 +47,14 @@ enum State {
     Head,
     /// Inside a body of known length: bytes left.
     Length(u64),
-    /// Reading a chunk-size line.
-    ChunkSize,
-    /// Inside chunk data: bytes left.
-    ChunkData(u64),
-    /// After chunk data, up to its line end.
-    ChunkEnd,
-    /// Reading trailer lines after the last chunk.
-    Trailers,
+    /// Inside a chunked body (where: [`Ledger::chunked`]).
+    Chunked,
     /// After CONNECT: the rest is a tunnel (counted by nobody here).
     Tunnel,
     /// Bytes that do not frame as requests: kept for the record, up to [`KEEP`].
     Garbage,
-    /// After a request body's framing broke (a chunk-size line that is not hex, a line
-    /// past [`MAX_LINE`]): hyper stops there and closes the connection, so the rest
+    /// After a request body's framing broke (a chunk-size line that is not hex, chunk
+    /// data not followed by a line end, a line past [`CHUNK_LIMITS`]): hyper stops there and closes the connection, so the rest
     /// belongs to that request (recorded by its handler as `malformed_body`, or raw with
     /// the request when no handler received it), never to a request of its own.
     BrokenBody,
@@ -78,52 +74,39 @@ struct Unit {
 }
 
 /// The per-connection account of received bytes.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Ledger {
     state: State,
     /// Bytes of the head being accumulated (or of the garbage run).
     pending: Vec<u8>,
     /// Total size of the garbage run (may exceed what is kept).
     garbage_len: u64,
-    /// A chunk-size or trailer line being accumulated.
-    line: Vec<u8>,
+    /// The chunked body being framed, in [`State::Chunked`].
+    chunked: Decoder,
     /// Framed requests, oldest first; claimed complete ones are dropped from the front.
     units: VecDeque<Unit>,
+}
+
+impl Default for Ledger {
+    fn default() -> Self {
+        Ledger {
+            state: State::Head,
+            pending: Vec::new(),
+            garbage_len: 0,
+            chunked: Decoder::new(CHUNK_LIMITS),
+            units: VecDeque::new(),
+        }
+    }
 }
 
 impl Ledger {
     fn push(&mut self, mut data: &[u8]) {
         while !data.is_empty() {
             match self.state {
-                State::Head => {
-                    if self.pending.is_empty() {
-                        let n = data
-                            .iter()
-                            .take_while(|b| **b == b'\r' || **b == b'\n')
-                            .count();
-                        data = &data[n..];
-                        if data.is_empty() {
-                            return;
-                        }
-                    }
-                    let had = self.pending.len();
-                    let room = (MAX_HEAD + 1).saturating_sub(had);
-                    self.pending
-                        .extend_from_slice(&data[..data.len().min(room)]);
-                    match self.parse_head() {
-                        Ok(Some(used)) => data = &data[(used - had).min(data.len())..],
-                        Ok(None) if self.pending.len() > MAX_HEAD => {
-                            self.add_garbage(&data[room.min(data.len())..]);
-                            return;
-                        }
-                        Ok(None) => return,
-                        Err(()) => {
-                            let rest = &data[data.len().min(room)..];
-                            self.add_garbage(rest);
-                            return;
-                        }
-                    }
-                }
+                State::Head => match self.head_bytes(data) {
+                    Some(rest) => data = rest,
+                    None => return,
+                },
                 State::Length(rem) => {
                     let n = (rem as usize).min(data.len());
                     self.body(&data[..n]);
@@ -134,48 +117,7 @@ impl Ledger {
                         self.state = State::Length(rem - n as u64);
                     }
                 }
-                State::ChunkSize | State::Trailers | State::ChunkEnd => {
-                    let nl = data.iter().position(|b| *b == b'\n');
-                    let take = nl.map_or(data.len(), |p| p + 1);
-                    self.body(&data[..take]);
-                    if self.state != State::ChunkEnd {
-                        self.line.extend_from_slice(&data[..take]);
-                    }
-                    data = &data[take..];
-                    if nl.is_none() {
-                        if self.line.len() > MAX_LINE {
-                            self.line.clear();
-                            self.state = State::BrokenBody;
-                        }
-                        return;
-                    }
-                    let line = std::mem::take(&mut self.line);
-                    let line = String::from_utf8_lossy(&line);
-                    let line = line.trim_end_matches(['\r', '\n']);
-                    match self.state {
-                        State::ChunkEnd => self.state = State::ChunkSize,
-                        State::ChunkSize => {
-                            let size = line.split(';').next().unwrap_or("").trim();
-                            match u64::from_str_radix(size, 16) {
-                                Ok(0) => self.state = State::Trailers,
-                                Ok(n) => self.state = State::ChunkData(n),
-                                Err(_) => self.state = State::BrokenBody,
-                            }
-                        }
-                        _ if line.is_empty() => self.end_unit(),
-                        _ => {}
-                    }
-                }
-                State::ChunkData(rem) => {
-                    let n = (rem as usize).min(data.len());
-                    self.body(&data[..n]);
-                    data = &data[n..];
-                    self.state = if rem == n as u64 {
-                        State::ChunkEnd
-                    } else {
-                        State::ChunkData(rem - n as u64)
-                    };
-                }
+                State::Chunked => data = self.chunked_bytes(data),
                 State::Tunnel => return,
                 State::BrokenBody => {
                     self.body(data);
@@ -187,6 +129,51 @@ impl Ledger {
                 }
             }
         }
+    }
+
+    /// Bytes of a request head (or the empty lines before one); the bytes after the head,
+    /// or `None` when all were taken.
+    fn head_bytes<'a>(&mut self, mut data: &'a [u8]) -> Option<&'a [u8]> {
+        if self.pending.is_empty() {
+            let n = data
+                .iter()
+                .take_while(|b| **b == b'\r' || **b == b'\n')
+                .count();
+            data = &data[n..];
+            if data.is_empty() {
+                return None;
+            }
+        }
+        let had = self.pending.len();
+        let room = (MAX_HEAD + 1).saturating_sub(had);
+        self.pending
+            .extend_from_slice(&data[..data.len().min(room)]);
+        match self.parse_head() {
+            Ok(Some(used)) => Some(&data[(used - had).min(data.len())..]),
+            Ok(None) if self.pending.len() > MAX_HEAD => {
+                self.add_garbage(&data[room.min(data.len())..]);
+                None
+            }
+            Ok(None) => None,
+            Err(()) => {
+                let rest = &data[data.len().min(room)..];
+                self.add_garbage(rest);
+                None
+            }
+        }
+    }
+
+    /// Bytes of a chunked body, every one counted as the request's; the bytes after what
+    /// the decoder took.
+    fn chunked_bytes<'a>(&mut self, data: &'a [u8]) -> &'a [u8] {
+        let (used, event) = self.chunked.step(data);
+        self.body(&data[..used]);
+        match event {
+            Event::End { .. } => self.end_unit(),
+            Event::Broken { .. } => self.state = State::BrokenBody,
+            _ => {}
+        }
+        &data[used..]
     }
 
     /// Try to parse the pending head: `Ok(Some(bytes used))`, `Ok(None)` when partial,
@@ -207,16 +194,17 @@ impl Ledger {
         for h in req.headers.iter() {
             let v = String::from_utf8_lossy(h.value);
             if h.name.eq_ignore_ascii_case("transfer-encoding") {
-                te = Some(v.trim().to_ascii_lowercase());
+                te = Some(hyper_chunked(&v));
             } else if h.name.eq_ignore_ascii_case("content-length") {
                 cl = Some(v.trim().parse::<u64>().map_err(|_| ())?);
             }
         }
         let state = match (te, cl) {
-            (Some(te), _) if te.rsplit(',').next().is_some_and(|c| c.trim() == "chunked") => {
-                State::ChunkSize
+            (Some(true), _) => {
+                self.chunked.reset();
+                State::Chunked
             }
-            (Some(_), _) => return Err(()),
+            (Some(false), _) => return Err(()),
             (None, Some(0)) | (None, None) => State::Head,
             (None, Some(n)) => State::Length(n),
         };
@@ -281,6 +269,19 @@ impl Ledger {
             self.units.pop_front();
         }
     }
+}
+
+/// True when hyper frames a request whose last Transfer-Encoding line is `te_line` as
+/// chunked: the line's last comma-separated element, trimmed, is `chunked` in any case
+/// (hyper `headers::is_chunked_`; the last line alone decides). Deliberately not the list
+/// rule of [`crate::http::fields::list`]: hyper neither skips an empty last element nor
+/// strips parameters, and it refuses such a head (400) — so the ledger must not frame it as
+/// a request either.
+fn hyper_chunked(te_line: &str) -> bool {
+    te_line
+        .rsplit(',')
+        .next()
+        .is_some_and(|c| c.trim().eq_ignore_ascii_case("chunked"))
 }
 
 /// A connection's [`Ledger`], shared between its IO and its requests.
@@ -510,6 +511,48 @@ mod tests {
         let l = feed(&[huge.as_bytes()]);
         assert_eq!(l.state, State::Garbage);
         assert_eq!(l.pending.len(), KEEP, "at most KEEP bytes kept");
+    }
+
+    #[test]
+    fn the_last_transfer_encoding_line_decides_as_in_hyper() {
+        let head = |te: &str| format!("POST /a HTTP/1.1\r\n{te}\r\n\r\n0\r\n\r\n");
+        for te in [
+            "transfer-encoding: gzip, CHUNKED",
+            "transfer-encoding: chunked\r\ntransfer-encoding: gzip, chunked",
+        ] {
+            let l = feed(&[head(te).as_bytes()]);
+            assert_eq!((l.units.len(), l.state), (1, State::Head), "{te}");
+            assert!(l.units[0].complete, "{te}");
+        }
+        // hyper answers 400 to these heads: not requests here either.
+        for te in [
+            "transfer-encoding: chunked, ",
+            "transfer-encoding: chunked;x=1",
+            "transfer-encoding: chunked\r\ntransfer-encoding: gzip",
+        ] {
+            let l = feed(&[head(te).as_bytes()]);
+            assert_eq!(l.state, State::Garbage, "{te}");
+            assert!(l.units.is_empty(), "{te}");
+        }
+    }
+
+    #[test]
+    fn chunked_bodies_follow_the_one_decoder_and_hypers_strictness() {
+        // Bare LF and whitespace around a size are accepted (as the capture reader does).
+        let l = feed(&[b"POST /a HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n3 \nabc\n0\n\n"]);
+        assert_eq!(l.state, State::Head);
+        assert!(l.units[0].complete);
+        // hyper refuses a signed size and bytes between chunk data and its CRLF; the rest
+        // stays with the request (it is not framed as requests of its own).
+        for body in [&b"+3\r\nabc\r\n0\r\n\r\n"[..], b"3\r\nabcXY\r\n0\r\n\r\n"] {
+            let mut raw = b"POST /a HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n".to_vec();
+            raw.extend_from_slice(body);
+            raw.extend_from_slice(b"GET /b HTTP/1.1\r\n\r\n");
+            let l = feed(&[&raw]);
+            assert_eq!(l.state, State::BrokenBody);
+            assert_eq!(l.units.len(), 1);
+            assert_eq!(l.units[0].len, raw.len() as u64);
+        }
     }
 
     #[test]
