@@ -17,7 +17,7 @@ use super::import::har::{
     Content, Creator, Entry, NameValue, PostData, Request, Response, Timings,
 };
 use super::redact::{redact_headers, redact_text};
-use super::{header_value as header, Body, Exchange, TraceError};
+use super::{Body, Exchange, TraceError};
 
 /// Writes a HAR document entry by entry, so a large trace needs no more memory than one
 /// exchange.
@@ -112,7 +112,7 @@ fn ms(us: i64) -> f64 {
 fn entry(x: &Exchange, base_url: &str) -> Entry {
     let target = redact_text(&x.request.target);
     let connect = x.request.method.eq_ignore_ascii_case("CONNECT");
-    let url = match header(&x.request.headers, "host") {
+    let url = match x.request.headers.get("host") {
         // authority-form target (RFC 9112 §3.2.3): the URL is the tunnel's authority
         _ if connect => format!("https://{target}"),
         Some(h) => {
@@ -139,9 +139,7 @@ fn entry(x: &Exchange, base_url: &str) -> Entry {
     let post_data = (!x.request.body.is_empty()).then(|| {
         let (text, encoding) = body_text(&x.request.body);
         PostData {
-            mime_type: header(&x.request.headers, "content-type")
-                .unwrap_or("")
-                .into(),
+            mime_type: x.request.headers.get("content-type").unwrap_or("").into(),
             text: Some(text),
             encoding,
         }
@@ -171,11 +169,11 @@ fn entry(x: &Exchange, base_url: &str) -> Entry {
                 content: Content {
                     size: r.body.len() as i64,
                     compression: None,
-                    mime_type: header(&r.headers, "content-type").unwrap_or("").into(),
+                    mime_type: r.headers.get("content-type").unwrap_or("").into(),
                     text: Some(text),
                     encoding,
                 },
-                redirect_url: header(&r.headers, "location").unwrap_or("").into(),
+                redirect_url: r.headers.get("location").unwrap_or("").into(),
                 headers_size: -1,
                 body_size: r.body.wire_size.map_or(r.body.len() as i64, |w| w as i64),
             }

@@ -671,13 +671,7 @@ fn header(xs: &[Exchange]) -> Record {
     let mut c = Context::new();
     let uas: Vec<&str> = xs
         .iter()
-        .filter_map(|x| {
-            x.request
-                .headers
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case("user-agent"))
-                .map(|(_, v)| v.as_str())
-        })
+        .filter_map(|x| x.request.headers.get("user-agent"))
         .collect();
     if let Some(first) = uas.first() {
         if uas.iter().all(|u| u == first) {

@@ -24,7 +24,9 @@ use tokio::sync::oneshot;
 
 use super::{McpError, McpSink};
 use crate::api::sse::SseParser;
-use crate::capture::server::proxy::{skip_response, Upstream};
+use crate::capture::server::proxy::Upstream;
+use crate::http::fields::skip_response;
+use crate::http::is_event_stream;
 use crate::trace::mcp::{McpDirection, McpHttp, McpTransport};
 use crate::trace::McpRecord;
 
@@ -191,7 +193,7 @@ async fn handle(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         .headers()
         .get("content-type")
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|c| c.starts_with("text/event-stream"));
+        .is_some_and(is_event_stream);
     if !is_sse {
         let body = resp.bytes().await.unwrap_or_default();
         p.record(McpDirection::ToClient, &body, &http, false);

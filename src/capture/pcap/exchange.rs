@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::http::{ConnInfo, Entry};
 use super::message::Message;
 use super::NO_TIME;
+use crate::http::is_event_stream;
 use crate::trace::redact::redact_headers;
 use crate::trace::{Body, Exchange, ExchangeError, HttpRequest, HttpResponse, Source};
 
@@ -212,11 +213,7 @@ fn err(kind: &str, message: &str) -> ExchangeError {
 /// the one SSE parser.
 fn stream_error(resp: Option<&HttpResponse>) -> Option<ExchangeError> {
     let resp = resp?;
-    let ct = resp
-        .headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))?;
-    if !ct.1.trim_start().starts_with("text/event-stream") {
+    if !is_event_stream(resp.headers.get("content-type")?) {
         return None;
     }
     let body = crate::api::decode::response_body(resp);

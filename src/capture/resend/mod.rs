@@ -11,7 +11,7 @@ use serde::Serialize;
 use tokio::sync::Semaphore;
 
 use crate::api::decode_body;
-use crate::capture::server::proxy::skip_request;
+use crate::http::fields::skip_request;
 use crate::trace::redact::is_marker;
 use crate::trace::{origin_form, Body, Exchange, Trace};
 

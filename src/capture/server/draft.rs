@@ -160,9 +160,8 @@ pub(crate) fn declared_length(method: &str, status: u16, headers: &Headers) -> O
         return Some(0);
     }
     headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.trim().parse().ok())
+        .get("content-length")
+        .and_then(|v| v.trim().parse().ok())
 }
 
 impl<S> RecordingStream<S> {

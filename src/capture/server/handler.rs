@@ -43,12 +43,9 @@ const BUDGET_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 /// The transfer codings of a request other than `chunked` (which hyper removes), e.g.
 /// `gzip` in `Transfer-Encoding: gzip, chunked`: RFC 9112 §6.1 answers those 501.
 fn unsupported_codings(h: &Headers) -> Vec<String> {
-    h.iter()
-        .filter(|(k, _)| k.eq_ignore_ascii_case("transfer-encoding"))
-        .flat_map(|(_, v)| v.split(','))
-        .map(|c| c.trim().to_ascii_lowercase())
-        .filter(|c| !c.is_empty() && c != "chunked")
-        .collect()
+    let mut codings = h.list("transfer-encoding");
+    codings.retain(|c| c != "chunked");
+    codings
 }
 
 pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Response {
@@ -281,14 +278,10 @@ async fn read_body(
     }
 }
 
-fn header(h: &Headers, name: &str) -> Option<String> {
-    h.iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.clone())
-}
-
 async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
-    let ct = header(&draft.request.headers, "content-type").unwrap_or_default();
+    let ct = (draft.request.headers.get("content-type"))
+        .unwrap_or_default()
+        .to_string();
     if !ct.to_ascii_lowercase().contains("json") {
         let msg = format!("content-type must be application/json, got {ct:?}");
         return error_response(draft, 400, &msg, rid, "wrong_content_type");

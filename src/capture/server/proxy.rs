@@ -14,46 +14,10 @@ use futures_util::StreamExt;
 
 use super::draft::{Draft, RecordingStream, StreamFailure};
 use super::ServerError;
+use crate::http::fields::{self, is_hop_by_hop, skip_request};
 use crate::http::Headers;
 use crate::trace::redact::{redact_headers, redact_text};
 use crate::trace::ExchangeError;
-
-/// Hop-by-hop headers (RFC 9110 §7.6.1): never forwarded in either direction.
-pub(crate) const HOP_BY_HOP: &[&str] = &[
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-];
-/// Request headers the proxy sets itself or must not pass on (identity encoding keeps the
-/// recorded response readable; proxy credentials are for this hop only).
-const REQUEST_ONLY: &[&str] = &[
-    "host",
-    "content-length",
-    "accept-encoding",
-    "proxy-authorization",
-];
-
-/// True for a hop-by-hop header name (ASCII case-insensitive: recorded names keep their
-/// wire case).
-pub(crate) fn is_hop_by_hop(name: &str) -> bool {
-    HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h))
-}
-
-/// True for a request header that a client sending a recorded request again must not copy:
-/// hop-by-hop, or set by the sender itself ([`REQUEST_ONLY`]). ASCII case-insensitive.
-pub(crate) fn skip_request(name: &str) -> bool {
-    is_hop_by_hop(name) || REQUEST_ONLY.iter().any(|h| name.eq_ignore_ascii_case(h))
-}
-
-/// True for a response header that a server answering with a recorded response must not
-/// copy: hop-by-hop, or `content-length` (the new response is framed by its own server).
-pub(crate) fn skip_response(name: &str) -> bool {
-    is_hop_by_hop(name) || name.eq_ignore_ascii_case("content-length")
-}
 
 /// Header names a message declares hop-by-hop in its `Connection` field (RFC 9110
 /// §7.6.1): they are for this hop only and never forwarded.
@@ -61,9 +25,7 @@ fn connection_named(h: &HeaderMap) -> Vec<String> {
     h.get_all("connection")
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|n| n.trim().to_ascii_lowercase())
-        .filter(|n| !n.is_empty())
+        .flat_map(fields::items)
         .collect()
 }
 

@@ -31,7 +31,7 @@ use super::draft::{Draft, RecordingStream};
 use super::handler::error_response;
 use crate::api::normalize::{Hits, Normalizer};
 use crate::api::{request_body, BlockKind, MessagesRequest};
-use crate::trace::header_value;
+use crate::http::{fields, is_event_stream};
 use crate::trace::{Exchange, Trace, TraceError};
 
 /// How recorded timing is reproduced.
@@ -366,8 +366,10 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
     let wants_stream = req.stream();
     let decoded = crate::api::response_body(resp);
     let recorded_sse = crate::api::sse::looks_like_event_stream(&decoded.bytes)
-        || header_value(&resp.headers, "content-type")
-            .is_some_and(|c| c.contains("text/event-stream"));
+        || resp
+            .headers
+            .get("content-type")
+            .is_some_and(is_event_stream);
     let limit_us = recorded.duration_us().and_then(|d| u64::try_from(d).ok());
     let (body, chunks, content_type) = if recorded_sse == wants_stream {
         (
@@ -410,8 +412,7 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
                 .iter()
                 .any(|h| k.eq_ignore_ascii_case(h))
     };
-    let kept =
-        (resp.headers.iter()).filter(|(k, _)| !super::proxy::skip_response(k) && !own_type(k));
+    let kept = (resp.headers.iter()).filter(|(k, _)| !fields::skip_response(k) && !own_type(k));
     let mut sent = crate::capture::headers::sendable(kept);
     m.dropped_headers = std::mem::take(&mut sent.dropped);
     note(&mut draft, &m);
@@ -419,7 +420,7 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
     if let Some(ct) = content_type {
         extra.push(("content-type", ct.to_string()));
     }
-    if header_value(&sent.text, "request-id").is_none() {
+    if sent.text.get("request-id").is_none() {
         extra.push(("request-id", rid.clone()));
     }
     for (k, v) in extra {
