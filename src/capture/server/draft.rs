@@ -4,6 +4,7 @@
 //! or the server stops first, when the stream is dropped — so no exchange is ever lost,
 //! and only a real early end is recorded as one.
 
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Instant;
@@ -33,23 +34,31 @@ pub(crate) struct Draft {
     pub(crate) permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
+/// Where a request was received, as its record's source says: the server's recorder,
+/// mode and listen address, and the connection (none for a request not tied to one).
+pub(crate) struct Origin {
+    pub(crate) recorder: Recorder,
+    pub(crate) mode: &'static str,
+    pub(crate) listen: SocketAddr,
+    /// Client address and connection number.
+    pub(crate) conn: Option<(SocketAddr, u64)>,
+}
+
 impl Draft {
-    /// A draft for a request on connection `conn` of server `st`, with exchange number
-    /// `id` (from [`super::AppState::take_id`] when the head arrived), started at
-    /// `started_at` / `clock`.
+    /// A draft for a request received at `origin`, with exchange number `id` (taken when
+    /// the head arrived), started at `started_at` / `clock`.
     pub(crate) fn new(
-        st: &super::AppState,
-        conn: Option<&super::ConnInfo>,
+        origin: Origin,
         id: u64,
         started_at: DateTime<Utc>,
         clock: Instant,
         request: HttpRequest,
     ) -> Draft {
         let mut source = Source::new(crate::trace::SourceKind::Server);
-        source.mode = Some(st.config.mode.name().into());
-        source.server = Some(st.listen.to_string());
-        source.client = conn.map(|c| c.peer.to_string());
-        source.connection = conn.map(|c| c.id);
+        source.mode = Some(origin.mode.into());
+        source.server = Some(origin.listen.to_string());
+        source.client = origin.conn.map(|(peer, _)| peer.to_string());
+        source.connection = origin.conn.map(|(_, id)| id);
         Draft {
             id,
             started_at,
@@ -57,7 +66,7 @@ impl Draft {
             source,
             request,
             notes: Default::default(),
-            recorder: Some(st.recorder.clone()),
+            recorder: Some(origin.recorder),
             permit: None,
         }
     }

@@ -14,9 +14,10 @@ use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::config::Mode;
 use super::draft::{Draft, RecordingStream, ScriptedEvents, StreamFault};
-use super::reply::{error_body, error_type_for, sse, Reply};
-use super::{AppState, ConnInfo, Mode};
+use super::reply::{error_response, error_type_for, plain, respond_json, sse, Reply};
+use super::state::{AppState, ConnInfo};
 use crate::api::{estimate_tokens, request_body, MessagesRequest};
 use crate::http::Headers;
 use crate::trace::redact::{redact_headers, redact_text};
@@ -78,7 +79,7 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
             headers,
             body: Body::default().with_truncated(true),
         };
-        let draft = Draft::new(&st, conn.as_ref(), id, started_at, clock, request);
+        let draft = st.draft(conn.as_ref(), id, started_at, clock, request);
         error_response(draft, status, msg, &rid, kind)
     };
     // Backpressure: wait while the trace writer is behind; answer 503 while the trace
@@ -109,7 +110,7 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
         headers,
         body: Body::new(bytes).with_truncated(end.is_some()),
     };
-    let mut draft = Draft::new(&st, conn.as_ref(), id, started_at, clock, request);
+    let mut draft = st.draft(conn.as_ref(), id, started_at, clock, request);
     draft.permit = permit;
     if let Some(host) = conn.as_ref().and_then(|c| c.host.as_ref()) {
         // Came through CONNECT: the client believed it was talking to this host.
@@ -437,64 +438,4 @@ fn models_list() -> Value {
         .map(|(id, name, at)| json!({"type":"model","id":id,"display_name":name,"created_at":at}))
         .collect();
     json!({"data": data, "has_more": false, "first_id": models[0].0, "last_id": models[2].0})
-}
-
-/// Answer with the API's error JSON and record the exchange with an error kind.
-pub(crate) fn error_response(
-    draft: Draft,
-    status: u16,
-    msg: &str,
-    rid: &str,
-    kind: &str,
-) -> Response {
-    // The message may quote the request (method, path, an upstream's error naming the
-    // URL): the reply body is recorded, and bodies are not redacted on write.
-    let msg = crate::trace::redact::redact_text(msg);
-    let body = error_body(error_type_for(status), &msg, rid);
-    let err = ExchangeError {
-        kind: kind.into(),
-        message: msg,
-    };
-    respond_json(draft, status, &body, rid, Some(err))
-}
-
-fn respond_json(
-    draft: Draft,
-    status: u16,
-    body: &Value,
-    rid: &str,
-    error: Option<ExchangeError>,
-) -> Response {
-    let bytes = Bytes::from(serde_json::to_vec(body).unwrap_or_default());
-    let headers: Headers = vec![
-        ("content-type".into(), "application/json".into()),
-        ("request-id".into(), rid.to_string()),
-    ]
-    .into();
-    let response = HttpResponse {
-        status,
-        version: "HTTP/1.1".into(),
-        headers: headers.clone(),
-        body: Body::new(bytes.to_vec()),
-        chunks: vec![(draft.elapsed_us(), bytes.len() as u64)],
-        first_byte_at: Some(Utc::now()),
-    };
-    draft.finish(Some(response), error);
-    let mut r = plain(
-        StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
-        bytes,
-        "application/json",
-    );
-    if let Ok(v) = HeaderValue::from_str(rid) {
-        r.headers_mut().insert("request-id", v);
-    }
-    r
-}
-
-fn plain(status: StatusCode, body: Bytes, ct: &'static str) -> Response {
-    let mut r = Response::new(AxumBody::from(body));
-    *r.status_mut() = status;
-    r.headers_mut()
-        .insert("content-type", HeaderValue::from_static(ct));
-    r
 }

@@ -15,31 +15,13 @@ use chrono::Utc;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 
+pub use super::config::InterceptConfig;
 use super::conn::Connections;
 use super::draft::Draft;
-use super::{AppState, ConnInfo};
-use crate::capture::ca::CertificateAuthority;
+use super::state::{AppState, ConnInfo};
+pub use crate::http::host::canonical_host;
 use crate::trace::redact::redact_authority;
 use crate::trace::{Body, ExchangeError, HttpRequest, HttpResponse};
-
-/// What the intercepting proxy does.
-pub struct InterceptConfig {
-    /// Hosts whose TLS is terminated (lowercase).
-    pub hosts: Vec<String>,
-    /// The CA that signs leaf certificates.
-    pub ca: Arc<CertificateAuthority>,
-    /// Tunnel other hosts untouched instead of refusing them.
-    pub tunnel_others: bool,
-}
-
-impl std::fmt::Debug for InterceptConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InterceptConfig")
-            .field("hosts", &self.hosts)
-            .field("tunnel_others", &self.tunnel_others)
-            .finish()
-    }
-}
 
 /// Per-server interception state: the leaf configs minted so far, per host.
 pub(crate) struct Interceptor {
@@ -88,8 +70,7 @@ fn connect_draft(st: &AppState, info: &ConnInfo, target: &str) -> Draft {
         headers: crate::http::Headers::new(),
         body: Body::default(),
     };
-    let mut d = Draft::new(
-        st,
+    let mut d = st.draft(
         Some(info),
         st.take_id(),
         Utc::now(),
@@ -108,22 +89,6 @@ fn status_only(status: u16) -> HttpResponse {
         body: Body::default(),
         chunks: Vec::new(),
         first_byte_at: Some(Utc::now()),
-    }
-}
-
-/// A host name or address in the one form every host comparison uses: lowercase, without
-/// IPv6 brackets and trailing dots, IP addresses in their standard text form
-/// (`API.Anthropic.com.` → `api.anthropic.com`, `[0:0::1]` → `::1`).
-pub fn canonical_host(host: &str) -> String {
-    let h = host.trim();
-    let h = h
-        .strip_prefix('[')
-        .and_then(|x| x.strip_suffix(']'))
-        .unwrap_or(h);
-    let h = h.trim_end_matches('.').to_ascii_lowercase();
-    match h.parse::<std::net::IpAddr>() {
-        Ok(ip) => ip.to_string(),
-        Err(_) => h,
     }
 }
 

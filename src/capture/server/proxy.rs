@@ -13,7 +13,8 @@ use axum::response::Response;
 use futures_util::StreamExt;
 
 use super::draft::{Draft, RecordingStream, StreamFailure};
-use super::ServerError;
+use super::error::ServerError;
+use super::reply::error_response;
 use crate::http::fields::{self, is_hop_by_hop, skip_request};
 use crate::http::Headers;
 use crate::trace::redact::{redact_headers, redact_text};
@@ -119,7 +120,7 @@ impl Upstream {
         match uri.authority() {
             None => true,
             Some(a) => {
-                use super::intercept::canonical_host;
+                use crate::http::host::canonical_host;
                 canonical_host(a.host()) == canonical_host(self.base.host_str().unwrap_or(""))
                     && a.port_u16().or_else(|| default_port(uri.scheme_str()))
                         == self.base.port_or_known_default()
@@ -152,7 +153,7 @@ pub(crate) async fn forward(
             up.display,
             redact_text(&uri.to_string())
         );
-        return super::handler::error_response(draft, 403, &msg, rid, "refused_upstream");
+        return error_response(draft, 403, &msg, rid, "refused_upstream");
     }
     let mut req = up.client.request(method, up.url_for(&uri));
     let named = connection_named(&headers);
@@ -184,7 +185,7 @@ pub(crate) async fn forward(
                 up.display,
                 redact_text(&crate::capture::error_chain(&e))
             );
-            return super::handler::error_response(draft, status, &msg, rid, "upstream_error");
+            return error_response(draft, status, &msg, rid, "upstream_error");
         }
     };
     let status = resp.status().as_u16();

@@ -28,7 +28,7 @@ use axum::response::Response;
 use bytes::Bytes;
 
 use super::draft::{Draft, RecordingStream};
-use super::handler::error_response;
+use super::reply::error_response;
 use crate::api::normalize::{Hits, Normalizer};
 use crate::api::{request_body, BlockKind, MessagesRequest};
 use crate::http::{fields, is_event_stream};

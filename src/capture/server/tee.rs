@@ -9,23 +9,18 @@
 //! or chunked framing through the one chunked decoder, [`crate::http::chunked`], with
 //! hyper's limits; counted, not copied, once a handler has claimed the request), and
 //! each request hyper hands to the service claims the oldest framed one. When the
-//! connection ends, whatever was not claimed is recorded ([`finish`]).
+//! connection ends, whatever was not claimed ([`Recent::take`]) is recorded
+//! (`super::unclaimed`).
 
 use std::collections::VecDeque;
 use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Instant;
 
-use chrono::Utc;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::draft::Draft;
-use super::{AppState, ConnInfo};
 use crate::http::chunked::{Decoder, Event, Limits};
-use crate::trace::redact::{raw_head, redact_text};
-use crate::trace::{Body, ExchangeError, HttpRequest};
 
 /// Most bytes kept per unclaimed request or unparseable run: 64 KiB.
 pub const KEEP: usize = 64 * 1024;
@@ -297,6 +292,47 @@ impl Recent {
     pub(crate) fn claim(&self) {
         self.lock().claim();
     }
+
+    /// What the connection sent that no handler received, taken out of the ledger (the
+    /// connection ended).
+    pub(crate) fn take(&self) -> Unclaimed {
+        let mut ledger = std::mem::take(&mut *self.lock());
+        Unclaimed {
+            requests: (ledger.units.drain(..))
+                .filter(|u| !u.claimed)
+                .map(|u| UnclaimedRequest {
+                    raw: u.raw,
+                    len: u.len,
+                    complete: u.complete,
+                })
+                .collect(),
+            garbage_len: ledger.garbage_len,
+            garbage: std::mem::take(&mut ledger.pending),
+        }
+    }
+}
+
+/// What a connection sent that no handler received.
+#[derive(Debug)]
+pub(crate) struct Unclaimed {
+    /// Requests framed but never handed to a handler, oldest first.
+    pub(crate) requests: Vec<UnclaimedRequest>,
+    /// The bytes kept of a run that does not frame as a request (or of a head not yet
+    /// complete), up to [`KEEP`].
+    pub(crate) garbage: Vec<u8>,
+    /// That run's whole size, bytes (0 when it is only the head not yet complete).
+    pub(crate) garbage_len: u64,
+}
+
+/// A request framed from the stream but never handed to a handler.
+#[derive(Debug)]
+pub(crate) struct UnclaimedRequest {
+    /// Its raw bytes, up to [`KEEP`].
+    pub(crate) raw: Vec<u8>,
+    /// Bytes it has in the stream.
+    pub(crate) len: u64,
+    /// Its framing ended (it was read whole).
+    pub(crate) complete: bool,
 }
 
 /// An IO that feeds what it reads into a [`Recent`] ledger.
@@ -353,96 +389,6 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Tee<T> {
     fn is_write_vectored(&self) -> bool {
         self.inner.is_write_vectored()
     }
-}
-
-/// The connection ended (`error`: how hyper ended it): record every request it read but
-/// never handed to a handler, and every byte that did not frame as a request, raw, with
-/// secrets redacted.
-pub(crate) fn finish(st: &AppState, conn: &ConnInfo, error: Option<&hyper::Error>) {
-    let mut ledger = std::mem::take(&mut *conn.recent.lock());
-    let hyper_kind = error.map(|e| {
-        if e.is_parse_too_large() {
-            "head_too_large"
-        } else if e.is_parse() || e.is_parse_status() {
-            "malformed_http"
-        } else if e.is_timeout() {
-            "head_timeout"
-        } else {
-            "incomplete_head"
-        }
-    });
-    let why = error.map_or_else(|| "the connection closed".to_string(), |e| e.to_string());
-    for u in ledger.units.drain(..).filter(|u| !u.claimed) {
-        let (kind, message) = if u.complete {
-            (
-                "unprocessed",
-                format!("the server read this request ({} bytes) but did not process it: the connection ended after an earlier request ({why}; HTTP/1.0, `Connection: close`, or both Content-Length and Transfer-Encoding, RFC 9112 §6.3, end a connection); kept raw", u.len),
-            )
-        } else {
-            (
-                hyper_kind.unwrap_or("incomplete_request"),
-                format!(
-                    "the connection ended ({why}) after {} bytes of this request; kept raw",
-                    u.len
-                ),
-            )
-        };
-        record_raw(st, conn, u.raw, u.len, kind, message);
-    }
-    let raw = std::mem::take(&mut ledger.pending);
-    if raw.iter().all(u8::is_ascii_whitespace) {
-        return; // an idle keep-alive connection closed or timed out: nothing was sent
-    }
-    let n = ledger.garbage_len.max(raw.len() as u64);
-    let kind = hyper_kind.unwrap_or("incomplete_head");
-    let message = format!("the connection sent {n} bytes that are not a valid HTTP/1.1 request ({why}); they are kept raw as the body, secrets redacted");
-    record_raw(st, conn, raw, n, kind, message.to_string());
-}
-
-/// Record raw request bytes (`len` bytes seen, `raw` kept) as an exchange with an error.
-fn record_raw(st: &AppState, conn: &ConnInfo, raw: Vec<u8>, len: u64, kind: &str, message: String) {
-    let line = raw.split(|&b| b == b'\n').next().unwrap_or(&[]);
-    let line = String::from_utf8_lossy(line).trim_end().to_string();
-    let mut parts = line.splitn(3, ' ');
-    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let mut body = Body::new(raw_head(&raw)).with_truncated(true);
-    body.redacted = true;
-    let request = HttpRequest {
-        method: method.chars().take(32).collect(),
-        target: {
-            let t: String = target.chars().take(2048).collect();
-            // A CONNECT's target is authority form: all of a userinfo there is secret.
-            if method.eq_ignore_ascii_case("CONNECT") {
-                crate::trace::redact::redact_authority(&t)
-            } else {
-                redact_text(&t)
-            }
-        },
-        version: String::new(),
-        headers: crate::http::Headers::new(),
-        body,
-    };
-    let mut draft = Draft::new(
-        st,
-        Some(conn),
-        st.take_id(),
-        Utc::now(),
-        Instant::now(),
-        request,
-    );
-    if conn.host.is_some() {
-        draft.source.mode = Some(format!("{}+intercept", st.config.mode.name()));
-    }
-    draft
-        .notes
-        .insert("raw_bytes".into(), serde_json::json!(len));
-    draft.finish(
-        None,
-        Some(ExchangeError {
-            kind: kind.into(),
-            message,
-        }),
-    );
 }
 
 #[cfg(test)]
