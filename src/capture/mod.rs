@@ -1,10 +1,9 @@
 //! Sources of exchanges: the fake API server, the recorder that runs CLIs under it, and
 //! packet captures ([`pcap`]: capture files and live interfaces), and the MCP side of the
 //! wire ([`mcp`]: stdio tap, Streamable HTTP proxy, configuration rewriting); recorded
-//! headers are checked for HTTP/1.1 before replay sends them again ([`headers`]).
+//! headers are checked for HTTP/1.1 before replay sends them again ([`sendable`]).
 
 pub mod ca;
-pub mod headers;
 pub mod matrix;
 pub mod mcp;
 pub mod npm;
@@ -12,6 +11,7 @@ pub mod pcap;
 pub mod record;
 pub mod recordings;
 pub mod resend;
+pub mod sendable;
 pub mod server;
 pub mod versions;
 

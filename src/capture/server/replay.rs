@@ -13,7 +13,7 @@
 //! same flag are preferred; when only the other shape is recorded, the answer is
 //! converted (a recorded stream assembled into one message, a recorded message emitted as
 //! events) and the difference is named, so the match is not exact. Recorded headers that
-//! HTTP/1.1 cannot carry are dropped and named ([`crate::capture::headers`]).
+//! HTTP/1.1 cannot carry are dropped and named ([`crate::capture::sendable`]).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -139,7 +139,7 @@ pub struct Match {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub converted: Option<String>,
     /// Recorded response headers not sent because HTTP/1.1 cannot carry them, each named
-    /// with why (see [`crate::capture::headers::refusal`]).
+    /// with why (see [`crate::capture::sendable::refusal`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dropped_headers: Vec<String>,
 }
@@ -413,7 +413,7 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
                 .any(|h| k.eq_ignore_ascii_case(h))
     };
     let kept = (resp.headers.iter()).filter(|(k, _)| !fields::skip_response(k) && !own_type(k));
-    let mut sent = crate::capture::headers::sendable(kept);
+    let mut sent = crate::capture::sendable::sendable(kept);
     m.dropped_headers = std::mem::take(&mut sent.dropped);
     note(&mut draft, &m);
     let mut extra: Vec<(&'static str, String)> = Vec::new();
