@@ -122,116 +122,170 @@ pub(crate) async fn connect(
     };
     let draft = connect_draft(&st, &info, &redact_authority(&target));
     if target.contains('@') {
-        // RFC 9110 §9.3.6: a CONNECT target is host and port only. Credentials there
-        // (never sent by a real client) are refused, not acted on; the trace holds the
-        // target redacted.
-        let message = format!(
-            "CONNECT {} refused: the target must be host:port without user information (RFC 9110 §9.3.6); send proxy credentials in Proxy-Authorization",
-            redact_authority(&target)
-        );
-        draft.finish(
-            Some(status_only(400)),
-            Some(ExchangeError {
-                kind: "refused_connect".into(),
-                message,
-            }),
-        );
-        return empty(400);
+        return refuse_userinfo(draft, &target);
     }
-    match icpt.leaf(&host) {
+    let c = Connect {
+        req,
+        draft,
+        host,
+        port,
+    };
+    match icpt.leaf(&c.host) {
         Some(Ok(tls)) => {
             let conns = conns.clone();
-            let timeout = st.config.body_timeout;
-            st.tasks.spawn(async move {
-                let Ok(upgraded) = hyper::upgrade::on(req).await else {
-                    return;
-                };
-                let acceptor = tokio_rustls::TlsAcceptor::from(tls);
-                let handshake =
-                    tokio::time::timeout(timeout, acceptor.accept(TokioIo::new(upgraded))).await;
-                match handshake {
-                    Ok(Ok(stream)) => {
-                        let mut draft = draft;
-                        draft.notes.insert(
-                            "tls".into(),
-                            serde_json::json!({"intercepted": host, "port": port}),
-                        );
-                        draft.finish(Some(status_only(200)), None);
-                        let inner = ConnInfo {
-                            host: Some(host_port(&host, port).into()),
-                            recent: Default::default(),
-                            ..info
-                        };
-                        conns.serve(stream, inner).await;
-                    }
-                    Ok(Err(e)) => {
-                        let ca = icpt.config.ca.cert_path().map_or(
-                            "agentwire's CA certificate (`agentwire ca --path`)".into(),
-                            |p| p.display().to_string(),
-                        );
-                        let message = format!(
-                            "TLS handshake for {host} failed: {e}. The client does not trust agentwire's CA: set NODE_EXTRA_CA_CERTS={ca} (Node.js and Claude Code), or SSL_CERT_FILE / REQUESTS_CA_BUNDLE to a bundle that includes it"
-                        );
-                        eprintln!("agentwire: {}", crate::report::printable(&message));
-                        draft.finish(Some(status_only(200)), Some(tls_failed(message)));
-                    }
-                    Err(_) => {
-                        let message = format!(
-                            "no TLS handshake for {host} within {} s after CONNECT (--body-timeout); the tunnel was closed",
-                            timeout.as_secs()
-                        );
-                        draft.finish(Some(status_only(200)), Some(tls_failed(message)));
-                    }
-                }
-            });
+            st.tasks
+                .spawn(async move { intercept(&conns, icpt, tls, c, info).await });
             empty(200)
         }
         Some(Err(e)) => {
-            let message = format!("cannot mint a certificate for {host}: {e}");
-            draft.finish(Some(status_only(502)), Some(tls_failed(message)));
+            let message = format!("cannot mint a certificate for {}: {e}", c.host);
+            c.draft
+                .finish(Some(status_only(502)), Some(tls_failed(message)));
             empty(502)
         }
-        None if icpt.config.tunnel_others && port != 0 => {
-            // Connect first: a CONNECT is answered 200 only once the tunnel exists.
-            let dial = tokio::time::timeout(
-                std::time::Duration::from_secs(10),
-                tokio::net::TcpStream::connect((host.as_str(), port)),
-            )
-            .await;
-            let mut server = match dial {
-                Ok(Ok(s)) => s,
-                Ok(Err(e)) => return tunnel_failed(draft, &host, port, &e.to_string()),
-                Err(_) => return tunnel_failed(draft, &host, port, "no answer within 10 s"),
-            };
-            st.tasks.spawn(async move {
-                let mut draft = draft;
-                let Ok(upgraded) = hyper::upgrade::on(req).await else {
-                    return;
-                };
-                let mut client = TokioIo::new(upgraded);
-                let r = tokio::io::copy_bidirectional(&mut client, &mut server).await;
-                let (up, down) = r.unwrap_or((0, 0));
-                draft.notes.insert("tunnel".into(), serde_json::json!({"host": host, "port": port, "bytes_up": up, "bytes_down": down}));
-                draft.finish(Some(status_only(200)), None);
-            });
-            empty(200)
-        }
+        None if icpt.config.tunnel_others && c.port != 0 => tunnel(&st, c).await,
         None => {
             let message = format!(
                 "CONNECT {} refused: agentwire intercepts only {} (offline mode; --tunnel-others passes other hosts through)",
                 redact_authority(&target),
                 icpt.config.hosts.join(", ")
             );
-            draft.finish(
-                Some(status_only(403)),
-                Some(ExchangeError {
-                    kind: "refused_connect".into(),
-                    message,
-                }),
-            );
-            empty(403)
+            refused(c.draft, message)
         }
     }
+}
+
+/// A CONNECT being answered: the request (to upgrade), its record, and the target.
+struct Connect {
+    req: hyper::Request<Incoming>,
+    draft: Draft,
+    /// Target host, canonical ([`canonical_host`]).
+    host: String,
+    port: u16,
+}
+
+/// RFC 9110 §9.3.6: a CONNECT target is host and port only. Credentials there (never
+/// sent by a real client) are refused, not acted on; the trace holds the target redacted.
+fn refuse_userinfo(draft: Draft, target: &str) -> Response {
+    let message = format!(
+        "CONNECT {} refused: the target must be host:port without user information (RFC 9110 §9.3.6); send proxy credentials in Proxy-Authorization",
+        redact_authority(target)
+    );
+    draft.finish(
+        Some(status_only(400)),
+        Some(ExchangeError {
+            kind: "refused_connect".into(),
+            message,
+        }),
+    );
+    empty(400)
+}
+
+/// Record a refused CONNECT with `message` and answer 403.
+fn refused(draft: Draft, message: String) -> Response {
+    draft.finish(
+        Some(status_only(403)),
+        Some(ExchangeError {
+            kind: "refused_connect".into(),
+            message,
+        }),
+    );
+    empty(403)
+}
+
+/// Intercept a listed host (run as a task once the CONNECT was answered 200): TLS with
+/// the minted leaf `tls` within the head timeout, then the decrypted stream is served as
+/// any connection (`info`, marked with the host). A failed handshake is recorded on the
+/// CONNECT's exchange.
+async fn intercept(
+    conns: &Connections,
+    icpt: Arc<Interceptor>,
+    tls: Arc<rustls::ServerConfig>,
+    c: Connect,
+    info: ConnInfo,
+) {
+    let Connect {
+        req,
+        mut draft,
+        host,
+        port,
+    } = c;
+    let timeout = conns.state.config.body_timeout;
+    let Ok(upgraded) = hyper::upgrade::on(req).await else {
+        return;
+    };
+    let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+    let handshake = tokio::time::timeout(timeout, acceptor.accept(TokioIo::new(upgraded))).await;
+    match handshake {
+        Ok(Ok(stream)) => {
+            draft.notes.insert(
+                "tls".into(),
+                serde_json::json!({"intercepted": host, "port": port}),
+            );
+            draft.finish(Some(status_only(200)), None);
+            let inner = ConnInfo {
+                host: Some(host_port(&host, port).into()),
+                recent: Default::default(),
+                ..info
+            };
+            conns.serve(stream, inner).await;
+        }
+        Ok(Err(e)) => {
+            let ca = icpt.config.ca.cert_path().map_or(
+                "agentwire's CA certificate (`agentwire ca --path`)".into(),
+                |p| p.display().to_string(),
+            );
+            let message = format!(
+                "TLS handshake for {host} failed: {e}. The client does not trust agentwire's CA: set NODE_EXTRA_CA_CERTS={ca} (Node.js and Claude Code), or SSL_CERT_FILE / REQUESTS_CA_BUNDLE to a bundle that includes it"
+            );
+            eprintln!("agentwire: {}", crate::report::printable(&message));
+            draft.finish(Some(status_only(200)), Some(tls_failed(message)));
+        }
+        Err(_) => {
+            let message = format!(
+                "no TLS handshake for {host} within {} s after CONNECT (--body-timeout); the tunnel was closed",
+                timeout.as_secs()
+            );
+            draft.finish(Some(status_only(200)), Some(tls_failed(message)));
+        }
+    }
+}
+
+/// Tunnel a host that is not intercepted (`--tunnel-others`): connect first (a CONNECT is
+/// answered 200 only once the tunnel exists), then copy bytes both ways in a task and
+/// record how many.
+async fn tunnel(st: &AppState, c: Connect) -> Response {
+    let Connect {
+        req,
+        draft,
+        host,
+        port,
+    } = c;
+    let dial = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        tokio::net::TcpStream::connect((host.as_str(), port)),
+    )
+    .await;
+    let mut server = match dial {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return tunnel_failed(draft, &host, port, &e.to_string()),
+        Err(_) => return tunnel_failed(draft, &host, port, "no answer within 10 s"),
+    };
+    st.tasks.spawn(async move {
+        let mut draft = draft;
+        let Ok(upgraded) = hyper::upgrade::on(req).await else {
+            return;
+        };
+        let mut client = TokioIo::new(upgraded);
+        let r = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+        let (up, down) = r.unwrap_or((0, 0));
+        draft.notes.insert(
+            "tunnel".into(),
+            serde_json::json!({"host": host, "port": port, "bytes_up": up, "bytes_down": down}),
+        );
+        draft.finish(Some(status_only(200)), None);
+    });
+    empty(200)
 }
 
 fn tls_failed(message: String) -> ExchangeError {
