@@ -170,8 +170,8 @@ pub(crate) async fn forward(
         Ok(only) => only.into(),
         Err(shared) => shared.to_vec(),
     };
-    let resp = match sent {
-        Ok(r) => r,
+    match sent {
+        Ok(resp) => relay(up, draft, resp),
         Err(e) => {
             let (status, what) = if e.is_timeout() {
                 (504, "timed out")
@@ -185,9 +185,14 @@ pub(crate) async fn forward(
                 up.display,
                 redact_text(&crate::capture::error_chain(&e))
             );
-            return error_response(draft, status, &msg, rid, "upstream_error");
+            error_response(draft, status, &msg, rid, "upstream_error")
         }
-    };
+    }
+}
+
+/// Stream the upstream's answer `resp` back, without its hop-by-hop fields, recording it
+/// (headers redacted) as it goes.
+fn relay(up: &Upstream, draft: Draft, resp: reqwest::Response) -> Response {
     let status = resp.status().as_u16();
     let named = connection_named(resp.headers());
     let hop = |k: &str| is_hop_by_hop(k) || named.iter().any(|n| n == k);
