@@ -508,12 +508,25 @@ impl MessageParser {
         self.state = State::Head;
     }
 
+    /// Parse the head accumulated in `buf` and start its message ([`Self::start_message`]).
     fn parse_head(&mut self, at: Stamp, sink: &mut dyn Sink) -> HeadParse {
+        match self.httparse_head() {
+            Ok((used, head)) => {
+                self.start_message(used, head, at, sink);
+                HeadParse::Parsed(used)
+            }
+            Err(not) => not,
+        }
+    }
+
+    /// The head in `buf` (bytes used and head) by `httparse`, an HTTP/0.9 simple request,
+    /// or why there is none yet ([`HeadParse::Partial`]) or at all ([`HeadParse::Bad`]).
+    fn httparse_head(&mut self) -> Result<(usize, Head), HeadParse> {
         let mut storage = [httparse::EMPTY_HEADER; 256];
-        let (used, head) = if self.request {
+        if self.request {
             let mut req = httparse::Request::new(&mut storage);
-            match req.parse(&self.buf) {
-                Ok(httparse::Status::Complete(n)) => (
+            return match req.parse(&self.buf) {
+                Ok(httparse::Status::Complete(n)) => Ok((
                     n,
                     Head {
                         method: req.method.unwrap_or_default().to_string(),
@@ -522,29 +535,30 @@ impl MessageParser {
                         version: format!("HTTP/1.{}", req.version.unwrap_or(1)),
                         headers: headers(req.headers),
                     },
-                ),
-                Ok(httparse::Status::Partial) => return self.partial(),
-                Err(_) => match simple_request(&self.buf) {
-                    Some(parsed) => parsed,
-                    None => return HeadParse::Bad,
+                )),
+                Ok(httparse::Status::Partial) => Err(self.partial()),
+                Err(_) => simple_request(&self.buf).ok_or(HeadParse::Bad),
+            };
+        }
+        let mut resp = httparse::Response::new(&mut storage);
+        match resp.parse(&self.buf) {
+            Ok(httparse::Status::Complete(n)) => Ok((
+                n,
+                Head {
+                    status: resp.code.unwrap_or_default(),
+                    version: format!("HTTP/1.{}", resp.version.unwrap_or(1)),
+                    headers: headers(resp.headers),
+                    ..Head::default()
                 },
-            }
-        } else {
-            let mut resp = httparse::Response::new(&mut storage);
-            match resp.parse(&self.buf) {
-                Ok(httparse::Status::Complete(n)) => (
-                    n,
-                    Head {
-                        status: resp.code.unwrap_or_default(),
-                        version: format!("HTTP/1.{}", resp.version.unwrap_or(1)),
-                        headers: headers(resp.headers),
-                        ..Head::default()
-                    },
-                ),
-                Ok(httparse::Status::Partial) => return self.partial(),
-                Err(_) => return HeadParse::Bad,
-            }
-        };
+            )),
+            Ok(httparse::Status::Partial) => Err(self.partial()),
+            Err(_) => Err(HeadParse::Bad),
+        }
+    }
+
+    /// Start the message of `head` (its first `used` bytes of `buf`): its framing from the
+    /// sink decides the next state; an unusable one makes it malformed (resync).
+    fn start_message(&mut self, used: usize, head: Head, at: Stamp, sink: &mut dyn Sink) {
         self.stats.heads += 1;
         let (first, start) = self.head_start.take().unwrap_or((at, self.seen));
         let length = sink.head(&head, first, start);
@@ -577,20 +591,18 @@ impl MessageParser {
                 self.stats.resyncs += 1;
                 self.lost.get_or_insert(end);
                 self.state = State::Resync;
-                return HeadParse::Parsed(used);
+                return;
             }
         };
         msg.framing = Some(framing);
+        if let Framing::Length(n) = framing {
+            // One allocation for the body (capped: the length is untrusted input).
+            msg.body.reserve(n.min(PREALLOC) as usize);
+        }
         self.msg = Some(msg);
         match framing {
             Framing::Empty | Framing::Length(0) => self.finish(None, end, sink),
-            Framing::Length(n) => {
-                // One allocation for the body (capped: the length is untrusted input).
-                if let Some(m) = self.msg.as_mut() {
-                    m.body.reserve(n.min(PREALLOC) as usize);
-                }
-                self.state = State::Length(n)
-            }
+            Framing::Length(n) => self.state = State::Length(n),
             Framing::Chunked => {
                 self.chunked.reset();
                 self.state = State::Chunked;
@@ -601,7 +613,6 @@ impl MessageParser {
                 self.state = State::Tunnel;
             }
         }
-        HeadParse::Parsed(used)
     }
 
     /// Start a head-less HTTP/0.9 response at stream offset `start`: status 0, body until
