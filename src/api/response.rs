@@ -34,7 +34,7 @@ pub struct ResponseMessage {
     /// Events whose data was not JSON.
     pub malformed_events: usize,
     /// Events skipped as impossible, one message each naming the event's byte offset in
-    /// the body (see [`sse::StreamAssembler::problems`]), after a content coding that could
+    /// the body (see [`super::sse::StreamAssembler::problems`]), after a content coding that could
     /// not be removed, when there was one ([`super::view::exchange_response`]); non-empty
     /// makes a run degraded.
     pub stream_problems: Vec<String>,

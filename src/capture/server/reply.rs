@@ -2,7 +2,7 @@
 //! the API's error bodies. Shapes follow the Messages API reference ("Streaming messages":
 //! `message_start`, `ping`, `content_block_start/delta/stop`, `message_delta`,
 //! `message_stop`; "Errors": `{"type":"error","error":{"type","message"},"request_id"}`),
-//! and the recorded answers built from them ([`error_response`], [`respond_json`]).
+//! and the recorded answers built from them (`error_response`, `respond_json`).
 
 use axum::body::Body as AxumBody;
 use axum::http::{HeaderValue, StatusCode};
