@@ -17,7 +17,7 @@ TABLE='
 polling   | src/analyze/polling.rs                     | --lib
 cache     | src/analyze/cache.rs src/api/cache/*.rs    | --lib
 tcp       | src/capture/pcap/tcp.rs                    | --lib
-framing   | src/capture/pcap/framing.rs                | --lib
+framing   | src/http/framing.rs                        | --lib
 sse       | src/api/sse.rs                             | --lib
 tools     | src/api/tools.rs                           | --lib
 redact    | src/trace/redact.rs                        | --lib

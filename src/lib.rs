@@ -26,6 +26,7 @@ pub mod capture;
 pub mod diff;
 pub mod gate;
 pub mod gzip;
+pub mod http;
 pub mod import;
 pub mod input;
 pub mod output;

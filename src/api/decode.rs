@@ -12,6 +12,7 @@
 use std::borrow::Cow;
 use std::io::Read;
 
+use crate::http::fields;
 use crate::trace::{Body, HttpRequest, HttpResponse};
 
 /// Largest decoded body kept, in bytes (a decompression bomb stops here with an error).
@@ -102,24 +103,10 @@ pub fn decode_body<'a>(headers: &[(String, String)], body: &'a Body) -> Decoded<
 /// dropped; `x-gzip` is `gzip`, RFC 9110 §8.4.1.3).
 fn codings(headers: &[(String, String)]) -> Vec<String> {
     let list = |name: &str| -> Vec<String> {
-        headers
-            .iter()
-            .filter(|(k, _)| k.eq_ignore_ascii_case(name))
-            .flat_map(|(_, v)| v.split(','))
-            .map(|c| {
-                let c = c
-                    .split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase();
-                if c == "x-gzip" {
-                    "gzip".to_string()
-                } else {
-                    c
-                }
-            })
-            .filter(|c| !c.is_empty() && c != "identity")
+        fields::list(headers, name)
+            .into_iter()
+            .map(|c| if c == "x-gzip" { "gzip".to_string() } else { c })
+            .filter(|c| c != "identity")
             .collect()
     };
     let mut out = list("content-encoding");

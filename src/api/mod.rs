@@ -32,9 +32,10 @@ pub use decode::{decode_body, request_body, response_body, Decoded};
 pub use request::{
     Message, MessageDerived, MessagesRequest, Param, System, Tool, ToolDerived, KNOWN_PARAMS,
 };
-pub use response::{read_response, ResponseBody, ResponseMessage};
+pub use response::{ResponseBody, ResponseMessage};
 pub use span::Span;
 pub use usage::{estimate_tokens, Usage, MAX_TOKENS};
+pub use view::read_response;
 
 /// True when `text` (a configuration file: rules, prices) is a JSON object, a byte-order
 /// mark and whitespace aside. Checked before reading it into a struct: serde reads a

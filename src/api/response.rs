@@ -5,7 +5,6 @@ use serde_json::Value;
 
 use super::content::Block;
 use super::span::Span;
-use super::sse;
 use super::Usage;
 
 /// A response message.
@@ -35,7 +34,7 @@ pub struct ResponseMessage {
     /// Events whose data was not JSON.
     pub malformed_events: usize,
     /// Events skipped as impossible, one message each naming the event's byte offset in
-    /// the body (see [`sse::StreamAssembler::problems`]), after a content coding that could
+    /// the body (see [`super::sse::StreamAssembler::problems`]), after a content coding that could
     /// not be removed, when there was one ([`super::view::exchange_response`]); non-empty
     /// makes a run degraded.
     pub stream_problems: Vec<String>,
@@ -108,55 +107,4 @@ pub enum ResponseBody {
         /// What the decoder said.
         reason: String,
     },
-}
-
-/// Interpret a `/v1/messages` response body (already decoded: see [`super::decode`]).
-/// `content_type` decides SSE vs JSON; a body that starts like an event stream
-/// ([`sse::looks_like_event_stream`]) is treated as SSE whatever the header says.
-pub fn read_response(content_type: Option<&str>, body: &[u8]) -> ResponseBody {
-    let looks_sse = sse::looks_like_event_stream(body);
-    if looks_sse || content_type.is_some_and(|c| c.contains("text/event-stream")) {
-        return ResponseBody::Message(Box::new(sse::assemble(body)));
-    }
-    let Ok(v) = serde_json::from_slice::<Value>(body) else {
-        return ResponseBody::Other;
-    };
-    match v.get("type").and_then(Value::as_str) {
-        Some("message") => ResponseBody::Message(Box::new(ResponseMessage::from_value(&v))),
-        Some("error") => ResponseBody::Error {
-            error_type: v
-                .pointer("/error/type")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-            message: v
-                .pointer("/error/message")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-        },
-        _ => ResponseBody::Other,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn non_streaming_message_and_error() {
-        let body = br#"{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}"#;
-        match read_response(Some("application/json"), body) {
-            ResponseBody::Message(m) => {
-                assert_eq!(m.content[0].text(), Some("ok"));
-                assert_eq!(m.stop_reason.as_deref(), Some("end_turn"));
-                assert!(m.complete && !m.streamed);
-                assert_eq!(m.usage.input_tokens, Some(3));
-            }
-            other => panic!("{other:?}"),
-        }
-        let err = br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
-        assert!(matches!(read_response(None, err),
-            ResponseBody::Error { error_type, .. } if error_type == "overloaded_error"));
-    }
 }

@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use super::thread::{message_digests, ThreadMatch, ThreadTracker};
 use super::MessagesRequest;
+use crate::http::headers::header_value;
 use crate::trace::Source;
 
 /// Claude Code's session header (sent on every request of a run).
@@ -60,10 +61,7 @@ pub fn client_session_id(
     headers: &[(String, String)],
     req: Option<&MessagesRequest>,
 ) -> Option<(String, SessionSource)> {
-    if let Some((_, v)) = headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(SESSION_HEADER))
-    {
+    if let Some(v) = header_value(headers, SESSION_HEADER) {
         let v = v.trim();
         if !v.is_empty() {
             return Some((v.to_string(), SessionSource::Header));

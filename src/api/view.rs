@@ -7,8 +7,11 @@
 use super::betas::BetaSet;
 use super::session::{Placement, SessionInfo, Sessions};
 use super::tools::ToolView;
-use super::{read_response, ApiError, MessagesRequest, ResponseBody};
-use crate::trace::{header_value, Exchange};
+use serde_json::Value;
+
+use super::{sse, ApiError, MessagesRequest, ResponseBody, ResponseMessage};
+use crate::http::is_event_stream;
+use crate::trace::Exchange;
 
 /// An exchange's response body, decoded by the one content decoder
 /// ([`super::response_body`]) and read by its `content-type` (a message assembled from SSE
@@ -19,7 +22,7 @@ use crate::trace::{header_value, Exchange};
 /// (a body cut short), else as [`ResponseBody::Undecodable`].
 pub fn exchange_response(x: &Exchange) -> Option<ResponseBody> {
     let resp = x.response.as_ref()?;
-    let ct = header_value(&resp.headers, "content-type");
+    let ct = resp.headers.get("content-type");
     let decoded = super::response_body(resp);
     let body = read_response(ct, &decoded.bytes);
     // A body the recorder cut at its size limit cannot decode to its end: that is the
@@ -35,6 +38,36 @@ pub fn exchange_response(x: &Exchange) -> Option<ResponseBody> {
         }
         _ => ResponseBody::Undecodable { reason },
     })
+}
+
+/// Interpret a `/v1/messages` response body (already decoded: see [`super::decode`]).
+/// `content_type` decides SSE vs JSON ([`is_event_stream`]); a body that starts like an
+/// event stream ([`sse::looks_like_event_stream`]) is treated as SSE whatever the header
+/// says.
+pub fn read_response(content_type: Option<&str>, body: &[u8]) -> ResponseBody {
+    let looks_sse = sse::looks_like_event_stream(body);
+    if looks_sse || content_type.is_some_and(is_event_stream) {
+        return ResponseBody::Message(Box::new(sse::assemble(body)));
+    }
+    let Ok(v) = serde_json::from_slice::<Value>(body) else {
+        return ResponseBody::Other;
+    };
+    match v.get("type").and_then(Value::as_str) {
+        Some("message") => ResponseBody::Message(Box::new(ResponseMessage::from_value(&v))),
+        Some("error") => ResponseBody::Error {
+            error_type: v
+                .pointer("/error/type")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            message: v
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        },
+        _ => ResponseBody::Other,
+    }
 }
 
 /// A Messages request in canonical form.
@@ -226,6 +259,23 @@ impl Canonicalizer {
 mod tests {
     use super::super::decode::test_gzip as gzip;
     use super::*;
+
+    #[test]
+    fn non_streaming_message_and_error() {
+        let body = br#"{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}"#;
+        match read_response(Some("application/json"), body) {
+            ResponseBody::Message(m) => {
+                assert_eq!(m.content[0].text(), Some("ok"));
+                assert_eq!(m.stop_reason.as_deref(), Some("end_turn"));
+                assert!(m.complete && !m.streamed);
+                assert_eq!(m.usage.input_tokens, Some(3));
+            }
+            other => panic!("{other:?}"),
+        }
+        let err = br#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        assert!(matches!(read_response(None, err),
+            ResponseBody::Error { error_type, .. } if error_type == "overloaded_error"));
+    }
 
     #[test]
     fn a_body_whose_coding_cannot_be_removed_says_so_not_just_invalid_utf8() {

@@ -1,13 +1,12 @@
 //! Sources of exchanges: the fake API server, the recorder that runs CLIs under it, and
 //! packet captures ([`pcap`]: capture files and live interfaces), and the MCP side of the
 //! wire ([`mcp`]: stdio tap, Streamable HTTP proxy, configuration rewriting); recorded
-//! headers are checked for HTTP/1.1 before replay sends them again ([`headers`]). Sources
+//! headers are checked for HTTP/1.1 before replay sends them again ([`sendable`]). Sources
 //! never print: what the user should hear while they run goes to the [`Diagnostics`]
 //! their caller passes in ([`diagnostics`]).
 
 pub mod ca;
 pub mod diagnostics;
-pub mod headers;
 pub mod matrix;
 pub mod mcp;
 pub mod npm;
@@ -15,6 +14,7 @@ pub mod pcap;
 pub mod record;
 pub mod recordings;
 pub mod resend;
+pub mod sendable;
 pub mod server;
 pub mod versions;
 

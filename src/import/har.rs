@@ -183,7 +183,7 @@ fn entry_response(
     if !ok {
         missing.push("response body (its base64 did not decode; kept as text)".into());
     }
-    let mut r = response(status, pairs(resp.headers).collect(), bytes);
+    let mut r = response(status, pairs(resp.headers).collect::<Vec<_>>(), bytes);
     if !resp.http_version.is_empty() {
         r.version = resp.http_version.to_ascii_uppercase();
     }

@@ -186,9 +186,10 @@ pub fn imported(
     started_at: DateTime<Utc>,
     method: &str,
     target: String,
-    headers: Headers,
+    headers: impl Into<Headers>,
     body: Vec<u8>,
 ) -> Exchange {
+    let headers = headers.into();
     Exchange {
         id: 0,
         started_at,
@@ -234,8 +235,8 @@ pub fn status_code(value: Option<&serde_json::Value>, missing: &mut Vec<String>)
 }
 
 /// A response of `status` with `headers` (redacted here) and `body`.
-pub fn response(status: u16, headers: Headers, body: Vec<u8>) -> HttpResponse {
-    let mut headers = headers;
+pub fn response(status: u16, headers: impl Into<Headers>, body: Vec<u8>) -> HttpResponse {
+    let mut headers = headers.into();
     redact_headers(&mut headers);
     HttpResponse {
         status,
@@ -253,7 +254,8 @@ pub fn response(status: u16, headers: Headers, body: Vec<u8>) -> HttpResponse {
 /// ([`Body::content_encoding`]), so readers do not try to decode the bytes again.
 fn decoded_body(headers: &Headers, bytes: Vec<u8>) -> Body {
     let mut body = Body::new(bytes);
-    let coding = crate::trace::header_value(headers, "content-encoding")
+    let coding = headers
+        .get("content-encoding")
         .map(str::trim)
         .filter(|c| !c.is_empty() && !c.eq_ignore_ascii_case("identity"));
     body.content_encoding = coding.map(str::to_string);

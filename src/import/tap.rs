@@ -18,6 +18,7 @@ use super::{
     foreign_headers, import_source, imported, json_body, object_headers, response, target_of,
     Format,
 };
+use crate::http::is_event_stream;
 use crate::trace::Exchange;
 
 /// Key marking a compact trace bundle.
@@ -131,9 +132,9 @@ pub fn import_record(r: &Value, path: &Path) -> Option<Exchange> {
         let status = super::status_code(resp.get("status"), &mut x.source.missing);
         let body = resp.get("body").cloned().unwrap_or(Value::Null);
         let mut headers = object_headers(resp.get("headers"));
-        let sse = headers.iter().any(|(k, v)| {
-            k.eq_ignore_ascii_case("content-type") && v.contains("text/event-stream")
-        });
+        let sse = headers
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && is_event_stream(v));
         if sse && body.is_object() {
             // the stream was stored assembled: say so, and label the body for what it is
             for (k, v) in headers.iter_mut() {

@@ -11,7 +11,7 @@ use chrono::DateTime;
 
 use crate::capture::pcap::{read_packets, Config, Extractor, PcapError};
 use crate::import::{self, claude_trace, har, tap, transcript, Format};
-use crate::trace::{header_value, Context, Exchange, ReadProblem, Record, FORMAT_VERSION};
+use crate::trace::{Context, Exchange, ReadProblem, Record, FORMAT_VERSION};
 
 use super::detect::{classify_document, is_request_body, Detected};
 use super::error::InputError;
@@ -126,7 +126,7 @@ fn header(xs: &[Exchange]) -> Record {
     let mut c = Context::new();
     let uas: Vec<&str> = xs
         .iter()
-        .filter_map(|x| header_value(&x.request.headers, "user-agent"))
+        .filter_map(|x| x.request.headers.get("user-agent"))
         .collect();
     if let Some(first) = uas.first() {
         if uas.iter().all(|u| u == first) {

@@ -8,9 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Body;
 
-/// HTTP header fields in arrival order, names as received. Secrets are already redacted
-/// (see [`super::redact`]). On disk: `[["name","value"],...]`.
-pub type Headers = Vec<(String, String)>;
+pub use crate::http::headers::header_value;
+pub use crate::http::Headers;
 
 /// A request-only exchange (id 0, server source, started at the Unix epoch), for tests.
 #[cfg(test)]
@@ -45,14 +44,6 @@ pub(crate) fn test_headers(pairs: &[(&str, &str)]) -> Headers {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
-}
-
-/// The value of the first header named `name` (ASCII case-insensitive).
-pub fn header_value<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
 }
 
 /// One HTTP exchange.

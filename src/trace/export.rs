@@ -246,13 +246,14 @@ mod tests {
                 headers: vec![
                     ("host".into(), "127.0.0.1:9".into()),
                     ("authorization".into(), "Bearer SECRETTOKEN".into()),
-                ],
+                ]
+                .into(),
                 body: Body::new(vec![0xff, 0x00]),
             },
             response: Some(HttpResponse {
                 status: 200,
                 version: "HTTP/1.1".into(),
-                headers: vec![],
+                headers: vec![].into(),
                 body: Body::new(b"ok".to_vec()),
                 chunks: vec![],
                 first_byte_at: Some(

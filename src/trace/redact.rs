@@ -18,7 +18,7 @@ use regex::bytes::Regex as BytesRegex;
 use regex::Regex;
 use sha2::{Digest, Sha256};
 
-use super::{Context, Exchange, Headers};
+use super::{Context, Exchange};
 
 /// Words (lowercase) that make a name secret when a word of the name equals one or ends
 /// with one (`apikey`, `accesstoken`, `xsrftoken`, `oauth`).
@@ -175,7 +175,7 @@ fn hide(value: &str) -> String {
 
 /// Replace the values of secret headers (and any header value holding a secret) by
 /// markers, in place.
-pub fn redact_headers(headers: &mut Headers) {
+pub fn redact_headers(headers: &mut [(String, String)]) {
     for (name, value) in headers.iter_mut() {
         if is_marker(value) {
             continue;
@@ -478,7 +478,7 @@ fn is_dirty(s: &str) -> bool {
     redact_text_cow(s) != s
 }
 
-fn headers_dirty(h: &Headers) -> bool {
+fn headers_dirty(h: &[(String, String)]) -> bool {
     h.iter()
         .any(|(k, v)| !is_marker(v) && ((is_secret_header(k) && !v.is_empty()) || is_dirty(v)))
 }
@@ -942,7 +942,7 @@ mod tests {
         x.response = Some(crate::trace::HttpResponse {
             status: 200,
             version: "HTTP/1.1".into(),
-            headers: vec![("set-cookie".into(), "QK9".into())],
+            headers: vec![("set-cookie".into(), "QK9".into())].into(),
             body: Body::new(Vec::new()),
             chunks: Vec::new(),
             first_byte_at: None,

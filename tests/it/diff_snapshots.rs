@@ -26,7 +26,8 @@ pub fn resolved(name: &str, body: &str, betas: &str, ua: &str) -> Resolved {
                 ("anthropic-version".into(), "2023-06-01".into()),
                 ("user-agent".into(), ua.into()),
                 ("content-length".into(), body.len().to_string()),
-            ],
+            ]
+            .into(),
             body: Body::new(body.as_bytes().to_vec()),
         },
         response: None,

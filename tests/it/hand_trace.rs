@@ -144,7 +144,7 @@ impl TraceBuilder {
             response: Some(HttpResponse {
                 status: 200,
                 version: "HTTP/1.1".into(),
-                headers: vec![("content-type".into(), "application/json".into())],
+                headers: vec![("content-type".into(), "application/json".into())].into(),
                 body: Body::new(serde_json::to_vec(&resp).unwrap()),
                 chunks: vec![],
                 first_byte_at: None,

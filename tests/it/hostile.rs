@@ -73,13 +73,14 @@ fn exchange(id: u64, tool: &str, beta: &str) -> Exchange {
                 ("anthropic-beta".into(), format!("beta-{beta}{H}")),
                 ("user-agent".into(), format!("claude-cli/{H}")),
                 (format!("x-{H}"), H.into()),
-            ],
+            ]
+            .into(),
             body: Body::new(request_body(tool, beta)),
         },
         response: Some(HttpResponse {
             status: 200,
             version: "HTTP/1.1".into(),
-            headers: vec![("content-type".into(), "application/json".into())],
+            headers: vec![("content-type".into(), "application/json".into())].into(),
             body: Body::new(resp),
             chunks: Vec::new(),
             first_byte_at: None,

@@ -295,7 +295,7 @@ async fn replayed_answers_drop_recorded_framing_headers_whatever_their_case() {
             method: "POST".into(),
             target: "/v1/messages".into(),
             version: "HTTP/1.1".into(),
-            headers: vec![("Content-Type".into(), "application/json".into())],
+            headers: vec![("Content-Type".into(), "application/json".into())].into(),
             body: agentwire::trace::Body::new(body.as_bytes().to_vec()),
         },
         response: None,
@@ -311,7 +311,8 @@ async fn replayed_answers_drop_recorded_framing_headers_whatever_their_case() {
             ("Keep-Alive".into(), "timeout=5".into()),
             ("Content-Length".into(), "7".into()),
             ("Request-Id".into(), "req_recorded".into()),
-        ],
+        ]
+        .into(),
         body: agentwire::trace::Body::new(answer.as_bytes().to_vec()),
         chunks: Vec::new(),
         first_byte_at: None,

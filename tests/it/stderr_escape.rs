@@ -106,13 +106,14 @@ fn exchange(id: u64, side: usize, content_type: &str, response: Vec<u8>) -> Exch
             headers: vec![
                 ("content-type".into(), "application/json".into()),
                 ("anthropic-beta".into(), format!("beta-{side}-{N}")),
-            ],
+            ]
+            .into(),
             body: Body::new(serde_json::to_vec(&request(side)).unwrap()),
         },
         response: Some(HttpResponse {
             status: 200,
             version: "HTTP/1.1".into(),
-            headers: vec![("content-type".into(), content_type.into())],
+            headers: vec![("content-type".into(), content_type.into())].into(),
             body: Body::new(response),
             chunks: Vec::new(),
             first_byte_at: None,

@@ -102,7 +102,7 @@ pub fn exchanges(pcap: &Path) -> Vec<Exchange> {
                     method: f[1].to_string(),
                     target: f[2].to_string(),
                     version: "HTTP/1.1".into(),
-                    headers,
+                    headers: headers.into(),
                     body: Body::new(body),
                 },
                 response: None,

@@ -24,7 +24,9 @@ use tokio::sync::oneshot;
 
 use super::{McpError, McpSink};
 use crate::api::sse::SseParser;
-use crate::capture::server::proxy::{skip_response, Upstream};
+use crate::capture::server::proxy::Upstream;
+use crate::http::fields::skip_response;
+use crate::http::is_event_stream;
 use crate::trace::mcp::{McpDirection, McpHttp, McpTransport};
 use crate::trace::McpRecord;
 
@@ -122,8 +124,22 @@ impl Proxy {
         r.http = Some(http.clone());
         self.sink.write(r);
     }
+
+    /// Request `n` failed (`why`): record it as an error event and answer `status`.
+    fn failed(&self, n: u64, why: &str, status: u16) -> Response {
+        let text = format!("request {n}: {why}");
+        self.sink.write(McpRecord::event(
+            &self.name,
+            McpTransport::Http,
+            "error",
+            &text,
+        ));
+        status_only(status)
+    }
 }
 
+/// Forward one request to the server and its answer back, recording every JSON-RPC
+/// message both ways (an event stream's messages one event at a time, as they arrive).
 async fn handle(State(p): State<Arc<Proxy>>, req: Request) -> Response {
     let n = p.next.fetch_add(1, Ordering::Relaxed);
     let (parts, body) = req.into_parts();
@@ -136,15 +152,7 @@ async fn handle(State(p): State<Arc<Proxy>>, req: Request) -> Response {
     };
     let bytes = match http_body_util::Limited::new(body, MAX_BODY).collect().await {
         Ok(b) => b.to_bytes(),
-        Err(e) => {
-            p.sink.write(McpRecord::event(
-                &p.name,
-                McpTransport::Http,
-                "error",
-                &format!("request {n}: body not read: {e}"),
-            ));
-            return status_only(413);
-        }
+        Err(e) => return p.failed(n, &format!("body not read: {e}"), 413),
     };
     p.record(McpDirection::ToServer, &bytes, &http, false);
     let sent = p
@@ -156,16 +164,8 @@ async fn handle(State(p): State<Arc<Proxy>>, req: Request) -> Response {
     let resp = match sent {
         Ok(r) => r,
         Err(e) => {
-            p.sink.write(McpRecord::event(
-                &p.name,
-                McpTransport::Http,
-                "error",
-                &format!(
-                    "request {n}: server unreachable: {}",
-                    crate::capture::error_chain(&e)
-                ),
-            ));
-            return status_only(502);
+            let why = format!("server unreachable: {}", crate::capture::error_chain(&e));
+            return p.failed(n, &why, 502);
         }
     };
     http.status = Some(resp.status().as_u16());
@@ -181,27 +181,31 @@ async fn handle(State(p): State<Arc<Proxy>>, req: Request) -> Response {
             head.append(k, v.clone());
         }
     }
-    let built = move |body: AxumBody| {
-        let mut r = Response::new(body);
-        *r.status_mut() = upstream_status;
-        *r.headers_mut() = head;
-        r
-    };
     let is_sse = resp
         .headers()
         .get("content-type")
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|c| c.starts_with("text/event-stream"));
-    if !is_sse {
+        .is_some_and(is_event_stream);
+    let body = if is_sse {
+        http.sse = true;
+        relay_events(p.clone(), http, resp)
+    } else {
         let body = resp.bytes().await.unwrap_or_default();
         p.record(McpDirection::ToClient, &body, &http, false);
-        return built(AxumBody::from(body));
-    }
-    http.sse = true;
+        AxumBody::from(body)
+    };
+    let mut r = Response::new(body);
+    *r.status_mut() = upstream_status;
+    *r.headers_mut() = head;
+    r
+}
+
+/// The body of an event-stream answer, passed on as it arrives by a task that records
+/// each event's message (the last ones marked cut when the stream broke off).
+fn relay_events(p: Arc<Proxy>, http: McpHttp, resp: reqwest::Response) -> AxumBody {
     let mut parser = SseParser::new();
     let mut upstream = resp.bytes_stream();
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(16);
-    let pc = p.clone();
     tokio::spawn(async move {
         let mut events = Vec::new();
         let mut clean = true;
@@ -216,7 +220,7 @@ async fn handle(State(p): State<Arc<Proxy>>, req: Request) -> Response {
             };
             parser.feed(&chunk, &mut events);
             for ev in events.drain(..).filter(|e| !e.data.is_empty()) {
-                pc.record(McpDirection::ToClient, ev.data.as_bytes(), &http, false);
+                p.record(McpDirection::ToClient, ev.data.as_bytes(), &http, false);
             }
             if tx.send(Ok(chunk)).await.is_err() {
                 clean = false;
@@ -225,11 +229,10 @@ async fn handle(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         }
         events.extend(parser.finish());
         for ev in events.drain(..).filter(|e| !e.data.is_empty()) {
-            pc.record(McpDirection::ToClient, ev.data.as_bytes(), &http, !clean);
+            p.record(McpDirection::ToClient, ev.data.as_bytes(), &http, !clean);
         }
     });
-    let stream = tokio_stream_from(rx);
-    built(AxumBody::from_stream(stream))
+    AxumBody::from_stream(tokio_stream_from(rx))
 }
 
 fn tokio_stream_from(

@@ -1,4 +1,5 @@
-//! Finished requests and responses of a connection as [`Exchange`] records: times from
+//! Finished requests and responses of a connection as [`Exchange`] records, from what the
+//! pairing hands over ([`Entry`], with the connection's [`ConnInfo`]): times from
 //! the packets, bodies de-chunked with their content codings kept as on the wire, secrets
 //! redacted, what the reader noted (trailers, interim statuses, framing leniencies), and
 //! the error that explains an exchange that is not whole (malformed, gap, lost response,
@@ -6,14 +7,65 @@
 
 use std::collections::BTreeMap;
 
+use std::net::SocketAddr;
+
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::http::{ConnInfo, Entry};
 use super::message::Message;
 use super::NO_TIME;
+use crate::http::is_event_stream;
 use crate::trace::redact::redact_headers;
-use crate::trace::{Body, Exchange, ExchangeError, HttpRequest, HttpResponse, Source};
+use crate::trace::{Body, Exchange, ExchangeError, HttpRequest, HttpResponse, Source, SourceKind};
+
+/// Where a connection was seen; copied into every exchange's [`crate::trace::Source`].
+#[derive(Clone, Debug)]
+pub struct ConnInfo {
+    /// `Pcap` for files, `Live` for interfaces.
+    pub kind: SourceKind,
+    /// Capture file (or `iface:NAME`).
+    pub file: Option<String>,
+    /// Client address.
+    pub client: SocketAddr,
+    /// Server address.
+    pub server: SocketAddr,
+    /// Connection number in the order connections were first seen, from 0.
+    pub connection: u64,
+}
+
+/// A request (or a response without one) on its way to becoming an exchange.
+pub(super) struct Entry {
+    pub(super) id: u64,
+    pub(super) method: String,
+    /// An HTTP/0.9 simple request: its response has no head.
+    pub(super) simple: bool,
+    /// False for a response whose request was not captured.
+    pub(super) captured: bool,
+    pub(super) req: Option<Message>,
+    pub(super) interim: Vec<u16>,
+    pub(super) resp: Option<Message>,
+    /// Why no response will be paired: it was lost in a capture gap.
+    pub(super) lost: Option<String>,
+    /// Response-stream offset the request's first segment acknowledged.
+    pub(super) req_ack: Option<u64>,
+    /// Request-stream offset of the request's first byte.
+    pub(super) req_start: u64,
+    /// The request was cut short (its end is where it was cut, not where it ended).
+    pub(super) req_cut: bool,
+    /// Request-stream offset just after the request's last byte, once complete.
+    pub(super) req_end: Option<u64>,
+}
+
+impl Entry {
+    pub(super) fn done(&self) -> bool {
+        (self.req.is_some() || !self.captured) && (self.resp.is_some() || self.lost.is_some())
+    }
+
+    /// Still waiting for its response.
+    pub(super) fn open(&self) -> bool {
+        self.captured && self.resp.is_none() && self.lost.is_none()
+    }
+}
 
 fn time(ns: i64) -> DateTime<Utc> {
     DateTime::from_timestamp_nanos(ns)
@@ -212,11 +264,7 @@ fn err(kind: &str, message: &str) -> ExchangeError {
 /// the one SSE parser.
 fn stream_error(resp: Option<&HttpResponse>) -> Option<ExchangeError> {
     let resp = resp?;
-    let ct = resp
-        .headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))?;
-    if !ct.1.trim_start().starts_with("text/event-stream") {
+    if !is_event_stream(resp.headers.get("content-type")?) {
         return None;
     }
     let body = crate::api::decode::response_body(resp);

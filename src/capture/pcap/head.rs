@@ -1,8 +1,10 @@
-//! HTTP/1.1 message heads and lines: the parsed [`Head`], header conversion, HTTP/0.9
-//! simple requests, the readable start of a cut or invalid head, chunk-size lines, and
-//! the search for the next plausible message start when resynchronising.
+//! HTTP/1.1 message heads and lines as a passive reader meets them: header conversion
+//! from `httparse`, HTTP/0.9 simple requests, the readable start of a cut or invalid head,
+//! and the search for the next plausible message start when resynchronising. The parsed
+//! head is [`crate::http::framing::Head`].
 
-use crate::trace::Headers;
+use crate::http::framing::Head;
+use crate::http::Headers;
 
 /// Request methods recognised when resynchronising (RFC 9110 §9 and WebDAV's common ones).
 pub(super) const METHODS: &[&[u8]] = &[
@@ -25,31 +27,6 @@ pub(super) const METHODS: &[&[u8]] = &[
     b"SEARCH ",
     b"REPORT ",
 ];
-
-/// A parsed message head.
-#[derive(Clone, Debug, Default)]
-pub struct Head {
-    /// Request method (empty for a response).
-    pub method: String,
-    /// Request target (empty for a response).
-    pub target: String,
-    /// Response status (0 for a request).
-    pub status: u16,
-    /// `HTTP/1.0` or `HTTP/1.1`.
-    pub version: String,
-    /// Header fields in order, as received (not yet redacted).
-    pub headers: Headers,
-}
-
-impl Head {
-    /// First value of header `name` (case-insensitive).
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
 
 pub(super) fn headers(h: &[httparse::Header<'_>]) -> Headers {
     h.iter()
@@ -112,30 +89,6 @@ pub(super) fn partial_head(buf: &[u8], request: bool) -> Option<Head> {
     }
 }
 
-/// Parse a chunk-size line without its line end: `1*HEXDIG` then optional extensions
-/// `*( BWS ";" ... )` (RFC 9112 §7.1.1). Returns the size and whether whitespace had to be
-/// accepted that the grammar does not allow (before the digits, or after them with no
-/// extension following). `None`: not a chunk size (no digits, other bytes after them, or
-/// more than 2^64 − 1).
-pub(super) fn chunk_size(line: &[u8]) -> Option<(u64, bool)> {
-    let ext = line.iter().position(|b| *b == b';');
-    let size = &line[..ext.unwrap_or(line.len())];
-    let space = |b: &u8| matches!(b, b' ' | b'\t');
-    let lead = size.iter().take_while(|b| space(b)).count();
-    let digits = &size[lead..];
-    let n = digits.iter().take_while(|b| b.is_ascii_hexdigit()).count();
-    let tail = &digits[n..];
-    if n == 0 || !tail.iter().all(space) {
-        return None;
-    }
-    let hex = std::str::from_utf8(&digits[..n]).ok()?;
-    let value = u64::from_str_radix(hex.trim_start_matches('0'), 16)
-        .ok()
-        .or_else(|| hex.bytes().all(|b| b == b'0').then_some(0))?;
-    let lenient = lead > 0 || (!tail.is_empty() && ext.is_none());
-    Some((value, lenient))
-}
-
 pub(super) fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
     hay.iter().position(|b| *b == needle)
 }
@@ -189,25 +142,6 @@ fn plausible_status_line(rest: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn chunk_sizes() {
-        assert_eq!(chunk_size(b"1a"), Some((26, false)));
-        assert_eq!(chunk_size(b"1A;name=value"), Some((26, false)));
-        assert_eq!(chunk_size(b"0"), Some((0, false)));
-        assert_eq!(chunk_size(b"000"), Some((0, false)));
-        // Whitespace before `;` is the grammar's BWS; elsewhere it is a leniency.
-        assert_eq!(chunk_size(b"5 ;ext=1"), Some((5, false)));
-        assert_eq!(chunk_size(b"8 "), Some((8, true)));
-        assert_eq!(chunk_size(b" 8"), Some((8, true)));
-        // Not sizes: no digits, a word after the digits, overflow.
-        assert_eq!(chunk_size(b"zz"), None);
-        assert_eq!(chunk_size(b""), None);
-        assert_eq!(chunk_size(b"2 erfrferferf"), None);
-        assert_eq!(chunk_size(b"ffffffffffffffff"), Some((u64::MAX, false)));
-        assert_eq!(chunk_size(b"10000000000000000"), None);
-        assert_eq!(chunk_size(b"00000000000000000001"), Some((1, false)));
-    }
 
     #[test]
     fn finds_plausible_message_starts() {

@@ -1,6 +1,6 @@
 //! HTTP/1.1 on a reassembled connection: requests and responses paired (keep-alive,
 //! pipelining, interim 1xx responses, 101 upgrades), with the body length of a response
-//! decided from its request ([`super::framing`]).
+//! decided from its request ([`crate::http::framing`]).
 //!
 //! Pairing is in order, checked against TCP: a response cannot be sent before the server
 //! received its request's last byte, and a request whose first segment acknowledges
@@ -21,27 +21,12 @@
 //!   the previous response had arrived whole) is paired in order instead.
 
 use std::collections::VecDeque;
-use std::net::SocketAddr;
 
-use super::exchange::build;
-use super::framing::{body_length, BodyLength, Framing, Role};
+pub use super::exchange::ConnInfo;
+use super::exchange::{build, Entry};
 use super::message::{Head, Message, MessageParser, ParserStats, Sink, Stamp};
-use crate::trace::{Exchange, SourceKind};
-
-/// Where a connection was seen; copied into every exchange's [`crate::trace::Source`].
-#[derive(Clone, Debug)]
-pub struct ConnInfo {
-    /// `Pcap` for files, `Live` for interfaces.
-    pub kind: SourceKind,
-    /// Capture file (or `iface:NAME`).
-    pub file: Option<String>,
-    /// Client address.
-    pub client: SocketAddr,
-    /// Server address.
-    pub server: SocketAddr,
-    /// Connection number in the order connections were first seen, from 0.
-    pub connection: u64,
-}
+use crate::http::framing::{body_length, BodyLength, Framing, Role};
+use crate::trace::Exchange;
 
 /// Counters of one connection's HTTP layer.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,40 +39,6 @@ pub struct HttpStats {
     pub requests: ParserStats,
     /// Response direction parser counters.
     pub responses: ParserStats,
-}
-
-/// A request (or a response without one) on its way to becoming an exchange.
-pub(super) struct Entry {
-    pub(super) id: u64,
-    pub(super) method: String,
-    /// An HTTP/0.9 simple request: its response has no head.
-    simple: bool,
-    /// False for a response whose request was not captured.
-    pub(super) captured: bool,
-    pub(super) req: Option<Message>,
-    pub(super) interim: Vec<u16>,
-    pub(super) resp: Option<Message>,
-    /// Why no response will be paired: it was lost in a capture gap.
-    pub(super) lost: Option<String>,
-    /// Response-stream offset the request's first segment acknowledged.
-    req_ack: Option<u64>,
-    /// Request-stream offset of the request's first byte.
-    req_start: u64,
-    /// The request was cut short (its end is where it was cut, not where it ended).
-    req_cut: bool,
-    /// Request-stream offset just after the request's last byte, once complete.
-    req_end: Option<u64>,
-}
-
-impl Entry {
-    fn done(&self) -> bool {
-        (self.req.is_some() || !self.captured) && (self.resp.is_some() || self.lost.is_some())
-    }
-
-    /// Still waiting for its response.
-    fn open(&self) -> bool {
-        self.captured && self.resp.is_none() && self.lost.is_none()
-    }
 }
 
 /// The HTTP state of one TCP connection.

@@ -1,7 +1,8 @@
 //! One direction of an HTTP/1.1 connection: message heads (`httparse`), bodies delimited
-//! as [`super::framing::body_length`] says (Content-Length, chunked with extensions and
-//! trailers, close-delimited), gaps, and resynchronisation at the next request line or
-//! status line after a gap, a framing error or unparseable bytes.
+//! as [`crate::http::framing::body_length`] says (Content-Length, chunked with extensions
+//! and trailers through [`crate::http::chunked::Decoder`], close-delimited), gaps, and
+//! resynchronisation at the next request line or status line after a gap, a framing error
+//! or unparseable bytes.
 //!
 //! Every message keeps its stream offsets (first byte of the head, byte after its end),
 //! which pair requests with responses by acknowledgment numbers after a gap. A message
@@ -9,17 +10,17 @@
 //! message start. Where a passive reader is more lenient than a strict server (bare LF
 //! line ends, whitespace around a chunk size) the message says so in [`Message::notes`].
 
-pub use super::framing::{BodyLength, Framing};
-pub use super::head::Head;
-use super::head::{chunk_size, find_start, headers, memchr, partial_head, simple_request};
-use crate::trace::Headers;
+use super::head::{find_start, headers, memchr, partial_head, simple_request};
+use crate::http::chunked::{self, ChunkError, Decoder, Event};
+pub use crate::http::framing::{BodyLength, Framing, Head};
+use crate::http::Headers;
 
 /// Largest message head accepted, bytes; a longer one is treated as not HTTP.
 const MAX_HEAD: usize = 256 << 10;
 /// Most body bytes reserved up front from a Content-Length.
 const PREALLOC: u64 = 16 << 20;
-/// Largest chunk-size or trailer line, bytes.
-const MAX_LINE: usize = 8 << 10;
+/// Limits on chunked bodies: the largest chunk-size or trailer line, 8 KiB.
+const CHUNK_LIMITS: chunked::Limits = chunked::Limits { max_line: 8 << 10 };
 
 /// Leniency noted on a message: a line ended by LF alone (RFC 9112 §2.2 lets a recipient
 /// accept it).
@@ -96,6 +97,14 @@ pub trait Sink {
     }
 }
 
+/// What a step of [`MessageParser::feed_once`] leaves.
+enum Step<'a> {
+    /// Go on with these bytes (in the state the step left).
+    Go(&'a [u8]),
+    /// Stop; parse these bytes again if any (after a resync).
+    Stop(Option<Vec<u8>>),
+}
+
 enum HeadParse {
     Parsed(usize),
     Partial,
@@ -106,10 +115,8 @@ enum HeadParse {
 enum State {
     Head,
     Length(u64),
-    ChunkSize,
-    ChunkData(u64),
-    ChunkEnd,
-    Trailers,
+    /// Inside a chunked body (where: [`MessageParser::chunked`]).
+    Chunked,
     UntilClose,
     Tunnel,
     /// Looking for the next message start; a malformed message in `msg` collects the
@@ -136,7 +143,10 @@ pub struct ParserStats {
 pub struct MessageParser {
     request: bool,
     state: State,
+    /// A head being accumulated, or bytes held while resynchronising.
     buf: Vec<u8>,
+    /// The chunked body being read, in [`State::Chunked`].
+    chunked: Decoder,
     msg: Option<Message>,
     /// When and where (stream offset) the head being accumulated in `buf` started.
     head_start: Option<(Stamp, u64)>,
@@ -155,6 +165,7 @@ impl MessageParser {
             request,
             state: State::Head,
             buf: Vec::new(),
+            chunked: Decoder::new(CHUNK_LIMITS),
             msg: None,
             head_start: None,
             seen: 0,
@@ -192,7 +203,8 @@ impl MessageParser {
         }
     }
 
-    /// Parse `data`, the bytes that end at stream offset `end`.
+    /// Parse `data`, the bytes that end at stream offset `end`; returns bytes to parse
+    /// again after a resync. One step per state, each returning the bytes left.
     fn feed_once(
         &mut self,
         mut data: &[u8],
@@ -200,106 +212,11 @@ impl MessageParser {
         at: Stamp,
         sink: &mut dyn Sink,
     ) -> Option<Vec<u8>> {
-        let off = |d: &[u8]| end - d.len() as u64;
         while !data.is_empty() {
-            match self.state {
-                State::Head => {
-                    if self.buf.is_empty() {
-                        // Tolerate empty lines between messages (RFC 9112 §2.2).
-                        let blank = data.iter().take_while(|b| **b == b'\r' || **b == b'\n');
-                        let n = blank.count();
-                        data = &data[n..];
-                        if data.is_empty() {
-                            return None;
-                        }
-                        if !self.request && sink.simple_response() {
-                            self.start_simple_response(at, off(data));
-                            continue;
-                        }
-                        self.head_start = Some((at, off(data)));
-                    }
-                    let had = self.buf.len();
-                    self.buf.extend_from_slice(data);
-                    match self.parse_head(at, sink) {
-                        HeadParse::Parsed(used) => {
-                            // Bytes of `data` beyond the head continue the loop.
-                            self.buf.clear();
-                            data = &data[used - had..];
-                        }
-                        HeadParse::Partial => return None,
-                        HeadParse::Bad => {
-                            self.report_malformed(at, sink);
-                            return Some(self.bad_head(end));
-                        }
-                    }
-                }
-                State::Length(rem) => {
-                    let n = (rem as usize).min(data.len());
-                    self.body(&data[..n], at);
-                    data = &data[n..];
-                    if rem == n as u64 {
-                        self.finish(None, off(data), sink);
-                    } else {
-                        self.state = State::Length(rem - n as u64);
-                    }
-                }
-                State::ChunkSize | State::Trailers => {
-                    let Some(nl) = memchr(b'\n', data) else {
-                        self.buf.extend_from_slice(data);
-                        if self.buf.len() > MAX_LINE {
-                            let why = "chunk-size or trailer line longer than 8 KiB";
-                            self.framing_error(why, end, sink);
-                        }
-                        return None;
-                    };
-                    // Common case: the whole line is in `data`, no copy.
-                    let owned;
-                    let line: &[u8] = if self.buf.is_empty() {
-                        &data[..nl]
-                    } else {
-                        self.buf.extend_from_slice(&data[..nl]);
-                        owned = std::mem::take(&mut self.buf);
-                        &owned
-                    };
-                    data = &data[nl + 1..];
-                    self.line(line, off(data), at, sink);
-                }
-                State::ChunkData(rem) => {
-                    let n = (rem as usize).min(data.len());
-                    self.body(&data[..n], at);
-                    data = &data[n..];
-                    self.state = if rem == n as u64 {
-                        State::ChunkEnd
-                    } else {
-                        State::ChunkData(rem - n as u64)
-                    };
-                }
-                State::ChunkEnd => match data[0] {
-                    // CRLF after chunk data.
-                    b'\r' if data.get(1) == Some(&b'\n') => {
-                        data = &data[2..];
-                        self.state = State::ChunkSize;
-                    }
-                    b'\r' if data.len() == 1 && self.buf.is_empty() => {
-                        // The LF comes with the next bytes.
-                        self.buf.push(b'\r');
-                        data = &[];
-                    }
-                    b'\n' => {
-                        if let Some(m) = self.msg.as_mut() {
-                            if self.buf.is_empty() {
-                                m.note(BARE_LF);
-                            }
-                        }
-                        data = &data[1..];
-                        self.buf.clear();
-                        self.state = State::ChunkSize;
-                    }
-                    _ => {
-                        let why = "chunk data not followed by CRLF";
-                        self.framing_error(why, off(data), sink);
-                    }
-                },
+            let step = match self.state {
+                State::Head => self.head_bytes(data, end, at, sink),
+                State::Length(rem) => self.length_bytes(data, rem, end, at, sink),
+                State::Chunked => self.chunked_bytes(data, end, at, sink),
                 State::UntilClose => {
                     self.body(data, at);
                     return None;
@@ -308,105 +225,181 @@ impl MessageParser {
                     self.stats.tunneled += data.len() as u64;
                     return None;
                 }
-                State::Resync => {
-                    self.buf.extend_from_slice(data);
-                    let found = find_start(&self.buf, self.request);
-                    // Keep a tail that may hold the start of a method or status line.
-                    let drop = found.unwrap_or(self.buf.len().saturating_sub(16));
-                    match self.msg.as_mut() {
-                        Some(m) => {
-                            m.body.extend_from_slice(&self.buf[..drop]);
-                            m.last = at;
-                        }
-                        None => self.stats.skipped += drop as u64,
-                    }
-                    let rest = self.buf.split_off(drop);
-                    if found.is_none() {
-                        self.buf = rest;
-                        return None;
-                    }
-                    self.buf.clear();
-                    let cut = self.msg.as_mut().and_then(|m| m.cut.take());
-                    self.finish(cut, end - rest.len() as u64, sink);
-                    return Some(rest);
-                }
+                State::Resync => return self.resync_bytes(data, end, at, sink),
+            };
+            match step {
+                Step::Go(rest) => data = rest,
+                Step::Stop(again) => return again,
             }
         }
         None
     }
 
-    /// A chunk-size or trailer line (without its LF) that ended at stream offset `off`.
-    fn line(&mut self, line: &[u8], off: u64, at: Stamp, sink: &mut dyn Sink) {
-        let (line, lf_only) = match line.strip_suffix(b"\r") {
-            Some(l) => (l, false),
-            None => (line, true),
-        };
+    /// Bytes of a head (or the empty lines before one).
+    fn head_bytes<'a>(
+        &mut self,
+        mut data: &'a [u8],
+        end: u64,
+        at: Stamp,
+        sink: &mut dyn Sink,
+    ) -> Step<'a> {
+        if self.buf.is_empty() {
+            // Tolerate empty lines between messages (RFC 9112 §2.2).
+            let n = data
+                .iter()
+                .take_while(|b| **b == b'\r' || **b == b'\n')
+                .count();
+            data = &data[n..];
+            if data.is_empty() {
+                return Step::Stop(None);
+            }
+            let start = end - data.len() as u64;
+            if !self.request && sink.simple_response() {
+                self.start_simple_response(at, start);
+                return Step::Go(data);
+            }
+            self.head_start = Some((at, start));
+        }
+        let had = self.buf.len();
+        self.buf.extend_from_slice(data);
+        match self.parse_head(at, sink) {
+            HeadParse::Parsed(used) => {
+                // Bytes of `data` beyond the head continue the loop.
+                self.buf.clear();
+                Step::Go(&data[used - had..])
+            }
+            HeadParse::Partial => Step::Stop(None),
+            HeadParse::Bad => {
+                self.report_malformed(at, sink);
+                Step::Stop(Some(self.bad_head(end)))
+            }
+        }
+    }
+
+    /// Bytes of a body of known length, `rem` bytes of it left.
+    fn length_bytes<'a>(
+        &mut self,
+        data: &'a [u8],
+        rem: u64,
+        end: u64,
+        at: Stamp,
+        sink: &mut dyn Sink,
+    ) -> Step<'a> {
+        let n = (rem as usize).min(data.len());
+        self.body(&data[..n], at);
+        let rest = &data[n..];
+        if rem == n as u64 {
+            self.finish(None, end - rest.len() as u64, sink);
+        } else {
+            self.state = State::Length(rem - n as u64);
+        }
+        Step::Go(rest)
+    }
+
+    /// Bytes of a chunked body, read by the one chunked decoder; its leniencies become
+    /// notes, its trailers the message's, a broken framing a malformed message.
+    fn chunked_bytes<'a>(
+        &mut self,
+        data: &'a [u8],
+        end: u64,
+        at: Stamp,
+        sink: &mut dyn Sink,
+    ) -> Step<'a> {
+        let (used, event) = self.chunked.step(data);
+        let rest = &data[used..];
+        let off = end - rest.len() as u64;
+        match event {
+            Event::Data(bytes) => self.body(bytes, at),
+            Event::More => debug_assert!(rest.is_empty(), "the decoder took every byte"),
+            Event::Size { bare_lf, space, .. } => {
+                self.line_seen(at, bare_lf);
+                if let Some(m) = self.msg.as_mut().filter(|_| space) {
+                    m.note(CHUNK_SIZE_SPACE);
+                }
+            }
+            Event::DataEnd { bare_lf } => {
+                if let Some(m) = self.msg.as_mut().filter(|_| bare_lf) {
+                    m.note(BARE_LF);
+                }
+            }
+            Event::Trailer { field, bare_lf } => {
+                self.line_seen(at, bare_lf);
+                if let (Some(m), Some(field)) = (self.msg.as_mut(), field) {
+                    m.trailers.push(field);
+                }
+            }
+            Event::End { bare_lf } => {
+                self.line_seen(at, bare_lf);
+                self.finish(None, off, sink);
+            }
+            Event::Broken {
+                error,
+                mut held,
+                bare_lf,
+            } => {
+                if matches!(error, ChunkError::BadSize { .. }) {
+                    // The invalid line is kept in the body, ended by LF.
+                    self.line_seen(at, bare_lf);
+                    held.push(b'\n');
+                }
+                self.buf = held;
+                self.framing_error(&error.to_string(), off, sink);
+            }
+        }
+        Step::Go(rest)
+    }
+
+    /// A chunk-size or trailer line ended at `at` (`bare_lf`: by LF alone).
+    fn line_seen(&mut self, at: Stamp, bare_lf: bool) {
         if let Some(m) = self.msg.as_mut() {
             m.last = at;
-            if lf_only {
+            if bare_lf {
                 m.note(BARE_LF);
             }
         }
-        if self.state == State::ChunkSize {
-            match chunk_size(line) {
-                Some((size, lenient)) => {
-                    if lenient {
-                        if let Some(m) = self.msg.as_mut() {
-                            m.note(CHUNK_SIZE_SPACE);
-                        }
-                    }
-                    self.state = match size {
-                        0 => State::Trailers,
-                        n => State::ChunkData(n),
-                    };
-                }
-                None => {
-                    let shown = String::from_utf8_lossy(&line[..line.len().min(40)]).into_owned();
-                    if let Some(m) = self.msg.as_mut() {
-                        m.body.extend_from_slice(line);
-                        m.body.push(b'\n');
-                    }
-                    self.framing_error(&format!("invalid chunk-size line {shown:?}"), off, sink);
-                }
+    }
+
+    /// Bytes searched for the next message start (a malformed message in `msg` collects
+    /// them on the way); returns the bytes from the start found, to parse again.
+    fn resync_bytes(
+        &mut self,
+        data: &[u8],
+        end: u64,
+        at: Stamp,
+        sink: &mut dyn Sink,
+    ) -> Option<Vec<u8>> {
+        self.buf.extend_from_slice(data);
+        let found = find_start(&self.buf, self.request);
+        // Keep a tail that may hold the start of a method or status line.
+        let drop = found.unwrap_or(self.buf.len().saturating_sub(16));
+        match self.msg.as_mut() {
+            Some(m) => {
+                m.body.extend_from_slice(&self.buf[..drop]);
+                m.last = at;
             }
-        } else if line.is_empty() {
-            self.finish(None, off, sink);
-        } else if let Some(m) = self.msg.as_mut() {
-            let s = String::from_utf8_lossy(line);
-            if let Some((k, v)) = s.split_once(':') {
-                m.trailers
-                    .push((k.trim().to_string(), v.trim().to_string()));
-            }
+            None => self.stats.skipped += drop as u64,
         }
+        let rest = self.buf.split_off(drop);
+        if found.is_none() {
+            self.buf = rest;
+            return None;
+        }
+        self.buf.clear();
+        let cut = self.msg.as_mut().and_then(|m| m.cut.take());
+        self.finish(cut, end - rest.len() as u64, sink);
+        Some(rest)
     }
 
     /// `len` bytes of this direction, from stream offset `off`, were never captured.
     pub fn gap(&mut self, len: u64, off: u64, at: Stamp, sink: &mut dyn Sink) {
         self.seen = off + len;
+        let why = || format!("{len} bytes missing from the capture");
         match self.state {
-            State::Length(rem) | State::ChunkData(rem) => {
-                let covered = len.min(rem);
-                if let Some(m) = self.msg.as_mut() {
-                    m.gap_bytes += covered;
-                    m.last = at;
-                }
-                let left = rem - covered;
-                let is_chunk = matches!(self.state, State::ChunkData(_));
-                if covered == len {
-                    self.state = match (left, is_chunk) {
-                        (0, false) => {
-                            self.finish(None, off + len, sink);
-                            return;
-                        }
-                        (0, true) => State::ChunkEnd,
-                        (l, false) => State::Length(l),
-                        (l, true) => State::ChunkData(l),
-                    };
-                    return;
-                }
-                let why = format!("{len} bytes missing from the capture");
-                self.lose_sync(&why, off + covered, sink);
-            }
+            State::Length(rem) => self.gap_in_body(len, rem, false, off, at, sink),
+            State::Chunked => match self.chunked.data_left() {
+                Some(rem) => self.gap_in_body(len, rem, true, off, at, sink),
+                None => self.lose_sync(&why(), off, sink),
+            },
             State::UntilClose => {
                 if let Some(m) = self.msg.as_mut() {
                     m.gap_bytes += len;
@@ -428,38 +421,66 @@ impl MessageParser {
                 self.stats.resyncs += 1;
                 self.lost.get_or_insert(off);
             }
-            State::Head => {
-                let (first, start) = self.head_start.take().unwrap_or((at, off));
-                if let Some(head) = partial_head(&self.buf, self.request) {
-                    self.stats.cut_heads += 1;
-                    sink.head(&head, first, start);
-                    let what = if self.request { "request" } else { "response" };
-                    sink.done(Message {
-                        head,
-                        first,
-                        last: at,
-                        start,
-                        end: off + len,
-                        gap_bytes: len,
-                        cut: Some(format!(
-                            "{what} head cut off by {len} bytes missing from the capture"
-                        )),
-                        lost_before: self.lost.take(),
-                        ..Message::default()
-                    });
-                } else {
-                    self.stats.skipped += self.buf.len() as u64;
-                }
-                self.buf.clear();
-                self.state = State::Resync;
-                self.stats.resyncs += 1;
-                self.lost.get_or_insert(start);
-            }
-            State::ChunkSize | State::ChunkEnd | State::Trailers => {
-                let why = format!("{len} bytes missing from the capture");
-                self.lose_sync(&why, off, sink);
-            }
+            State::Head => self.gap_in_head(len, off, at, sink),
         }
+    }
+
+    /// A gap of `len` bytes at `off` inside a sized body or chunk data with `rem` bytes
+    /// left: counted as missing body bytes when it lies within them, else sync is lost.
+    fn gap_in_body(
+        &mut self,
+        len: u64,
+        rem: u64,
+        chunk: bool,
+        off: u64,
+        at: Stamp,
+        sink: &mut dyn Sink,
+    ) {
+        let covered = len.min(rem);
+        if let Some(m) = self.msg.as_mut() {
+            m.gap_bytes += covered;
+            m.last = at;
+        }
+        if covered < len {
+            let why = format!("{len} bytes missing from the capture");
+            self.lose_sync(&why, off + covered, sink);
+        } else if chunk {
+            self.chunked.skip(covered);
+        } else if rem == covered {
+            self.finish(None, off + len, sink);
+        } else {
+            self.state = State::Length(rem - covered);
+        }
+    }
+
+    /// A gap of `len` bytes at `off` cut off the head being accumulated: what can be read
+    /// of it is reported as a cut message, then sync is lost.
+    fn gap_in_head(&mut self, len: u64, off: u64, at: Stamp, sink: &mut dyn Sink) {
+        let (first, start) = self.head_start.take().unwrap_or((at, off));
+        if let Some(head) = partial_head(&self.buf, self.request) {
+            self.stats.cut_heads += 1;
+            sink.head(&head, first, start);
+            let what = if self.request { "request" } else { "response" };
+            sink.done(Message {
+                head,
+                first,
+                last: at,
+                start,
+                end: off + len,
+                gap_bytes: len,
+                cut: Some(format!(
+                    "{what} head cut off by {len} bytes missing from the capture"
+                )),
+                lost_before: self.lost.take(),
+                ..Message::default()
+            });
+        } else {
+            self.stats.skipped += self.buf.len() as u64;
+        }
+        self.buf.clear();
+        self.state = State::Resync;
+        self.stats.resyncs += 1;
+        self.lost.get_or_insert(start);
     }
 
     /// The direction ended (FIN, RST, end of capture): finish or cut the open message.
@@ -487,12 +508,25 @@ impl MessageParser {
         self.state = State::Head;
     }
 
+    /// Parse the head accumulated in `buf` and start its message ([`Self::start_message`]).
     fn parse_head(&mut self, at: Stamp, sink: &mut dyn Sink) -> HeadParse {
+        match self.httparse_head() {
+            Ok((used, head)) => {
+                self.start_message(used, head, at, sink);
+                HeadParse::Parsed(used)
+            }
+            Err(not) => not,
+        }
+    }
+
+    /// The head in `buf` (bytes used and head) by `httparse`, an HTTP/0.9 simple request,
+    /// or why there is none yet ([`HeadParse::Partial`]) or at all ([`HeadParse::Bad`]).
+    fn httparse_head(&mut self) -> Result<(usize, Head), HeadParse> {
         let mut storage = [httparse::EMPTY_HEADER; 256];
-        let (used, head) = if self.request {
+        if self.request {
             let mut req = httparse::Request::new(&mut storage);
-            match req.parse(&self.buf) {
-                Ok(httparse::Status::Complete(n)) => (
+            return match req.parse(&self.buf) {
+                Ok(httparse::Status::Complete(n)) => Ok((
                     n,
                     Head {
                         method: req.method.unwrap_or_default().to_string(),
@@ -501,29 +535,30 @@ impl MessageParser {
                         version: format!("HTTP/1.{}", req.version.unwrap_or(1)),
                         headers: headers(req.headers),
                     },
-                ),
-                Ok(httparse::Status::Partial) => return self.partial(),
-                Err(_) => match simple_request(&self.buf) {
-                    Some(parsed) => parsed,
-                    None => return HeadParse::Bad,
+                )),
+                Ok(httparse::Status::Partial) => Err(self.partial()),
+                Err(_) => simple_request(&self.buf).ok_or(HeadParse::Bad),
+            };
+        }
+        let mut resp = httparse::Response::new(&mut storage);
+        match resp.parse(&self.buf) {
+            Ok(httparse::Status::Complete(n)) => Ok((
+                n,
+                Head {
+                    status: resp.code.unwrap_or_default(),
+                    version: format!("HTTP/1.{}", resp.version.unwrap_or(1)),
+                    headers: headers(resp.headers),
+                    ..Head::default()
                 },
-            }
-        } else {
-            let mut resp = httparse::Response::new(&mut storage);
-            match resp.parse(&self.buf) {
-                Ok(httparse::Status::Complete(n)) => (
-                    n,
-                    Head {
-                        status: resp.code.unwrap_or_default(),
-                        version: format!("HTTP/1.{}", resp.version.unwrap_or(1)),
-                        headers: headers(resp.headers),
-                        ..Head::default()
-                    },
-                ),
-                Ok(httparse::Status::Partial) => return self.partial(),
-                Err(_) => return HeadParse::Bad,
-            }
-        };
+            )),
+            Ok(httparse::Status::Partial) => Err(self.partial()),
+            Err(_) => Err(HeadParse::Bad),
+        }
+    }
+
+    /// Start the message of `head` (its first `used` bytes of `buf`): its framing from the
+    /// sink decides the next state; an unusable one makes it malformed (resync).
+    fn start_message(&mut self, used: usize, head: Head, at: Stamp, sink: &mut dyn Sink) {
         self.stats.heads += 1;
         let (first, start) = self.head_start.take().unwrap_or((at, self.seen));
         let length = sink.head(&head, first, start);
@@ -556,28 +591,28 @@ impl MessageParser {
                 self.stats.resyncs += 1;
                 self.lost.get_or_insert(end);
                 self.state = State::Resync;
-                return HeadParse::Parsed(used);
+                return;
             }
         };
         msg.framing = Some(framing);
+        if let Framing::Length(n) = framing {
+            // One allocation for the body (capped: the length is untrusted input).
+            msg.body.reserve(n.min(PREALLOC) as usize);
+        }
         self.msg = Some(msg);
         match framing {
             Framing::Empty | Framing::Length(0) => self.finish(None, end, sink),
-            Framing::Length(n) => {
-                // One allocation for the body (capped: the length is untrusted input).
-                if let Some(m) = self.msg.as_mut() {
-                    m.body.reserve(n.min(PREALLOC) as usize);
-                }
-                self.state = State::Length(n)
+            Framing::Length(n) => self.state = State::Length(n),
+            Framing::Chunked => {
+                self.chunked.reset();
+                self.state = State::Chunked;
             }
-            Framing::Chunked => self.state = State::ChunkSize,
             Framing::UntilClose => self.state = State::UntilClose,
             Framing::Tunnel => {
                 self.finish(None, end, sink);
                 self.state = State::Tunnel;
             }
         }
-        HeadParse::Parsed(used)
     }
 
     /// Start a head-less HTTP/0.9 response at stream offset `start`: status 0, body until

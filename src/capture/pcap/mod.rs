@@ -10,7 +10,8 @@
 //!   packet lacks;
 //! - [`tcp`]: per-direction reassembly into an ordered byte stream with gaps;
 //! - [`message`]: one direction's HTTP/1.1 messages (bodies, gaps, resync), with
-//!   `head`: heads and lines, and [`framing`]: the body length rules (RFC 9112 §6.3);
+//!   `head`: heads and lines; the body length rules (RFC 9112 §6.3) and the chunked
+//!   decoder are [`crate::http`]'s;
 //! - [`http`]: requests and responses of a connection paired into exchanges;
 //! - [`tls`]: TLS detection (ClientHello version and SNI);
 //! - [`driver`]: the [`Extractor`] that ties them together over any packet iterator
@@ -22,7 +23,6 @@ mod conn;
 pub mod driver;
 mod exchange;
 pub mod file;
-pub mod framing;
 mod head;
 pub mod http;
 pub mod ip;

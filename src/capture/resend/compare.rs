@@ -3,7 +3,7 @@
 //! difference.
 
 use crate::api::{read_response, response_body, ResponseBody};
-use crate::trace::{header_value, Exchange};
+use crate::trace::Exchange;
 
 fn opt(o: &Option<String>) -> &str {
     o.as_deref().unwrap_or("none")
@@ -22,7 +22,7 @@ pub fn compare_response(x: &Exchange, status: u16, ct: Option<&str>, body: &[u8]
     let old_body = response_body(old).bytes;
     // Recorded header names keep the case they had on the wire (`Content-Type` from a
     // packet capture).
-    let old_ct = header_value(&old.headers, "content-type");
+    let old_ct = old.headers.get("content-type");
     match (read_response(old_ct, &old_body), read_response(ct, body)) {
         (ResponseBody::Message(a), ResponseBody::Message(b)) => {
             if a.stop_reason != b.stop_reason {
@@ -92,7 +92,7 @@ mod tests {
             response: Some(HttpResponse {
                 status,
                 version: "HTTP/1.1".into(),
-                headers: vec![("content-type".into(), ct.into())],
+                headers: vec![("content-type".into(), ct.into())].into(),
                 body: Body::new(body.as_bytes().to_vec()),
                 chunks: Vec::new(),
                 first_byte_at: None,
@@ -247,7 +247,8 @@ event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
         r.headers = vec![
             ("Date".into(), "Mon, 30 Nov 2026 10:00:00 GMT".into()),
             ("Content-Type".into(), "text/event-stream".into()),
-        ];
+        ]
+        .into();
         assert_reads_as_hi(&old);
     }
 }

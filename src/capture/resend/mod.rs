@@ -11,7 +11,7 @@ use serde::Serialize;
 use tokio::sync::Semaphore;
 
 use crate::api::decode_body;
-use crate::capture::server::proxy::skip_request;
+use crate::http::fields::skip_request;
 use crate::trace::redact::is_marker;
 use crate::trace::{origin_form, Body, Exchange, Trace};
 
@@ -59,7 +59,7 @@ pub struct Outcome {
     pub differences: Vec<String>,
     /// Recorded request headers not sent because HTTP/1.1 cannot carry them (HTTP/2
     /// pseudo-headers of a browser's HAR, control characters), each named with why
-    /// (see [`crate::capture::headers::refusal`]).
+    /// (see [`crate::capture::sendable::refusal`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dropped_headers: Vec<String>,
 }
@@ -235,7 +235,7 @@ async fn send_one(
         .headers
         .iter()
         .filter(|(k, v)| !skip_request(k) && !is_marker(v));
-    let sent = crate::capture::headers::sendable(recorded);
+    let sent = crate::capture::sendable::sendable(recorded);
     for (k, v) in sent.pairs {
         req = req.header(k, v);
     }

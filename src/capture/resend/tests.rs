@@ -275,7 +275,7 @@ async fn replay_summary_counts_statuses_percentiles_and_differing_answers() {
         x.response = Some(HttpResponse {
             status: 200,
             version: "HTTP/1.1".into(),
-            headers: vec![("Content-Type".into(), "application/json".into())],
+            headers: vec![("Content-Type".into(), "application/json".into())].into(),
             body: Body::new(msg.to_string().into_bytes()),
             chunks: Vec::new(),
             first_byte_at: None,

@@ -1,9 +1,9 @@
 //! Connections: accepting, TLS handshakes, and serving HTTP/1.1 on any stream — a plain
 //! TCP connection, a TLS connection (`--tls-cert`), or the decrypted inside of an
 //! intercepted CONNECT tunnel — with the same limits (head timeout, handshake timeout) and
-//! the same accounting of received bytes ([`super::tee`]) everywhere. Every connection task
-//! is tracked, so a shutdown can let them finish and then cut the rest (their open
-//! exchanges are recorded as `shutdown`).
+//! the same accounting of received bytes ([`super::tee`], recorded by [`super::unclaimed`])
+//! everywhere. Every connection task is tracked ([`super::state::Tasks`]), so a shutdown can
+//! let them finish and then cut the rest (their open exchanges are recorded as `shutdown`).
 
 use std::future::Future;
 use std::pin::pin;
@@ -18,50 +18,8 @@ use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch};
 use tower::ServiceExt;
 
-use super::{intercept, tee, AppState, ConnInfo};
-
-/// The tasks serving connections, and the signal that asks them to wind down.
-#[derive(Default)]
-pub(crate) struct Tasks {
-    set: std::sync::Mutex<tokio::task::JoinSet<()>>,
-}
-
-impl Tasks {
-    /// Run `fut` as a tracked task.
-    pub(crate) fn spawn(&self, fut: impl Future<Output = ()> + Send + 'static) {
-        let mut set = self.set.lock().unwrap_or_else(|p| p.into_inner());
-        while set.try_join_next().is_some() {}
-        set.spawn(fut);
-    }
-
-    /// Wait up to `grace` for every task to end by itself; then abort the rest and wait
-    /// until they are gone (dropping their state records their open exchanges).
-    pub(crate) async fn wind_down(&self, grace: Duration) {
-        let deadline = tokio::time::Instant::now() + grace;
-        loop {
-            let left = {
-                let mut set = self.set.lock().unwrap_or_else(|p| p.into_inner());
-                while set.try_join_next().is_some() {}
-                set.len()
-            };
-            if left == 0 || tokio::time::Instant::now() >= deadline {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    /// Abort every task and wait until all are gone.
-    pub(crate) async fn abort_all(&self) {
-        loop {
-            let mut set = std::mem::take(&mut *self.set.lock().unwrap_or_else(|p| p.into_inner()));
-            if set.is_empty() {
-                break;
-            }
-            set.shutdown().await;
-        }
-    }
-}
+use super::state::{AppState, ConnInfo};
+use super::{intercept, tee, unclaimed};
 
 /// The future answering one request.
 type ResponseFuture = std::pin::Pin<
@@ -140,7 +98,7 @@ impl Connections {
                 conn.await
             }
         };
-        tee::finish(&self.state, &info, result.as_ref().err());
+        unclaimed::record(&self.state, &info, result.as_ref().err());
     }
 
     /// TLS-accept `stream` within the head timeout, then [`serve`](Self::serve) it. A

@@ -4,6 +4,7 @@
 //! or the server stops first, when the stream is dropped — so no exchange is ever lost,
 //! and only a real early end is recorded as one.
 
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Instant;
@@ -13,7 +14,8 @@ use chrono::{DateTime, Utc};
 use futures_util::Stream;
 
 use super::recorder::Recorder;
-use crate::trace::{Body, Exchange, ExchangeError, Headers, HttpRequest, HttpResponse, Source};
+use crate::http::Headers;
+use crate::trace::{Body, Exchange, ExchangeError, HttpRequest, HttpResponse, Source};
 
 /// A request that has been read and is waiting for its response. If it is dropped
 /// unfinished — the client went away while the answer was being prepared (a scripted
@@ -32,23 +34,31 @@ pub(crate) struct Draft {
     pub(crate) permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
+/// Where a request was received, as its record's source says: the server's recorder,
+/// mode and listen address, and the connection (none for a request not tied to one).
+pub(crate) struct Origin {
+    pub(crate) recorder: Recorder,
+    pub(crate) mode: &'static str,
+    pub(crate) listen: SocketAddr,
+    /// Client address and connection number.
+    pub(crate) conn: Option<(SocketAddr, u64)>,
+}
+
 impl Draft {
-    /// A draft for a request on connection `conn` of server `st`, with exchange number
-    /// `id` (from [`super::AppState::take_id`] when the head arrived), started at
-    /// `started_at` / `clock`.
+    /// A draft for a request received at `origin`, with exchange number `id` (taken when
+    /// the head arrived), started at `started_at` / `clock`.
     pub(crate) fn new(
-        st: &super::AppState,
-        conn: Option<&super::ConnInfo>,
+        origin: Origin,
         id: u64,
         started_at: DateTime<Utc>,
         clock: Instant,
         request: HttpRequest,
     ) -> Draft {
         let mut source = Source::new(crate::trace::SourceKind::Server);
-        source.mode = Some(st.config.mode.name().into());
-        source.server = Some(st.listen.to_string());
-        source.client = conn.map(|c| c.peer.to_string());
-        source.connection = conn.map(|c| c.id);
+        source.mode = Some(origin.mode.into());
+        source.server = Some(origin.listen.to_string());
+        source.client = origin.conn.map(|(peer, _)| peer.to_string());
+        source.connection = origin.conn.map(|(_, id)| id);
         Draft {
             id,
             started_at,
@@ -56,7 +66,7 @@ impl Draft {
             source,
             request,
             notes: Default::default(),
-            recorder: Some(st.recorder.clone()),
+            recorder: Some(origin.recorder),
             permit: None,
         }
     }
@@ -78,7 +88,7 @@ impl Draft {
                 method: String::new(),
                 target: String::new(),
                 version: String::new(),
-                headers: Vec::new(),
+                headers: Headers::new(),
                 body: Body::default(),
             },
         );
@@ -159,9 +169,8 @@ pub(crate) fn declared_length(method: &str, status: u16, headers: &Headers) -> O
         return Some(0);
     }
     headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.trim().parse().ok())
+        .get("content-length")
+        .and_then(|v| v.trim().parse().ok())
 }
 
 impl<S> RecordingStream<S> {

@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use axum::body::Body as AxumBody;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 use chrono::Utc;
@@ -14,12 +15,15 @@ use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::config::Mode;
 use super::draft::{Draft, RecordingStream, ScriptedEvents, StreamFault};
-use super::reply::{error_body, error_type_for, sse, Reply};
-use super::{AppState, ConnInfo, Mode};
+use super::reply::{error_response, error_type_for, plain, respond_json, sse, Reply};
+use super::script::Failure;
+use super::state::{AppState, ConnInfo};
 use crate::api::{estimate_tokens, request_body, MessagesRequest};
+use crate::http::Headers;
 use crate::trace::redact::{redact_headers, redact_text};
-use crate::trace::{Body, ExchangeError, Headers, HttpRequest, HttpResponse};
+use crate::trace::{Body, ExchangeError, HttpRequest, HttpResponse};
 
 /// Why reading a request body stopped early.
 enum BodyEnd {
@@ -42,25 +46,85 @@ const BUDGET_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 /// The transfer codings of a request other than `chunked` (which hyper removes), e.g.
 /// `gzip` in `Transfer-Encoding: gzip, chunked`: RFC 9112 §6.1 answers those 501.
 fn unsupported_codings(h: &Headers) -> Vec<String> {
-    h.iter()
-        .filter(|(k, _)| k.eq_ignore_ascii_case("transfer-encoding"))
-        .flat_map(|(_, v)| v.split(','))
-        .map(|c| c.trim().to_ascii_lowercase())
-        .filter(|c| !c.is_empty() && c != "chunked")
-        .collect()
+    let mut codings = h.list("transfer-encoding");
+    codings.retain(|c| c != "chunked");
+    codings
 }
 
+/// When and where a request arrived, and its number: what its record starts from.
+struct Arrival {
+    started_at: chrono::DateTime<Utc>,
+    clock: Instant,
+    id: u64,
+    /// The request id answered in `request-id` (`req_agentwire_` and the number).
+    rid: String,
+    conn: Option<ConnInfo>,
+}
+
+impl Arrival {
+    fn now(st: &AppState, conn: Option<ConnInfo>) -> Self {
+        let started_at = Utc::now();
+        let clock = Instant::now();
+        let id = st.take_id();
+        Arrival {
+            started_at,
+            clock,
+            id,
+            rid: format!("req_agentwire_{id:06}"),
+            conn,
+        }
+    }
+
+    /// The draft of the request with head `parts`, recorded `headers` and `body`.
+    fn draft(&self, st: &AppState, parts: &Parts, headers: Headers, body: Body) -> Draft {
+        let request = HttpRequest {
+            method: parts.method.to_string(),
+            target: redact_text(&parts.uri.to_string()),
+            version: format!("{:?}", parts.version),
+            headers,
+            body,
+        };
+        st.draft(
+            self.conn.as_ref(),
+            self.id,
+            self.started_at,
+            self.clock,
+            request,
+        )
+    }
+}
+
+/// Record and answer one request: refused before its body is read when the trace cannot
+/// be written or its transfer coding is not supported; else its body is read within the
+/// limits and the request is routed ([`route`]).
 pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Response {
-    let started_at = Utc::now();
-    let clock = Instant::now();
-    let id = st
-        .next_id
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let conn = req.extensions().get::<ConnInfo>().cloned();
+    let arrival = Arrival::now(&st, req.extensions().get::<ConnInfo>().cloned());
     let (parts, body) = req.into_parts();
-    let original_headers = parts.headers.clone();
-    let mut headers: Headers = parts
-        .headers
+    let headers = recorded_headers(&parts.headers);
+    if let Some((status, msg, kind)) = refusal(&st, &headers).await {
+        // Answered before the body is read: the request is recorded with its head only.
+        let draft = arrival.draft(&st, &parts, headers, Body::default().with_truncated(true));
+        return error_response(draft, status, &msg, &arrival.rid, kind);
+    }
+    let deadline = arrival.clock + st.config.body_timeout;
+    let (bytes, end, permit) = read_body(body, st.config.max_body, deadline, &st.bodies).await;
+    let body = Body::new(bytes).with_truncated(end.is_some());
+    let mut draft = arrival.draft(&st, &parts, headers, body);
+    draft.permit = permit;
+    if let Some(host) = arrival.conn.as_ref().and_then(|c| c.host.as_ref()) {
+        // Came through CONNECT: the client believed it was talking to this host.
+        draft.source.server = Some(host.to_string());
+        draft.source.mode = Some(format!("{}+intercept", st.config.mode.name()));
+    }
+    match end {
+        Some(end) => body_ended(&st, draft, end, &arrival.rid),
+        None => route(&st, draft, parts, &arrival.rid).await,
+    }
+}
+
+/// The request's header fields as recorded: text, secrets redacted.
+fn recorded_headers(h: &HeaderMap) -> Headers {
+    let mut headers: Headers = h
         .iter()
         .map(|(k, v)| {
             (
@@ -70,122 +134,101 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
         })
         .collect();
     redact_headers(&mut headers);
-    let rid = format!("req_agentwire_{id:06}");
-    // Answered before the body is read: the request is recorded with its head only.
-    let refuse = |headers, status, msg: &str, kind| {
-        let request = HttpRequest {
-            method: parts.method.to_string(),
-            target: redact_text(&parts.uri.to_string()),
-            version: format!("{:?}", parts.version),
-            headers,
-            body: Body::default().with_truncated(true),
-        };
-        let draft = Draft::new(&st, conn.as_ref(), id, started_at, clock, request);
-        error_response(draft, status, msg, &rid, kind)
-    };
+    headers
+}
+
+/// Why a request is answered before its body is read (status, message, error kind), if
+/// it is.
+async fn refusal(st: &AppState, headers: &Headers) -> Option<(u16, String, &'static str)> {
     // Backpressure: wait while the trace writer is behind; answer 503 while the trace
     // cannot be written at all (disk full), so clients retry later.
     if st.recorder.admit().await.is_err() {
         let msg = "agentwire cannot write its trace right now (see its stderr: disk full?); retry shortly";
-        return refuse(headers, 503, msg, "trace_unwritable");
+        return Some((503, msg.into(), "trace_unwritable"));
     }
-    let codings = unsupported_codings(&headers);
-    if !codings.is_empty() {
-        let msg = format!(
-            "transfer coding {} is not supported (only chunked; RFC 9112 §6.1)",
-            codings.join(", ")
-        );
-        return refuse(headers, 501, &msg, "unsupported_transfer_coding");
+    let codings = unsupported_codings(headers);
+    if codings.is_empty() {
+        return None;
     }
-    let (bytes, end, permit) = read_body(
-        body,
-        st.config.max_body,
-        clock + st.config.body_timeout,
-        &st.bodies,
-    )
-    .await;
-    let request = HttpRequest {
-        method: parts.method.to_string(),
-        target: redact_text(&parts.uri.to_string()),
-        version: format!("{:?}", parts.version),
-        headers,
-        body: Body::new(bytes).with_truncated(end.is_some()),
-    };
-    let mut draft = Draft::new(&st, conn.as_ref(), id, started_at, clock, request);
-    draft.permit = permit;
-    if let Some(host) = conn.as_ref().and_then(|c| c.host.as_ref()) {
-        // Came through CONNECT: the client believed it was talking to this host.
-        draft.source.server = Some(host.to_string());
-        draft.source.mode = Some(format!("{}+intercept", st.config.mode.name()));
-    }
+    let msg = format!(
+        "transfer coding {} is not supported (only chunked; RFC 9112 §6.1)",
+        codings.join(", ")
+    );
+    Some((501, msg, "unsupported_transfer_coding"))
+}
+
+/// Answer and record a request whose body ended early (`end` says why).
+fn body_ended(st: &AppState, draft: Draft, end: BodyEnd, rid: &str) -> Response {
     match end {
-        Some(BodyEnd::TooLarge { seen }) => {
+        BodyEnd::TooLarge { seen } => {
             let max = st.config.max_body;
             let msg = format!("request body of {seen}+ bytes exceeds the limit of {max} bytes (raise it with --max-body)");
-            return error_response(draft, 413, &msg, &rid, "body_too_large");
+            error_response(draft, 413, &msg, rid, "body_too_large")
         }
-        Some(BodyEnd::Timeout) => {
+        BodyEnd::Timeout => {
             let msg = format!(
                 "request body not received within {} s (raise it with --body-timeout)",
                 st.config.body_timeout.as_secs()
             );
-            return error_response(draft, 408, &msg, &rid, "body_timeout");
+            error_response(draft, 408, &msg, rid, "body_timeout")
         }
-        Some(BodyEnd::Overloaded) => {
+        BodyEnd::Overloaded => {
             let msg = format!(
                 "request bodies in flight exceed {} bytes; retry shortly",
                 st.config.max_inflight
             );
-            return error_response(draft, 503, &msg, &rid, "overloaded");
+            error_response(draft, 503, &msg, rid, "overloaded")
         }
-        Some(BodyEnd::Malformed(e)) => {
+        BodyEnd::Malformed(e) => {
             let n = draft.request.body.len();
             let why = format!("the request body's framing is invalid after {n} body bytes: {e}");
             // hyper stopped at the broken framing; the 400 below reaches the client.
             let sent = HttpResponse {
                 status: 400,
                 version: "HTTP/1.1".into(),
-                headers: vec![("content-type".into(), "text/plain".into())],
+                headers: vec![("content-type".into(), "text/plain".into())].into(),
                 body: Body::default(),
                 chunks: Vec::new(),
                 first_byte_at: Some(Utc::now()),
             };
-            return ended_early(draft, Some(sent), "malformed_body", why);
+            ended_early(draft, Some(sent), "malformed_body", why)
         }
-        Some(BodyEnd::Disconnected(e)) => {
+        BodyEnd::Disconnected(e) => {
             let n = draft.request.body.len();
             let why = format!("client went away after {n} body bytes: {e}");
             // Nothing reaches a client that went away.
-            return ended_early(draft, None, "client_disconnected", why);
+            ended_early(draft, None, "client_disconnected", why)
         }
-        None => {}
     }
+}
+
+/// Answer a request read whole: forwarded in proxy mode, else by endpoint.
+async fn route(st: &AppState, draft: Draft, parts: Parts, rid: &str) -> Response {
     if let Mode::Proxy(up) = &st.config.mode {
-        return super::proxy::forward(up, draft, parts.method, parts.uri, original_headers, &rid)
-            .await;
+        return super::proxy::forward(up, draft, parts.method, parts.uri, parts.headers, rid).await;
     }
     let path = parts.uri.path().to_string();
     match (parts.method.as_str(), path.as_str()) {
-        ("POST", "/v1/messages") => messages(&st, draft, &rid).await,
-        ("POST", "/v1/messages/count_tokens") => count_tokens(draft, &rid),
+        ("POST", "/v1/messages") => messages(st, draft, rid).await,
+        ("POST", "/v1/messages/count_tokens") => count_tokens(draft, rid),
         // First-party side endpoints Claude Code calls before its first message, answered
         // as for a user without managed settings or policy limits (the shape the CLI
         // itself falls back to: no restrictions, no taints, no notice, no defaults).
-        ("GET", "/api/claude_code/settings") => respond_json(draft, 200, &json!({}), &rid, None),
+        ("GET", "/api/claude_code/settings") => respond_json(draft, 200, &json!({}), rid, None),
         ("GET", "/api/claude_code/policy_limits") => {
             let body = json!({"restrictions": {}, "compliance_taints": [], "monitoring_notice": null, "defaults": {}});
-            respond_json(draft, 200, &body, &rid, None)
+            respond_json(draft, 200, &body, rid, None)
         }
         ("GET", "/v1/models") => {
             let body = models_list();
-            respond_json(draft, 200, &body, &rid, None)
+            respond_json(draft, 200, &body, rid, None)
         }
         _ => {
             let msg = format!(
                 "{} {} is not an endpoint of this server",
                 parts.method, path
             );
-            error_response(draft, 404, &msg, &rid, "not_found")
+            error_response(draft, 404, &msg, rid, "not_found")
         }
     }
 }
@@ -280,39 +323,69 @@ async fn read_body(
     }
 }
 
-fn header(h: &Headers, name: &str) -> Option<String> {
-    h.iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.clone())
-}
-
+/// Answer `POST /v1/messages`: parse the request, then reply as the mode says (replay
+/// answers from its recording; stub and script reply here), as one JSON message or as
+/// SSE events, with a scripted fault if any.
 async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
-    let ct = header(&draft.request.headers, "content-type").unwrap_or_default();
-    if !ct.to_ascii_lowercase().contains("json") {
-        let msg = format!("content-type must be application/json, got {ct:?}");
-        return error_response(draft, 400, &msg, rid, "wrong_content_type");
-    }
-    let parsed = {
-        let body = request_body(&draft.request).bytes;
-        match &st.config.mode {
-            Mode::Stub => MessagesRequest::parse_head(&body),
-            _ => MessagesRequest::parse(&body),
-        }
-    };
-    let req = match parsed {
+    let req = match parse_messages(st, &draft) {
         Ok(r) => r,
-        Err(e) => return error_response(draft, 400, &e.to_string(), rid, "invalid_json"),
+        Err((msg, kind)) => return error_response(draft, 400, &msg, rid, kind),
     };
     if let Mode::Replay(replay) = &st.config.mode {
         return super::replay::answer(replay, draft, &req).await;
     }
+    let (reply, fault, delay) = decide(st, &mut draft, &req);
+    // Marked so `analyze --usage auto` never takes these made-up figures for the API's.
+    draft.notes.insert(
+        "synthesized".into(),
+        json!({"by": "agentwire", "usage": "estimate (request bytes / 4; cache fields 0)"}),
+    );
+    if delay > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
+    }
+    if let Some(status) = fault.as_ref().and_then(|f| f.status) {
+        let et = error_type_for(status);
+        let msg = (fault.as_ref().and_then(|f| f.message.clone()))
+            .unwrap_or_else(|| format!("injected {status} ({et})"));
+        return error_response(draft, status, &msg, rid, "injected_status");
+    }
+    if req.stream() {
+        answer_stream(draft, &reply, fault, rid)
+    } else {
+        answer_json(draft, &reply, fault.as_ref(), rid)
+    }
+}
+
+/// The Messages request of `draft`, or why it is refused (message, error kind): a
+/// content type that is not JSON, or a body that is no request.
+fn parse_messages(st: &AppState, draft: &Draft) -> Result<MessagesRequest, (String, &'static str)> {
+    let ct = (draft.request.headers.get("content-type")).unwrap_or_default();
+    if !ct.to_ascii_lowercase().contains("json") {
+        let msg = format!("content-type must be application/json, got {ct:?}");
+        return Err((msg, "wrong_content_type"));
+    }
+    let body = request_body(&draft.request).bytes;
+    let parsed = match &st.config.mode {
+        Mode::Stub => MessagesRequest::parse_head(&body),
+        _ => MessagesRequest::parse(&body),
+    };
+    parsed.map_err(|e| (e.to_string(), "invalid_json"))
+}
+
+/// The reply of a stub or script server to `req`, with the scripted fault and delay (ms);
+/// a script's decision is noted on `draft`.
+fn decide(
+    st: &AppState,
+    draft: &mut Draft,
+    req: &MessagesRequest,
+) -> (Reply, Option<Failure>, u64) {
     let model = req
         .model
         .clone()
         .unwrap_or_else(|| "claude-agentwire".into());
     let msg_id = format!("msg_agentwire_{:06}", draft.id);
     let body_len = draft.request.body.len();
-    let (reply, fault, delay) = match &st.config.mode {
+    match &st.config.mode {
         // (proxied requests were forwarded before routing; stub is the safe answer)
         Mode::Stub | Mode::Proxy(_) | Mode::Replay(_) => {
             let content = vec![json!({"type":"text","text":"Hello from agentwire."})];
@@ -321,7 +394,7 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
         Mode::Script(script) => {
             let d = {
                 let mut s = st.script_state.lock().unwrap_or_else(|p| p.into_inner());
-                script.decide(&req, &mut s)
+                script.decide(req, &mut s)
             };
             draft.notes.insert(
                 "script".into(),
@@ -333,41 +406,30 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
             }
             (reply, d.fail, d.delay_ms)
         }
-    };
-    // Marked so `analyze --usage auto` never takes these made-up figures for the API's.
-    draft.notes.insert(
-        "synthesized".into(),
-        json!({"by": "agentwire", "usage": "estimate (request bytes / 4; cache fields 0)"}),
-    );
-    if delay > 0 {
-        tokio::time::sleep(std::time::Duration::from_millis(delay)).await;
     }
-    if let Some(f) = &fault {
-        if let Some(status) = f.status {
-            let et = error_type_for(status);
-            let msg = f
-                .message
-                .clone()
-                .unwrap_or_else(|| format!("injected {status} ({et})"));
-            return error_response(draft, status, &msg, rid, "injected_status");
-        }
-    }
-    if !req.stream() {
-        if fault.as_ref().is_some_and(|f| f.drop) {
-            draft.finish(
-                None,
-                Some(ExchangeError {
-                    kind: "injected_drop".into(),
-                    message: "scenario dropped the connection before the response".into(),
-                }),
-            );
-            let body = AxumBody::from_stream(futures_util::stream::once(async {
-                Err::<Bytes, _>(std::io::Error::other("injected drop"))
-            }));
-            return Response::new(body);
-        }
+}
+
+/// Answer with one JSON message, or drop the connection when the script says so.
+fn answer_json(draft: Draft, reply: &Reply, fault: Option<&Failure>, rid: &str) -> Response {
+    if !fault.is_some_and(|f| f.drop) {
         return respond_json(draft, 200, &reply.to_json(), rid, None);
     }
+    draft.finish(
+        None,
+        Some(ExchangeError {
+            kind: "injected_drop".into(),
+            message: "scenario dropped the connection before the response".into(),
+        }),
+    );
+    let body = AxumBody::from_stream(futures_util::stream::once(async {
+        Err::<Bytes, _>(std::io::Error::other("injected drop"))
+    }));
+    Response::new(body)
+}
+
+/// Answer with the reply's SSE events, recorded as they are sent; a scripted fault ends
+/// the stream with an `error` event or a drop after some events.
+fn answer_stream(draft: Draft, reply: &Reply, fault: Option<Failure>, rid: &str) -> Response {
     let events: Vec<Bytes> = reply.to_sse_events().into_iter().map(Bytes::from).collect();
     let fault = fault.map(|f| {
         let after = f.after_events.unwrap_or(0);
@@ -390,7 +452,8 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
         ),
         ("cache-control".into(), "no-cache".into()),
         ("request-id".into(), rid.to_string()),
-    ];
+    ]
+    .into();
     // Built without a builder, so no builder error can turn into an empty 200; the
     // request id is agentwire's own (`req_agentwire_` and digits), a valid header value.
     let mut head = axum::http::HeaderMap::new();
@@ -442,63 +505,4 @@ fn models_list() -> Value {
         .map(|(id, name, at)| json!({"type":"model","id":id,"display_name":name,"created_at":at}))
         .collect();
     json!({"data": data, "has_more": false, "first_id": models[0].0, "last_id": models[2].0})
-}
-
-/// Answer with the API's error JSON and record the exchange with an error kind.
-pub(crate) fn error_response(
-    draft: Draft,
-    status: u16,
-    msg: &str,
-    rid: &str,
-    kind: &str,
-) -> Response {
-    // The message may quote the request (method, path, an upstream's error naming the
-    // URL): the reply body is recorded, and bodies are not redacted on write.
-    let msg = crate::trace::redact::redact_text(msg);
-    let body = error_body(error_type_for(status), &msg, rid);
-    let err = ExchangeError {
-        kind: kind.into(),
-        message: msg,
-    };
-    respond_json(draft, status, &body, rid, Some(err))
-}
-
-fn respond_json(
-    draft: Draft,
-    status: u16,
-    body: &Value,
-    rid: &str,
-    error: Option<ExchangeError>,
-) -> Response {
-    let bytes = Bytes::from(serde_json::to_vec(body).unwrap_or_default());
-    let headers: Headers = vec![
-        ("content-type".into(), "application/json".into()),
-        ("request-id".into(), rid.to_string()),
-    ];
-    let response = HttpResponse {
-        status,
-        version: "HTTP/1.1".into(),
-        headers: headers.clone(),
-        body: Body::new(bytes.to_vec()),
-        chunks: vec![(draft.elapsed_us(), bytes.len() as u64)],
-        first_byte_at: Some(Utc::now()),
-    };
-    draft.finish(Some(response), error);
-    let mut r = plain(
-        StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
-        bytes,
-        "application/json",
-    );
-    if let Ok(v) = HeaderValue::from_str(rid) {
-        r.headers_mut().insert("request-id", v);
-    }
-    r
-}
-
-fn plain(status: StatusCode, body: Bytes, ct: &'static str) -> Response {
-    let mut r = Response::new(AxumBody::from(body));
-    *r.status_mut() = status;
-    r.headers_mut()
-        .insert("content-type", HeaderValue::from_static(ct));
-    r
 }

@@ -15,31 +15,13 @@ use chrono::Utc;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 
+pub use super::config::InterceptConfig;
 use super::conn::Connections;
 use super::draft::Draft;
-use super::{AppState, ConnInfo};
-use crate::capture::ca::CertificateAuthority;
+use super::state::{AppState, ConnInfo};
+pub use crate::http::host::canonical_host;
 use crate::trace::redact::redact_authority;
 use crate::trace::{Body, ExchangeError, HttpRequest, HttpResponse};
-
-/// What the intercepting proxy does.
-pub struct InterceptConfig {
-    /// Hosts whose TLS is terminated (lowercase).
-    pub hosts: Vec<String>,
-    /// The CA that signs leaf certificates.
-    pub ca: Arc<CertificateAuthority>,
-    /// Tunnel other hosts untouched instead of refusing them.
-    pub tunnel_others: bool,
-}
-
-impl std::fmt::Debug for InterceptConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InterceptConfig")
-            .field("hosts", &self.hosts)
-            .field("tunnel_others", &self.tunnel_others)
-            .finish()
-    }
-}
 
 /// Per-server interception state: the leaf configs minted so far, per host.
 pub(crate) struct Interceptor {
@@ -85,11 +67,10 @@ fn connect_draft(st: &AppState, info: &ConnInfo, target: &str) -> Draft {
         method: "CONNECT".into(),
         target: target.into(),
         version: "HTTP/1.1".into(),
-        headers: Vec::new(),
+        headers: crate::http::Headers::new(),
         body: Body::default(),
     };
-    let mut d = Draft::new(
-        st,
+    let mut d = st.draft(
         Some(info),
         st.take_id(),
         Utc::now(),
@@ -104,26 +85,10 @@ fn status_only(status: u16) -> HttpResponse {
     HttpResponse {
         status,
         version: "HTTP/1.1".into(),
-        headers: Vec::new(),
+        headers: crate::http::Headers::new(),
         body: Body::default(),
         chunks: Vec::new(),
         first_byte_at: Some(Utc::now()),
-    }
-}
-
-/// A host name or address in the one form every host comparison uses: lowercase, without
-/// IPv6 brackets and trailing dots, IP addresses in their standard text form
-/// (`API.Anthropic.com.` → `api.anthropic.com`, `[0:0::1]` → `::1`).
-pub fn canonical_host(host: &str) -> String {
-    let h = host.trim();
-    let h = h
-        .strip_prefix('[')
-        .and_then(|x| x.strip_suffix(']'))
-        .unwrap_or(h);
-    let h = h.trim_end_matches('.').to_ascii_lowercase();
-    match h.parse::<std::net::IpAddr>() {
-        Ok(ip) => ip.to_string(),
-        Err(_) => h,
     }
 }
 
@@ -157,58 +122,98 @@ pub(crate) async fn connect(
     };
     let draft = connect_draft(&st, &info, &redact_authority(&target));
     if target.contains('@') {
-        // RFC 9110 §9.3.6: a CONNECT target is host and port only. Credentials there
-        // (never sent by a real client) are refused, not acted on; the trace holds the
-        // target redacted.
-        let message = format!(
-            "CONNECT {} refused: the target must be host:port without user information (RFC 9110 §9.3.6); send proxy credentials in Proxy-Authorization",
-            redact_authority(&target)
-        );
-        return refused(draft, 400, message);
+        return refuse_userinfo(draft, &target);
     }
-    match icpt.leaf(&host) {
+    let c = Connect {
+        req,
+        draft,
+        host,
+        port,
+    };
+    match icpt.leaf(&c.host) {
         Some(Ok(tls)) => {
             let conns = conns.clone();
-            st.tasks.spawn(async move {
-                let Ok(upgraded) = hyper::upgrade::on(req).await else {
-                    return;
-                };
-                intercept_tls(&conns, &icpt, tls, upgraded, draft, (host, port), info).await;
-            });
+            st.tasks
+                .spawn(async move { intercept(&conns, icpt, tls, c, info).await });
             empty(200)
         }
         Some(Err(e)) => {
-            let message = format!("cannot mint a certificate for {host}: {e}");
-            draft.finish(Some(status_only(502)), Some(tls_failed(message)));
+            let message = format!("cannot mint a certificate for {}: {e}", c.host);
+            c.draft
+                .finish(Some(status_only(502)), Some(tls_failed(message)));
             empty(502)
         }
-        None if icpt.config.tunnel_others && port != 0 => tunnel(&st, req, draft, host, port).await,
+        None if icpt.config.tunnel_others && c.port != 0 => tunnel(&st, c).await,
         None => {
             let message = format!(
                 "CONNECT {} refused: agentwire intercepts only {} (offline mode; --tunnel-others passes other hosts through)",
                 redact_authority(&target),
                 icpt.config.hosts.join(", ")
             );
-            refused(draft, 403, message)
+            refused(c.draft, message)
         }
     }
 }
 
-/// The TLS handshake on an upgraded CONNECT to a listed host, with the leaf `tls`; then
-/// the decrypted stream is served as any connection (its requests recorded as usual).
-/// The CONNECT exchange itself is finished as intercepted, or with the handshake's
-/// failure: a client that does not trust agentwire's CA is told how to (reported to the
-/// server's diagnostics too), and one silent past the body timeout is cut.
-async fn intercept_tls(
+/// A CONNECT being answered: the request (to upgrade), its record, and the target.
+struct Connect {
+    req: hyper::Request<Incoming>,
+    draft: Draft,
+    /// Target host, canonical ([`canonical_host`]).
+    host: String,
+    port: u16,
+}
+
+/// RFC 9110 §9.3.6: a CONNECT target is host and port only. Credentials there (never
+/// sent by a real client) are refused, not acted on; the trace holds the target redacted.
+fn refuse_userinfo(draft: Draft, target: &str) -> Response {
+    let message = format!(
+        "CONNECT {} refused: the target must be host:port without user information (RFC 9110 §9.3.6); send proxy credentials in Proxy-Authorization",
+        redact_authority(target)
+    );
+    draft.finish(
+        Some(status_only(400)),
+        Some(ExchangeError {
+            kind: "refused_connect".into(),
+            message,
+        }),
+    );
+    empty(400)
+}
+
+/// Record a refused CONNECT with `message` and answer 403.
+fn refused(draft: Draft, message: String) -> Response {
+    draft.finish(
+        Some(status_only(403)),
+        Some(ExchangeError {
+            kind: "refused_connect".into(),
+            message,
+        }),
+    );
+    empty(403)
+}
+
+/// Intercept a listed host (run as a task once the CONNECT was answered 200): TLS with
+/// the minted leaf `tls` within the head timeout, then the decrypted stream is served as
+/// any connection (`info`, marked with the host). A failed handshake is recorded on the
+/// CONNECT's exchange.
+async fn intercept(
     conns: &Connections,
-    icpt: &Interceptor,
+    icpt: Arc<Interceptor>,
     tls: Arc<rustls::ServerConfig>,
-    upgraded: hyper::upgrade::Upgraded,
-    mut draft: Draft,
-    (host, port): (String, u16),
+    c: Connect,
     info: ConnInfo,
 ) {
+    let Connect {
+        req,
+        mut draft,
+        host,
+        port,
+    } = c;
     let timeout = conns.state.config.body_timeout;
+    let Ok(upgraded) = hyper::upgrade::on(req).await else {
+        return;
+    };
     let acceptor = tokio_rustls::TlsAcceptor::from(tls);
     let handshake = tokio::time::timeout(timeout, acceptor.accept(TokioIo::new(upgraded))).await;
     match handshake {
@@ -233,7 +238,6 @@ async fn intercept_tls(
             let message = format!(
                 "TLS handshake for {host} failed: {e}. The client does not trust agentwire's CA: set NODE_EXTRA_CA_CERTS={ca} (Node.js and Claude Code), or SSL_CERT_FILE / REQUESTS_CA_BUNDLE to a bundle that includes it"
             );
-            // (the sink filters the text: a host name is the client's)
             let diagnostics = &conns.state.config.diagnostics;
             diagnostics.status(&format!("agentwire: {message}"));
             draft.finish(Some(status_only(200)), Some(tls_failed(message)));
@@ -248,16 +252,16 @@ async fn intercept_tls(
     }
 }
 
-/// Tunnel a CONNECT to a host agentwire does not intercept (`--tunnel-others`): connect
-/// first (a CONNECT is answered 200 only once the tunnel exists), then copy both ways;
-/// the exchange records the bytes each way.
-async fn tunnel(
-    st: &AppState,
-    req: hyper::Request<Incoming>,
-    mut draft: Draft,
-    host: String,
-    port: u16,
-) -> Response {
+/// Tunnel a host that is not intercepted (`--tunnel-others`): connect first (a CONNECT is
+/// answered 200 only once the tunnel exists), then copy bytes both ways in a task and
+/// record how many.
+async fn tunnel(st: &AppState, c: Connect) -> Response {
+    let Connect {
+        req,
+        draft,
+        host,
+        port,
+    } = c;
     let dial = tokio::time::timeout(
         std::time::Duration::from_secs(10),
         tokio::net::TcpStream::connect((host.as_str(), port)),
@@ -269,6 +273,7 @@ async fn tunnel(
         Err(_) => return tunnel_failed(draft, &host, port, "no answer within 10 s"),
     };
     st.tasks.spawn(async move {
+        let mut draft = draft;
         let Ok(upgraded) = hyper::upgrade::on(req).await else {
             return;
         };
@@ -282,18 +287,6 @@ async fn tunnel(
         draft.finish(Some(status_only(200)), None);
     });
     empty(200)
-}
-
-/// A CONNECT refused with `status`: the exchange is finished as `refused_connect`.
-fn refused(draft: Draft, status: u16, message: String) -> Response {
-    draft.finish(
-        Some(status_only(status)),
-        Some(ExchangeError {
-            kind: "refused_connect".into(),
-            message,
-        }),
-    );
-    empty(status)
 }
 
 fn tls_failed(message: String) -> ExchangeError {

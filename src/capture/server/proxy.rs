@@ -13,46 +13,12 @@ use axum::response::Response;
 use futures_util::StreamExt;
 
 use super::draft::{Draft, RecordingStream, StreamFailure};
-use super::ServerError;
+use super::error::ServerError;
+use super::reply::error_response;
+use crate::http::fields::{self, is_hop_by_hop, skip_request};
+use crate::http::Headers;
 use crate::trace::redact::{redact_headers, redact_text};
-use crate::trace::{ExchangeError, Headers};
-
-/// Hop-by-hop headers (RFC 9110 §7.6.1): never forwarded in either direction.
-pub(crate) const HOP_BY_HOP: &[&str] = &[
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-];
-/// Request headers the proxy sets itself or must not pass on (identity encoding keeps the
-/// recorded response readable; proxy credentials are for this hop only).
-const REQUEST_ONLY: &[&str] = &[
-    "host",
-    "content-length",
-    "accept-encoding",
-    "proxy-authorization",
-];
-
-/// True for a hop-by-hop header name (ASCII case-insensitive: recorded names keep their
-/// wire case).
-pub(crate) fn is_hop_by_hop(name: &str) -> bool {
-    HOP_BY_HOP.iter().any(|h| name.eq_ignore_ascii_case(h))
-}
-
-/// True for a request header that a client sending a recorded request again must not copy:
-/// hop-by-hop, or set by the sender itself ([`REQUEST_ONLY`]). ASCII case-insensitive.
-pub(crate) fn skip_request(name: &str) -> bool {
-    is_hop_by_hop(name) || REQUEST_ONLY.iter().any(|h| name.eq_ignore_ascii_case(h))
-}
-
-/// True for a response header that a server answering with a recorded response must not
-/// copy: hop-by-hop, or `content-length` (the new response is framed by its own server).
-pub(crate) fn skip_response(name: &str) -> bool {
-    is_hop_by_hop(name) || name.eq_ignore_ascii_case("content-length")
-}
+use crate::trace::ExchangeError;
 
 /// Header names a message declares hop-by-hop in its `Connection` field (RFC 9110
 /// §7.6.1): they are for this hop only and never forwarded.
@@ -60,9 +26,7 @@ fn connection_named(h: &HeaderMap) -> Vec<String> {
     h.get_all("connection")
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|n| n.trim().to_ascii_lowercase())
-        .filter(|n| !n.is_empty())
+        .flat_map(fields::items)
         .collect()
 }
 
@@ -156,7 +120,7 @@ impl Upstream {
         match uri.authority() {
             None => true,
             Some(a) => {
-                use super::intercept::canonical_host;
+                use crate::http::host::canonical_host;
                 canonical_host(a.host()) == canonical_host(self.base.host_str().unwrap_or(""))
                     && a.port_u16().or_else(|| default_port(uri.scheme_str()))
                         == self.base.port_or_known_default()
@@ -189,7 +153,7 @@ pub(crate) async fn forward(
             up.display,
             redact_text(&uri.to_string())
         );
-        return super::handler::error_response(draft, 403, &msg, rid, "refused_upstream");
+        return error_response(draft, 403, &msg, rid, "refused_upstream");
     }
     let mut req = up.client.request(method, up.url_for(&uri));
     let named = connection_named(&headers);
@@ -206,8 +170,8 @@ pub(crate) async fn forward(
         Ok(only) => only.into(),
         Err(shared) => shared.to_vec(),
     };
-    let resp = match sent {
-        Ok(r) => r,
+    match sent {
+        Ok(resp) => relay(up, draft, resp),
         Err(e) => {
             let (status, what) = if e.is_timeout() {
                 (504, "timed out")
@@ -221,9 +185,14 @@ pub(crate) async fn forward(
                 up.display,
                 redact_text(&crate::capture::error_chain(&e))
             );
-            return super::handler::error_response(draft, status, &msg, rid, "upstream_error");
+            error_response(draft, status, &msg, rid, "upstream_error")
         }
-    };
+    }
+}
+
+/// Stream the upstream's answer `resp` back, without its hop-by-hop fields, recording it
+/// (headers redacted) as it goes.
+fn relay(up: &Upstream, draft: Draft, resp: reqwest::Response) -> Response {
     let status = resp.status().as_u16();
     let named = connection_named(resp.headers());
     let hop = |k: &str| is_hop_by_hop(k) || named.iter().any(|n| n == k);

@@ -13,7 +13,7 @@
 //! same flag are preferred; when only the other shape is recorded, the answer is
 //! converted (a recorded stream assembled into one message, a recorded message emitted as
 //! events) and the difference is named, so the match is not exact. Recorded headers that
-//! HTTP/1.1 cannot carry are dropped and named ([`crate::capture::headers`]).
+//! HTTP/1.1 cannot carry are dropped and named ([`crate::capture::sendable`]).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -27,11 +27,12 @@ use axum::response::Response;
 use bytes::Bytes;
 
 use super::draft::{Draft, RecordingStream};
-use super::handler::error_response;
+use super::reply::error_response;
 use crate::api::normalize::{Hits, Normalizer};
 use crate::api::{request_body, BlockKind, MessagesRequest};
-use crate::trace::header_value;
-use crate::trace::{Exchange, Trace};
+use crate::capture::sendable::{sendable, Sendable};
+use crate::http::{fields, is_event_stream};
+use crate::trace::{Exchange, HttpResponse, Trace};
 
 /// How recorded timing is reproduced.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -138,7 +139,7 @@ pub struct Match {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub converted: Option<String>,
     /// Recorded response headers not sent because HTTP/1.1 cannot carry them, each named
-    /// with why (see [`crate::capture::headers::refusal`]).
+    /// with why (see [`crate::capture::sendable::refusal`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dropped_headers: Vec<String>,
 }
@@ -336,95 +337,34 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
         serde_json::json!({"by": "agentwire replay",
             "usage": format!("recorded for exchange {} of the replayed trace", m.recorded_id)}),
     );
-    let id = m.recorded_id;
     let note = |draft: &mut Draft, m: &Match| {
         draft
             .notes
             .insert("replay".into(), serde_json::to_value(m).unwrap_or_default());
     };
-    let Some(resp) = recorded.response.as_ref() else {
-        note(&mut draft, &m);
-        let msg = format!("recorded exchange #{id} has no response");
-        return error_response(draft, 500, &msg, &rid, "replay_empty");
-    };
-    let Ok(status) = StatusCode::from_u16(resp.status) else {
-        note(&mut draft, &m);
-        let msg = format!(
-            "recorded exchange #{id} has status {}, which is no HTTP status (100-999); fix or remove that exchange in the replayed trace",
-            resp.status
-        );
-        return error_response(draft, 500, &msg, &rid, "replay_bad_recording");
-    };
-    let wants_stream = req.stream();
-    let decoded = crate::api::response_body(resp);
-    let recorded_sse = crate::api::sse::looks_like_event_stream(&decoded.bytes)
-        || header_value(&resp.headers, "content-type")
-            .is_some_and(|c| c.contains("text/event-stream"));
-    let limit_us = recorded.duration_us().and_then(|d| u64::try_from(d).ok());
-    let (body, chunks, content_type) = if recorded_sse == wants_stream {
-        (
-            Bytes::from(resp.body.bytes.clone()),
-            resp.chunks.clone(),
-            None,
-        )
-    } else {
-        let reshaped = match &decoded.error {
-            Some(e) => Err(e.clone()),
-            None => reshape(&decoded.bytes, recorded_sse),
-        };
-        match reshaped {
-            Ok((bytes, ct, what)) => {
-                m.converted = Some(what);
-                // The whole body at the recorded end of the response.
-                let end = resp.chunks.iter().map(|c| c.0).max().unwrap_or(0);
-                let chunks = vec![(end, bytes.len() as u64)];
-                (Bytes::from(bytes), chunks, Some(ct))
-            }
-            Err(why) => {
-                note(&mut draft, &m);
-                let (was, now) = if recorded_sse {
-                    ("a stream", "one message (stream: false)")
-                } else {
-                    ("one message", "a stream (stream: true)")
-                };
-                let msg = format!(
-                    "recorded exchange #{id} answered with {was} and cannot be reshaped into {now}: {why}; replay a trace recorded with the client's current stream setting"
-                );
-                return error_response(draft, 400, &msg, &rid, "replay_shape");
-            }
+    let answered = recorded_answer(recorded, m.recorded_id).and_then(|(resp, status)| {
+        let shaped = shaped(m.recorded_id, resp, req.stream())?;
+        Ok((resp, status, shaped))
+    });
+    let (resp, status, shaped) = match answered {
+        Ok(a) => a,
+        Err((status, msg, kind)) => {
+            note(&mut draft, &m);
+            return error_response(draft, status, &msg, &rid, kind);
         }
     };
-    // Recorded names keep their wire case (`Content-Length` from a packet capture): the
-    // framing of the new response is hyper's; a reshaped body has its own type and coding.
-    let own_type = |k: &str| {
-        content_type.is_some()
-            && ["content-type", "content-encoding"]
-                .iter()
-                .any(|h| k.eq_ignore_ascii_case(h))
-    };
-    let kept =
-        (resp.headers.iter()).filter(|(k, _)| !super::proxy::skip_response(k) && !own_type(k));
-    let mut sent = crate::capture::headers::sendable(kept);
+    m.converted = shaped.converted.clone();
+    let mut sent = sent_headers(resp, shaped.content_type, &rid);
     m.dropped_headers = std::mem::take(&mut sent.dropped);
     note(&mut draft, &m);
-    let mut extra: Vec<(&'static str, String)> = Vec::new();
-    if let Some(ct) = content_type {
-        extra.push(("content-type", ct.to_string()));
-    }
-    if header_value(&sent.text, "request-id").is_none() {
-        extra.push(("request-id", rid.clone()));
-    }
-    for (k, v) in extra {
-        if let Ok(value) = HeaderValue::from_str(&v) {
-            sent.pairs.push((HeaderName::from_static(k), value));
-            sent.text.push((k.to_string(), v));
-        }
-    }
     // Cut the body at its recorded piece boundaries.
-    let pieces: Vec<(Duration, Bytes)> = pieces(body.len(), &chunks, limit_us, replay.timing)
-        .into_iter()
-        .map(|(d, r)| (d, body.slice(r)))
-        .collect();
+    let limit_us = recorded.duration_us().and_then(|d| u64::try_from(d).ok());
+    let body = shaped.body;
+    let pieces: Vec<(Duration, Bytes)> =
+        pieces(body.len(), &shaped.chunks, limit_us, replay.timing)
+            .into_iter()
+            .map(|(d, r)| (d, body.slice(r)))
+            .collect();
     let start = tokio::time::Instant::from_std(draft.clock);
     let source = futures_util::stream::unfold(pieces.into_iter(), move |mut it| async move {
         let (delay, b) = it.next()?;
@@ -439,6 +379,117 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
         response.headers_mut().append(k, v);
     }
     response
+}
+
+/// Why a recording cannot answer: the status to answer, the message and the error kind.
+type Unanswerable = (u16, String, &'static str);
+
+/// The recorded response of exchange `id` with its status, or why it cannot answer (no
+/// response, a status that is no HTTP status).
+fn recorded_answer(
+    recorded: &Exchange,
+    id: u64,
+) -> Result<(&HttpResponse, StatusCode), Unanswerable> {
+    let Some(resp) = recorded.response.as_ref() else {
+        let msg = format!("recorded exchange #{id} has no response");
+        return Err((500, msg, "replay_empty"));
+    };
+    let Ok(status) = StatusCode::from_u16(resp.status) else {
+        let msg = format!(
+            "recorded exchange #{id} has status {}, which is no HTTP status (100-999); fix or remove that exchange in the replayed trace",
+            resp.status
+        );
+        return Err((500, msg, "replay_bad_recording"));
+    };
+    Ok((resp, status))
+}
+
+/// A recorded body in the shape a request asks for.
+struct Shaped {
+    body: Bytes,
+    /// Its pieces, `(offset_us, length_bytes)` as recorded chunks are.
+    chunks: Vec<(u64, u64)>,
+    /// The content type of a reshaped body (`None`: as recorded).
+    content_type: Option<&'static str>,
+    /// What reshaping did, if it was needed.
+    converted: Option<String>,
+}
+
+/// The recorded body of `resp` (of exchange `id`) as is when its shape (event stream
+/// or one message) is what the request asks for (`wants_stream`), else reshaped
+/// ([`reshape`]); or why it cannot be reshaped.
+fn shaped(id: u64, resp: &HttpResponse, wants_stream: bool) -> Result<Shaped, Unanswerable> {
+    let decoded = crate::api::response_body(resp);
+    let recorded_sse = crate::api::sse::looks_like_event_stream(&decoded.bytes)
+        || resp
+            .headers
+            .get("content-type")
+            .is_some_and(is_event_stream);
+    if recorded_sse == wants_stream {
+        return Ok(Shaped {
+            body: Bytes::from(resp.body.bytes.clone()),
+            chunks: resp.chunks.clone(),
+            content_type: None,
+            converted: None,
+        });
+    }
+    let reshaped = match &decoded.error {
+        Some(e) => Err(e.clone()),
+        None => reshape(&decoded.bytes, recorded_sse),
+    };
+    match reshaped {
+        Ok((bytes, ct, what)) => {
+            // The whole body at the recorded end of the response.
+            let end = resp.chunks.iter().map(|c| c.0).max().unwrap_or(0);
+            Ok(Shaped {
+                chunks: vec![(end, bytes.len() as u64)],
+                body: Bytes::from(bytes),
+                content_type: Some(ct),
+                converted: Some(what),
+            })
+        }
+        Err(why) => {
+            let (was, now) = if recorded_sse {
+                ("a stream", "one message (stream: false)")
+            } else {
+                ("one message", "a stream (stream: true)")
+            };
+            let msg = format!(
+                "recorded exchange #{id} answered with {was} and cannot be reshaped into {now}: {why}; replay a trace recorded with the client's current stream setting"
+            );
+            Err((400, msg, "replay_shape"))
+        }
+    }
+}
+
+/// The headers the answer carries: the recorded ones HTTP/1.1 can carry, minus framing
+/// and hop-by-hop fields (and a reshaped body's old type and coding), plus the new
+/// content type and a request id when the recording has none.
+fn sent_headers(resp: &HttpResponse, content_type: Option<&'static str>, rid: &str) -> Sendable {
+    // Recorded names keep their wire case (`Content-Length` from a packet capture): the
+    // framing of the new response is hyper's; a reshaped body has its own type and coding.
+    let own_type = |k: &str| {
+        content_type.is_some()
+            && ["content-type", "content-encoding"]
+                .iter()
+                .any(|h| k.eq_ignore_ascii_case(h))
+    };
+    let kept = (resp.headers.iter()).filter(|(k, _)| !fields::skip_response(k) && !own_type(k));
+    let mut sent = sendable(kept);
+    let mut extra: Vec<(&'static str, String)> = Vec::new();
+    if let Some(ct) = content_type {
+        extra.push(("content-type", ct.to_string()));
+    }
+    if sent.text.get("request-id").is_none() {
+        extra.push(("request-id", rid.to_string()));
+    }
+    for (k, v) in extra {
+        if let Ok(value) = HeaderValue::from_str(&v) {
+            sent.pairs.push((HeaderName::from_static(k), value));
+            sent.text.push((k.to_string(), v));
+        }
+    }
+    sent
 }
 
 #[cfg(test)]

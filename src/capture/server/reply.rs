@@ -1,11 +1,20 @@
 //! What the fake server says: Messages API replies as SSE events or one JSON object, and
 //! the API's error bodies. Shapes follow the Messages API reference ("Streaming messages":
 //! `message_start`, `ping`, `content_block_start/delta/stop`, `message_delta`,
-//! `message_stop`; "Errors": `{"type":"error","error":{"type","message"},"request_id"}`).
+//! `message_stop`; "Errors": `{"type":"error","error":{"type","message"},"request_id"}`),
+//! and the recorded answers built from them (`error_response`, `respond_json`).
 
+use axum::body::Body as AxumBody;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
+use bytes::Bytes;
+use chrono::Utc;
 use serde_json::{json, Value};
 
+use super::draft::Draft;
 use crate::api::estimate_tokens;
+use crate::http::Headers;
+use crate::trace::{Body, ExchangeError, HttpResponse};
 
 /// Characters per `text_delta` piece when streaming text.
 pub const TEXT_PIECE: usize = 8;
@@ -227,6 +236,70 @@ pub fn error_type_for(status: u16) -> &'static str {
 /// An API error body.
 pub fn error_body(error_type: &str, message: &str, request_id: &str) -> Value {
     json!({"type":"error","error":{"type":error_type,"message":message},"request_id":request_id})
+}
+
+/// Answer with the API's error JSON ([`error_body`]) and record the exchange with an
+/// error kind.
+pub(crate) fn error_response(
+    draft: Draft,
+    status: u16,
+    msg: &str,
+    rid: &str,
+    kind: &str,
+) -> Response {
+    // The message may quote the request (method, path, an upstream's error naming the
+    // URL): the reply body is recorded, and bodies are not redacted on write.
+    let msg = crate::trace::redact::redact_text(msg);
+    let body = error_body(error_type_for(status), &msg, rid);
+    let err = ExchangeError {
+        kind: kind.into(),
+        message: msg,
+    };
+    respond_json(draft, status, &body, rid, Some(err))
+}
+
+/// Answer `status` with the JSON `body` (and the request id `rid`) and record the exchange,
+/// with `error` when it failed.
+pub(crate) fn respond_json(
+    draft: Draft,
+    status: u16,
+    body: &Value,
+    rid: &str,
+    error: Option<ExchangeError>,
+) -> Response {
+    let bytes = Bytes::from(serde_json::to_vec(body).unwrap_or_default());
+    let headers: Headers = vec![
+        ("content-type".into(), "application/json".into()),
+        ("request-id".into(), rid.to_string()),
+    ]
+    .into();
+    let response = HttpResponse {
+        status,
+        version: "HTTP/1.1".into(),
+        headers: headers.clone(),
+        body: Body::new(bytes.to_vec()),
+        chunks: vec![(draft.elapsed_us(), bytes.len() as u64)],
+        first_byte_at: Some(Utc::now()),
+    };
+    draft.finish(Some(response), error);
+    let mut r = plain(
+        StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+        bytes,
+        "application/json",
+    );
+    if let Ok(v) = HeaderValue::from_str(rid) {
+        r.headers_mut().insert("request-id", v);
+    }
+    r
+}
+
+/// A response of `status` with `body` of content type `ct`; nothing is recorded.
+pub(crate) fn plain(status: StatusCode, body: Bytes, ct: &'static str) -> Response {
+    let mut r = Response::new(AxumBody::from(body));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert("content-type", HeaderValue::from_static(ct));
+    r
 }
 
 #[cfg(test)]

@@ -6,24 +6,21 @@
 //!
 //! The connection's IO is wrapped in a [`Tee`] that feeds every byte read to a [`Ledger`]:
 //! it frames requests the way hyper does (heads with `httparse`, bodies by Content-Length
-//! or chunked framing, counted, not copied, once a handler has claimed the request), and
+//! or chunked framing through the one chunked decoder, [`crate::http::chunked`], with
+//! hyper's limits; counted, not copied, once a handler has claimed the request), and
 //! each request hyper hands to the service claims the oldest framed one. When the
-//! connection ends, whatever was not claimed is recorded ([`finish`]).
+//! connection ends, whatever was not claimed ([`Recent::take`]) is recorded
+//! (`super::unclaimed`).
 
 use std::collections::VecDeque;
 use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Instant;
 
-use chrono::Utc;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::draft::Draft;
-use super::{AppState, ConnInfo};
-use crate::trace::redact::{raw_head, redact_text};
-use crate::trace::{Body, ExchangeError, HttpRequest};
+use crate::http::chunked::{Decoder, Event, Limits};
 
 /// Most bytes kept per unclaimed request or unparseable run: 64 KiB.
 pub const KEEP: usize = 64 * 1024;
@@ -34,8 +31,8 @@ pub const MAX_HEAD: usize = 8192 + 4096 * 100;
 /// Most header lines in a request head: hyper's default (100), also set explicitly by the
 /// server, so a head with more is not a request here either (hyper answers it 431).
 pub const MAX_HEADERS: usize = 100;
-/// Longest chunk-size or trailer line followed, bytes.
-const MAX_LINE: usize = 8 << 10;
+/// Limits on chunked bodies: the longest chunk-size or trailer line followed, 8 KiB.
+const CHUNK_LIMITS: Limits = Limits { max_line: 8 << 10 };
 
 /// Where the ledger is in the byte stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -45,20 +42,14 @@ enum State {
     Head,
     /// Inside a body of known length: bytes left.
     Length(u64),
-    /// Reading a chunk-size line.
-    ChunkSize,
-    /// Inside chunk data: bytes left.
-    ChunkData(u64),
-    /// After chunk data, up to its line end.
-    ChunkEnd,
-    /// Reading trailer lines after the last chunk.
-    Trailers,
+    /// Inside a chunked body (where: [`Ledger::chunked`]).
+    Chunked,
     /// After CONNECT: the rest is a tunnel (counted by nobody here).
     Tunnel,
     /// Bytes that do not frame as requests: kept for the record, up to [`KEEP`].
     Garbage,
-    /// After a request body's framing broke (a chunk-size line that is not hex, a line
-    /// past [`MAX_LINE`]): hyper stops there and closes the connection, so the rest
+    /// After a request body's framing broke (a chunk-size line that is not hex, chunk
+    /// data not followed by a line end, a line past [`CHUNK_LIMITS`]): hyper stops there and closes the connection, so the rest
     /// belongs to that request (recorded by its handler as `malformed_body`, or raw with
     /// the request when no handler received it), never to a request of its own.
     BrokenBody,
@@ -78,52 +69,39 @@ struct Unit {
 }
 
 /// The per-connection account of received bytes.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Ledger {
     state: State,
     /// Bytes of the head being accumulated (or of the garbage run).
     pending: Vec<u8>,
     /// Total size of the garbage run (may exceed what is kept).
     garbage_len: u64,
-    /// A chunk-size or trailer line being accumulated.
-    line: Vec<u8>,
+    /// The chunked body being framed, in [`State::Chunked`].
+    chunked: Decoder,
     /// Framed requests, oldest first; claimed complete ones are dropped from the front.
     units: VecDeque<Unit>,
+}
+
+impl Default for Ledger {
+    fn default() -> Self {
+        Ledger {
+            state: State::Head,
+            pending: Vec::new(),
+            garbage_len: 0,
+            chunked: Decoder::new(CHUNK_LIMITS),
+            units: VecDeque::new(),
+        }
+    }
 }
 
 impl Ledger {
     fn push(&mut self, mut data: &[u8]) {
         while !data.is_empty() {
             match self.state {
-                State::Head => {
-                    if self.pending.is_empty() {
-                        let n = data
-                            .iter()
-                            .take_while(|b| **b == b'\r' || **b == b'\n')
-                            .count();
-                        data = &data[n..];
-                        if data.is_empty() {
-                            return;
-                        }
-                    }
-                    let had = self.pending.len();
-                    let room = (MAX_HEAD + 1).saturating_sub(had);
-                    self.pending
-                        .extend_from_slice(&data[..data.len().min(room)]);
-                    match self.parse_head() {
-                        Ok(Some(used)) => data = &data[(used - had).min(data.len())..],
-                        Ok(None) if self.pending.len() > MAX_HEAD => {
-                            self.add_garbage(&data[room.min(data.len())..]);
-                            return;
-                        }
-                        Ok(None) => return,
-                        Err(()) => {
-                            let rest = &data[data.len().min(room)..];
-                            self.add_garbage(rest);
-                            return;
-                        }
-                    }
-                }
+                State::Head => match self.head_bytes(data) {
+                    Some(rest) => data = rest,
+                    None => return,
+                },
                 State::Length(rem) => {
                     let n = (rem as usize).min(data.len());
                     self.body(&data[..n]);
@@ -134,48 +112,7 @@ impl Ledger {
                         self.state = State::Length(rem - n as u64);
                     }
                 }
-                State::ChunkSize | State::Trailers | State::ChunkEnd => {
-                    let nl = data.iter().position(|b| *b == b'\n');
-                    let take = nl.map_or(data.len(), |p| p + 1);
-                    self.body(&data[..take]);
-                    if self.state != State::ChunkEnd {
-                        self.line.extend_from_slice(&data[..take]);
-                    }
-                    data = &data[take..];
-                    if nl.is_none() {
-                        if self.line.len() > MAX_LINE {
-                            self.line.clear();
-                            self.state = State::BrokenBody;
-                        }
-                        return;
-                    }
-                    let line = std::mem::take(&mut self.line);
-                    let line = String::from_utf8_lossy(&line);
-                    let line = line.trim_end_matches(['\r', '\n']);
-                    match self.state {
-                        State::ChunkEnd => self.state = State::ChunkSize,
-                        State::ChunkSize => {
-                            let size = line.split(';').next().unwrap_or("").trim();
-                            match u64::from_str_radix(size, 16) {
-                                Ok(0) => self.state = State::Trailers,
-                                Ok(n) => self.state = State::ChunkData(n),
-                                Err(_) => self.state = State::BrokenBody,
-                            }
-                        }
-                        _ if line.is_empty() => self.end_unit(),
-                        _ => {}
-                    }
-                }
-                State::ChunkData(rem) => {
-                    let n = (rem as usize).min(data.len());
-                    self.body(&data[..n]);
-                    data = &data[n..];
-                    self.state = if rem == n as u64 {
-                        State::ChunkEnd
-                    } else {
-                        State::ChunkData(rem - n as u64)
-                    };
-                }
+                State::Chunked => data = self.chunked_bytes(data),
                 State::Tunnel => return,
                 State::BrokenBody => {
                     self.body(data);
@@ -187,6 +124,51 @@ impl Ledger {
                 }
             }
         }
+    }
+
+    /// Bytes of a request head (or the empty lines before one); the bytes after the head,
+    /// or `None` when all were taken.
+    fn head_bytes<'a>(&mut self, mut data: &'a [u8]) -> Option<&'a [u8]> {
+        if self.pending.is_empty() {
+            let n = data
+                .iter()
+                .take_while(|b| **b == b'\r' || **b == b'\n')
+                .count();
+            data = &data[n..];
+            if data.is_empty() {
+                return None;
+            }
+        }
+        let had = self.pending.len();
+        let room = (MAX_HEAD + 1).saturating_sub(had);
+        self.pending
+            .extend_from_slice(&data[..data.len().min(room)]);
+        match self.parse_head() {
+            Ok(Some(used)) => Some(&data[(used - had).min(data.len())..]),
+            Ok(None) if self.pending.len() > MAX_HEAD => {
+                self.add_garbage(&data[room.min(data.len())..]);
+                None
+            }
+            Ok(None) => None,
+            Err(()) => {
+                let rest = &data[data.len().min(room)..];
+                self.add_garbage(rest);
+                None
+            }
+        }
+    }
+
+    /// Bytes of a chunked body, every one counted as the request's; the bytes after what
+    /// the decoder took.
+    fn chunked_bytes<'a>(&mut self, data: &'a [u8]) -> &'a [u8] {
+        let (used, event) = self.chunked.step(data);
+        self.body(&data[..used]);
+        match event {
+            Event::End { .. } => self.end_unit(),
+            Event::Broken { .. } => self.state = State::BrokenBody,
+            _ => {}
+        }
+        &data[used..]
     }
 
     /// Try to parse the pending head: `Ok(Some(bytes used))`, `Ok(None)` when partial,
@@ -207,16 +189,17 @@ impl Ledger {
         for h in req.headers.iter() {
             let v = String::from_utf8_lossy(h.value);
             if h.name.eq_ignore_ascii_case("transfer-encoding") {
-                te = Some(v.trim().to_ascii_lowercase());
+                te = Some(hyper_chunked(&v));
             } else if h.name.eq_ignore_ascii_case("content-length") {
                 cl = Some(v.trim().parse::<u64>().map_err(|_| ())?);
             }
         }
         let state = match (te, cl) {
-            (Some(te), _) if te.rsplit(',').next().is_some_and(|c| c.trim() == "chunked") => {
-                State::ChunkSize
+            (Some(true), _) => {
+                self.chunked.reset();
+                State::Chunked
             }
-            (Some(_), _) => return Err(()),
+            (Some(false), _) => return Err(()),
             (None, Some(0)) | (None, None) => State::Head,
             (None, Some(n)) => State::Length(n),
         };
@@ -283,6 +266,19 @@ impl Ledger {
     }
 }
 
+/// True when hyper frames a request whose last Transfer-Encoding line is `te_line` as
+/// chunked: the line's last comma-separated element, trimmed, is `chunked` in any case
+/// (hyper `headers::is_chunked_`; the last line alone decides). Deliberately not the list
+/// rule of [`crate::http::fields::list`]: hyper neither skips an empty last element nor
+/// strips parameters, and it refuses such a head (400) — so the ledger must not frame it as
+/// a request either.
+fn hyper_chunked(te_line: &str) -> bool {
+    te_line
+        .rsplit(',')
+        .next()
+        .is_some_and(|c| c.trim().eq_ignore_ascii_case("chunked"))
+}
+
 /// A connection's [`Ledger`], shared between its IO and its requests.
 #[derive(Clone, Default, Debug)]
 pub(crate) struct Recent(Arc<Mutex<Ledger>>);
@@ -296,6 +292,47 @@ impl Recent {
     pub(crate) fn claim(&self) {
         self.lock().claim();
     }
+
+    /// What the connection sent that no handler received, taken out of the ledger (the
+    /// connection ended).
+    pub(crate) fn take(&self) -> Unclaimed {
+        let mut ledger = std::mem::take(&mut *self.lock());
+        Unclaimed {
+            requests: (ledger.units.drain(..))
+                .filter(|u| !u.claimed)
+                .map(|u| UnclaimedRequest {
+                    raw: u.raw,
+                    len: u.len,
+                    complete: u.complete,
+                })
+                .collect(),
+            garbage_len: ledger.garbage_len,
+            garbage: std::mem::take(&mut ledger.pending),
+        }
+    }
+}
+
+/// What a connection sent that no handler received.
+#[derive(Debug)]
+pub(crate) struct Unclaimed {
+    /// Requests framed but never handed to a handler, oldest first.
+    pub(crate) requests: Vec<UnclaimedRequest>,
+    /// The bytes kept of a run that does not frame as a request (or of a head not yet
+    /// complete), up to [`KEEP`].
+    pub(crate) garbage: Vec<u8>,
+    /// That run's whole size, bytes (0 when it is only the head not yet complete).
+    pub(crate) garbage_len: u64,
+}
+
+/// A request framed from the stream but never handed to a handler.
+#[derive(Debug)]
+pub(crate) struct UnclaimedRequest {
+    /// Its raw bytes, up to [`KEEP`].
+    pub(crate) raw: Vec<u8>,
+    /// Bytes it has in the stream.
+    pub(crate) len: u64,
+    /// Its framing ended (it was read whole).
+    pub(crate) complete: bool,
 }
 
 /// An IO that feeds what it reads into a [`Recent`] ledger.
@@ -352,96 +389,6 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Tee<T> {
     fn is_write_vectored(&self) -> bool {
         self.inner.is_write_vectored()
     }
-}
-
-/// The connection ended (`error`: how hyper ended it): record every request it read but
-/// never handed to a handler, and every byte that did not frame as a request, raw, with
-/// secrets redacted.
-pub(crate) fn finish(st: &AppState, conn: &ConnInfo, error: Option<&hyper::Error>) {
-    let mut ledger = std::mem::take(&mut *conn.recent.lock());
-    let hyper_kind = error.map(|e| {
-        if e.is_parse_too_large() {
-            "head_too_large"
-        } else if e.is_parse() || e.is_parse_status() {
-            "malformed_http"
-        } else if e.is_timeout() {
-            "head_timeout"
-        } else {
-            "incomplete_head"
-        }
-    });
-    let why = error.map_or_else(|| "the connection closed".to_string(), |e| e.to_string());
-    for u in ledger.units.drain(..).filter(|u| !u.claimed) {
-        let (kind, message) = if u.complete {
-            (
-                "unprocessed",
-                format!("the server read this request ({} bytes) but did not process it: the connection ended after an earlier request ({why}; HTTP/1.0, `Connection: close`, or both Content-Length and Transfer-Encoding, RFC 9112 §6.3, end a connection); kept raw", u.len),
-            )
-        } else {
-            (
-                hyper_kind.unwrap_or("incomplete_request"),
-                format!(
-                    "the connection ended ({why}) after {} bytes of this request; kept raw",
-                    u.len
-                ),
-            )
-        };
-        record_raw(st, conn, u.raw, u.len, kind, message);
-    }
-    let raw = std::mem::take(&mut ledger.pending);
-    if raw.iter().all(u8::is_ascii_whitespace) {
-        return; // an idle keep-alive connection closed or timed out: nothing was sent
-    }
-    let n = ledger.garbage_len.max(raw.len() as u64);
-    let kind = hyper_kind.unwrap_or("incomplete_head");
-    let message = format!("the connection sent {n} bytes that are not a valid HTTP/1.1 request ({why}); they are kept raw as the body, secrets redacted");
-    record_raw(st, conn, raw, n, kind, message.to_string());
-}
-
-/// Record raw request bytes (`len` bytes seen, `raw` kept) as an exchange with an error.
-fn record_raw(st: &AppState, conn: &ConnInfo, raw: Vec<u8>, len: u64, kind: &str, message: String) {
-    let line = raw.split(|&b| b == b'\n').next().unwrap_or(&[]);
-    let line = String::from_utf8_lossy(line).trim_end().to_string();
-    let mut parts = line.splitn(3, ' ');
-    let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let mut body = Body::new(raw_head(&raw)).with_truncated(true);
-    body.redacted = true;
-    let request = HttpRequest {
-        method: method.chars().take(32).collect(),
-        target: {
-            let t: String = target.chars().take(2048).collect();
-            // A CONNECT's target is authority form: all of a userinfo there is secret.
-            if method.eq_ignore_ascii_case("CONNECT") {
-                crate::trace::redact::redact_authority(&t)
-            } else {
-                redact_text(&t)
-            }
-        },
-        version: String::new(),
-        headers: Vec::new(),
-        body,
-    };
-    let mut draft = Draft::new(
-        st,
-        Some(conn),
-        st.take_id(),
-        Utc::now(),
-        Instant::now(),
-        request,
-    );
-    if conn.host.is_some() {
-        draft.source.mode = Some(format!("{}+intercept", st.config.mode.name()));
-    }
-    draft
-        .notes
-        .insert("raw_bytes".into(), serde_json::json!(len));
-    draft.finish(
-        None,
-        Some(ExchangeError {
-            kind: kind.into(),
-            message,
-        }),
-    );
 }
 
 #[cfg(test)]
@@ -510,6 +457,48 @@ mod tests {
         let l = feed(&[huge.as_bytes()]);
         assert_eq!(l.state, State::Garbage);
         assert_eq!(l.pending.len(), KEEP, "at most KEEP bytes kept");
+    }
+
+    #[test]
+    fn the_last_transfer_encoding_line_decides_as_in_hyper() {
+        let head = |te: &str| format!("POST /a HTTP/1.1\r\n{te}\r\n\r\n0\r\n\r\n");
+        for te in [
+            "transfer-encoding: gzip, CHUNKED",
+            "transfer-encoding: chunked\r\ntransfer-encoding: gzip, chunked",
+        ] {
+            let l = feed(&[head(te).as_bytes()]);
+            assert_eq!((l.units.len(), l.state), (1, State::Head), "{te}");
+            assert!(l.units[0].complete, "{te}");
+        }
+        // hyper answers 400 to these heads: not requests here either.
+        for te in [
+            "transfer-encoding: chunked, ",
+            "transfer-encoding: chunked;x=1",
+            "transfer-encoding: chunked\r\ntransfer-encoding: gzip",
+        ] {
+            let l = feed(&[head(te).as_bytes()]);
+            assert_eq!(l.state, State::Garbage, "{te}");
+            assert!(l.units.is_empty(), "{te}");
+        }
+    }
+
+    #[test]
+    fn chunked_bodies_follow_the_one_decoder_and_hypers_strictness() {
+        // Bare LF and whitespace around a size are accepted (as the capture reader does).
+        let l = feed(&[b"POST /a HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n3 \nabc\n0\n\n"]);
+        assert_eq!(l.state, State::Head);
+        assert!(l.units[0].complete);
+        // hyper refuses a signed size and bytes between chunk data and its CRLF; the rest
+        // stays with the request (it is not framed as requests of its own).
+        for body in [&b"+3\r\nabc\r\n0\r\n\r\n"[..], b"3\r\nabcXY\r\n0\r\n\r\n"] {
+            let mut raw = b"POST /a HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n".to_vec();
+            raw.extend_from_slice(body);
+            raw.extend_from_slice(b"GET /b HTTP/1.1\r\n\r\n");
+            let l = feed(&[&raw]);
+            assert_eq!(l.state, State::BrokenBody);
+            assert_eq!(l.units.len(), 1);
+            assert_eq!(l.units[0].len, raw.len() as u64);
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
-use super::ServerError;
+use super::error::ServerError;
 
 /// A rustls server config for HTTP/1.1 from PEM files.
 ///

@@ -26,7 +26,23 @@
 //! Transfer-Encoding is ignored and noted. A response whose request was not captured is
 //! framed as the answer to a method that is neither HEAD nor CONNECT.
 
-use super::head::Head;
+use super::fields;
+use super::Headers;
+
+/// A parsed message head.
+#[derive(Clone, Debug, Default)]
+pub struct Head {
+    /// Request method (empty for a response).
+    pub method: String,
+    /// Request target (empty for a response).
+    pub target: String,
+    /// Response status (0 for a request).
+    pub status: u16,
+    /// `HTTP/1.0` or `HTTP/1.1`.
+    pub version: String,
+    /// Header fields in order, as received (not yet redacted).
+    pub headers: Headers,
+}
 
 /// How a message's body is delimited.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,21 +102,13 @@ impl BodyLength {
 /// The field lines named `name` combined into one list value (RFC 9110 §5.3), or `None`
 /// when the field is absent.
 pub fn combined(head: &Head, name: &str) -> Option<String> {
-    let mut out: Option<String> = None;
-    for (_, v) in head
-        .headers
-        .iter()
-        .filter(|(k, _)| k.eq_ignore_ascii_case(name))
-    {
-        match &mut out {
-            Some(s) => {
-                s.push_str(", ");
-                s.push_str(v.trim());
-            }
-            None => out = Some(v.trim().to_string()),
-        }
-    }
-    out
+    let mut values = head.headers.get_all(name).map(str::trim);
+    let first = values.next()?.to_string();
+    Some(values.fold(first, |mut out, v| {
+        out.push_str(", ");
+        out.push_str(v);
+        out
+    }))
 }
 
 /// Body length of the message that `head` starts (RFC 9112 §6.3; see the module doc).
@@ -140,17 +148,7 @@ pub fn body_length(head: &Head, role: Role<'_>) -> BodyLength {
                 "Transfer-Encoding {te:?} in an HTTP/1.0 message: framing is faulty (RFC 9112 §6.1)"
             ));
         }
-        let codings: Vec<String> = te
-            .split(',')
-            .map(|c| {
-                c.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .filter(|c| !c.is_empty())
-            .collect();
+        let codings = fields::list(&head.headers, "transfer-encoding");
         let Some(last) = codings.last() else {
             return BodyLength::err("empty Transfer-Encoding: no coding named".into());
         };

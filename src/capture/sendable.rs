@@ -7,13 +7,15 @@
 
 use hyper::header::{HeaderName, HeaderValue};
 
+use crate::http::Headers;
+
 /// Header pairs split into the ones HTTP/1.1 can carry and the ones it cannot.
 #[derive(Debug, Default)]
 pub struct Sendable {
     /// Pairs to send, in recorded order (names and values already checked).
     pub pairs: Vec<(HeaderName, HeaderValue)>,
     /// The same pairs as text, for the record of what was sent.
-    pub text: Vec<(String, String)>,
+    pub text: Headers,
     /// One line per dropped pair: its name (quoted, control characters escaped) and why,
     /// e.g. `":status" (an HTTP/2 pseudo-header; HTTP/1.1 has none)`.
     pub dropped: Vec<String>,
