@@ -86,6 +86,7 @@ fn generate(path: &Path, requests: usize) -> u64 {
                 }),
                 error: None,
                 notes: Default::default(),
+                websocket: None,
             };
             w.write_exchange(&x).unwrap();
             id += 1;

@@ -14,11 +14,14 @@ pub mod betas;
 pub mod cache;
 mod content;
 pub mod decode;
+pub mod dialect;
 pub mod memo;
+mod messages;
 pub mod normalize;
 pub mod prices;
 mod request;
 mod response;
+pub mod responses;
 pub mod session;
 pub mod span;
 pub mod sse;
@@ -29,12 +32,14 @@ pub mod view;
 
 pub use content::{Block, BlockKind};
 pub use decode::{decode_body, request_body, response_body, Decoded};
+pub use dialect::{Dialect, Provider};
+pub use messages::KNOWN_PARAMS;
 pub use request::{
-    Message, MessageDerived, MessagesRequest, Param, System, Tool, ToolDerived, KNOWN_PARAMS,
+    Message, MessageDerived, MessagesRequest, NestedTool, Param, System, Tool, ToolDerived,
 };
 pub use response::{ResponseBody, ResponseMessage};
 pub use span::Span;
-pub use usage::{estimate_tokens, Usage, MAX_TOKENS};
+pub use usage::{estimate_tokens, OpenAiNames, Usage, CHAT_USAGE, MAX_TOKENS, RESPONSES_USAGE};
 pub use view::read_response;
 
 /// True when `text` (a configuration file: rules, prices) is a JSON object, a byte-order
@@ -63,6 +68,12 @@ pub enum ApiError {
         column: usize,
         /// serde_json's message.
         message: String,
+    },
+    /// A dialect agentwire recognises but does not parse yet.
+    #[error("{dialect} request bodies are not read by this agentwire yet; upgrade agentwire")]
+    NoParser {
+        /// The dialect's name.
+        dialect: &'static str,
     },
     /// Valid JSON, but not an object.
     #[error("request body is JSON but not an object; a Messages request is a JSON object")]

@@ -1,8 +1,17 @@
 //! Token usage as the API reports it, and agentwire's own token estimate.
 //!
-//! Source: Messages API reference, `usage` object: `input_tokens`, `output_tokens`,
-//! `cache_creation_input_tokens`, `cache_read_input_tokens`, and the breakdown
+//! The canonical figures are the Messages API's (source: Messages API reference, `usage`
+//! object): `input_tokens` is the *uncached* input, beside `cache_read_input_tokens`,
+//! `cache_creation_input_tokens` and the breakdown
 //! `cache_creation.ephemeral_5m_input_tokens` / `ephemeral_1h_input_tokens`.
+//!
+//! OpenAI counts differently (source: OpenAI API reference, Responses `usage` and Chat
+//! Completions `usage`; "Prompt caching" guide): its input figure (`input_tokens`,
+//! `prompt_tokens`) *includes* the cached tokens (`…_details.cached_tokens`) and, on
+//! models that report cache writes, the written ones (`…_details.cache_write_tokens`);
+//! reasoning tokens are part of the output. [`Usage::from_openai`] converts: uncached =
+//! input − cached − written. A model that reports no write figure leaves
+//! `cache_creation_input_tokens` not reported, never zero.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -30,6 +39,10 @@ pub struct Usage {
     /// Cache writes with a 1-hour TTL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ephemeral_1h_input_tokens: Option<u64>,
+    /// Reasoning tokens, part of `output_tokens` (OpenAI
+    /// `output_tokens_details.reasoning_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_output_tokens: Option<u64>,
     /// What was wrong with the figures as reported, one sentence each (a figure above
     /// [`MAX_TOKENS`], clamped; a negative, fractional or non-numeric one, read as not
     /// reported). Readers show them as problems of the response
@@ -47,6 +60,56 @@ impl Usage {
     pub fn from_value(v: &Value) -> Usage {
         let mut u = Usage::default();
         u.merge(v);
+        u
+    }
+
+    /// Read an OpenAI usage object whose members are named by `names` (Responses or Chat
+    /// Completions), converted to the canonical figures (see the module header).
+    pub fn from_openai(v: &Value, names: &OpenAiNames) -> Usage {
+        let mut u = Usage::default();
+        let details = v.get(names.input_details);
+        let mut input = None;
+        let mut problems = Vec::new();
+        let fields = [
+            (&mut input, v.get(names.input), names.input.to_string()),
+            (
+                &mut u.output_tokens,
+                v.get(names.output),
+                names.output.to_string(),
+            ),
+            (
+                &mut u.cache_read_input_tokens,
+                details.and_then(|d| d.get("cached_tokens")),
+                format!("{}.cached_tokens", names.input_details),
+            ),
+            (
+                &mut u.cache_creation_input_tokens,
+                details.and_then(|d| d.get("cache_write_tokens")),
+                format!("{}.cache_write_tokens", names.input_details),
+            ),
+            (
+                &mut u.reasoning_output_tokens,
+                v.get(names.output_details)
+                    .and_then(|d| d.get("reasoning_tokens")),
+                format!("{}.reasoning_tokens", names.output_details),
+            ),
+        ];
+        for (slot, value, name) in fields {
+            take_figure(slot, value, &name, &mut problems);
+        }
+        let cached = u.cache_read_input_tokens.unwrap_or(0);
+        let written = u.cache_creation_input_tokens.unwrap_or(0);
+        if let Some(total) = input {
+            if cached.saturating_add(written) > total {
+                problems.push(format!(
+                    "usage.{} is {total}, less than its cached ({cached}) and written ({written}) tokens; uncached input read as 0",
+                    names.input
+                ));
+            }
+            u.input_tokens = Some(total.saturating_sub(cached).saturating_sub(written));
+        }
+        u.ephemeral_5m_input_tokens = None;
+        u.problems = problems;
         u
     }
 
@@ -87,21 +150,7 @@ impl Usage {
             ),
         ];
         for (slot, value, name) in fields {
-            let value = match value {
-                // Absent or null: not reported.
-                None | Some(Value::Null) => continue,
-                Some(value) => value,
-            };
-            let (n, problem) = figure(value);
-            // A figure that is not a count replaces an earlier one too (a stream's final
-            // `message_delta` overrides its `message_start` placeholder): not reported.
-            *slot = n.map(|n| n.min(MAX_TOKENS));
-            if let Some(why) = problem {
-                let p = format!("usage.{name} is {value}: {why}", value = short(value));
-                if !self.problems.contains(&p) {
-                    self.problems.push(p);
-                }
-            }
+            take_figure(slot, value, name, &mut self.problems);
         }
     }
 
@@ -134,6 +183,58 @@ impl Usage {
             write_1h: w1,
             output: self.output_tokens.unwrap_or(0),
         })
+    }
+}
+
+/// The member names of an OpenAI usage object.
+#[derive(Clone, Copy, Debug)]
+pub struct OpenAiNames {
+    /// All input tokens (`input_tokens`, `prompt_tokens`).
+    pub input: &'static str,
+    /// Output tokens (`output_tokens`, `completion_tokens`).
+    pub output: &'static str,
+    /// The input breakdown (`input_tokens_details`, `prompt_tokens_details`).
+    pub input_details: &'static str,
+    /// The output breakdown (`output_tokens_details`, `completion_tokens_details`).
+    pub output_details: &'static str,
+}
+
+/// The Responses API's usage names.
+pub const RESPONSES_USAGE: OpenAiNames = OpenAiNames {
+    input: "input_tokens",
+    output: "output_tokens",
+    input_details: "input_tokens_details",
+    output_details: "output_tokens_details",
+};
+
+/// The Chat Completions API's usage names.
+pub const CHAT_USAGE: OpenAiNames = OpenAiNames {
+    input: "prompt_tokens",
+    output: "completion_tokens",
+    input_details: "prompt_tokens_details",
+    output_details: "completion_tokens_details",
+};
+
+/// Store the figure `value` (named `name` in messages) in `slot`: absent or null leaves
+/// it; a value that is not a count replaces it with "not reported" (a stream's final
+/// figure overrides its placeholder) and says so in `problems`, once.
+fn take_figure(
+    slot: &mut Option<u64>,
+    value: Option<&Value>,
+    name: &str,
+    problems: &mut Vec<String>,
+) {
+    let value = match value {
+        None | Some(Value::Null) => return,
+        Some(value) => value,
+    };
+    let (n, problem) = figure(value);
+    *slot = n.map(|n| n.min(MAX_TOKENS));
+    if let Some(why) = problem {
+        let p = format!("usage.{name} is {value}: {why}", value = short(value));
+        if !problems.contains(&p) {
+            problems.push(p);
+        }
     }
 }
 
@@ -179,6 +280,46 @@ pub fn estimate_tokens(bytes: usize) -> u64 {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// OpenAI's input includes the cached and written tokens (the Prompt caching guide's
+    /// example: 2,600 input = 2,000 read + 400 written + 200 neither).
+    #[test]
+    fn openai_input_includes_cached_and_written_tokens() {
+        let u = Usage::from_openai(
+            &json!({"input_tokens":2600,"input_tokens_details":{"cached_tokens":2000,"cache_write_tokens":400},
+                    "output_tokens":12,"output_tokens_details":{"reasoning_tokens":5},"total_tokens":2612}),
+            &RESPONSES_USAGE,
+        );
+        assert_eq!(u.input_tokens, Some(200));
+        assert_eq!(u.cache_read_input_tokens, Some(2000));
+        assert_eq!(u.cache_creation_input_tokens, Some(400));
+        assert_eq!(u.output_tokens, Some(12));
+        assert_eq!(u.reasoning_output_tokens, Some(5));
+        assert_eq!(u.total_input(), 2600);
+        // No write figure (models before GPT-5.6): not reported, not zero.
+        let u = Usage::from_openai(
+            &json!({"prompt_tokens":1200,"prompt_tokens_details":{"cached_tokens":1024},"completion_tokens":3}),
+            &CHAT_USAGE,
+        );
+        assert_eq!(
+            (
+                u.input_tokens,
+                u.cache_read_input_tokens,
+                u.cache_creation_input_tokens
+            ),
+            (Some(176), Some(1024), None)
+        );
+        let u = Usage::from_openai(
+            &json!({"input_tokens":10,"input_tokens_details":{"cached_tokens":20}}),
+            &RESPONSES_USAGE,
+        );
+        assert_eq!(u.input_tokens, Some(0));
+        assert!(
+            u.problems[0].contains("less than its cached (20)"),
+            "{:?}",
+            u.problems
+        );
+    }
 
     #[test]
     fn merge_is_cumulative_overwrite() {

@@ -205,6 +205,7 @@ pub fn imported(
         response: None,
         error: None,
         notes: Default::default(),
+        websocket: None,
     }
 }
 

@@ -235,6 +235,7 @@ mod tests {
             response: None,
             error: None,
             notes: Default::default(),
+            websocket: None,
         };
         Trace {
             path: "t.jsonl".into(),

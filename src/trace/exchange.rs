@@ -34,6 +34,7 @@ pub(crate) fn test_exchange(
         response: None,
         error: None,
         notes: Default::default(),
+        websocket: None,
     }
 }
 
@@ -70,6 +71,10 @@ pub struct Exchange {
     /// Free-form remarks by the source (e.g. which scenario turn answered it).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub notes: BTreeMap<String, serde_json::Value>,
+    /// For one message on a WebSocket: its connection and frames
+    /// ([`super::websocket`]); `None` for an HTTP exchange.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub websocket: Option<Box<super::websocket::WebSocketMessage>>,
 }
 
 impl Exchange {

@@ -262,6 +262,7 @@ mod tests {
             }),
             error: None,
             notes: Default::default(),
+            websocket: None,
         };
         let mut w = HarWriter::new(Vec::new(), "http://x", "t.har").unwrap();
         w.write(&x).unwrap();

@@ -22,6 +22,7 @@ pub mod mcp;
 mod reader;
 mod record;
 pub mod redact;
+pub mod websocket;
 mod writer;
 
 pub use body::Body;

@@ -286,6 +286,7 @@ pub fn messages_exchange(
         }),
         error: None,
         notes: Default::default(),
+        websocket: None,
     }
 }
 

@@ -176,6 +176,7 @@ pub fn exchanges_from_pcap(pcap: &Path) -> Vec<Exchange> {
             }),
             error: None,
             notes: Default::default(),
+            websocket: None,
         });
     }
     exchanges

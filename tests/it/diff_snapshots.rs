@@ -33,6 +33,7 @@ pub fn resolved(name: &str, body: &str, betas: &str, ua: &str) -> Resolved {
         response: None,
         error: None,
         notes: Default::default(),
+        websocket: None,
     };
     Resolved {
         input: name.into(),

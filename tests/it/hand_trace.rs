@@ -151,6 +151,7 @@ impl TraceBuilder {
             }),
             error: None,
             notes: Default::default(),
+            websocket: None,
         });
     }
 

@@ -90,6 +90,7 @@ fn exchange(id: u64, tool: &str, beta: &str) -> Exchange {
             message: format!("message {H}"),
         }),
         notes,
+        websocket: None,
     }
 }
 

@@ -301,6 +301,7 @@ async fn replayed_answers_drop_recorded_framing_headers_whatever_their_case() {
         response: None,
         error: None,
         notes: Default::default(),
+        websocket: None,
     };
     x.response = Some(agentwire::trace::HttpResponse {
         status: 200,

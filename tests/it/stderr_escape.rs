@@ -120,6 +120,7 @@ fn exchange(id: u64, side: usize, content_type: &str, response: Vec<u8>) -> Exch
         }),
         error: None,
         notes: BTreeMap::new(),
+        websocket: None,
     }
 }
 

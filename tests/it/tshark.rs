@@ -108,6 +108,7 @@ pub fn exchanges(pcap: &Path) -> Vec<Exchange> {
                 response: None,
                 error: None,
                 notes: Default::default(),
+                websocket: None,
             }
         })
         .collect()

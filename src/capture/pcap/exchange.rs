@@ -197,6 +197,7 @@ pub(super) fn build(info: &ConnInfo, e: Entry, why: &str) -> Option<Exchange> {
         response,
         error,
         notes,
+        websocket: None,
     })
 }
 

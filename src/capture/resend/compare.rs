@@ -99,6 +99,7 @@ mod tests {
             }),
             error: None,
             notes: Default::default(),
+            websocket: None,
         }
     }
 

@@ -104,6 +104,7 @@ impl Draft {
             response,
             error,
             notes: std::mem::take(&mut self.notes),
+            websocket: None,
         });
         self.permit = None;
     }

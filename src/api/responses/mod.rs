@@ -1,0 +1,10 @@
+//! The OpenAI Responses dialect: request bodies ([`request`]: `POST /v1/responses` and
+//! WebSocket `response.create` messages), items and content parts ([`items`]), tools
+//! declared inside descriptions ([`nested`]), and streamed responses ([`stream`]).
+
+pub mod items;
+pub mod nested;
+mod request;
+pub mod stream;
+
+pub use request::{parse, KNOWN_PARAMS};
