@@ -12,6 +12,10 @@ use serde::Serialize;
 
 /// Header that carries beta names.
 pub const BETA_HEADER: &str = "anthropic-beta";
+/// OpenAI's beta header (`responses_websockets=2026-02-06` on the Responses WebSocket).
+pub const OPENAI_BETA_HEADER: &str = "openai-beta";
+/// Codex's feature-flag header (`remote_compaction_v2`, measured on Codex 0.171.0).
+pub const CODEX_BETA_HEADER: &str = "x-codex-beta-features";
 
 /// The beta names of one request.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -27,13 +31,32 @@ impl BetaSet {
     /// The set a request's header lines carry. An empty header list means the headers
     /// were not recorded (every HTTP/1.1 request has at least `Host`): the set is unknown.
     pub fn from_headers(headers: &[(String, String)]) -> BetaSet {
+        Self::from_fields(headers, &[BETA_HEADER])
+    }
+
+    /// The set the beta headers of `dialect` carry: Messages `anthropic-beta`; the OpenAI
+    /// dialects `openai-beta` (the Responses WebSocket's `responses_websockets=…`) and
+    /// Codex's `x-codex-beta-features`; Gemini none.
+    pub fn from_headers_of(dialect: crate::api::Dialect, headers: &[(String, String)]) -> BetaSet {
+        use crate::api::Dialect as D;
+        match dialect {
+            D::Messages => Self::from_fields(headers, &[BETA_HEADER]),
+            D::Responses | D::ChatCompletions => {
+                Self::from_fields(headers, &[OPENAI_BETA_HEADER, CODEX_BETA_HEADER])
+            }
+            D::Gemini => Self::from_fields(headers, &[]),
+        }
+    }
+
+    /// The names in the header fields called one of `fields`.
+    fn from_fields(headers: &[(String, String)], fields: &[&str]) -> BetaSet {
         if headers.is_empty() {
             return BetaSet::default();
         }
         let mut names: Vec<String> = Vec::new();
         for (_, v) in headers
             .iter()
-            .filter(|(k, _)| k.eq_ignore_ascii_case(BETA_HEADER))
+            .filter(|(k, _)| fields.iter().any(|f| k.eq_ignore_ascii_case(f)))
         {
             for n in v.split(',').map(str::trim).filter(|n| !n.is_empty()) {
                 if !names.iter().any(|x| x == n) {

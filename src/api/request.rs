@@ -257,13 +257,6 @@ impl MessagesRequest {
         super::messages::parse_with(body, true)
     }
 
-    /// [`MessagesRequest::parse`] of a body the caller already knows to be one valid JSON
-    /// document in UTF-8 (a trace body read from `"json"`: [`crate::trace::Body::is_known_json`]),
-    /// so it is not checked again. Errors: [`ApiError::NotAnObject`].
-    pub(crate) fn parse_known_json(body: &[u8]) -> Result<MessagesRequest, ApiError> {
-        super::messages::parse_with(body, true)
-    }
-
     /// Like [`MessagesRequest::parse`] but only the top level: `model`, parameters and the
     /// spans of `system`, `tools` and `messages`, whose contents stay unparsed (empty
     /// `tools` and `messages`). Several times cheaper on large bodies; the stub server uses

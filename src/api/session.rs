@@ -4,10 +4,13 @@
 //!
 //! Rules, in order (the first that applies decides; documented in `docs/analyze.md`,
 //! "Sessions"):
-//! 1. **What the client sends.** Claude Code's `X-Claude-Code-Session-Id` header; else
-//!    the session id inside `metadata.user_id` (a JSON object with `session_id`, or the
-//!    older `user_…_account_…_session_<uuid>` form). Equal ids within one input are one
-//!    session.
+//! 1. **What the client sends.** A session header: Claude Code's
+//!    `X-Claude-Code-Session-Id`, Codex's `session-id`, opencode's `x-session-id`; else
+//!    the session id inside the body: `metadata.user_id` (Messages: a JSON object with
+//!    `session_id`, or the older `user_…_account_…_session_<uuid>` form), or for the
+//!    Responses API `client_metadata.session_id` and then `prompt_cache_key` (Codex sets
+//!    both to its session id; measured on Codex 0.165.0 and 0.171.0). Equal ids within one
+//!    input are one session.
 //! 2. **The connection.** A request without an id on a connection an earlier request of a
 //!    session used belongs to that session (a connection belongs to one process).
 //! 3. **The recording context.** Sessions without ids never continue across input files or
@@ -31,13 +34,18 @@ use crate::trace::Source;
 /// Claude Code's session header (sent on every request of a run).
 pub const SESSION_HEADER: &str = "x-claude-code-session-id";
 
+/// Session headers, in the order they are asked: Claude Code's, Codex's (`session-id`,
+/// the same value as its `thread-id`), opencode's.
+pub const SESSION_HEADERS: &[&str] = &[SESSION_HEADER, "session-id", "x-session-id"];
+
 /// What identified a session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionSource {
     /// The client's session-id header.
     Header,
-    /// `metadata.user_id`.
+    /// An id in the body: `metadata.user_id` (Messages), `client_metadata.session_id` or
+    /// `prompt_cache_key` (Responses).
     Metadata,
     /// No id: connections, recording context and content.
     Content,
@@ -61,13 +69,29 @@ pub fn client_session_id(
     headers: &[(String, String)],
     req: Option<&MessagesRequest>,
 ) -> Option<(String, SessionSource)> {
-    if let Some(v) = header_value(headers, SESSION_HEADER) {
-        let v = v.trim();
-        if !v.is_empty() {
-            return Some((v.to_string(), SessionSource::Header));
+    for name in SESSION_HEADERS {
+        if let Some(v) = header_value(headers, name) {
+            let v = v.trim();
+            if !v.is_empty() {
+                return Some((v.to_string(), SessionSource::Header));
+            }
         }
     }
-    let user = req?.param("metadata")?.get("user_id")?.as_str()?;
+    let req = req?;
+    let text = |v: Option<&Value>| {
+        v.and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    if req.dialect == crate::api::Dialect::Responses {
+        let id = text(
+            req.param("client_metadata")
+                .and_then(|m| m.get("session_id")),
+        )
+        .or_else(|| text(req.param("prompt_cache_key")));
+        return id.map(|s| (s, SessionSource::Metadata));
+    }
+    let user = req.param("metadata")?.get("user_id")?.as_str()?;
     metadata_session(user).map(|s| (s, SessionSource::Metadata))
 }
 

@@ -57,12 +57,13 @@ impl ToolView {
             ..ToolView::default()
         };
         for t in &req.tools {
+            let name = t.qualified_name();
             if !t.defer_loading {
-                v.loaded.push(t.name.clone());
+                v.loaded.push(name);
             } else if is_placeholder(t) && !v.announced.contains(&t.name) {
-                v.placeholders.push(t.name.clone());
+                v.placeholders.push(name);
             } else {
-                v.deferred_definitions.push(t.name.clone());
+                v.deferred_definitions.push(name);
             }
         }
         let mut seen = BTreeSet::new();
@@ -158,10 +159,12 @@ pub fn mechanisms(req: &MessagesRequest) -> Vec<Mechanism> {
     req.tools
         .iter()
         .filter_map(|t| match &t.tool_type {
-            Some(ty) if ty.starts_with("tool_search_tool_") => Some(Mechanism {
-                kind: "server".into(),
-                tool: ty.clone(),
-            }),
+            Some(ty) if ty.starts_with("tool_search_tool_") || ty == "tool_search" => {
+                Some(Mechanism {
+                    kind: "server".into(),
+                    tool: ty.clone(),
+                })
+            }
             _ if !t.is_server_tool() && t.name == "ToolSearch" => Some(Mechanism {
                 kind: "client".into(),
                 tool: t.name.clone(),

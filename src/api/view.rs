@@ -1,10 +1,16 @@
 //! The canonical view of an exchange that every command reads: its session and thread,
-//! and for a `POST /v1/messages` the parsed request with its turn, beta set and whether
-//! its headers were recorded. `show`, `diff`, `analyze`, `matrix` and `record`'s summary
-//! all place exchanges through one [`Canonicalizer`], so they agree on what a session and
-//! a thread are.
+//! and for a model request of any dialect ([`Dialect`]) the canonical request with its
+//! turn, beta set and whether its headers were recorded. `show`, `diff`, `analyze`,
+//! `matrix` and `record`'s summary all place exchanges through one [`Canonicalizer`], so
+//! they agree on what a session and a thread are.
+//!
+//! A Responses request that continues a previous response (`previous_response_id`, as
+//! Codex sends on its WebSocket route) is rebuilt into the whole conversation in arrival
+//! order ([`super::responses::chain`]); [`parse`] leaves it to [`Canonicalizer::place`].
 
 use super::betas::BetaSet;
+use super::dialect::Dialect;
+use super::responses::chain::Chains;
 use super::session::{Placement, SessionInfo, Sessions};
 use super::tools::ToolView;
 use serde_json::Value;
@@ -21,23 +27,87 @@ use crate::trace::Exchange;
 /// a message's `stream_problems` when what decoded before the failure still reads as one
 /// (a body cut short), else as [`ResponseBody::Undecodable`].
 pub fn exchange_response(x: &Exchange) -> Option<ResponseBody> {
+    exchange_response_with_items(x).map(|(b, _)| b)
+}
+
+/// [`exchange_response`], and for a Responses answer its output items as sent (what a
+/// continuation carries; empty for other dialects).
+pub fn exchange_response_with_items(x: &Exchange) -> Option<(ResponseBody, Vec<Value>)> {
     let resp = x.response.as_ref()?;
     let ct = resp.headers.get("content-type");
     let decoded = super::response_body(resp);
-    let body = read_response(ct, &decoded.bytes);
+    let (body, items) = match Dialect::of(x) {
+        Some(Dialect::Responses) => read_responses_body(ct, &decoded.bytes, x.websocket.is_some()),
+        _ => (read_response(ct, &decoded.bytes), Vec::new()),
+    };
+    let body = with_coding_problem(body, decoded.error.filter(|_| !resp.body.truncated));
+    Some((body, items))
+}
+
+/// A response body read despite a content coding that could not be removed, with that
+/// said (`reason` from the decoder).
+fn with_coding_problem(body: ResponseBody, reason: Option<String>) -> ResponseBody {
     // A body the recorder cut at its size limit cannot decode to its end: that is the
     // cut, already marked (`truncated`), not a fault of the body.
-    let Some(reason) = decoded.error.filter(|_| !resp.body.truncated) else {
-        return Some(body);
+    let Some(reason) = reason else {
+        return body;
     };
     let reason = format!("response body: {reason}");
-    Some(match body {
+    match body {
         ResponseBody::Message(mut m) => {
             m.stream_problems.insert(0, reason);
             ResponseBody::Message(m)
         }
         _ => ResponseBody::Undecodable { reason },
-    })
+    }
+}
+
+/// Interpret a Responses answer (already decoded): the server's messages of a WebSocket
+/// exchange, an SSE stream, a response object, or an OpenAI error body
+/// (`{"error":{"message","type","code"}}`); with the output items as sent.
+pub fn read_responses_body(
+    content_type: Option<&str>,
+    body: &[u8],
+    websocket: bool,
+) -> (ResponseBody, Vec<Value>) {
+    use super::responses::stream;
+    let assembler = if websocket {
+        Some(stream::assembler_of_messages(body))
+    } else if sse::looks_like_event_stream(body) || content_type.is_some_and(is_event_stream) {
+        Some(stream::assembler_of_sse(body))
+    } else {
+        None
+    };
+    if let Some(a) = assembler {
+        let (m, items) = a.finish_with_items();
+        return (ResponseBody::Message(Box::new(m)), items);
+    }
+    let Ok(v) = serde_json::from_slice::<Value>(body) else {
+        return (ResponseBody::Other, Vec::new());
+    };
+    if let Some(e) = v.get("error").filter(|e| e.is_object()) {
+        let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let kind = e.get("type").or(e.get("code")).and_then(Value::as_str);
+        return (
+            ResponseBody::Error {
+                error_type: kind.unwrap_or("").to_string(),
+                message: s("message"),
+            },
+            Vec::new(),
+        );
+    }
+    if v.get("object").and_then(Value::as_str) == Some("response") || v.get("output").is_some() {
+        let items = v
+            .get("output")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        return (
+            ResponseBody::Message(Box::new(stream::from_json(&v))),
+            items,
+        );
+    }
+    (ResponseBody::Other, Vec::new())
 }
 
 /// Interpret a `/v1/messages` response body (already decoded: see [`super::decode`]).
@@ -81,9 +151,17 @@ pub struct CanonicalRequest {
     pub betas: BetaSet,
     /// False when the request was recorded without header lines (a bare body).
     pub headers_known: bool,
-    /// The body with its content coding removed ([`super::decode`]), when it had one:
-    /// the spans of `req` index it. `None`: they index the body as recorded.
+    /// The body with its content coding removed ([`super::decode`]), when it had one, or
+    /// the whole conversation rebuilt from a `previous_response_id` chain: the spans of
+    /// `req` index it. `None`: they index the body as recorded.
     pub decoded: Option<Vec<u8>>,
+    /// A Responses prewarm (`generate: false`): it sets up state and generates nothing,
+    /// so it is not a turn of the conversation.
+    pub prewarm: bool,
+    /// For a request rebuilt from a chain: the previous response it continued from.
+    pub rebuilt_from: Option<String>,
+    /// Why a request that names a previous response could not be rebuilt (read as sent).
+    pub chain_problem: Option<String>,
 }
 
 impl CanonicalRequest {
@@ -95,12 +173,16 @@ impl CanonicalRequest {
     }
 
     fn of(req: MessagesRequest, headers: &[(String, String)]) -> Result<Self, ApiError> {
+        let prewarm = req.param("generate").and_then(Value::as_bool) == Some(false);
         Ok(CanonicalRequest {
             turn: req.turn(),
-            betas: BetaSet::from_headers(headers),
+            betas: BetaSet::from_headers_of(req.dialect, headers),
             headers_known: !headers.is_empty(),
             req,
             decoded: None,
+            prewarm,
+            rebuilt_from: None,
+            chain_problem: None,
         })
     }
 
@@ -136,28 +218,37 @@ pub struct Parsed {
     pub error: Option<ApiError>,
     /// Digests of the request's messages (thread matching), when it parsed.
     pub digests: Option<Vec<super::thread::MessageDigest>>,
+    /// A Responses request that continues a previous response: it is read by
+    /// [`Canonicalizer::place`], which holds the chain.
+    pub continues: bool,
 }
 
 /// The stateless half of [`Canonicalizer::view`]: the canonical request of a Messages
 /// exchange (its body decoded through the one decoder), or why it cannot be read. Needs
 /// no other exchange, so callers may run it on many exchanges at once.
 pub fn parse(x: &Exchange) -> Parsed {
-    if !x.is_messages() {
+    let Some(dialect) = Dialect::of(x) else {
         return Parsed::default();
-    }
+    };
     let decoded = super::decode::request_body(&x.request);
     let coding_error = decoded.error;
     let body = decoded.bytes;
+    if dialect == Dialect::Responses && names_previous_response(&body) {
+        return Parsed {
+            continues: true,
+            ..Parsed::default()
+        };
+    }
     // A body read from a trace's `"json"` member (or recognised as a bare body) was
     // checked while reading.
     let raw = &x.request.body;
     let known_json = std::ptr::eq(body.as_ref(), raw.bytes.as_slice()) && raw.is_known_json();
     let parsed = if known_json {
-        MessagesRequest::parse_known_json(&body)
-            .and_then(|req| CanonicalRequest::of(req, &x.request.headers))
+        MessagesRequest::parse_known_json_as(dialect, &body)
     } else {
-        CanonicalRequest::parse(&body, &x.request.headers)
-    };
+        MessagesRequest::parse_as(dialect, &body)
+    }
+    .and_then(|req| CanonicalRequest::of(req, &x.request.headers));
     match parsed {
         Ok(mut r) => {
             if let std::borrow::Cow::Owned(decoded) = body {
@@ -167,12 +258,46 @@ pub fn parse(x: &Exchange) -> Parsed {
                 digests: Some(super::thread::message_digests(&r.req)),
                 request: Some(r),
                 error: None,
+                continues: false,
             }
         }
         Err(e) => Parsed {
             request: None,
             error: Some(with_coding_error(e, coding_error)),
             digests: None,
+            continues: false,
+        },
+    }
+}
+
+/// True when a Responses body names a previous response (a quick look first: most bodies
+/// do not mention it at all).
+fn names_previous_response(body: &[u8]) -> bool {
+    memchr::memmem::find(body, b"\"previous_response_id\"").is_some()
+        && serde_json::from_slice::<Value>(body)
+            .ok()
+            .is_some_and(|v| Chains::previous_of(&v).is_some())
+}
+
+/// The canonical request of `body` (the request of `x`, decoded or rebuilt), the spans
+/// indexing `body`; `problem`: why a continuation could not be rebuilt.
+fn parse_body(x: &Exchange, dialect: Dialect, body: Vec<u8>, problem: Option<String>) -> Parsed {
+    match MessagesRequest::parse_as(dialect, &body)
+        .and_then(|req| CanonicalRequest::of(req, &x.request.headers))
+    {
+        Ok(mut r) => {
+            r.decoded = Some(body);
+            r.chain_problem = problem;
+            Parsed {
+                digests: Some(super::thread::message_digests(&r.req)),
+                request: Some(r),
+                error: None,
+                continues: false,
+            }
+        }
+        Err(e) => Parsed {
+            error: Some(e),
+            ..Parsed::default()
         },
     }
 }
@@ -204,6 +329,7 @@ fn with_coding_error(e: ApiError, coding: Option<String>) -> ApiError {
 #[derive(Default)]
 pub struct Canonicalizer {
     sessions: Sessions,
+    chains: Chains,
 }
 
 impl Canonicalizer {
@@ -227,10 +353,17 @@ impl Canonicalizer {
     /// Place one exchange whose body [`parse`] read (possibly on another thread), in
     /// arrival order.
     pub fn place(&mut self, x: &Exchange, parsed: Parsed) -> View {
+        let parsed = if parsed.continues {
+            self.continued(x)
+        } else {
+            parsed
+        };
+        self.remember_response(x, parsed.request.as_ref());
         let Parsed {
             request,
             error,
             digests,
+            ..
         } = parsed;
         let req = request.as_ref().map(|r| &r.req);
         let digests = digests.or_else(|| req.map(super::thread::message_digests));
@@ -241,6 +374,56 @@ impl Canonicalizer {
             place,
             request,
             error,
+        }
+    }
+
+    /// Read a Responses request that continues a previous response: rebuilt from the
+    /// chain when the trace holds it, else as sent with the problem said.
+    fn continued(&self, x: &Exchange) -> Parsed {
+        let decoded = super::decode::request_body(&x.request);
+        let Ok(v) = serde_json::from_slice::<Value>(&decoded.bytes) else {
+            return parse_body(x, Dialect::Responses, decoded.bytes.into_owned(), None);
+        };
+        match self.chains.rebuild(&v) {
+            Ok(r) => {
+                let mut p = parse_body(x, Dialect::Responses, r.body, None);
+                if let Some(c) = &mut p.request {
+                    c.rebuilt_from = Some(r.previous);
+                }
+                p
+            }
+            Err(problem) => parse_body(
+                x,
+                Dialect::Responses,
+                decoded.bytes.into_owned(),
+                Some(problem),
+            ),
+        }
+    }
+
+    /// Keep a Responses exchange's answer for the requests that may continue from it:
+    /// WebSocket messages, and HTTP requests that continue a response or ask the API to
+    /// store theirs (`store` is true unless sent false).
+    fn remember_response(&mut self, x: &Exchange, request: Option<&CanonicalRequest>) {
+        if Dialect::of(x) != Some(Dialect::Responses) {
+            return;
+        }
+        let stored = request
+            .and_then(|r| r.req.param("store"))
+            .and_then(Value::as_bool)
+            != Some(false);
+        let continues =
+            request.is_some_and(|r| r.rebuilt_from.is_some() || r.chain_problem.is_some());
+        if x.websocket.is_none() && !stored && !continues {
+            return;
+        }
+        let Some((ResponseBody::Message(m), items)) = exchange_response_with_items(x) else {
+            return;
+        };
+        let Some(id) = m.id.as_deref() else { return };
+        let decoded = super::decode::request_body(&x.request);
+        if let Ok(v) = serde_json::from_slice::<Value>(&decoded.bytes) {
+            self.chains.record(id, &v, items);
         }
     }
 

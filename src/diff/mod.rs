@@ -16,6 +16,7 @@
 pub mod gate;
 pub mod headers;
 pub mod matrix;
+mod nested;
 pub mod norm;
 pub mod request;
 pub mod resolve;

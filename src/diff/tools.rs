@@ -185,15 +185,17 @@ pub(crate) struct ToolSide<'a> {
 /// the k-th `Bash` of B).
 type Key<'a> = (&'a str, usize);
 
-/// The tools of one side with their keys, in order.
-fn keyed(tools: &[Arc<Tool>]) -> Vec<(Key<'_>, &Tool)> {
+/// The tools of one side with their keys, in order; `names` are their qualified names
+/// ([`Tool::qualified_name`]: `namespace.name` for a tool sent in a namespace).
+fn keyed<'a>(tools: &'a [Arc<Tool>], names: &'a [String]) -> Vec<(Key<'a>, &'a Tool)> {
     let mut count: HashMap<&str, usize> = HashMap::new();
     tools
         .iter()
-        .map(|t| {
-            let k = count.entry(t.name.as_str()).or_default();
+        .zip(names)
+        .map(|(t, name)| {
+            let k = count.entry(name.as_str()).or_default();
             *k += 1;
-            ((t.name.as_str(), *k - 1), &**t)
+            ((name.as_str(), *k - 1), &**t)
         })
         .collect()
 }
@@ -268,8 +270,8 @@ impl ToolsDiff {
 
 /// Diff the tool definitions of two requests.
 pub(crate) fn diff_tools<'a>(a: &ToolSide<'a>, b: &ToolSide<'a>, norm: &mut Norm) -> ToolsDiff {
-    let text_a = a.req.tools_span.map(|s| s.slice(a.body));
-    let text_b = b.req.tools_span.map(|s| s.slice(b.body));
+    let text_a = a.req.tools_text(a.body);
+    let text_b = b.req.tools_text(b.body);
     let raw_same = match (&text_a, &text_b) {
         (Some(x), Some(y)) => x == y,
         (None, None) => true,
@@ -277,7 +279,11 @@ pub(crate) fn diff_tools<'a>(a: &ToolSide<'a>, b: &ToolSide<'a>, norm: &mut Norm
     };
     let mut d = ToolsDiff::new(raw_same, ToolView::of(a.req), ToolView::of(b.req));
     let (ann_a, ann_b) = (d.a_announced.clone(), d.b_announced.clone());
-    let (tools_a, tools_b) = (keyed(&a.req.tools), keyed(&b.req.tools));
+    let qualified = |r: &MessagesRequest| -> Vec<String> {
+        r.tools.iter().map(|t| t.qualified_name()).collect()
+    };
+    let (names_a, names_b) = (qualified(a.req), qualified(b.req));
+    let (tools_a, tools_b) = (keyed(&a.req.tools, &names_a), keyed(&b.req.tools, &names_b));
     let keys_a: Vec<Key> = tools_a.iter().map(|(k, _)| *k).collect();
     let keys_b: Vec<Key> = tools_b.iter().map(|(k, _)| *k).collect();
     let names = all_keys(&keys_a, &ann_a, &keys_b, &ann_b);
@@ -298,7 +304,11 @@ pub(crate) fn diff_tools<'a>(a: &ToolSide<'a>, b: &ToolSide<'a>, norm: &mut Norm
         if k > 0 {
             entry.name = format!("{name} (definition {})", k + 1);
         }
+        let parent = entry.name.clone();
         d.file(entry);
+        for nested in super::nested::diff_nested(&parent, ta, tb, norm) {
+            d.file(nested);
+        }
     }
     // Arrays whose bytes differ are the same after normalization when both are there,
     // every tool is the same after normalization, and they come in the same order.

@@ -2,6 +2,7 @@
 //! WebSocket `response.create` messages), items and content parts ([`items`]), tools
 //! declared inside descriptions ([`nested`]), and streamed responses ([`stream`]).
 
+pub mod chain;
 pub mod items;
 pub mod nested;
 mod request;

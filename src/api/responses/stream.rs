@@ -176,6 +176,12 @@ impl ResponsesAssembler {
     /// The response assembled so far. `complete` is true only after
     /// `response.completed` with no `error` event.
     pub fn finish(self) -> ResponseMessage {
+        self.finish_with_items().0
+    }
+
+    /// [`ResponsesAssembler::finish`], and the output items as the API sent them (what a
+    /// later request continuing from this response carries: [`super::chain`]).
+    pub fn finish_with_items(self) -> (ResponseMessage, Vec<Value>) {
         let r = Value::Object(self.response);
         let final_output = r
             .get("output")
@@ -201,7 +207,7 @@ impl ResponsesAssembler {
         msg.unknown_events = self.unknown;
         msg.malformed_events = self.malformed;
         msg.stream_problems = self.problems;
-        msg.with_usage_problems()
+        (msg.with_usage_problems(), items)
     }
 }
 
@@ -259,16 +265,26 @@ pub fn from_json(v: &Value) -> ResponseMessage {
 
 /// Assemble a whole SSE body of Responses events.
 pub fn assemble_sse(body: &[u8]) -> ResponseMessage {
+    assembler_of_sse(body).finish()
+}
+
+/// An assembler fed a whole SSE body.
+pub fn assembler_of_sse(body: &[u8]) -> ResponsesAssembler {
     let mut a = ResponsesAssembler::new();
     for ev in super::super::sse::parse_events(body) {
         a.push_sse(&ev);
     }
-    a.finish()
+    a
 }
 
 /// Assemble a WebSocket exchange's response body (the server's messages, one per line;
 /// see [`crate::trace::websocket`]).
 pub fn assemble_messages(body: &[u8]) -> ResponseMessage {
+    assembler_of_messages(body).finish()
+}
+
+/// An assembler fed a WebSocket exchange's response body.
+pub fn assembler_of_messages(body: &[u8]) -> ResponsesAssembler {
     let mut a = ResponsesAssembler::new();
     let mut offset = 0u64;
     for line in body.split_inclusive(|&b| b == b'\n') {
@@ -278,7 +294,7 @@ pub fn assemble_messages(body: &[u8]) -> ResponseMessage {
         }
         offset += line.len() as u64;
     }
-    a.finish()
+    a
 }
 
 /// The texts of a message item's `output_text` parts appended to by a delta: the part
