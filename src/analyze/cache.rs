@@ -28,7 +28,9 @@ use serde::Serialize;
 
 use super::cause::{divergence, BilledAs, CachePrediction, MissCause};
 use super::requests::Request;
-use crate::api::cache::{CachePrefix, Chain, Region, Ttl, LOOKBACK_BLOCKS, MAX_BREAKPOINTS};
+use crate::api::cache::{
+    openai, CachePrefix, CacheRules, Chain, Region, Ttl, LOOKBACK_BLOCKS, MAX_BREAKPOINTS,
+};
 
 /// How TTLs are chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -136,11 +138,21 @@ impl CacheSim {
     pub fn observe(&mut self, r: &Request, min_cacheable: u64) -> CachePrediction {
         let now = r.at.timestamp_micros();
         let chain = r.prefix.chain();
+        let rules = r.prefix.rules;
         let bps = self.breakpoints(&r.prefix, &chain, min_cacheable);
-        let lookup = self.lookup(&chain, &bps, now);
-        let (w5, w1) = writes(&chain, &bps, lookup.read_blocks());
+        let lookup = self.lookup(&chain, &bps, now, rules);
+        let (w5, w1) = match rules {
+            // Writes are free under the automatic regime: nothing is billed as one.
+            CacheRules::AutomaticPrefix { .. } => (0, 0),
+            _ => writes(&chain, &bps, lookup.read_blocks()),
+        };
         self.update(&chain, &bps, lookup.hit, now);
-        let read = tok(&chain, lookup.read_blocks());
+        let read = match rules {
+            CacheRules::AutomaticPrefix { .. } => {
+                openai::round_read(tok(&chain, lookup.read_blocks()))
+            }
+            _ => tok(&chain, lookup.read_blocks()),
+        };
         let mut pred = CachePrediction {
             read,
             write_5m: w5,
@@ -158,9 +170,27 @@ impl CacheSim {
         pred
     }
 
-    /// Breakpoints (at most 4, the automatic one last) and the cacheable ones.
+    /// Breakpoints (at most 4, the automatic one last) and the cacheable ones. Under
+    /// OpenAI's automatic regime every block is one (the longest matching prefix is read
+    /// and every prefix is written); under its newer regime the one implicit breakpoint.
     fn breakpoints(&self, p: &CachePrefix, chain: &Chain, min_cacheable: u64) -> Breakpoints {
         let n = p.blocks.len();
+        let openai = match p.rules {
+            CacheRules::Breakpoints => None,
+            CacheRules::AutomaticPrefix { ttl } => Some(((0..n).collect::<Vec<_>>(), ttl)),
+            CacheRules::ImplicitBreakpoint => {
+                Some((p.implicit_breakpoint.into_iter().collect(), Ttl::M30))
+            }
+        };
+        if let Some((points, ttl)) = openai {
+            let all: Vec<(usize, Ttl)> = points.into_iter().map(|b| (b, ttl)).collect();
+            let cacheable = all
+                .iter()
+                .copied()
+                .filter(|&(b, _)| chain.tokens[b] >= min_cacheable)
+                .collect();
+            return Breakpoints { all, cacheable };
+        }
         let mut all: Vec<(usize, Ttl)> = p
             .blocks
             .iter()
@@ -181,14 +211,29 @@ impl CacheSim {
         Breakpoints { all, cacheable }
     }
 
-    /// For each breakpoint, the block itself and the 20 before it, latest first.
-    fn lookup(&self, chain: &Chain, bps: &Breakpoints, now: i64) -> Lookup {
+    /// For each breakpoint, the block itself and the 20 before it, latest first. Under
+    /// OpenAI's rules a lookup has no window: the longest live entry anywhere in the
+    /// prefix is read (entries exist only where earlier requests wrote them).
+    fn lookup(&self, chain: &Chain, bps: &Breakpoints, now: i64, rules: CacheRules) -> Lookup {
         let mut l = Lookup {
             hit: None,
             any: None,
         };
-        for &(b, _) in &bps.all {
-            for p in (b.saturating_sub(LOOKBACK_BLOCKS)..=b).rev() {
+        let (points, lookback) = match rules {
+            CacheRules::Breakpoints => (bps.all.clone(), LOOKBACK_BLOCKS),
+            _ => (
+                chain
+                    .hashes
+                    .len()
+                    .checked_sub(1)
+                    .map(|last| (last, Ttl::M5))
+                    .into_iter()
+                    .collect(),
+                usize::MAX,
+            ),
+        };
+        for &(b, _) in &points {
+            for p in (b.saturating_sub(lookback)..=b).rev() {
                 if let Some(e) = self.entries.get(&chain.hashes[p]) {
                     if l.any.is_none_or(|(q, _)| p > q) {
                         l.any = Some((p, e.last_used));
@@ -395,7 +440,8 @@ fn writes(chain: &Chain, bps: &Breakpoints, read_blocks: usize) -> (u64, u64) {
         if b + 1 > read_blocks {
             let seg = chain.tokens[b].saturating_sub(from);
             match ttl {
-                Ttl::M5 => w5 += seg,
+                // OpenAI's writes (30 minutes) are priced at the row's 5-minute rate.
+                Ttl::M5 | Ttl::M30 | Ttl::H24 => w5 += seg,
                 Ttl::H1 => w1 += seg,
             }
             from = from.max(chain.tokens[b]);

@@ -49,6 +49,14 @@ pub enum MissCause {
         /// This request's model.
         to: String,
     },
+    /// The request was routed to another cache: its `prompt_cache_key` (OpenAI) differs
+    /// from the reference's, so no entry is shared.
+    CacheKeyChanged {
+        /// The reference's key.
+        from: Option<String>,
+        /// This request's key.
+        to: Option<String>,
+    },
     /// A setting that invalidates the system or messages level changed: the ids of the
     /// invalidation rules that fired (`web_search`, `web_fetch`, `citations`, `speed`,
     /// `tool_choice`, `disable_parallel_tool_use`, `images`, `thinking`, `effort`; see
@@ -91,6 +99,7 @@ impl MissCause {
             MissCause::SystemChanged { .. } => "system_changed",
             MissCause::HistoryRewritten { .. } => "history_rewritten",
             MissCause::ModelChanged { .. } => "model_changed",
+            MissCause::CacheKeyChanged { .. } => "cache_key_changed",
             MissCause::ParamsChanged { .. } => "params_changed",
             MissCause::ThinkingStripped { .. } => "thinking_stripped",
             MissCause::BelowMinimum { .. } => "below_minimum",
@@ -118,6 +127,10 @@ impl MissCause {
             MissCause::SystemChanged { block, offset } => format!("block {block}, byte {offset}"),
             MissCause::HistoryRewritten { message } => format!("message {message}"),
             MissCause::ModelChanged { from, to } => format!("{from} -> {to}"),
+            MissCause::CacheKeyChanged { from, to } => {
+                let k = |k: &Option<String>| k.clone().unwrap_or_else(|| "(none)".into());
+                format!("prompt_cache_key {} -> {}", k(from), k(to))
+            }
             MissCause::ParamsChanged { params } => params.join(", "),
             MissCause::ThinkingStripped { message } => format!("from message {message}"),
             MissCause::BelowMinimum { tokens, minimum } => format!("{tokens} < {minimum} tokens"),
@@ -223,6 +236,12 @@ pub(super) fn divergence(
         return MissCause::ModelChanged {
             from: before.model.clone(),
             to: now.model.clone(),
+        };
+    }
+    if now.routing_key != before.routing_key {
+        return MissCause::CacheKeyChanged {
+            from: before.routing_key.clone(),
+            to: now.routing_key.clone(),
         };
     }
     let region = now.blocks.get(common).map(|b| (b.region, b.index));

@@ -51,12 +51,29 @@ pub struct Request {
     pub cli_version: Option<String>,
 }
 
-/// The Claude Code version a request names in its User-Agent (`claude-cli/2.1.304
-/// (external, sdk-cli)` → `2.1.304`).
-pub fn user_agent_cli_version(x: &Exchange) -> Option<String> {
+/// User-Agent prefixes of the agent CLIs agentwire knows, and the CLI each names:
+/// Claude Code (`claude-cli/2.1.304 (external, sdk-cli)`), Codex (`codex_exec/0.171.0
+/// (Debian 12.0.0; x86_64) …`, measured on 0.165.0 and 0.171.0; `codex_cli_rs/…` for its
+/// interactive mode).
+pub const USER_AGENTS: &[(&str, &str)] = &[
+    ("claude-cli/", "claude-code"),
+    ("codex_exec/", "codex"),
+    ("codex_cli_rs/", "codex"),
+];
+
+/// The agent CLI and version a request names in its User-Agent (`claude-cli/2.1.304
+/// (external, sdk-cli)` → `("claude-code", "2.1.304")`).
+pub fn user_agent_cli(x: &Exchange) -> Option<(&'static str, String)> {
     let ua = header_value(&x.request.headers, "user-agent")?;
-    let v = ua.strip_prefix("claude-cli/")?.split(' ').next()?;
-    (!v.is_empty()).then(|| v.to_string())
+    USER_AGENTS.iter().find_map(|(prefix, cli)| {
+        let v = ua.strip_prefix(prefix)?.split(' ').next()?;
+        (!v.is_empty()).then(|| (*cli, v.to_string()))
+    })
+}
+
+/// The agent CLI version a request names in its User-Agent ([`user_agent_cli`]).
+pub fn user_agent_cli_version(x: &Exchange) -> Option<String> {
+    user_agent_cli(x).map(|(_, v)| v)
 }
 
 /// Why a response's usage is agentwire's own: its fake server wrote the response (the
@@ -75,7 +92,7 @@ pub fn synthesized(x: &Exchange, m: Option<&ResponseMessage>) -> Option<String> 
         }
     }
     m.and_then(|m| m.id.as_deref())
-        .filter(|id| id.starts_with("msg_agentwire_"))
+        .filter(|id| id.starts_with("msg_agentwire_") || id.starts_with("resp_agentwire_"))
         .map(|_| "synthesized by agentwire (message id)".to_string())
 }
 
@@ -122,15 +139,19 @@ pub struct Prepared {
 /// one decoder), compute its cached prefix and cache keys, and read the response.
 pub fn prepare(x: &Exchange) -> Prepared {
     let parsed = crate::api::view::parse(x);
-    let Some(c) = &parsed.request else {
-        return Prepared {
-            parsed,
-            prefix: None,
-            response: None,
-            response_problem: None,
-        };
+    let prefix = match &parsed.request {
+        Some(c) => CachePrefix::of(&c.req, c.body(x), &c.betas),
+        // A continuation is read when placed (it needs the chain); its response now.
+        None if parsed.continues => CachePrefix::default(),
+        None => {
+            return Prepared {
+                parsed,
+                prefix: None,
+                response: None,
+                response_problem: None,
+            }
+        }
     };
-    let prefix = CachePrefix::of(&c.req, c.body(x), &c.betas);
     let (response, response_problem) = match exchange_response(x) {
         Some(ResponseBody::Message(m)) => (Some(m), None),
         Some(ResponseBody::Undecodable { reason }) => (None, Some(reason)),
@@ -211,12 +232,22 @@ impl InputStage {
             response,
             response_problem,
         } = prepared;
+        let continues = parsed.continues;
         let view = self.canon.place(x, parsed);
         if let Some(e) = view.error {
             return Err(format!("exchange {}: {e}", x.id));
         }
         let (Some(c), Some(prefix)) = (view.request, prefix) else {
             return Ok(None);
+        };
+        // A prewarm generates nothing: not a turn of the conversation.
+        if c.prewarm {
+            return Ok(None);
+        }
+        let prefix = if continues {
+            CachePrefix::of(&c.req, c.body(x), &c.betas)
+        } else {
+            prefix
         };
         let thread = view.place.thread.expect("a Messages request has a thread");
         let session = view.place.session;
@@ -227,6 +258,7 @@ impl InputStage {
         let response = response.as_deref();
         let request = self.request(x, at, c.turn, prefix, response);
         let mut out = Extracted::new(request, response, response_problem);
+        out.stream_problems.extend(c.chain_problem.clone());
         self.scan_history(&c.req, x, at, &mut out);
         if let Some(m) = response {
             self.response_calls(m, x, at, &mut out);

@@ -100,6 +100,7 @@ pub const ENTRIES: &[(&str, &str)] = &[
     ("params_changed", "a parameter that keys the cache changed"),
     ("below_minimum", "the prefix is shorter than the model's minimum cacheable length"),
     ("no_breakpoint", "the request sets no cache breakpoint"),
+    ("cache_key_changed", "the request was routed to another cache: its prompt_cache_key (OpenAI) differs from the reference's"),
     ("lookback_exceeded", "the breakpoint is too far after the last cached block to be found"),
     ("unexplained", "recorded usage shows a miss the simulation does not explain"),
     ("TTL", "how long a cached prefix lives after its last use: 5 minutes by default, 1 hour on request"),

@@ -16,6 +16,7 @@
 //!   mixes the system-level keys in where the system starts and the messages-level keys
 //!   where the messages start, so a change there keeps the levels before it cached.
 
+pub mod openai;
 mod prefix;
 mod rules;
 
@@ -50,6 +51,31 @@ pub enum Ttl {
     /// 1 hour (`"ttl": "1h"`).
     #[serde(rename = "1h")]
     H1,
+    /// 30 minutes (OpenAI, GPT-5.6 and later).
+    #[serde(rename = "30m")]
+    M30,
+    /// 24 hours (OpenAI `prompt_cache_retention: "24h"`).
+    #[serde(rename = "24h")]
+    H24,
+}
+
+/// Which provider's cache rules a prefix is simulated under.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CacheRules {
+    /// Anthropic: explicit breakpoints (`cache_control`), at most four, each looking back
+    /// [`LOOKBACK_BLOCKS`] blocks; writes billed at the TTL's rate.
+    #[default]
+    Breakpoints,
+    /// OpenAI before GPT-5.6: the longest matching prefix is read, in whole increments
+    /// ([`openai`]); writes are free; entries live `ttl` idle.
+    AutomaticPrefix {
+        /// How long an idle entry lives.
+        ttl: Ttl,
+    },
+    /// OpenAI GPT-5.6 and later: one implicit breakpoint at the latest user or tool
+    /// message, read by exact match; writes billed; entries live 30 minutes.
+    ImplicitBreakpoint,
 }
 
 impl Ttl {
@@ -58,6 +84,8 @@ impl Ttl {
         match self {
             Ttl::M5 => 300_000_000,
             Ttl::H1 => 3_600_000_000,
+            Ttl::M30 => 1_800_000_000,
+            Ttl::H24 => 86_400_000_000,
         }
     }
 
@@ -106,6 +134,14 @@ pub struct CachePrefix {
     pub system: Vec<String>,
     /// True when the `thinking_stripped` rule removed thinking blocks from the prefix.
     pub thinking_stripped: bool,
+    /// The provider's rules this prefix is cached under.
+    pub rules: CacheRules,
+    /// What routes the request to a cache besides its content (OpenAI
+    /// `prompt_cache_key`): requests with different keys share no entry.
+    pub routing_key: Option<String>,
+    /// The block of the implicit breakpoint ([`CacheRules::ImplicitBreakpoint`]): the last
+    /// block of the latest user-side message.
+    pub implicit_breakpoint: Option<usize>,
 }
 
 /// Cumulative hashes and tokens of a prefix, block by block.
@@ -144,7 +180,10 @@ impl CachePrefix {
         let key = |k: &[(&str, String)]| hash_of(&[format!("{k:?}").as_bytes()]);
         let (sys, msg) = (key(&self.system_keys), key(&self.messages_keys));
         let mut c = Chain::default();
-        let mut h = hash_of(&[self.model.as_bytes()]);
+        let mut h = match &self.routing_key {
+            None => hash_of(&[self.model.as_bytes()]),
+            Some(k) => hash_of(&[self.model.as_bytes(), k.as_bytes()]),
+        };
         let mut t = 0u64;
         for (i, b) in self.blocks.iter().enumerate() {
             if b.region >= Region::System && c.system_start.is_none() {

@@ -5,11 +5,11 @@
 use serde_json::Value;
 
 use super::rules::{default_effort, strips_thinking};
-use super::{hash_of, CachePrefix, PrefixBlock, Region, Ttl};
+use super::{hash_of, CachePrefix, CacheRules, PrefixBlock, Region, Ttl};
 use crate::api::betas::BetaSet;
 use crate::api::normalize::comparison_key;
 use crate::api::span::object_members;
-use crate::api::{estimate_tokens, Block, BlockKind, MessagesRequest};
+use crate::api::{estimate_tokens, Block, BlockKind, Dialect, MessagesRequest};
 
 /// Prefix of the system block in which Claude Code sends its per-request billing
 /// fingerprint and attestation token (`x-anthropic-billing-header: cc_version=…; cch=…`).
@@ -154,8 +154,16 @@ fn document_citations(req: &MessagesRequest, body: &[u8]) -> bool {
 
 impl CachePrefix {
     /// The cached prefix and keys of a request (`body`: the bytes it was parsed from)
-    /// sent with `betas`.
+    /// sent with `betas`, under its provider's rules.
     pub fn of(req: &MessagesRequest, body: &[u8], betas: &BetaSet) -> CachePrefix {
+        match req.dialect {
+            Dialect::Messages => Self::of_messages(req, body, betas),
+            _ => Self::of_openai(req, body),
+        }
+    }
+
+    /// The Messages API's prefix (Anthropic's rules).
+    fn of_messages(req: &MessagesRequest, body: &[u8], betas: &BetaSet) -> CachePrefix {
         let model = req.model.clone().unwrap_or_default();
         let mut blocks = Vec::new();
         let (tools, deferred_bytes) = tool_blocks(req, body, &mut blocks);
@@ -171,8 +179,50 @@ impl CachePrefix {
             tools,
             system,
             thinking_stripped,
+            rules: CacheRules::Breakpoints,
+            routing_key: None,
+            implicit_breakpoint: None,
         }
     }
+
+    /// An OpenAI request's prefix ([`super::openai`]): tools, then instructions and
+    /// opening developer messages, then the conversation; no invalidation keys (OpenAI
+    /// documents none beyond the prefix itself); routed by `prompt_cache_key`.
+    fn of_openai(req: &MessagesRequest, body: &[u8]) -> CachePrefix {
+        let model = req.model.clone().unwrap_or_default();
+        let mut blocks = Vec::new();
+        let (tools, deferred_bytes) = tool_blocks(req, body, &mut blocks);
+        let system = system_blocks(req, body, &mut blocks);
+        message_blocks(req, body, "", &mut blocks);
+        let retention = req.param("prompt_cache_retention").and_then(Value::as_str);
+        let implicit_breakpoint = last_user_block(req, &blocks);
+        CachePrefix {
+            system_keys: Vec::new(),
+            messages_keys: Vec::new(),
+            rules: super::openai::rules_for(&model, retention),
+            routing_key: req
+                .param("prompt_cache_key")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            model,
+            blocks,
+            auto_breakpoint: None,
+            prompt_tokens: estimate_tokens(req.body_bytes.saturating_sub(deferred_bytes)),
+            tools,
+            system,
+            thinking_stripped: false,
+            implicit_breakpoint,
+        }
+    }
+}
+
+/// The last prefix block of the latest user-side message (a user message or tool
+/// outputs), where OpenAI's newer regime puts its implicit breakpoint.
+fn last_user_block(req: &MessagesRequest, blocks: &[PrefixBlock]) -> Option<usize> {
+    let message = req.messages.iter().rposition(|m| m.role == "user")?;
+    blocks
+        .iter()
+        .rposition(|b| b.region == Region::Messages && b.index == message)
 }
 
 /// The blocks of the loaded tool definitions (deferred ones and the web search / web
@@ -194,7 +244,7 @@ fn tool_blocks(
             continue;
         }
         let h = *t.derived.cache_hash.get_or_init(|| tool_hash(body, t.span));
-        tools.push((t.name.clone(), h));
+        tools.push((t.qualified_name(), h));
         blocks.push(PrefixBlock {
             region: Region::Tools,
             index: i,
