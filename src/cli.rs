@@ -187,7 +187,7 @@ fn parse_max_body(s: &str) -> Result<usize, String> {
 
 /// `--timing`: `recorded`, `none` or `xN` with N from 0.001 to 1000000.
 fn parse_timing(s: &str) -> Result<String, String> {
-    agentwire::capture::server::replay::Timing::parse(s)
+    agentwire::capture::server::playback::Timing::parse(s)
         .map(|_| s.to_string())
         .ok_or_else(|| {
             format!("{s:?}: use recorded, none, or xN with N from 0.001 to 1000000 (e.g. x10)")
@@ -1063,7 +1063,7 @@ pub struct CaptureArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentwire::capture::server::replay::{Timing, MAX_DELAY};
+    use agentwire::capture::server::playback::{Timing, MAX_DELAY};
     use proptest::prelude::*;
     use std::time::Instant;
 

@@ -4,14 +4,14 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use agentwire::capture::{npm, recordings};
+use agentwire::capture::{cache, npm};
 use agentwire::report;
 use agentwire::text::fmt::mib;
 
 use super::out;
 use crate::cli::CacheCommand;
 
-fn table(entries: &[recordings::Entry]) -> String {
+fn table(entries: &[cache::Entry]) -> String {
     let mut t = report::table::table(&["kind", "name", "version", "entry", "size"]);
     for e in entries {
         t.add_row(vec![
@@ -29,7 +29,7 @@ pub(super) fn cache(c: CacheCommand) -> Result<ExitCode> {
     let root = npm::cache_root();
     match c {
         CacheCommand::List => {
-            let all = recordings::list();
+            let all = cache::list();
             let total: u64 = all.iter().map(|e| e.bytes).sum();
             out(&table(&all))?;
             out(&format!(
@@ -47,7 +47,7 @@ pub(super) fn cache(c: CacheCommand) -> Result<ExitCode> {
             } else {
                 None
             };
-            let removed = recordings::prune(kind, usize::from(p.keep), p.dry_run)?;
+            let removed = cache::prune(kind, usize::from(p.keep), p.dry_run)?;
             let total: u64 = removed.iter().map(|e| e.bytes).sum();
             out(&table(&removed))?;
             out(&format!(

@@ -9,7 +9,7 @@ use anyhow::Result;
 use agentwire::capture::npm::{self, CliSpec};
 use agentwire::capture::record::{parse_env, Route};
 use agentwire::capture::versions;
-use agentwire::capture::{matrix, recordings};
+use agentwire::capture::{cache, matrix};
 use agentwire::input::open_trace;
 use agentwire::report::history_page::{self, Step};
 use agentwire::report::{diff_page, meta::InputMeta, DocFormat};
@@ -149,7 +149,7 @@ fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
     let route: Route = a.route.into();
     let paths: Vec<PathBuf> = specs
         .iter()
-        .map(|s| recordings::recording_path(s, route, &env, &a.args))
+        .map(|s| cache::recording_path(s, route, &env, &a.args))
         .collect();
     let missing: Vec<usize> = (0..specs.len()).filter(|&i| !paths[i].is_file()).collect();
     if !missing.is_empty() {

@@ -34,7 +34,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use agentwire::capture::server::replay::{Replay, Timing};
+use agentwire::capture::server::playback::{Replay, Timing};
 use agentwire::capture::server::{Mode, Script, ServerConfig};
 use agentwire::input::open_trace;
 

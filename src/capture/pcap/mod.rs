@@ -40,7 +40,7 @@ pub use file::{is_capture_start, read_file, read_packets, FileInfo};
 #[cfg(feature = "libpcap")]
 pub use live::{open as open_live, LiveCapture, LiveConfig};
 pub use sink::TraceSink;
-pub use summary::{Summary, TlsConnection};
+pub use summary::{ExtractionSummary, TlsConnection};
 
 /// The time of a packet no neighbour gave a time to (a capture whose packets carry no
 /// timestamps at all): exchanges made of such packets say `notes.time_unknown`.

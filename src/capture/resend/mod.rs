@@ -64,9 +64,9 @@ pub struct Outcome {
     pub dropped_headers: Vec<String>,
 }
 
-/// Summary of a replay run.
+/// What a resend run got back: statuses, latencies and, with `compare`, differences.
 #[derive(Clone, Debug, Serialize)]
-pub struct Summary {
+pub struct ResendSummary {
     /// Requests sent.
     pub requests: usize,
     /// Count per status (`"error"` for transport errors).
@@ -82,7 +82,7 @@ pub struct Summary {
     pub outcomes: Vec<Outcome>,
 }
 
-impl Summary {
+impl ResendSummary {
     /// One line per recorded header that was not sent (see [`Outcome::dropped_headers`]),
     /// with how many requests had it and the first of them:
     /// `":authority" (an HTTP/2 pseudo-header; HTTP/1.1 has none), in 3 requests (first:
@@ -107,7 +107,7 @@ impl Summary {
 }
 
 /// Re-send every request of `trace` (in order of id) to `cfg.to`.
-pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<Summary, ResendError> {
+pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<ResendSummary, ResendError> {
     let base = reqwest::Url::parse(&cfg.to).map_err(|e| ResendError::BadUrl {
         url: cfg.to.clone(),
         reason: e.to_string(),
@@ -179,7 +179,7 @@ pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<Summary, Resend
         let k = o.status.map_or("error".to_string(), |s| s.to_string());
         *statuses.entry(k).or_insert(0) += 1;
     }
-    Ok(Summary {
+    Ok(ResendSummary {
         requests: outcomes.len(),
         statuses,
         latency_ms: (!lat.is_empty()).then(|| {

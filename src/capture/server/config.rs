@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::playback::Replay;
 use super::proxy::Upstream;
-use super::replay::Replay;
 use super::script::Script;
 use crate::capture::ca::CertificateAuthority;
 

@@ -1,5 +1,7 @@
-//! Replay mode: answer each request with the recorded response of the matching recorded
-//! request, so a new CLI version can be driven through an old session's conversation.
+//! Playback (`serve --replay`, the server's `replay` mode): answer each request with the
+//! recorded response of the matching recorded request, so a new CLI version can be
+//! driven through an old session's conversation. (Re-sending a trace's requests to a
+//! server, `agentwire replay`, is the client side: [`crate::capture::resend`].)
 //!
 //! Matching is structural. A request's thread is found by its first user message (then by
 //! whether it carries tools), its position by its turn (assistant replies in its history).
