@@ -86,6 +86,17 @@ impl Route {
             Route::BaseUrl => "base-url",
         }
     }
+
+    /// The route a request took, told from its `Host` header (for traces that did not
+    /// record it: pcap files, imports): first-party when it names [`FIRST_PARTY_HOST`]
+    /// (with or without a port), else a base URL pointing elsewhere.
+    pub fn of_host(host: &str) -> Route {
+        if host.split(':').next() == Some(FIRST_PARTY_HOST) {
+            Route::FirstParty
+        } else {
+            Route::BaseUrl
+        }
+    }
 }
 
 /// The host the first-party route intercepts.
@@ -205,9 +216,18 @@ pub fn sandbox_env(
     env
 }
 
+/// The settings a user chose for a recorded run: the variables of a recorded environment
+/// (a trace context's `env`) that agentwire's sandbox does not set on either route
+/// ([`sandbox_env`]), in the environment's order.
+pub fn chosen_env(env: &BTreeMap<String, String>) -> impl Iterator<Item = (&String, &String)> {
+    let sandbox = sandbox_vars();
+    env.iter()
+        .filter(move |(k, _)| !sandbox.contains(k.as_str()))
+}
+
 /// Names of the variables [`sandbox_env`] sets on either route: agentwire's sandbox, as
-/// opposed to settings a user chose with `--env` (a report's "settings" leave them out).
-pub fn sandbox_vars() -> std::collections::BTreeSet<String> {
+/// opposed to settings a user chose with `--env` ([`chosen_env`]).
+fn sandbox_vars() -> std::collections::BTreeSet<String> {
     let p = std::path::Path::new("/");
     let first_party = RouteEnv::FirstParty {
         proxy: "",
@@ -920,6 +940,23 @@ mod tests {
         }
         assert!(!base.contains_key("HTTPS_PROXY"));
         assert!(!vars.contains("ENABLE_TOOL_SEARCH"));
+    }
+
+    #[test]
+    fn the_route_is_told_from_the_host_and_chosen_env_leaves_the_sandbox_out() {
+        assert_eq!(Route::of_host("api.anthropic.com"), Route::FirstParty);
+        assert_eq!(Route::of_host("api.anthropic.com:443"), Route::FirstParty);
+        assert_eq!(Route::of_host("127.0.0.1:8080"), Route::BaseUrl);
+        assert_eq!(Route::of_host("api.anthropic.com.evil"), Route::BaseUrl);
+        let env: BTreeMap<String, String> = [("HOME", "/h"), ("ENABLE_TOOL_SEARCH", "true")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let chosen: Vec<_> = chosen_env(&env).collect();
+        assert_eq!(
+            chosen,
+            [(&"ENABLE_TOOL_SEARCH".to_string(), &"true".to_string())]
+        );
     }
 
     #[test]
