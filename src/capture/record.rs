@@ -12,6 +12,9 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
+mod resolver;
+pub use resolver::{Recording, SpecResolver, SPEC_TIMEOUT};
+
 use super::npm::{self, CliSpec, NpmError};
 use super::server::{self, ServerConfig, ServerError};
 use super::Diagnostics;
@@ -46,6 +49,23 @@ pub enum RecordError {
     Sandbox(#[source] std::io::Error),
     #[error(transparent)]
     Ca(#[from] super::ca::CaError),
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
+    /// The directory for the recordings of spec inputs cannot be created.
+    #[error("cannot create {path} for the recordings: {source}")]
+    RecordDir {
+        /// The directory.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The recorded CLI sent no `/v1/messages` request: there is nothing to compare.
+    #[error("the CLI sent no /v1/messages request; last output lines:\n{output_tail}")]
+    NoMessages {
+        /// The last lines of its output.
+        output_tail: String,
+    },
     #[error(transparent)]
     Mcp(#[from] super::mcp::McpError),
     /// The working trace next to the output exists: an earlier run did not finish.

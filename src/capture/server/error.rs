@@ -22,6 +22,12 @@ pub enum ServerError {
     CaFile { path: String, message: String },
     #[error("TLS: cannot use {path}: {message} (give PEM files: --tls-cert chain, --tls-key private key)")]
     Tls { path: String, message: String },
+    /// A trace given to replay holds nothing to answer with.
+    #[error("{path}: no /v1/messages exchange with a 200 response to replay")]
+    NothingToReplay {
+        /// The trace.
+        path: String,
+    },
     #[error(transparent)]
     Trace(#[from] TraceError),
 }
