@@ -8,7 +8,7 @@ use agentwire::capture::{cache, npm};
 use agentwire::report;
 use agentwire::text::fmt::mib;
 
-use super::out;
+use super::io::print_stdout;
 use crate::cli::CacheCommand;
 
 fn table(entries: &[cache::Entry]) -> String {
@@ -31,8 +31,8 @@ pub(super) fn cache(c: CacheCommand) -> Result<ExitCode> {
         CacheCommand::List => {
             let all = cache::list();
             let total: u64 = all.iter().map(|e| e.bytes).sum();
-            out(&table(&all))?;
-            out(&format!(
+            print_stdout(&table(&all))?;
+            print_stdout(&format!(
                 "{} entries, {} in {}\n",
                 all.len(),
                 mib(total),
@@ -49,8 +49,8 @@ pub(super) fn cache(c: CacheCommand) -> Result<ExitCode> {
             };
             let removed = cache::prune(kind, usize::from(p.keep), p.dry_run)?;
             let total: u64 = removed.iter().map(|e| e.bytes).sum();
-            out(&table(&removed))?;
-            out(&format!(
+            print_stdout(&table(&removed))?;
+            print_stdout(&format!(
                 "{} {} entries ({})\n",
                 if p.dry_run { "would remove" } else { "removed" },
                 removed.len(),

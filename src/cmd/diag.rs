@@ -23,7 +23,7 @@ use std::process::ExitCode;
 use agentwire::capture::{Diagnostics, Level};
 use agentwire::trace::Trace;
 
-use super::{UsageError, DEGRADED, ERROR, USAGE};
+use crate::cli::exit::{UsageError, DEGRADED, ERROR, USAGE};
 
 /// `warning: …` on stderr, through the sink ([`emit`]); arguments as for `format!`.
 macro_rules! warn {
@@ -128,12 +128,8 @@ pub fn fail(e: &anyhow::Error) -> ExitCode {
     }
 }
 
-/// Print `LEVEL: MSG` on stderr, secrets redacted and through the printable filter.
-pub fn stderr_line(level: &str, msg: &str) {
-    emit(Some(level), msg);
-}
-
-/// Print `warning: MSG` on stderr (see [`stderr_line`]).
+/// Print `warning: MSG` on stderr, secrets redacted and through the printable filter
+/// ([`emit`]).
 pub fn warn(msg: &str) {
     emit(Some("warning"), msg);
 }
@@ -148,11 +144,6 @@ pub(crate) fn warn_problems(problems: &[String]) -> ExitCode {
     } else {
         ExitCode::from(DEGRADED)
     }
-}
-
-/// [`report_problems`]: true when there were none.
-pub(crate) fn report_problems_ok(trace: &Trace) -> bool {
-    report_problems(trace) == ExitCode::SUCCESS
 }
 
 /// Report a trace's unreadable lines and its exchanges with a bad part

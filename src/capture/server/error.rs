@@ -1,5 +1,6 @@
 //! The server's errors: [`ServerError`], one enum for binding, upstreams, CA and TLS
-//! files, and the trace.
+//! files, replay, and the trace. (A listen address is typed, `SocketAddr`: the text the
+//! user wrote is checked where it is parsed, the CLI's `--addr`.)
 
 use crate::trace::TraceError;
 
@@ -14,8 +15,6 @@ pub enum ServerError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{addr:?} is not an address to listen on; use IP:PORT, e.g. 127.0.0.1:8080")]
-    BadAddr { addr: String },
     #[error("upstream {url:?} is not usable: {reason}")]
     BadUpstream { url: String, reason: String },
     #[error("cannot use CA file {path}: {message} (give a PEM file with the CA certificate)")]
