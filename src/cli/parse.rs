@@ -237,6 +237,39 @@ mod tests {
     }
 
     #[test]
+    fn flags_come_out_typed_and_blank_gate_items_are_no_gates() {
+        let Command::Diff(d) =
+            Cli::try_parse_from(["agentwire", "diff", "a", "b", "--fail-on", "tools-added,,"])
+                .unwrap()
+                .command
+        else {
+            panic!("not diff")
+        };
+        let gates: Vec<&str> = d
+            .fail_on
+            .iter()
+            .flatten()
+            .map(|g| g.expr.as_str())
+            .collect();
+        assert_eq!(gates, ["tools-added"]);
+        assert!(parse_diff_gate("tools-vanished").is_err());
+        assert!(parse_analyze_gate("bogus>1").unwrap_err().contains("bogus"));
+        assert_eq!(
+            parse_hosts(" API.anthropic.com, ,b.example").unwrap(),
+            Hosts(vec!["api.anthropic.com".into(), "b.example".into()])
+        );
+        assert_eq!(parse_hosts("a,b").unwrap().to_string(), "a,b");
+        assert_eq!(parse_env("K=unset").unwrap(), ("K".into(), None));
+        assert!(parse_env("NOEQUALS").unwrap_err().contains("NOEQUALS"));
+        assert_eq!(
+            parse_listen_addr(" 127.0.0.1:0 ").unwrap(),
+            "127.0.0.1:0".parse::<SocketAddr>().unwrap()
+        );
+        assert!(parse_listen_addr("999.0.0.1:80").is_err());
+        assert_eq!(parse_timing("x2").unwrap(), Timing::Speed(2.0));
+    }
+
+    #[test]
     fn durations() {
         assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
         assert_eq!(parse_duration("5m").unwrap(), Duration::from_secs(300));
