@@ -43,7 +43,8 @@ pub enum RecordError {
     },
     #[error("nothing to run: give --cli NAME@VERSION or a command after `--`")]
     NothingToRun,
-    #[error("--env {0:?} is not K=V; write it as NAME=value (or NAME=unset to remove NAME)")]
+    /// An environment change is not `K=V` (the CLI names the flag it came from).
+    #[error("{0:?} is not K=V; write it as NAME=value (or NAME=unset to remove NAME)")]
     BadEnv(String),
     #[error("cannot prepare the sandbox directory: {0}")]
     Sandbox(#[source] std::io::Error),
