@@ -29,27 +29,37 @@ pub const FAKE_API_KEY: &str = "sk-ant-api03-agentwire-FAKE-KEY-0000000000000000
 /// Errors of `record`.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
+    /// Resolving or fetching the CLI failed.
     #[error(transparent)]
     Npm(#[from] NpmError),
+    /// The server the CLI runs under failed.
     #[error(transparent)]
     Server(#[from] ServerError),
+    /// The trace cannot be written or read back.
     #[error(transparent)]
     Trace(#[from] TraceError),
+    /// The command cannot be started.
     #[error("cannot start {program}: {source} (check the command and PATH)")]
     Spawn {
+        /// The program.
         program: String,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// Neither a CLI nor a command was given.
     #[error("nothing to run: give --cli NAME@VERSION or a command after `--`")]
     NothingToRun,
     /// An environment change is not `K=V` (the CLI names the flag it came from).
     #[error("{0:?} is not K=V; write it as NAME=value (or NAME=unset to remove NAME)")]
     BadEnv(String),
+    /// The sandbox (fresh HOME, config and working directories) cannot be made.
     #[error("cannot prepare the sandbox directory: {0}")]
     Sandbox(#[source] std::io::Error),
+    /// agentwire's CA (the first-party route) cannot be loaded or made.
     #[error(transparent)]
     Ca(#[from] super::ca::CaError),
+    /// The output policy refused the trace's path.
     #[error(transparent)]
     Output(#[from] crate::output::OutputError),
     /// The directory for the recordings of spec inputs cannot be created.
@@ -67,6 +77,7 @@ pub enum RecordError {
         /// The last lines of its output.
         output_tail: String,
     },
+    /// The run's MCP servers cannot be recorded.
     #[error(transparent)]
     Mcp(#[from] super::mcp::McpError),
     /// The working trace next to the output exists: an earlier run did not finish.

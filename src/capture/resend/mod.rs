@@ -23,8 +23,15 @@ mod tests;
 /// Errors of the replay client.
 #[derive(Debug, thiserror::Error)]
 pub enum ResendError {
+    /// The base URL does not parse.
     #[error("{url:?} is not a base URL to send to: {reason}")]
-    BadUrl { url: String, reason: String },
+    BadUrl {
+        /// The URL as given.
+        url: String,
+        /// The parser's message.
+        reason: String,
+    },
+    /// The trace holds no request that can be sent again (CONNECT tunnels, truncated and unparsed requests are left out).
     #[error("the trace has no requests to send")]
     Empty,
 }
