@@ -5,15 +5,15 @@
 //! API key, `ANTHROPIC_BASE_URL` (or the first-party proxy variables) pointing at an
 //! in-process server, telemetry and non-essential traffic off, the caller's `--env`
 //! changes, and a timeout. The trace header records the context (CLI, version, platform,
-//! route, every variable that was set, base URL, agentwire version).
+//! route, every variable that was set, base URL, agentwire version). [`resolver`] records
+//! the inputs of a command that takes traces when they name a CLI version instead.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-mod resolver;
-pub use resolver::{Recording, SpecResolver, SPEC_TIMEOUT};
+pub mod resolver;
 
 use super::npm::{self, CliSpec, NpmError};
 use super::server::{self, ServerConfig, ServerError};

@@ -8,11 +8,11 @@ use reqwest::Url;
 
 use agentwire::gate::Gate;
 
-use super::args::{AnalysisArgs, DocOutputArgs, FormatArg, RouteArg};
 use super::parse::{
     parse_analyze_gate, parse_base_url, parse_diff_gate, parse_env, parse_header, parse_rate,
     parse_since,
 };
+use super::shared::{AnalysisArgs, DocOutputArgs, FormatArg, RouteArg};
 
 /// `agentwire show`.
 #[derive(Args, Debug)]

@@ -16,18 +16,19 @@ use agentwire::analyze::{AnalyzeConfig, PriceTable, TtlMode, UsageMode};
 use agentwire::api::normalize::{Normalizer, PendingNormalizer};
 use agentwire::api::view::ExchangeProblem;
 use agentwire::capture::pcap;
-use agentwire::capture::record::{RecordConfig, Route, SpecResolver, Target};
+use agentwire::capture::record::resolver::SpecResolver;
+use agentwire::capture::record::{RecordConfig, Route, Target};
 use agentwire::capture::resend::ResendConfig;
 use agentwire::capture::server::playback::{Coverage, Replay};
 use agentwire::capture::server::{self, InterceptConfig, Mode, Script, ServerConfig};
 use agentwire::report::{DocFormat, Format};
 use agentwire::trace::{ReadProblem, SourceKind};
 
-use super::args::{
+use super::exit::usage;
+use super::shared::{
     AnalysisArgs, DocFormatArg, DocOutputArgs, FormatArg, LimitArgs, PacketFilterArgs, ReplyArgs,
     RouteArg, TtlArg, UsageArg,
 };
-use super::exit::usage;
 use super::sources::{RecordArgs, ServeArgs};
 
 impl From<FormatArg> for Format {

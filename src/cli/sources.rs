@@ -11,12 +11,12 @@ use reqwest::Url;
 
 use agentwire::capture::matrix::EnvAxis;
 
-use super::args::{
-    DocOutputArgs, FormatArg, LimitArgs, PacketFilterArgs, ReplyArgs, RouteArg, ThreadsArg,
-};
 use super::parse::{
     parse_base_url, parse_duration, parse_env, parse_env_axis, parse_hosts, parse_http_url,
     parse_listen_addr, parse_since, Hosts, DAY,
+};
+use super::shared::{
+    DocOutputArgs, FormatArg, LimitArgs, PacketFilterArgs, ReplyArgs, RouteArg, ThreadsArg,
 };
 
 /// `agentwire serve`.

@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use agentwire::api::normalize::PendingNormalizer;
 use agentwire::capture::npm::CliSpec;
-use agentwire::capture::record::SpecResolver;
+use agentwire::capture::record::resolver::SpecResolver;
 use agentwire::diff::{self, DiffReport, InputResolver, Mode};
 use agentwire::report;
 use agentwire::trace::Trace;
