@@ -20,6 +20,8 @@
 //!
 //! The binary's `cli` and `cmd` sit on top.
 
+#![warn(missing_docs)]
+
 pub mod analyze;
 pub mod api;
 pub mod capture;

@@ -24,27 +24,45 @@ pub struct Block {
 #[derive(Clone, Debug, PartialEq)]
 pub enum BlockKind {
     /// `text`.
-    Text { text: String },
+    Text {
+        /// The text.
+        text: String,
+    },
     /// `image` (the data itself is not copied; use the span).
-    Image { media_type: Option<String> },
+    Image {
+        /// `source.media_type` (`image/png`), if given.
+        media_type: Option<String>,
+    },
     /// `document`.
-    Document { title: Option<String> },
+    Document {
+        /// The document's `title`, if given.
+        title: Option<String>,
+    },
     /// `tool_use`: a client tool call.
     ToolUse {
+        /// The call's id (`toolu_…`), which its result names.
         id: String,
+        /// The tool called.
         name: String,
+        /// The call's arguments.
         input: Value,
     },
     /// `server_tool_use`: a call of a server tool.
     ServerToolUse {
+        /// The call's id (`srvtoolu_…`).
         id: String,
+        /// The server tool called (`web_search`).
         name: String,
+        /// The call's arguments.
         input: Value,
     },
     /// `tool_result`: `text` is the concatenation of its text parts.
     ToolResult {
+        /// The id of the `tool_use` this answers.
         tool_use_id: String,
+        /// `is_error`: the tool failed.
         is_error: bool,
+        /// The result's text parts, concatenated.
         text: String,
         /// Tools referenced inside the result (`tool_reference` items), as ToolSearch
         /// returns them.
@@ -54,15 +72,25 @@ pub enum BlockKind {
     },
     /// `thinking`.
     Thinking {
+        /// The thinking text.
         thinking: String,
+        /// Its `signature`, if sent.
         signature: Option<String>,
     },
     /// `redacted_thinking`.
     RedactedThinking,
     /// `tool_reference`: a deferred tool loaded by name.
-    ToolReference { tool_name: String },
+    ToolReference {
+        /// The tool's name.
+        tool_name: String,
+    },
     /// Any other `type`, kept whole.
-    Other { block_type: String, raw: Value },
+    Other {
+        /// Its `type`.
+        block_type: String,
+        /// The whole block as sent.
+        raw: Value,
+    },
 }
 
 impl Block {

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::{sse, ApiError, MessagesRequest, ResponseBody, ResponseMessage};
 use crate::http::is_event_stream;
-use crate::trace::Exchange;
+use crate::trace::{Exchange, Trace};
 
 /// An exchange's response body, decoded by the one content decoder
 /// ([`super::response_body`]) and read by its `content-type` (a message assembled from SSE
@@ -108,6 +108,42 @@ pub fn read_responses_body(
         );
     }
     (ResponseBody::Other, Vec::new())
+}
+
+/// An exchange kept with a bad part: a stream event skipped, or a response body that
+/// cannot be decoded. The exchange stays in the trace; a command reading it counts the
+/// problem as it counts an unreadable line, and the run is degraded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExchangeProblem {
+    /// The file the exchange was read from (a file under a directory input; ids repeat
+    /// across a directory's files).
+    pub file: std::path::PathBuf,
+    /// The exchange's id.
+    pub id: u64,
+    /// What is wrong, as [`exchange_response`] says it.
+    pub problem: String,
+}
+
+/// The bad parts of a trace's responses, in exchange order: each stream problem of a
+/// message ([`ResponseMessage::stream_problems`]) and each body that cannot be decoded
+/// ([`ResponseBody::Undecodable`]). The trace's unreadable lines are not here: they are
+/// [`Trace::problems`].
+pub fn problems(trace: &Trace) -> Vec<ExchangeProblem> {
+    let mut out = Vec::new();
+    for (i, x) in trace.exchanges.iter().enumerate() {
+        let found = match exchange_response(x) {
+            Some(ResponseBody::Message(m)) => m.stream_problems,
+            Some(ResponseBody::Undecodable { reason }) => vec![reason],
+            _ => continue,
+        };
+        let file = trace.file_of(i);
+        out.extend(found.into_iter().map(|problem| ExchangeProblem {
+            file: file.to_path_buf(),
+            id: x.id,
+            problem,
+        }));
+    }
+    out
 }
 
 /// Interpret a `/v1/messages` response body (already decoded: see [`super::decode`]).
@@ -524,5 +560,38 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn problems_lists_each_bad_part_of_each_response_in_exchange_order() {
+        let reply = br#"{"id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}"#;
+        let mut cut = gzip(reply);
+        cut.truncate(cut.len() / 2);
+        let sse = b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"m\",\"usage\":{\"input_tokens\":3}}}\n\n";
+        let mut xs = vec![
+            with_response("application/json", gzip(reply)),
+            with_response("application/json", cut),
+            with_response("text/event-stream", sse.to_vec()),
+        ];
+        for (i, x) in xs.iter_mut().enumerate() {
+            x.id = i as u64;
+        }
+        let trace = Trace {
+            path: "t.jsonl".into(),
+            exchanges: xs,
+            ..Trace::default()
+        };
+        let got = problems(&trace);
+        let ids: Vec<u64> = got.iter().map(|p| p.id).collect();
+        assert_eq!(ids[0], 1, "{got:?}");
+        assert!(ids[1..].iter().all(|&id| id == 2), "{got:?}");
+        assert!(
+            got[0].problem.contains("cannot decode gzip body"),
+            "{got:?}"
+        );
+        assert!(got[1].problem.contains("gzip"), "{got:?}");
+        assert!(got
+            .iter()
+            .all(|p| p.file == std::path::Path::new("t.jsonl")));
     }
 }

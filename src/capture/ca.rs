@@ -19,19 +19,34 @@ pub const CA_NAME: &str = "agentwire local interception CA";
 /// Errors of the CA.
 #[derive(Debug, thiserror::Error)]
 pub enum CaError {
+    /// A CA file could not be read, written or made private.
     #[error("cannot {action} {path}: {source}")]
     Io {
+        /// What was being done (`read`, `write`, `lock`, …), as the message says it.
         action: &'static str,
+        /// The file or directory.
         path: String,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// The CA key file is not a key agentwire can sign with.
     #[error("CA key {path} is unusable: {message} (run `agentwire ca --rotate` to make a new CA)")]
-    BadKey { path: String, message: String },
+    BadKey {
+        /// The key file.
+        path: String,
+        /// Why it is unusable.
+        message: String,
+    },
+    /// rcgen could not make a certificate (its message).
     #[error("certificate generation failed: {0}")]
     Generate(String),
+    /// The CA certificate is there but its key is not.
     #[error("CA key {path} is missing but its certificate is there: the CA cannot sign; run `agentwire ca --rotate` to make a new CA (clients must then trust the new certificate)")]
-    MissingKey { path: String },
+    MissingKey {
+        /// The missing key file.
+        path: String,
+    },
 }
 
 /// A CA that can mint leaf certificates.

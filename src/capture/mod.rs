@@ -6,13 +6,13 @@
 //! their caller passes in ([`diagnostics`]).
 
 pub mod ca;
+pub mod cache;
 pub mod diagnostics;
 pub mod matrix;
 pub mod mcp;
 pub mod npm;
 pub mod pcap;
 pub mod record;
-pub mod recordings;
 pub mod resend;
 pub mod sendable;
 pub mod server;

@@ -14,46 +14,95 @@ use sha2::{Digest, Sha512};
 /// Errors fetching a CLI.
 #[derive(Debug, thiserror::Error)]
 pub enum NpmError {
+    /// A spec that is not `NAME@VERSION`, `NAME@TAG` or `NAME@A..B`.
     #[error("{spec:?} is not a CLI spec; use NAME@VERSION (claude-code@2.1.304), NAME@TAG (claude-code@latest) or, where a command takes several versions, NAME@A..B (claude-code@2.1.300..2.1.304)")]
-    BadSpec { spec: String },
+    BadSpec {
+        /// The spec as written.
+        spec: String,
+    },
+    /// The registry knows no such dist-tag for the CLI.
     #[error("{package} has no dist-tag {tag:?} on the npm registry; its tags: {known}")]
     UnknownTag {
+        /// The npm package asked.
         package: String,
+        /// The tag asked.
         tag: String,
+        /// The tags it has, listed.
         known: String,
     },
+    /// No version was published between a range's ends.
     #[error("{spec:?}: no version of {package} published from {from} to {to}; list them with `npm view {package} versions`")]
     EmptyRange {
+        /// The spec as written.
         spec: String,
+        /// The npm package whose versions were listed.
         package: String,
+        /// The range's first end.
         from: String,
+        /// The range's last end.
         to: String,
     },
+    /// A range given where one version is wanted.
     #[error("{spec:?} is a range, but this command takes one version; give NAME@VERSION or NAME@TAG (ranges work with `matrix --cli`)")]
-    RangeNotAllowed { spec: String },
+    RangeNotAllowed {
+        /// The spec as written.
+        spec: String,
+    },
+    /// A CLI name agentwire does not know.
     #[error("unknown CLI {name:?}; known: claude-code (or run any command with `agentwire record -- COMMAND`)")]
-    UnknownCli { name: String },
+    UnknownCli {
+        /// The name.
+        name: String,
+    },
+    /// No native package of the CLI for this platform.
     #[error("no native claude-code package for platform {platform}")]
-    Platform { platform: String },
+    Platform {
+        /// This platform (`linux-x64`, …).
+        platform: String,
+    },
+    /// Running `npm` failed.
     #[error("`npm {args}` failed: {detail} (is npm installed and the registry reachable?)")]
-    Npm { args: String, detail: String },
+    Npm {
+        /// Its arguments.
+        args: String,
+        /// Its error output, or what was wrong with its answer.
+        detail: String,
+    },
+    /// The version is not published.
     #[error("{package} is not published on the npm registry; check the version (`npm view @anthropic-ai/claude-code versions`)")]
-    NoSuchVersion { package: String },
+    NoSuchVersion {
+        /// The package and version (`NAME@VERSION`).
+        package: String,
+    },
+    /// A downloaded tarball does not match the registry's digest.
     #[error("integrity check failed for {package}: registry says {expected}, downloaded tarball is {actual}; the download was corrupted or tampered with — retry")]
     Integrity {
+        /// The package and version.
         package: String,
+        /// The registry's integrity string.
         expected: String,
+        /// The downloaded tarball's.
         actual: String,
     },
+    /// A tarball could not be unpacked.
     #[error("cannot unpack {package} into {dir}: {source}")]
     Unpack {
+        /// The package and version.
         package: String,
+        /// Where it was unpacked.
         dir: String,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// An unpacked package lacks its executable.
     #[error("package {package} has no executable {binary}")]
-    NoBinary { package: String, binary: String },
+    NoBinary {
+        /// The package and version.
+        package: String,
+        /// The executable looked for.
+        binary: String,
+    },
 }
 
 /// A resolved CLI spec.

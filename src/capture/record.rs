@@ -5,12 +5,15 @@
 //! API key, `ANTHROPIC_BASE_URL` (or the first-party proxy variables) pointing at an
 //! in-process server, telemetry and non-essential traffic off, the caller's `--env`
 //! changes, and a timeout. The trace header records the context (CLI, version, platform,
-//! route, every variable that was set, base URL, agentwire version).
+//! route, every variable that was set, base URL, agentwire version). [`resolver`] records
+//! the inputs of a command that takes traces when they name a CLI version instead.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
+
+pub mod resolver;
 
 use super::npm::{self, CliSpec, NpmError};
 use super::server::{self, ServerConfig, ServerError};
@@ -26,26 +29,55 @@ pub const FAKE_API_KEY: &str = "sk-ant-api03-agentwire-FAKE-KEY-0000000000000000
 /// Errors of `record`.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
+    /// Resolving or fetching the CLI failed.
     #[error(transparent)]
     Npm(#[from] NpmError),
+    /// The server the CLI runs under failed.
     #[error(transparent)]
     Server(#[from] ServerError),
+    /// The trace cannot be written or read back.
     #[error(transparent)]
     Trace(#[from] TraceError),
+    /// The command cannot be started.
     #[error("cannot start {program}: {source} (check the command and PATH)")]
     Spawn {
+        /// The program.
         program: String,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// Neither a CLI nor a command was given.
     #[error("nothing to run: give --cli NAME@VERSION or a command after `--`")]
     NothingToRun,
-    #[error("--env {0:?} is not K=V; write it as NAME=value (or NAME=unset to remove NAME)")]
+    /// An environment change is not `K=V` (the CLI names the flag it came from).
+    #[error("{0:?} is not K=V; write it as NAME=value (or NAME=unset to remove NAME)")]
     BadEnv(String),
+    /// The sandbox (fresh HOME, config and working directories) cannot be made.
     #[error("cannot prepare the sandbox directory: {0}")]
     Sandbox(#[source] std::io::Error),
+    /// agentwire's CA (the first-party route) cannot be loaded or made.
     #[error(transparent)]
     Ca(#[from] super::ca::CaError),
+    /// The output policy refused the trace's path.
+    #[error(transparent)]
+    Output(#[from] crate::output::OutputError),
+    /// The directory for the recordings of spec inputs cannot be created.
+    #[error("cannot create {path} for the recordings: {source}")]
+    RecordDir {
+        /// The directory.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The recorded CLI sent no `/v1/messages` request: there is nothing to compare.
+    #[error("the CLI sent no /v1/messages request; last output lines:\n{output_tail}")]
+    NoMessages {
+        /// The last lines of its output.
+        output_tail: String,
+    },
+    /// The run's MCP servers cannot be recorded.
     #[error(transparent)]
     Mcp(#[from] super::mcp::McpError),
     /// The working trace next to the output exists: an earlier run did not finish.
@@ -84,6 +116,17 @@ impl Route {
         match self {
             Route::FirstParty => "first-party",
             Route::BaseUrl => "base-url",
+        }
+    }
+
+    /// The route a request took, told from its `Host` header (for traces that did not
+    /// record it: pcap files, imports): first-party when it names [`FIRST_PARTY_HOST`]
+    /// (with or without a port), else a base URL pointing elsewhere.
+    pub fn of_host(host: &str) -> Route {
+        if host.split(':').next() == Some(FIRST_PARTY_HOST) {
+            Route::FirstParty
+        } else {
+            Route::BaseUrl
         }
     }
 }
@@ -205,9 +248,18 @@ pub fn sandbox_env(
     env
 }
 
+/// The settings a user chose for a recorded run: the variables of a recorded environment
+/// (a trace context's `env`) that agentwire's sandbox does not set on either route
+/// ([`sandbox_env`]), in the environment's order.
+pub fn chosen_env(env: &BTreeMap<String, String>) -> impl Iterator<Item = (&String, &String)> {
+    let sandbox = sandbox_vars();
+    env.iter()
+        .filter(move |(k, _)| !sandbox.contains(k.as_str()))
+}
+
 /// Names of the variables [`sandbox_env`] sets on either route: agentwire's sandbox, as
-/// opposed to settings a user chose with `--env` (a report's "settings" leave them out).
-pub fn sandbox_vars() -> std::collections::BTreeSet<String> {
+/// opposed to settings a user chose with `--env` ([`chosen_env`]).
+fn sandbox_vars() -> std::collections::BTreeSet<String> {
     let p = std::path::Path::new("/");
     let first_party = RouteEnv::FirstParty {
         proxy: "",
@@ -920,6 +972,23 @@ mod tests {
         }
         assert!(!base.contains_key("HTTPS_PROXY"));
         assert!(!vars.contains("ENABLE_TOOL_SEARCH"));
+    }
+
+    #[test]
+    fn the_route_is_told_from_the_host_and_chosen_env_leaves_the_sandbox_out() {
+        assert_eq!(Route::of_host("api.anthropic.com"), Route::FirstParty);
+        assert_eq!(Route::of_host("api.anthropic.com:443"), Route::FirstParty);
+        assert_eq!(Route::of_host("127.0.0.1:8080"), Route::BaseUrl);
+        assert_eq!(Route::of_host("api.anthropic.com.evil"), Route::BaseUrl);
+        let env: BTreeMap<String, String> = [("HOME", "/h"), ("ENABLE_TOOL_SEARCH", "true")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let chosen: Vec<_> = chosen_env(&env).collect();
+        assert_eq!(
+            chosen,
+            [(&"ENABLE_TOOL_SEARCH".to_string(), &"true".to_string())]
+        );
     }
 
     #[test]

@@ -163,6 +163,38 @@ pub fn resolve_range(spec: &str) -> Result<Vec<CliSpec>, NpmError> {
     CliRequest::parse(spec)?.resolve_all()
 }
 
+/// Every version `spec` names, oldest first within each item: `NAME@ITEM,ITEM,...` where
+/// an item is a version, a dist-tag or a range `A..B` ([`resolve_range`]). A range keeps
+/// every `step`-th version and always both ends (`step` 0 counts as 1); a version named
+/// twice is kept once, where it first appears.
+///
+/// Errors: [`NpmError`] for a bad spec or item, and for registry failures.
+pub fn expand(spec: &str, step: usize) -> Result<Vec<CliSpec>, NpmError> {
+    expand_with(spec, step, resolve_range)
+}
+
+/// [`expand`] with `resolve` in place of the registry look-up of one `NAME@ITEM`.
+fn expand_with(
+    spec: &str,
+    step: usize,
+    resolve: impl Fn(&str) -> Result<Vec<CliSpec>, NpmError>,
+) -> Result<Vec<CliSpec>, NpmError> {
+    let step = step.max(1);
+    let (name, list) = spec.rsplit_once('@').unwrap_or((spec, ""));
+    let mut out: Vec<CliSpec> = Vec::new();
+    for item in list.split(',') {
+        let all = resolve(&format!("{name}@{item}"))?;
+        let last = all.len().saturating_sub(1);
+        for (k, s) in all.into_iter().enumerate() {
+            let kept = k % step == 0 || k == last;
+            if kept && !out.iter().any(|o| o.version == s.version) {
+                out.push(s);
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The npm package carrying a CLI's dist-tags (`claude-code` → `@anthropic-ai/claude-code`).
 fn main_package(name: &str) -> Result<&'static str, NpmError> {
     match name {
@@ -292,5 +324,36 @@ mod tests {
         );
         // reversed ends select nothing
         assert!(select_range(&published, &v("2.1.12"), &v("2.1.9")).is_empty());
+    }
+
+    /// A stand-in for the registry: `NAME@A..B` over versions 2.1.A to 2.1.B, `NAME@N`
+    /// for 2.1.N.
+    fn fake_resolve(spec: &str) -> Result<Vec<CliSpec>, NpmError> {
+        let (name, item) = spec.split_once('@').unwrap();
+        let (lo, hi) = item.split_once("..").unwrap_or((item, item));
+        let (lo, hi): (u32, u32) = (lo.parse().unwrap(), hi.parse().unwrap());
+        Ok((lo..=hi)
+            .map(|n| CliSpec::new(name, &format!("2.1.{n}")).unwrap())
+            .collect())
+    }
+
+    fn versions(specs: &[CliSpec]) -> Vec<String> {
+        specs.iter().map(|s| s.version.clone()).collect()
+    }
+
+    #[test]
+    fn expand_keeps_every_step_th_version_of_a_range_and_both_ends_once() {
+        let got = expand_with("claude-code@300..307", 3, fake_resolve).unwrap();
+        assert_eq!(versions(&got), ["2.1.300", "2.1.303", "2.1.306", "2.1.307"]);
+        // A list mixes ranges and versions; a version named twice is kept once, first.
+        let got = expand_with("claude-code@305,300..302,301,310", 1, fake_resolve).unwrap();
+        assert_eq!(
+            versions(&got),
+            ["2.1.305", "2.1.300", "2.1.301", "2.1.302", "2.1.310"]
+        );
+        // A step larger than the range keeps its ends.
+        let got = expand_with("claude-code@300..304", 1000, fake_resolve).unwrap();
+        assert_eq!(versions(&got), ["2.1.300", "2.1.304"]);
+        assert_eq!(got[0].name, "claude-code");
     }
 }

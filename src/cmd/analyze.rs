@@ -4,20 +4,17 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use agentwire::analyze;
 use agentwire::report;
 
-use super::{out, usage, DEGRADED, GATE_TRIPPED};
-use crate::cli::{AnalysisArgs, AnalyzeArgs};
+use super::diag::{note_skipped, warn, Warnings};
+use super::io::print_stdout;
+use crate::cli::config;
+use crate::cli::exit::{exit, DEGRADED, GATE_TRIPPED};
+use crate::cli::AnalyzeArgs;
 
 pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
-    use agentwire::analyze;
-    let gates = a
-        .fail_on
-        .iter()
-        .map(|e| analyze::gate::parse(e))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(usage)?;
-    let cfg = config(&a.settings)?;
+    let cfg = config::analysis(&a.settings)?;
     if let Some(dir) = &a.parquet {
         // Outputs checked before the (possibly long) analysis.
         report::parquet::check_tables(dir, a.force)?;
@@ -25,7 +22,7 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
     }
     let paths: Vec<&std::path::Path> = a.traces.iter().map(|p| p.as_path()).collect();
     let result = analyze::analyze_files(&paths, cfg)?;
-    out(&report::analyze::render(&result, a.format.into()))?;
+    print_stdout(&report::analyze::render(&result, a.format.into()))?;
     if let Some(dir) = &a.parquet {
         let files = report::parquet::write_tables(&result, dir, a.force)?;
         message!(
@@ -36,7 +33,8 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         );
     }
     let mut code = warnings(&result);
-    let tripped: Vec<String> = gates
+    let tripped: Vec<String> = a
+        .fail_on
         .iter()
         .filter_map(|g| analyze::gate::check(g, &result.summary))
         .collect();
@@ -44,50 +42,36 @@ pub(super) fn analyze(a: AnalyzeArgs) -> Result<ExitCode> {
         message!("{t}");
     }
     if !tripped.is_empty() {
-        code = ExitCode::from(GATE_TRIPPED);
+        code = exit(GATE_TRIPPED);
     }
     Ok(code)
 }
 
 /// Print an analysis's warnings (unpriced models, unreadable lines, skipped requests) on
 /// stderr; the exit code they imply.
-pub(super) fn warnings(result: &agentwire::analyze::Analysis) -> ExitCode {
+pub(super) fn warnings(result: &analyze::Analysis) -> ExitCode {
     for w in &result.warnings {
-        super::warn(w);
+        warn(w);
     }
     let mut code = ExitCode::SUCCESS;
     for files in result.skipped_files.chunk_by(|a, b| a.input == b.input) {
-        super::note_skipped(&files[0].input, files.len(), &files[0].reason);
+        note_skipped(&files[0].input, files.len(), &files[0].reason);
     }
     for i in &result.inputs {
         if i.bad_lines > 0 {
             // Described as `show` describes them: the first few, then a count.
-            let mut w = super::Warnings::new(&i.path);
+            let mut w = Warnings::new(&i.path);
             for n in &i.bad_line_notes {
                 w.bad_line_text(n);
             }
             w.more_bad_lines(i.bad_lines - i.bad_line_notes.len());
             w.finish();
-            code = ExitCode::from(DEGRADED);
+            code = exit(DEGRADED);
         }
         for b in &i.bad_bodies {
-            super::warn(&format!("{}: {b}", i.path));
-            code = ExitCode::from(DEGRADED);
+            warn(&format!("{}: {b}", i.path));
+            code = exit(DEGRADED);
         }
     }
     code
-}
-
-/// The analysis settings of `--ttl`, `--usage` and `--prices FILE` (default: the built-in
-/// price table).
-pub(super) fn config(s: &AnalysisArgs) -> Result<agentwire::analyze::AnalyzeConfig> {
-    use agentwire::analyze::{AnalyzeConfig, PriceTable};
-    Ok(AnalyzeConfig {
-        ttl: s.ttl.into(),
-        usage: s.usage.into(),
-        prices: match &s.prices {
-            Some(p) => PriceTable::from_file(p)?,
-            None => PriceTable::builtin(),
-        },
-    })
 }

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::out;
+use super::io::print_stdout;
 use crate::cli::CaArgs;
 
 pub(super) fn ca(a: CaArgs) -> Result<ExitCode> {
@@ -17,9 +17,9 @@ pub(super) fn ca(a: CaArgs) -> Result<ExitCode> {
     };
     let path = ca.cert_path().unwrap_or_else(|| dir.join("ca.pem"));
     if a.path || a.rotate {
-        out(&format!("{}\n", path.display()))?;
+        print_stdout(&format!("{}\n", path.display()))?;
     } else {
-        out(ca.cert_pem())?;
+        print_stdout(ca.cert_pem())?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,14 +4,14 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use agentwire::capture::{npm, recordings};
+use agentwire::capture::{cache, npm};
 use agentwire::report;
 use agentwire::text::fmt::mib;
 
-use super::out;
+use super::io::print_stdout;
 use crate::cli::CacheCommand;
 
-fn table(entries: &[recordings::Entry]) -> String {
+fn table(entries: &[cache::Entry]) -> String {
     let mut t = report::table::table(&["kind", "name", "version", "entry", "size"]);
     for e in entries {
         t.add_row(vec![
@@ -29,10 +29,10 @@ pub(super) fn cache(c: CacheCommand) -> Result<ExitCode> {
     let root = npm::cache_root();
     match c {
         CacheCommand::List => {
-            let all = recordings::list();
+            let all = cache::list();
             let total: u64 = all.iter().map(|e| e.bytes).sum();
-            out(&table(&all))?;
-            out(&format!(
+            print_stdout(&table(&all))?;
+            print_stdout(&format!(
                 "{} entries, {} in {}\n",
                 all.len(),
                 mib(total),
@@ -47,10 +47,10 @@ pub(super) fn cache(c: CacheCommand) -> Result<ExitCode> {
             } else {
                 None
             };
-            let removed = recordings::prune(kind, usize::from(p.keep), p.dry_run)?;
+            let removed = cache::prune(kind, usize::from(p.keep), p.dry_run)?;
             let total: u64 = removed.iter().map(|e| e.bytes).sum();
-            out(&table(&removed))?;
-            out(&format!(
+            print_stdout(&table(&removed))?;
+            print_stdout(&format!(
                 "{} {} entries ({})\n",
                 if p.dry_run { "would remove" } else { "removed" },
                 removed.len(),

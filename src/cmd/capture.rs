@@ -16,10 +16,14 @@ use agentwire::capture::pcap::{self, Extractor, LiveConfig, TraceSink};
 use agentwire::trace::{Context, SourceKind};
 
 #[cfg(feature = "libpcap")]
-use super::pcap::{config, finish, progress_message, write_ready};
+use super::io::live_trace;
 #[cfg(feature = "libpcap")]
-use super::{live_trace, progress_spinner, DEGRADED};
+use super::pcap::{finish, progress_message, write_ready};
+#[cfg(feature = "libpcap")]
+use super::term::progress_spinner;
 use crate::cli::CaptureArgs;
+#[cfg(feature = "libpcap")]
+use crate::cli::{config, exit::degraded_if};
 
 /// `agentwire capture` in a build without libpcap.
 #[cfg(not(feature = "libpcap"))]
@@ -32,7 +36,7 @@ pub(super) fn capture(_a: CaptureArgs) -> Result<ExitCode> {
 /// `agentwire capture --iface IFACE`
 #[cfg(feature = "libpcap")]
 pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
-    let mut ex = Extractor::new(config(&a.packet_filter, SourceKind::Live));
+    let mut ex = Extractor::new(config::packet_filter(&a.packet_filter, SourceKind::Live));
     // The input (the interface) is opened before the output.
     let cfg = LiveConfig {
         iface: a.iface.clone(),
@@ -41,23 +45,7 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
     };
     let mut live = pcap::open_live(&cfg)?;
     let mut w = TraceSink::new(live_trace(&a.output, a.force, &Context::new())?, 2);
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        // The one signal listener (SIGINT and SIGTERM), installed before the capture is
-        // announced; a thread waits on it and tells the capture loop to stop.
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        let signalled = {
-            let _in_runtime = rt.enter();
-            agentwire::capture::record::interrupted()
-        };
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            rt.block_on(signalled);
-            stop.store(true, Ordering::Relaxed);
-        });
-    }
+    let stop = stop_on_signal()?;
     let pb = progress_spinner();
     pb.suspend(|| {
         message!(
@@ -86,9 +74,25 @@ pub(super) fn capture(a: CaptureArgs) -> Result<ExitCode> {
         );
     }
     let skipped = finish(ex, w, &a.packet_filter, &a.output)?;
-    Ok(if dropped + if_dropped > 0 || skipped > 0 {
-        ExitCode::from(DEGRADED)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(degraded_if(dropped + if_dropped > 0 || skipped > 0))
+}
+
+/// The one signal listener (SIGINT and SIGTERM), installed before the capture is
+/// announced; a thread waits on it and sets the flag the capture loop stops on.
+#[cfg(feature = "libpcap")]
+fn stop_on_signal() -> Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let signalled = {
+        let _in_runtime = rt.enter();
+        agentwire::capture::record::interrupted()
+    };
+    let flag = stop.clone();
+    std::thread::spawn(move || {
+        rt.block_on(signalled);
+        flag.store(true, Ordering::Relaxed);
+    });
+    Ok(stop)
 }

@@ -10,6 +10,6 @@ use crate::cli::{self, CompletionsArgs};
 pub(super) fn completions(a: CompletionsArgs) -> Result<ExitCode> {
     let mut buf = Vec::new();
     cli::write_completions(a.shell, &mut buf);
-    super::out(&String::from_utf8_lossy(&buf))?;
+    super::io::print_stdout(&String::from_utf8_lossy(&buf))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -23,7 +23,7 @@ use std::process::ExitCode;
 use agentwire::capture::{Diagnostics, Level};
 use agentwire::trace::Trace;
 
-use super::{UsageError, DEGRADED, ERROR, USAGE};
+use crate::cli::exit::{UsageError, DEGRADED, ERROR, USAGE};
 
 /// `warning: …` on stderr, through the sink ([`emit`]); arguments as for `format!`.
 macro_rules! warn {
@@ -128,12 +128,8 @@ pub fn fail(e: &anyhow::Error) -> ExitCode {
     }
 }
 
-/// Print `LEVEL: MSG` on stderr, secrets redacted and through the printable filter.
-pub fn stderr_line(level: &str, msg: &str) {
-    emit(Some(level), msg);
-}
-
-/// Print `warning: MSG` on stderr (see [`stderr_line`]).
+/// Print `warning: MSG` on stderr, secrets redacted and through the printable filter
+/// ([`emit`]).
 pub fn warn(msg: &str) {
     emit(Some("warning"), msg);
 }
@@ -150,30 +146,27 @@ pub(crate) fn warn_problems(problems: &[String]) -> ExitCode {
     }
 }
 
-/// [`report_problems`]: true when there were none.
-pub(crate) fn report_problems_ok(trace: &Trace) -> bool {
-    report_problems(trace) == ExitCode::SUCCESS
+/// Report a trace's unreadable lines and its exchanges with a bad part
+/// ([`agentwire::api::view::problems`]) on stderr; returns the exit code they imply.
+pub fn report_problems(trace: &Trace) -> ExitCode {
+    let exchanges = agentwire::api::view::problems(trace);
+    report_problems_of(&trace.path, &trace.problems, &exchanges)
 }
 
-/// Report a trace's unreadable lines on stderr; returns the exit code they imply.
-pub fn report_problems(trace: &Trace) -> ExitCode {
-    let mut w = Warnings::new(&trace.path.display().to_string());
-    for p in &trace.problems {
+/// [`report_problems`] from the parts a trace was read with: the input named `path`, its
+/// unreadable lines and its exchanges with a bad part (for a trace handed on before it
+/// is reported).
+pub(crate) fn report_problems_of(
+    path: &std::path::Path,
+    lines: &[agentwire::trace::ReadProblem],
+    exchanges: &[agentwire::api::view::ExchangeProblem],
+) -> ExitCode {
+    let mut w = Warnings::new(&path.display().to_string());
+    for p in lines {
         w.bad_line(p);
     }
-    for (i, x) in trace.exchanges.iter().enumerate() {
-        let file = trace.file_of(i);
-        match agentwire::api::view::exchange_response(x) {
-            Some(agentwire::api::ResponseBody::Message(m)) => {
-                for p in &m.stream_problems {
-                    w.bad_exchange(file, x.id, p);
-                }
-            }
-            Some(agentwire::api::ResponseBody::Undecodable { reason }) => {
-                w.bad_exchange(file, x.id, &reason)
-            }
-            _ => {}
-        }
+    for p in exchanges {
+        w.bad_exchange(&p.file, p.id, &p.problem);
     }
     w.finish()
 }

@@ -11,13 +11,13 @@ use agentwire::output::AtomicFile;
 use agentwire::trace::export::HarWriter;
 use agentwire::trace::Record;
 
-use super::{is_stdout, Warnings};
+use super::diag::Warnings;
 use crate::cli::ExportArgs;
 
 pub(super) fn export(a: ExportArgs) -> Result<ExitCode> {
     // Standard output too: a shell may have pointed it at the input.
     agentwire::output::check_not_input(&a.output, &[&a.input])?;
-    if is_stdout(&a.output) {
+    if agentwire::output::is_stdout(&a.output) {
         let (_, code, _) = write_har(&a, agentwire::text::safe_json::stdout())?;
         return Ok(code);
     }
@@ -40,7 +40,7 @@ fn write_har<W: Write>(a: &ExportArgs, sink: W) -> Result<(usize, ExitCode, W)> 
     } else {
         a.output.display().to_string()
     };
-    let mut har = HarWriter::new(BufWriter::new(sink), &a.base_url, &name)?;
+    let mut har = HarWriter::new(BufWriter::new(sink), a.base_url.as_str(), &name)?;
     let mut warnings = Warnings::new(&a.input.display().to_string());
     for rec in &mut input {
         match rec? {

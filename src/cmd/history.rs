@@ -7,19 +7,24 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use agentwire::capture::npm::{self, CliSpec};
-use agentwire::capture::record::{parse_env, Route};
+use agentwire::capture::record::{RecordError, Route};
 use agentwire::capture::versions;
-use agentwire::capture::{matrix, recordings};
+use agentwire::capture::{cache, matrix};
 use agentwire::input::open_trace;
-use agentwire::report::history_page::{self, Step};
+use agentwire::report::history_page::{self, History, Step};
 use agentwire::report::{diff_page, meta::InputMeta, DocFormat};
 use agentwire::trace::Trace;
 
-use super::{doc_format, npm_error, server_config, warn_problems, write_doc, write_file};
-use crate::cli::{HistoryArgs, LimitArgs, ReplyArgs};
+use super::diag::warn_problems;
+use super::io::{write_doc, write_file};
+use crate::cli::exit::npm_error;
+use crate::cli::{config, HistoryArgs};
+
+/// Each input as written, its trace, and where it came from (`file`, `cache`, `new`).
+type Inputs = Vec<(String, Trace, String)>;
 
 pub(super) fn history(a: HistoryArgs) -> Result<ExitCode> {
-    let format = doc_format(&a.out)?;
+    let format = config::doc_format(&a.out)?;
     let files = a.inputs.iter().all(|i| Path::new(i).is_file());
     let (title, inputs) = if files {
         let traces = a
@@ -38,70 +43,49 @@ pub(super) fn history(a: HistoryArgs) -> Result<ExitCode> {
     };
     let mut steps: Vec<Step> = inputs
         .iter()
-        .map(|(input, trace, recorded)| {
-            let m = InputMeta::of(input, trace);
-            Step {
-                label: m
-                    .version
-                    .clone()
-                    .filter(|_| !files)
-                    .unwrap_or_else(|| m.name()),
-                input: input.clone(),
-                trace,
-                recorded: recorded.clone(),
-            }
-        })
+        .map(|(input, trace, recorded)| Step::new(input, trace, recorded, !files))
         .collect();
-    // Two captures of one version (other settings) would show as the same row and the
-    // same chart label: name their files too.
-    let labels: Vec<String> = steps.iter().map(|s| s.label.clone()).collect();
-    for s in &mut steps {
-        if labels.iter().filter(|l| **l == s.label).count() > 1 {
-            let file = Path::new(&s.input)
-                .file_name()
-                .map_or_else(|| s.input.clone(), |f| f.to_string_lossy().into_owned());
-            s.label = format!("{} ({file})", s.label);
-        }
-    }
+    history_page::unique_labels(&mut steps);
     let mut h = history_page::build(&steps);
     // Pairwise diffs next to the output, in its format (not for JSON or stdout).
     if let (Some(out), false) = (&a.out.output, format == DocFormat::Json) {
-        let dir = a.diff_dir.clone().unwrap_or_else(|| {
-            let stem = out
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            out.with_file_name(format!("{stem}-diffs"))
-        });
-        std::fs::create_dir_all(&dir)?;
-        let ext = if format == DocFormat::Html {
-            "html"
-        } else {
-            "md"
-        };
-        // Every diff may be written (or replaced with --force) before any is.
-        for k in 0..h.steps.len() {
-            agentwire::output::check(&dir.join(history_page::step_file(&h, k, ext)), a.out.force)?;
-        }
-        for k in 0..h.steps.len() {
-            let name = history_page::step_file(&h, k, ext);
-            let (report, ma, mb) = &h.steps[k];
-            let text = diff_page::render(
-                report,
-                ma.clone(),
-                mb.clone(),
-                format,
-                &diff_page::Options::default(),
-            );
-            write_file(&dir.join(&name), text.as_bytes(), a.out.force)?;
-            let rel = relative(out, &dir.join(&name));
-            h.rows[k + 1].diff = Some(rel);
-        }
+        write_diffs(&mut h, out, &a, format)?;
     }
     let metas = inputs.iter().map(|(i, t, _)| InputMeta::of(i, t)).collect();
     let text = history_page::render(&h, &title, metas, format);
     write_doc(&a.out, &text)?;
     Ok(warn_problems(&h.problems))
+}
+
+/// Write the pairwise diff of every step into `--diff-dir` (default `NAME-diffs/` next to
+/// `out`), each checked before any is written, and link each row to its diff.
+fn write_diffs(h: &mut History, out: &Path, a: &HistoryArgs, format: DocFormat) -> Result<()> {
+    let dir = a.diff_dir.clone().unwrap_or_else(|| {
+        let stem = out
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        out.with_file_name(format!("{stem}-diffs"))
+    });
+    std::fs::create_dir_all(&dir)?;
+    let ext = if format == DocFormat::Html {
+        "html"
+    } else {
+        "md"
+    };
+    // Every diff may be written (or replaced with --force) before any is.
+    for k in 0..h.steps.len() {
+        agentwire::output::check(&dir.join(history_page::step_file(h, k, ext)), a.out.force)?;
+    }
+    for k in 0..h.steps.len() {
+        let name = history_page::step_file(h, k, ext);
+        let (report, ma, mb) = &h.steps[k];
+        let opts = diff_page::Options::default();
+        let text = diff_page::render(report, ma.clone(), mb.clone(), format, &opts);
+        write_file(&dir.join(&name), text.as_bytes(), a.out.force)?;
+        h.rows[k + 1].diff = Some(relative(out, &dir.join(&name)));
+    }
+    Ok(())
 }
 
 /// `target` relative to the directory of `from` (both under the same directory here).
@@ -114,77 +98,22 @@ fn relative(from: &Path, target: &Path) -> String {
         .into_owned()
 }
 
-type Inputs = Vec<(String, Trace, String)>;
-
-/// Every version `spec` names, oldest first within each item: `NAME@ITEM,ITEM,...` where
-/// an item is a version, a dist-tag or a range `A..B` (resolved by
-/// [`versions::resolve_range`]); a range keeps every `step`-th version and always both ends.
-/// Errors: a bad spec (usage), registry failures.
-fn expand(spec: &str, step: usize) -> Result<Vec<CliSpec>> {
-    let (name, list) = spec.rsplit_once('@').unwrap_or((spec, ""));
-    let mut out: Vec<CliSpec> = Vec::new();
-    for item in list.split(',') {
-        let all = versions::resolve_range(&format!("{name}@{item}")).map_err(npm_error)?;
-        let last = all.len().saturating_sub(1);
-        for (k, s) in all.into_iter().enumerate() {
-            let kept = k % step == 0 || k == last;
-            if kept && !out.iter().any(|o| o.version == s.version) {
-                out.push(s);
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// Expand `spec`, record what the cache lacks, and open every version's recording.
+/// Expand `spec` ([`versions::expand`]), record what the recording cache lacks, and open
+/// every version's recording.
 fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
-    let specs = expand(spec, usize::from(a.step))?;
-    let name = specs.first().map_or_else(String::new, |s| s.name.clone());
-    let versions: Vec<&str> = specs.iter().map(|s| s.version.as_str()).collect();
-    let env = a
-        .env
-        .iter()
-        .map(|kv| parse_env(kv))
-        .collect::<Result<Vec<_>, _>>()?;
+    let specs = versions::expand(spec, usize::from(a.step)).map_err(npm_error)?;
     let route: Route = a.route.into();
     let paths: Vec<PathBuf> = specs
         .iter()
-        .map(|s| recordings::recording_path(s, route, &env, &a.args))
+        .map(|s| cache::recording_path(s, route, &a.env, &a.args))
         .collect();
     let missing: Vec<usize> = (0..specs.len()).filter(|&i| !paths[i].is_file()).collect();
     if !missing.is_empty() {
-        let cells: Vec<matrix::Cell> = missing
-            .iter()
-            .map(|&i| matrix::Cell {
-                label: format!("{}@{}", specs[i].name, specs[i].version),
-                spec: specs[i].clone(),
-                env: env.clone(),
-                route,
-            })
-            .collect();
-        let tmp = tempfile::tempdir()?;
-        let (server, _) = server_config(
-            "127.0.0.1:0".into(),
-            &ReplyArgs::default(),
-            &LimitArgs::default(),
-        )?;
-        let results = super::matrix::run_cells(&cells, tmp.path(), &a.args, &server, a.parallel)?;
-        for ((cell, &i), (path, r)) in cells.iter().zip(&missing).zip(results) {
-            let o = r.map_err(|e| anyhow::anyhow!("{}: recording failed: {e:#}", cell.label))?;
-            message!("{}", o.summary(&paths[i]));
-            if o.messages == 0 {
-                anyhow::bail!(
-                    "{}: the CLI sent no /v1/messages request; last output lines:\n{}",
-                    cell.label,
-                    o.output_tail
-                );
-            }
-            // Into the cache whole or not at all: a later run trusts what it finds there.
-            std::fs::create_dir_all(paths[i].parent().expect("cache path has a parent"))?;
-            write_file(&paths[i], &std::fs::read(&path)?, true)?;
-        }
+        record_missing(&specs, &paths, &missing, route, a)?;
     }
-    let title = format!("History of {name} {}", versions.join(", "));
+    let name = specs.first().map_or_else(String::new, |s| s.name.clone());
+    let listed: Vec<&str> = specs.iter().map(|s| s.version.as_str()).collect();
+    let title = format!("History of {name} {}", listed.join(", "));
     let inputs = specs
         .iter()
         .zip(&paths)
@@ -206,4 +135,41 @@ fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
         npm::cache_root().join("recordings").display()
     );
     Ok((title, inputs))
+}
+
+/// Record the versions `missing` (indexes into `specs` and their cache `paths`) under the
+/// stub server, in parallel, and put each recording into the cache.
+fn record_missing(
+    specs: &[CliSpec],
+    paths: &[PathBuf],
+    missing: &[usize],
+    route: Route,
+    a: &HistoryArgs,
+) -> Result<()> {
+    let cells: Vec<matrix::Cell> = missing
+        .iter()
+        .map(|&i| matrix::Cell {
+            label: format!("{}@{}", specs[i].name, specs[i].version),
+            spec: specs[i].clone(),
+            env: a.env.clone(),
+            route,
+        })
+        .collect();
+    let tmp = tempfile::tempdir()?;
+    let server = config::stub_server();
+    let results = super::matrix::run_cells(&cells, tmp.path(), &a.args, &server, a.parallel)?;
+    for ((cell, &i), (path, r)) in cells.iter().zip(missing).zip(results) {
+        let o = r.map_err(|e| anyhow::anyhow!("{}: recording failed: {e:#}", cell.label))?;
+        message!("{}", o.summary(&paths[i]));
+        if o.messages == 0 {
+            let e = RecordError::NoMessages {
+                output_tail: o.output_tail,
+            };
+            anyhow::bail!("{}: {e}", cell.label);
+        }
+        // Into the cache whole or not at all: a later run trusts what it finds there.
+        std::fs::create_dir_all(paths[i].parent().expect("cache path has a parent"))?;
+        write_file(&paths[i], &std::fs::read(&path)?, true)?;
+    }
+    Ok(())
 }

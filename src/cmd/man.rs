@@ -2,21 +2,25 @@
 
 use std::process::ExitCode;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 
+use super::io::print_stdout;
 use crate::cli::{self, ManArgs};
 
 pub(super) fn man(a: ManArgs) -> Result<ExitCode> {
     match &a.dir {
         Some(dir) => {
-            let pages = cli::write_man_pages(dir)
-                .with_context(|| format!("cannot write man pages into {}", dir.display()))?;
+            // The cause is part of the message (the binary prints one line per error:
+            // `cmd::diag::fail`), so a failure says why.
+            let pages = cli::write_man_pages(dir).map_err(|e| {
+                anyhow::anyhow!("cannot write man pages into {}: {e}", dir.display())
+            })?;
             message!("wrote {} man pages to {}", pages.len(), dir.display());
         }
         None => {
             let mut buf = Vec::new();
             cli::write_man_page(&mut buf)?;
-            super::out(&String::from_utf8_lossy(&buf))?;
+            print_stdout(&String::from_utf8_lossy(&buf))?;
         }
     }
     Ok(ExitCode::SUCCESS)

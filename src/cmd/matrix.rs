@@ -1,51 +1,27 @@
 //! `agentwire matrix`: record versions × settings × routes and tabulate them.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Result;
 
-use agentwire::capture::matrix;
+use agentwire::capture::record::{RecordError, RecordOutcome, Route};
+use agentwire::capture::server::ServerConfig;
+use agentwire::capture::{matrix, versions};
 use agentwire::input::open_trace;
 use agentwire::report;
 use agentwire::trace::Trace;
 
-use super::{
-    check_output, npm_error, out, progress_spinner, runtime, server_config, usage, DEGRADED,
-};
-use crate::cli::{LimitArgs, MatrixArgs};
+use super::io::{print_stdout, report_setup, runtime};
+use super::term::progress_spinner;
+use crate::cli::exit::{degraded_if, npm_error};
+use crate::cli::{config, FormatArg, MatrixArgs};
 
 pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
-    use agentwire::capture::matrix::EnvAxis;
-    use agentwire::capture::versions;
-    // each --cli item names one version, a dist-tag or a range A..B
-    let mut specs = Vec::new();
-    for s in &a.cli {
-        specs.extend(versions::resolve_range(s).map_err(npm_error)?);
-    }
-    let axes = a
-        .env
-        .iter()
-        .map(|e| EnvAxis::parse(e))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(usage)?;
-    let routes: Vec<agentwire::capture::record::Route> =
-        a.route.iter().map(|r| (*r).into()).collect();
-    let cells = matrix::plan(&specs, &axes, &routes);
-    if a.dir.is_file() {
-        anyhow::bail!(
-            "{} is a file; -d takes a directory for the traces",
-            a.dir.display()
-        );
-    }
-    // Outputs checked before anything runs: no run's trace replaces an earlier one
-    // unless --force.
-    for c in &cells {
-        check_output(&a.dir.join(matrix::file_name(&c.label)), a.force)?;
-    }
-    std::fs::create_dir_all(&a.dir)?;
-    let limits = LimitArgs::default();
+    let cells = plan(&a)?;
     // (a replayed trace with unreadable lines makes the run degraded: exit 3)
-    let (server, degraded) = server_config("127.0.0.1:0".into(), &a.reply, &limits)?;
+    let (server, degraded) = report_setup(config::reply_server(&a.reply)?)?;
     let results = run_cells(&cells, &a.dir, &a.args, &server, a.parallel)?;
     let mut traces = Vec::new();
     let mut failed = degraded;
@@ -62,43 +38,63 @@ pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
         }
     }
     if a.mcp {
-        let cells: Vec<_> = traces
-            .iter()
-            .map(|(l, t)| {
-                let analysis = agentwire::analyze::analyze_trace(t, Default::default());
-                agentwire::analyze::mcp::cell::cell(l, t, &analysis.mcp)
-            })
-            .collect();
-        out(&report::mcp::render_cells(&cells, a.format.into()))?;
-        return Ok(if failed {
-            ExitCode::from(DEGRADED)
-        } else {
-            ExitCode::SUCCESS
-        });
+        print_stdout(&mcp_table(&traces, a.format))?;
+        return Ok(degraded_if(failed));
     }
     let runs: Vec<(String, &Trace)> = traces.iter().map(|(l, t)| (l.clone(), t)).collect();
     let m =
         agentwire::diff::matrix::build(&runs, &agentwire::api::normalize::Normalizer::defaults());
-    out(&report::matrix::render_matrix(&m, a.format.into()))?;
-    Ok(if failed || !m.problems.is_empty() {
-        ExitCode::from(DEGRADED)
-    } else {
-        ExitCode::SUCCESS
-    })
+    print_stdout(&report::matrix::render_matrix(&m, a.format.into()))?;
+    Ok(degraded_if(failed || !m.problems.is_empty()))
+}
+
+/// Every cell of the matrix (each `--cli` item names one version, a dist-tag or a range
+/// `A..B`), with their outputs checked: no run's trace replaces an earlier one unless
+/// `--force`; the directory is created.
+fn plan(a: &MatrixArgs) -> Result<Vec<matrix::Cell>> {
+    let mut specs = Vec::new();
+    for s in &a.cli {
+        specs.extend(versions::resolve_range(s).map_err(npm_error)?);
+    }
+    let routes: Vec<Route> = a.route.iter().map(|r| (*r).into()).collect();
+    let cells = matrix::plan(&specs, &a.env, &routes);
+    if a.dir.is_file() {
+        anyhow::bail!(
+            "{} is a file; -d takes a directory for the traces",
+            a.dir.display()
+        );
+    }
+    for c in &cells {
+        agentwire::output::check(&a.dir.join(matrix::file_name(&c.label)), a.force)?;
+    }
+    std::fs::create_dir_all(&a.dir)?;
+    Ok(cells)
+}
+
+/// The MCP layer of every recorded cell, as one table.
+fn mcp_table(traces: &[(String, Trace)], format: FormatArg) -> String {
+    let cells: Vec<_> = traces
+        .iter()
+        .map(|(l, t)| {
+            let analysis = agentwire::analyze::analyze_trace(t, Default::default());
+            agentwire::analyze::mcp::cell::cell(l, t, &analysis.mcp)
+        })
+        .collect();
+    report::mcp::render_cells(&cells, format.into())
 }
 
 /// Record `cells` into `dir` (at most `parallel` at a time) with a spinner on stderr.
 pub(super) fn run_cells(
     cells: &[matrix::Cell],
-    dir: &std::path::Path,
+    dir: &Path,
     args: &[String],
-    server: &agentwire::capture::server::ServerConfig,
+    server: &ServerConfig,
     parallel: u8,
 ) -> Result<Vec<MatrixResult>> {
-    let spinner = std::sync::Arc::new(progress_spinner());
+    let spinner = Arc::new(progress_spinner());
     let sp = spinner.clone();
-    let progress: std::sync::Arc<dyn Fn(&str) + Send + Sync> =
-        std::sync::Arc::new(move |m: &str| sp.set_message(m.to_string()));
+    let progress: Arc<dyn Fn(&str) + Send + Sync> =
+        Arc::new(move |m: &str| sp.set_message(m.to_string()));
     let results = runtime()?.block_on(matrix::run(
         cells,
         dir,
@@ -112,7 +108,4 @@ pub(super) fn run_cells(
 }
 
 /// One recorded cell: its trace path and the outcome.
-pub(super) type MatrixResult = (
-    std::path::PathBuf,
-    Result<agentwire::capture::record::RecordOutcome, agentwire::capture::record::RecordError>,
-);
+pub(super) type MatrixResult = (PathBuf, Result<RecordOutcome, RecordError>);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use super::{out, runtime};
+use super::io::{print_stdout, runtime};
 use crate::cli::McpTapArgs;
 
 pub(super) fn mcp_tap(a: McpTapArgs) -> Result<ExitCode> {
@@ -23,7 +23,7 @@ pub(super) fn mcp_tap(a: McpTapArgs) -> Result<ExitCode> {
                 .reporting_to(super::diag::reporter()),
         );
         runtime()?.block_on(async {
-            let proxy = http::start(&a.name, &url, sink).await?;
+            let proxy = http::start(&a.name, url.as_str(), sink).await?;
             // Poll once so the signal handlers are installed before the URL is announced.
             let stop = agentwire::capture::record::interrupted();
             tokio::pin!(stop);
@@ -32,7 +32,7 @@ pub(super) fn mcp_tap(a: McpTapArgs) -> Result<ExitCode> {
                 _ = &mut stop => true,
                 _ = std::future::ready(()) => false,
             };
-            out(&format!("{}\n", proxy.url))?;
+            print_stdout(&format!("{}\n", proxy.url))?;
             if !early {
                 stop.await;
             }

@@ -7,11 +7,11 @@ use anyhow::Result;
 use agentwire::api::view::Canonicalizer;
 use agentwire::report::{self, meta::InputMeta, DocFormat};
 
-use super::out;
+use super::io::{print_stdout, resolve_input};
 use crate::cli::{PromptArgs, PromptFormatArg};
 
 pub(super) fn prompt(a: PromptArgs) -> Result<ExitCode> {
-    let r = super::resolve_input(&a.input, &[])?;
+    let r = resolve_input(&a.input, &[])?;
     let mut canon = Canonicalizer::new();
     let mut pick = None;
     for (i, x) in r.trace.exchanges.iter().enumerate() {
@@ -43,6 +43,6 @@ pub(super) fn prompt(a: PromptArgs) -> Result<ExitCode> {
         PromptFormatArg::Md => DocFormat::Markdown,
         PromptFormatArg::Json => DocFormat::Json,
     };
-    out(&report::prompt::render(&p, format))?;
+    print_stdout(&report::prompt::render(&p, format))?;
     Ok(ExitCode::SUCCESS)
 }

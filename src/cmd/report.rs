@@ -8,9 +8,10 @@ use anyhow::Result;
 
 use agentwire::report::{self, meta::InputMeta};
 
-use super::diff::RecordResolver;
-use super::{doc_format, normalizer, warn_problems, write_doc};
-use crate::cli::{ReportAnalyzeArgs, ReportCommand, ReportDiffArgs};
+use super::diag::warn_problems;
+use super::diff::Recorder;
+use super::io::{check_doc_output, resolve_input, write_doc};
+use crate::cli::{config, ReportAnalyzeArgs, ReportCommand, ReportDiffArgs};
 
 pub(super) fn report(c: ReportCommand) -> Result<ExitCode> {
     match c {
@@ -21,15 +22,15 @@ pub(super) fn report(c: ReportCommand) -> Result<ExitCode> {
 
 fn diff(a: ReportDiffArgs) -> Result<ExitCode> {
     use agentwire::diff::{self, Mode};
-    let format = doc_format(&a.out)?;
+    let format = config::doc_format(&a.out)?;
     // `FILE#N` names FILE
     let files = [&a.a, &a.b].map(|i| std::path::PathBuf::from(i.split('#').next().unwrap_or(i)));
-    super::check_doc_output(&a.out, &files)?;
-    let norm = normalizer(a.rules.as_deref(), a.no_normalize)?;
-    let recorder = RecordResolver::new(&a.env, a.record_dir.as_deref(), a.route, a.out.force)?;
+    check_doc_output(&a.out, &files)?;
+    let norm = config::normalizer(a.rules.as_deref(), a.no_normalize)?;
+    let recorder = Recorder::new(&a.env, a.record_dir.as_deref(), a.route, a.out.force)?;
     let resolvers: [&dyn diff::InputResolver; 1] = [&recorder];
-    let ra = super::resolve_input(&a.a, &resolvers)?;
-    let rb = super::resolve_input(&a.b, &resolvers)?;
+    let ra = resolve_input(&a.a, &resolvers)?;
+    let rb = resolve_input(&a.b, &resolvers)?;
     let mode = if a.all { Mode::All } else { Mode::First };
     let d = diff::diff_inputs(&ra, &rb, mode, &norm)?;
     recorder.warn_unused_route();
@@ -50,15 +51,14 @@ fn diff(a: ReportDiffArgs) -> Result<ExitCode> {
 fn analyze(a: ReportAnalyzeArgs) -> Result<ExitCode> {
     use agentwire::analyze::analyze_files_observed;
     use agentwire::report::meta::MetaCollector;
-    let format = doc_format(&a.out)?;
-    super::check_doc_output(&a.out, &a.traces)?;
+    let format = config::doc_format(&a.out)?;
+    check_doc_output(&a.out, &a.traces)?;
     let paths: Vec<&std::path::Path> = a.traces.iter().map(|p| p.as_path()).collect();
     // Each input streamed once, as `analyze` reads it; its description collected on the way.
     let mut metas: Vec<MetaCollector> = paths.iter().map(|_| MetaCollector::default()).collect();
-    let result =
-        analyze_files_observed(&paths, super::analyze::config(&a.settings)?, &mut |i, r| {
-            metas[i].record(r)
-        })?;
+    let result = analyze_files_observed(&paths, config::analysis(&a.settings)?, &mut |i, r| {
+        metas[i].record(r)
+    })?;
     let metas = metas
         .into_iter()
         .zip(&paths)

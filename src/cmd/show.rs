@@ -8,7 +8,8 @@ use agentwire::input::{open_input, InputOptions};
 use agentwire::report;
 use agentwire::trace::Record;
 
-use super::{out, Warnings};
+use super::diag::Warnings;
+use super::io::print_stdout;
 use crate::cli::ShowArgs;
 
 pub(super) fn show(a: ShowArgs) -> Result<ExitCode> {
@@ -45,18 +46,18 @@ pub(super) fn show(a: ShowArgs) -> Result<ExitCode> {
     warnings.skipped(input.skipped());
     let mcp: Vec<_> = mcp.into_iter().flatten().collect();
     if a.mcp {
-        out(&report::mcp::render_show(&mcp, a.format.into(), false))?;
+        print_stdout(&report::mcp::render_show(&mcp, a.format.into(), false))?;
     } else {
         // MCP messages follow the exchanges in the text formats; JSON keeps its shape.
         let text = !matches!(a.format, crate::cli::FormatArg::Json);
         if !(text && rows.is_empty() && !mcp.is_empty()) {
-            out(&report::show::render(&rows, a.format.into()))?;
+            print_stdout(&report::show::render(&rows, a.format.into()))?;
         }
         if text && !mcp.is_empty() {
             if !rows.is_empty() {
-                out("\n")?;
+                print_stdout("\n")?;
             }
-            out(&report::mcp::render_show(&mcp, a.format.into(), true))?;
+            print_stdout(&report::mcp::render_show(&mcp, a.format.into(), true))?;
         }
     }
     Ok(warnings.finish())

@@ -51,13 +51,25 @@ pub struct Hunk {
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Line {
     /// Unchanged.
-    Context { text: String },
+    Context {
+        /// The line.
+        text: String,
+    },
     /// Only in the old text.
-    Delete { text: String },
+    Delete {
+        /// The line.
+        text: String,
+    },
     /// Only in the new text.
-    Insert { text: String },
+    Insert {
+        /// The line.
+        text: String,
+    },
     /// Edited: word-level segments.
-    Change { segments: Vec<Segment> },
+    Change {
+        /// The line's words, unchanged, deleted and inserted, in order.
+        segments: Vec<Segment>,
+    },
 }
 
 /// A run of words inside an edited line.

@@ -1,5 +1,6 @@
 //! Imports: other tools' files read as agentwire exchanges — Claude Code session
-//! transcripts, HAR 1.2, claude-tap exports and claude-trace logs.
+//! transcripts, HAR 1.2, claude-tap exports and claude-trace logs — and the merge of many
+//! inputs into one trace ([`merge`], `agentwire import`).
 //!
 //! Where it sits: a source, beside [`crate::capture`]: it builds [`crate::trace`]
 //! exchanges and never analyses. Recognising what a file is (from its content, never its
@@ -14,6 +15,7 @@
 mod canonical;
 pub mod claude_trace;
 pub mod har;
+pub mod merge;
 pub mod rebuild;
 pub mod tap;
 pub mod transcript;
@@ -26,6 +28,7 @@ use crate::trace::redact::{redact_headers, redact_text};
 use crate::trace::{Body, Exchange, Headers, HttpRequest, HttpResponse, Source, SourceKind};
 
 pub use canonical::{canonical_json, canonical_sha256};
+pub use merge::{Merge, MergeOptions, MergeSummary};
 
 /// What agentwire reads, for the one-line message about a foreign input.
 pub const READS: &str = "agentwire reads its own traces (JSON Lines from record, serve or pcap), packet captures (pcap, pcapng), Claude Code transcripts (~/.claude/projects/…/SESSION.jsonl), HAR 1.2, claude-tap exports and claude-trace logs";

@@ -2,16 +2,16 @@
 //! bytes, flows, exchanges, what was incomplete and why, what was skipped (non-HTTP,
 //! TLS, unknown link types).
 
-use crate::capture::pcap::Summary;
+use crate::capture::pcap::ExtractionSummary;
 
 use super::Format;
 
 /// Render an extraction summary.
-pub fn render(s: &Summary, format: Format) -> String {
+pub fn render(s: &ExtractionSummary, format: Format) -> String {
     format.finish(render_unchecked(s, format))
 }
 
-fn render_unchecked(s: &Summary, format: Format) -> String {
+fn render_unchecked(s: &ExtractionSummary, format: Format) -> String {
     if format == Format::Json {
         return crate::text::safe_json::pretty(s);
     }
@@ -52,7 +52,7 @@ fn render_unchecked(s: &Summary, format: Format) -> String {
 
 /// The summary's rows, `(what, count)`: the counts always shown, each error kind, then
 /// only the counts that are not zero.
-fn rows(s: &Summary) -> Vec<(String, String)> {
+fn rows(s: &ExtractionSummary) -> Vec<(String, String)> {
     let mut rows: Vec<(String, String)> = vec![
         ("packets".into(), s.packets.to_string()),
         ("bytes".into(), s.bytes.to_string()),

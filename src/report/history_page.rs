@@ -30,6 +30,41 @@ pub struct Step<'t> {
     pub recorded: String,
 }
 
+impl<'t> Step<'t> {
+    /// The step of `trace`, given as `input`: labelled by the version its recording
+    /// context or user agent names when `by_version` (versions recorded from a spec, else
+    /// the input's name when none is known), or by the input's name ([`InputMeta::name`]:
+    /// `claude-code 2.1.304`, else the input) for trace files.
+    pub fn new(input: &str, trace: &'t Trace, recorded: &str, by_version: bool) -> Step<'t> {
+        let m = InputMeta::of(input, trace);
+        Step {
+            label: m
+                .version
+                .clone()
+                .filter(|_| by_version)
+                .unwrap_or_else(|| m.name()),
+            input: input.to_string(),
+            trace,
+            recorded: recorded.to_string(),
+        }
+    }
+}
+
+/// Make the labels of `steps` unique: two captures of one version (other settings) would
+/// show as the same row and the same chart label, so every label shared by several steps
+/// gets its input's file name added, `2.1.304 (a.jsonl)`.
+pub fn unique_labels(steps: &mut [Step]) {
+    let labels: Vec<String> = steps.iter().map(|s| s.label.clone()).collect();
+    for s in steps {
+        if labels.iter().filter(|l| **l == s.label).count() > 1 {
+            let file = std::path::Path::new(&s.input)
+                .file_name()
+                .map_or_else(|| s.input.clone(), |f| f.to_string_lossy().into_owned());
+            s.label = format!("{} ({file})", s.label);
+        }
+    }
+}
+
 /// One row of the history.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
@@ -259,4 +294,38 @@ fn charts(h: &History) -> (minijinja::Value, minijinja::Value) {
         ],
     ));
     (counts, sizes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_labels_get_their_file_names_and_unique_ones_stay() {
+        let t = Trace::default();
+        let step = |label: &str, input: &str| Step {
+            label: label.into(),
+            input: input.into(),
+            trace: &t,
+            recorded: "file".into(),
+        };
+        let mut steps = vec![
+            step("2.1.304", "dir/a.jsonl"),
+            step("2.1.305", "dir/b.jsonl"),
+            step("2.1.304", "other/c.jsonl"),
+        ];
+        unique_labels(&mut steps);
+        let labels: Vec<&str> = steps.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["2.1.304 (a.jsonl)", "2.1.305", "2.1.304 (c.jsonl)"]
+        );
+    }
+
+    #[test]
+    fn a_step_without_a_known_version_is_labelled_by_its_input() {
+        let t = Trace::default();
+        assert_eq!(Step::new("x.jsonl", &t, "file", true).label, "x.jsonl");
+        assert_eq!(Step::new("x.jsonl", &t, "file", false).label, "x.jsonl");
+    }
 }

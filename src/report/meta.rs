@@ -7,7 +7,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::capture::record::{sandbox_vars, FIRST_PARTY_HOST};
+use crate::capture::record::{chosen_env, Route};
 use crate::diff::headers::client_version;
 use crate::trace::{header_value, Context, Exchange, Record, Trace};
 
@@ -25,7 +25,7 @@ pub struct InputMeta {
     /// True when the route was inferred from the request's `Host`, not recorded.
     pub route_inferred: bool,
     /// Settings the user chose for the run, `K=V`: the recorded environment without the
-    /// variables `record` sets for every run ([`sandbox_vars`]).
+    /// variables `record` sets for every run ([`chosen_env`]).
     pub settings: Vec<String>,
     /// True when the input recorded its run's environment (`record`, `matrix`): an empty
     /// [`InputMeta::settings`] then means default settings; false for inputs that cannot
@@ -81,18 +81,11 @@ impl InputMeta {
         let (route, route_inferred) = match &c.route {
             Some(r) => (Some(r.clone()), false),
             None => match header("host") {
-                Some(h) if h.split(':').next() == Some(FIRST_PARTY_HOST) => {
-                    (Some("first-party".to_string()), true)
-                }
-                Some(_) => (Some("base-url".to_string()), true),
+                Some(h) => (Some(Route::of_host(&h).name().to_string()), true),
                 None => (None, false),
             },
         };
-        let sandbox = sandbox_vars();
-        let settings = c
-            .env
-            .iter()
-            .filter(|(k, _)| !sandbox.contains(k.as_str()))
+        let settings = chosen_env(&c.env)
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         InputMeta {

@@ -1,15 +1,15 @@
 //! `agentwire replay` report: statuses, latency percentiles, differing responses.
 
-use crate::capture::resend::Summary;
+use crate::capture::resend::ResendSummary;
 
 use super::Format;
 
 /// Render a replay summary.
-pub fn render(s: &Summary, format: Format) -> String {
+pub fn render(s: &ResendSummary, format: Format) -> String {
     format.finish(render_unchecked(s, format))
 }
 
-fn render_unchecked(s: &Summary, format: Format) -> String {
+fn render_unchecked(s: &ResendSummary, format: Format) -> String {
     if format == Format::Json {
         return crate::text::safe_json::pretty(s);
     }

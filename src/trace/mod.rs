@@ -46,35 +46,56 @@ pub const FORMAT_NAME: &str = "agentwire-trace";
 /// byte offset.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
+    /// A trace cannot be opened.
     #[error("cannot open trace {path}: {source} (check the path, or record one with `agentwire record`)")]
     Open {
+        /// The trace.
         path: String,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// Reading a trace failed midway.
     #[error("cannot read trace {path} at byte {offset}: {source}")]
     Read {
+        /// The trace.
         path: String,
+        /// Where reading stopped, in bytes from the start.
         offset: u64,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// Writing a trace failed (the message says what to do about a full disk or a closed pipe).
     #[error("cannot write trace {path}: {source} ({})", crate::output::write_hint(.source))]
     Write {
+        /// The trace.
         path: String,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// The output policy refused the trace's path.
     #[error(transparent)]
     Output(#[from] crate::output::OutputError),
+    /// The trace was written by a newer agentwire.
     #[error("trace {path} has format version {found}, newer than this agentwire reads ({FORMAT_VERSION}); upgrade agentwire")]
-    Version { path: String, found: u32 },
+    Version {
+        /// The trace.
+        path: String,
+        /// The format version it has.
+        found: u32,
+    },
     #[error(
         "{path}: exchange #{index} not found (the trace has {count} exchanges, numbered from 0)"
     )]
+    /// No exchange has the id asked for.
     NoSuchExchange {
+        /// The trace.
         path: String,
+        /// The id asked for.
         index: u64,
+        /// How many exchanges the trace has.
         count: usize,
     },
 }

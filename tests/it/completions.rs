@@ -280,3 +280,24 @@ fn make_install_puts_binary_man_pages_and_completions_under_prefix() {
     assert!(!p.join("bin/agentwire").exists());
     assert!(!p.join("share/man/man1/agentwire.1").exists());
 }
+
+/// The review's (a) row 10: `man --dir a.json/sub` (a directory under a file) said
+/// "cannot write man pages into a.json/sub" and no reason, because an anyhow context lost
+/// its cause in the binary's one-line error. The reason is part of the message now.
+#[test]
+fn man_pages_into_a_directory_under_a_file_say_why_they_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a.json");
+    std::fs::write(&file, "{}").unwrap();
+    let target = file.join("sub");
+    let o = Command::new(bin())
+        .args(["man", "--dir"])
+        .arg(&target)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let want = format!("cannot write man pages into {}: ", target.display());
+    assert!(err.contains(&want), "{err}");
+    assert!(err.to_lowercase().contains("not a directory"), "{err}");
+}

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use agentwire::analyze::{analyze_exchanges, AnalyzeConfig};
 use agentwire::api::{request_body, response_body, MessagesRequest};
+use agentwire::capture::server::playback::{Replay, Timing};
 use agentwire::capture::server::proxy::Upstream;
-use agentwire::capture::server::replay::{Replay, Timing};
 use agentwire::capture::server::{Mode, ServerConfig};
 use agentwire::report::show;
 use agentwire::trace::{Context, TraceWriter};

@@ -182,10 +182,10 @@ fn tools_section(md: &str) -> String {
 /// come from libraries; they escape too.
 #[test]
 fn pcap_summary_and_replay_report_escape_hostile_strings() {
-    use agentwire::capture::pcap::{Summary, TlsConnection};
-    use agentwire::capture::resend::{Outcome, Summary as ReplaySummary};
+    use agentwire::capture::pcap::{ExtractionSummary, TlsConnection};
+    use agentwire::capture::resend::{Outcome, ResendSummary as ReplaySummary};
     use agentwire::report::{self, Format};
-    let mut s = Summary::default();
+    let mut s = ExtractionSummary::default();
     s.tls.push(TlsConnection {
         client: "10.0.0.1:5000".into(),
         server: "10.0.0.2:443".into(),

@@ -1,8 +1,10 @@
 //! House rules checked on the source itself (issue 27): nothing under `src/` prints but
 //! the binary's one diagnostics sink, `src/cmd/diag.rs`. Every line on stderr must pass
 //! it (redaction, then the printable filter); stdout output goes through functions that
-//! write to `io::stdout()` explicitly (`cmd::out`). Comments, string literals and
-//! `#[cfg(test)]` code are ignored; `write!`/`writeln!` to an explicit writer is fine.
+//! write to `io::stdout()` explicitly (`cmd::io::print_stdout`). Comments, string literals
+//! and `#[cfg(test)]` code are ignored; `write!`/`writeln!` to an explicit writer is fine.
+//! And the binary's one error convention: causes are embedded in the messages, so no
+//! anyhow `.context` in the binary's glue.
 
 use std::path::{Path, PathBuf};
 
@@ -233,7 +235,7 @@ fn nothing_under_src_prints_but_the_diagnostics_sink() {
     assert!(
         found.is_empty(),
         "print through the diagnostics sink (src/cmd/diag.rs: warn!, note!, error!, message!) \
-         or, in the library, an injected capture::Diagnostics; stdout through cmd::out:\n{}",
+         or, in the library, an injected capture::Diagnostics; stdout through cmd::io::print_stdout:\n{}",
         found.join("\n")
     );
 }
@@ -264,4 +266,39 @@ impl S { #[cfg(test)] fn t(a: u8, b: u8) -> [u8; 2] { println!("t"); [a, b] } }
     assert_eq!(hits, [4, 10], "{code}");
     assert_eq!(files, [("x_tests.rs".to_string(), true)]);
     assert_eq!(code.lines().count(), src.lines().count());
+}
+
+/// The review's (a) row 10 and b5: the binary prints a failed command's error as one line
+/// (`cmd::diag::fail` prints `{e}`, because library errors carry their cause in their own
+/// text), so an anyhow `.context`/`.with_context` printed without its cause: `man --dir
+/// a.json/sub` said "cannot write man pages into a.json/sub" and no reason. The one
+/// convention is to embed the cause in the message; a new `.context` in the binary's glue
+/// (`src/main.rs`, `src/cli/`, `src/cmd/`) fails here.
+#[test]
+fn the_binary_embeds_causes_and_adds_no_anyhow_context() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("src/main.rs")];
+    rust_files(&root.join("src/cli"), &mut files);
+    rust_files(&root.join("src/cmd"), &mut files);
+    files.sort();
+    let re = regex::Regex::new(r"\.\s*(with_)?context\s*\(").unwrap();
+    let mut found = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let code = blank_comments_and_literals(&text);
+        for m in re.find_iter(&code) {
+            let line = code[..m.start()].matches('\n').count();
+            found.push(format!(
+                "{}:{}: {}",
+                f.strip_prefix(root).unwrap().display(),
+                line + 1,
+                text.lines().nth(line).unwrap_or("").trim()
+            ));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "embed the cause in the message (`anyhow!(\"… {{e}}\")`) instead:\n{}",
+        found.join("\n")
+    );
 }

@@ -3,7 +3,7 @@
 //! a replay, `show` or `analyze`, and totals saturate instead of overflowing.
 
 use agentwire::analyze::{analyze_exchanges, AnalyzeConfig, PriceTable, TtlMode, UsageMode};
-use agentwire::capture::server::replay::{pieces, Timing, MAX_DELAY};
+use agentwire::capture::server::playback::{pieces, Timing, MAX_DELAY};
 use agentwire::trace::Exchange;
 use proptest::prelude::*;
 

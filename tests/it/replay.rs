@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use agentwire::api::{read_response, MessagesRequest, ResponseBody};
-use agentwire::capture::server::replay::{Replay, Timing};
+use agentwire::capture::server::playback::{Replay, Timing};
 use agentwire::capture::server::{Mode, ServerConfig};
 use agentwire::input::open_trace;
 use agentwire::trace::Trace;

@@ -14,7 +14,8 @@
 //! Sizes are never normalized: they stay wire bytes.
 //!
 //! The default rules are [`Normalizer::defaults`] (listed in `docs/diff.md`, "Volatile
-//! fields"). A rules file (`agentwire diff --rules FILE`) is JSON:
+//! fields"); [`Normalizer::compile_in_background`] compiles them on another thread while
+//! the caller reads its inputs ([`PendingNormalizer`]). A rules file (`agentwire diff --rules FILE`) is JSON:
 //!
 //! ```json
 //! {"defaults": true,
@@ -39,8 +40,10 @@ use super::ApiError;
 
 mod defaults;
 mod json;
+mod pending;
 use defaults::DEFAULTS;
 pub use json::{text_view, value_view};
+pub use pending::PendingNormalizer;
 
 /// Which texts a rule rewrites.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]

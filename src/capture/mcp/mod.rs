@@ -21,36 +21,54 @@ use crate::trace::{Context, McpRecord, Trace, TraceError, TraceWriter};
 /// Errors of MCP recording.
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
+    /// `mcp-tap` was given no server command.
     #[error("mcp-tap: nothing to run: give the server command after `--`, e.g. `agentwire mcp-tap --name jobs -- python3 server.py`")]
     NoCommand,
+    /// The server command cannot be started.
     #[error("mcp-tap: cannot start {program}: {source} (check the command and PATH)")]
     Spawn {
+        /// The program.
         program: String,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// The records cannot be written or read back.
     #[error(transparent)]
     Trace(#[from] TraceError),
+    /// An MCP configuration (`--mcp-config` of the recorded CLI) cannot be used.
     #[error("MCP configuration {source_name}: {message} (give a JSON object with \"mcpServers\", as for `claude --mcp-config`)")]
     Config {
+        /// The file, or where the configuration came from.
         source_name: String,
+        /// What is wrong.
         message: String,
     },
+    /// A Streamable HTTP server's URL cannot be used.
     #[error("MCP server {server:?}: URL {url:?} is not usable: {reason}")]
     BadUrl {
+        /// The server's name (its `mcpServers` key).
         server: String,
+        /// The URL as given.
         url: String,
+        /// Why.
         reason: String,
     },
+    /// The recording proxy cannot listen on loopback.
     #[error("cannot start the MCP recording proxy for {server:?}: {source}")]
     Listen {
+        /// The server's name.
         server: String,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// The records cannot be written.
     #[error("cannot write {path}: {source}")]
     Write {
+        /// The trace.
         path: String,
+        /// Why.
         #[source]
         source: std::io::Error,
     },

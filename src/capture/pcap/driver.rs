@@ -1,7 +1,7 @@
 //! The [`Extractor`]: packets in, [`Exchange`]s out. Ties link layer, IP, TCP
 //! reassembly and HTTP together over any packet source (a file, a live interface, or an
 //! in-memory iterator in tests), keeps the connection table bounded, numbers exchanges
-//! in order of request arrival, and counts everything it skipped in a [`Summary`].
+//! in order of request arrival, and counts everything it skipped in a [`ExtractionSummary`].
 //!
 //! Memory is bounded independently of the capture's length: per connection by the
 //! reassembly buffer ([`super::tcp::MAX_BUFFERED`]) and held segments (`MAX_HELD`), the
@@ -17,7 +17,7 @@ use super::conn::{Conn, Held, Kind, MAX_HELD};
 use super::http::{ConnInfo, HttpConn};
 use super::ip::{self, IpSkip, Segment};
 use super::link::{self, LinkSkip};
-use super::summary::{Summary, TlsConnection};
+use super::summary::{ExtractionSummary, TlsConnection};
 use super::tcp::{Meta, Stream};
 use super::tls::{self, Hello};
 use super::{Packet, NO_TIME};
@@ -65,7 +65,7 @@ pub struct Extractor {
     scratch: Vec<Exchange>,
     ready: BTreeMap<u64, Exchange>,
     out: Vec<Exchange>,
-    summary: Summary,
+    summary: ExtractionSummary,
     since_sweep: u32,
     /// Time of the last packet that had one (this source).
     clock: Option<i64>,
@@ -96,7 +96,7 @@ impl Extractor {
             scratch: Vec::new(),
             ready: BTreeMap::new(),
             out: Vec::new(),
-            summary: Summary::default(),
+            summary: ExtractionSummary::default(),
             since_sweep: 0,
             clock: None,
             untimed: Vec::new(),
@@ -113,7 +113,7 @@ impl Extractor {
     }
 
     /// Counts so far.
-    pub fn summary(&self) -> &Summary {
+    pub fn summary(&self) -> &ExtractionSummary {
         &self.summary
     }
 
@@ -123,7 +123,7 @@ impl Extractor {
     }
 
     /// Close every connection and return the remaining exchanges and the summary.
-    pub fn finish(mut self) -> (Vec<Exchange>, Summary) {
+    pub fn finish(mut self) -> (Vec<Exchange>, ExtractionSummary) {
         self.release_untimed(NO_TIME);
         self.close_all("capture ended");
         self.release(u64::MAX);

@@ -37,7 +37,7 @@ pub fn supported(link_type: u32) -> bool {
 pub const SUPPORTED_NAMES: &str = "Ethernet (1), Linux cooked SLL (113) and SLL2 (276), loopback NULL (0) and LOOP (108), raw IP (101, 12, 14, 228, 229)";
 
 /// One warning per link type whose packets were skipped (`link type → packets`, as
-/// [`super::Summary::unknown_link_types`] counts them), naming what is decoded instead.
+/// [`super::ExtractionSummary::unknown_link_types`] counts them), naming what is decoded instead.
 pub fn skipped_warnings(unknown: &std::collections::BTreeMap<u32, u64>) -> Vec<String> {
     unknown
         .iter()

@@ -40,7 +40,7 @@ pub use file::{is_capture_start, read_file, read_packets, FileInfo};
 #[cfg(feature = "libpcap")]
 pub use live::{open as open_live, LiveCapture, LiveConfig};
 pub use sink::TraceSink;
-pub use summary::{Summary, TlsConnection};
+pub use summary::{ExtractionSummary, TlsConnection};
 
 /// The time of a packet no neighbour gave a time to (a capture whose packets carry no
 /// timestamps at all): exchanges made of such packets say `notes.time_unknown`.
@@ -70,32 +70,45 @@ pub enum PcapError {
     /// The file could not be opened or read.
     #[error("cannot read capture {path}: {source} (check the path and permissions)")]
     Open {
+        /// The capture file.
         path: String,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
     /// The file is neither pcap nor pcapng (nor a gzip of either).
     #[error("{path} is not a pcap or pcapng file (no known magic number at byte 0); write captures with `tcpdump -w` or `dumpcap -w`")]
-    NotACapture { path: String },
+    NotACapture {
+        /// The file.
+        path: String,
+    },
     /// The file ends in the middle of a block.
     #[error("capture {path} is truncated: the block at byte {offset} is cut off (the {packets} packets before it were read); the capture was probably still being written")]
     Truncated {
+        /// The capture file.
         path: String,
+        /// Where the cut-off block starts, bytes in the uncompressed stream.
         offset: u64,
+        /// Packets read before it.
         packets: u64,
     },
     /// A block could not be parsed.
     #[error("capture {path} is corrupt at byte {offset}: {detail} (the {packets} packets before it were read)")]
     Corrupt {
+        /// The capture file.
         path: String,
+        /// Where the bad block starts, bytes in the uncompressed stream.
         offset: u64,
+        /// Packets read before it.
         packets: u64,
+        /// The parser's message.
         detail: String,
     },
     /// The file ends inside its file header (pcap) or first Section Header Block
     /// (pcapng): its magic number is there, nothing after it can be read.
     #[error("capture {path} is cut short inside its {header}: it has {bytes} bytes, the header needs {needed}; the capture was probably still being written or copied partly (copy it again once complete)")]
     HeaderCut {
+        /// The capture file.
         path: String,
         /// `pcap file header` or `pcapng section header block`.
         header: &'static str,
@@ -108,16 +121,29 @@ pub enum PcapError {
     /// followed by bytes that are not gzip); `detail` is the reader's own error text.
     #[error("cannot read capture {path} at byte {offset}: {detail} (the {packets} packets before it were read); the file is cut short or damaged: copy it again")]
     Read {
+        /// The capture file.
         path: String,
         /// Offset of the first block not read, bytes in the uncompressed stream.
         offset: u64,
+        /// Packets read before it.
         packets: u64,
+        /// The reader's error text.
         detail: String,
     },
     /// Live capture could not start or failed.
     #[error("live capture on {iface}: {detail}")]
-    Live { iface: String, detail: String },
+    Live {
+        /// The interface.
+        iface: String,
+        /// libpcap's message.
+        detail: String,
+    },
     /// Live capture lacks privileges.
     #[error("live capture on {iface} needs root or the CAP_NET_RAW capability ({detail}); run with sudo or `setcap cap_net_raw,cap_net_admin=eip $(which agentwire)`")]
-    Permission { iface: String, detail: String },
+    Permission {
+        /// The interface.
+        iface: String,
+        /// libpcap's message.
+        detail: String,
+    },
 }

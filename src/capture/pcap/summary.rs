@@ -1,4 +1,4 @@
-//! [`Summary`]: the counts of an extraction run — what was read, what became exchanges,
+//! [`ExtractionSummary`]: the counts of an extraction run — what was read, what became exchanges,
 //! what was incomplete and why, and what was skipped (non-HTTP, TLS, unknown link types).
 
 use std::collections::BTreeMap;
@@ -22,7 +22,7 @@ pub struct TlsConnection {
 
 /// Counts of one extraction run (all files).
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct Summary {
+pub struct ExtractionSummary {
     /// Packets read.
     pub packets: u64,
     /// Packets without a timestamp (pcapng Simple Packet Blocks); they took the time of

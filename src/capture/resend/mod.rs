@@ -23,8 +23,15 @@ mod tests;
 /// Errors of the replay client.
 #[derive(Debug, thiserror::Error)]
 pub enum ResendError {
+    /// The base URL does not parse.
     #[error("{url:?} is not a base URL to send to: {reason}")]
-    BadUrl { url: String, reason: String },
+    BadUrl {
+        /// The URL as given.
+        url: String,
+        /// The parser's message.
+        reason: String,
+    },
+    /// The trace holds no request that can be sent again (CONNECT tunnels, truncated and unparsed requests are left out).
     #[error("the trace has no requests to send")]
     Empty,
 }
@@ -64,9 +71,9 @@ pub struct Outcome {
     pub dropped_headers: Vec<String>,
 }
 
-/// Summary of a replay run.
+/// What a resend run got back: statuses, latencies and, with `compare`, differences.
 #[derive(Clone, Debug, Serialize)]
-pub struct Summary {
+pub struct ResendSummary {
     /// Requests sent.
     pub requests: usize,
     /// Count per status (`"error"` for transport errors).
@@ -82,7 +89,7 @@ pub struct Summary {
     pub outcomes: Vec<Outcome>,
 }
 
-impl Summary {
+impl ResendSummary {
     /// One line per recorded header that was not sent (see [`Outcome::dropped_headers`]),
     /// with how many requests had it and the first of them:
     /// `":authority" (an HTTP/2 pseudo-header; HTTP/1.1 has none), in 3 requests (first:
@@ -107,7 +114,7 @@ impl Summary {
 }
 
 /// Re-send every request of `trace` (in order of id) to `cfg.to`.
-pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<Summary, ResendError> {
+pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<ResendSummary, ResendError> {
     let base = reqwest::Url::parse(&cfg.to).map_err(|e| ResendError::BadUrl {
         url: cfg.to.clone(),
         reason: e.to_string(),
@@ -179,7 +186,7 @@ pub async fn resend(trace: &Trace, cfg: &ResendConfig) -> Result<Summary, Resend
         let k = o.status.map_or("error".to_string(), |s| s.to_string());
         *statuses.entry(k).or_insert(0) += 1;
     }
-    Ok(Summary {
+    Ok(ResendSummary {
         requests: outcomes.len(),
         statuses,
         latency_ms: (!lat.is_empty()).then(|| {

@@ -117,7 +117,7 @@ fn trace(exchanges: Vec<Exchange>) -> Trace {
 }
 
 /// Run `resend` with a 20 s limit (a schedule gone wrong fails instead of hanging).
-async fn run(t: &Trace, cfg: &ResendConfig) -> Summary {
+async fn run(t: &Trace, cfg: &ResendConfig) -> ResendSummary {
     tokio::time::timeout(Duration::from_secs(20), resend(t, cfg))
         .await
         .expect("replay finished within 20 s")

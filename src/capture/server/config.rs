@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::playback::Replay;
 use super::proxy::Upstream;
-use super::replay::Replay;
 use super::script::Script;
 use crate::capture::ca::CertificateAuthority;
 
@@ -38,7 +38,7 @@ impl Mode {
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
     /// Address to bind (`127.0.0.1:0` by default: loopback, any free port).
-    pub addr: String,
+    pub addr: std::net::SocketAddr,
     /// Reply mode.
     pub mode: Mode,
     /// Largest request body accepted, in bytes (larger: 413, first bytes kept).
@@ -66,7 +66,7 @@ pub struct ServerConfig {
 impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
-            addr: "127.0.0.1:0".into(),
+            addr: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
             mode: Mode::Stub,
             max_body: 32 * 1024 * 1024,
             body_timeout: Duration::from_secs(30),

@@ -332,7 +332,7 @@ async fn messages(st: &AppState, mut draft: Draft, rid: &str) -> Response {
         Err((msg, kind)) => return error_response(draft, 400, &msg, rid, kind),
     };
     if let Mode::Replay(replay) = &st.config.mode {
-        return super::replay::answer(replay, draft, &req).await;
+        return super::playback::answer(replay, draft, &req).await;
     }
     let (reply, fault, delay) = decide(st, &mut draft, &req);
     // Marked so `analyze --usage auto` never takes these made-up figures for the API's.

@@ -5,14 +5,14 @@
 //! Endpoints: `POST /v1/messages` (any query, e.g. `?beta=true`), `POST
 //! /v1/messages/count_tokens`, `GET /v1/models`; everything else is recorded and answered
 //! 404 in the API's error shape. Modes: stub (a short text reply), script (see
-//! [`script`]), proxy ([`proxy`]) and replay ([`replay`]).
+//! [`script`]), proxy ([`proxy`]) and replay ([`playback`]: answering with a recorded trace; re-sending one is `capture::resend`).
 //!
 //! One file per part: [`config`] (what the server is told), `state` (what its connections
 //! share), `run` (start and shutdown), `conn` (accepting and serving connections, with
 //! `tee` accounting for every byte received and `unclaimed` recording what no handler
 //! got), [`intercept`] (CONNECT and TLS interception), `handler` (reading and routing a
 //! request), `draft` (an exchange being answered), [`reply`] (what the server says),
-//! [`proxy`], [`replay`], [`script`], [`recorder`] (the trace writer thread), [`tls`].
+//! [`proxy`], [`playback`], [`script`], [`recorder`] (the trace writer thread), [`tls`].
 
 pub mod config;
 mod conn;
@@ -20,9 +20,9 @@ mod draft;
 mod error;
 mod handler;
 pub mod intercept;
+pub mod playback;
 pub mod proxy;
 pub mod recorder;
-pub mod replay;
 pub mod reply;
 mod run;
 pub mod script;

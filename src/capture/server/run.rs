@@ -81,19 +81,16 @@ pub async fn start(
     config: ServerConfig,
     writer: TraceWriter,
 ) -> Result<RunningServer, ServerError> {
-    let listener = bind(&config.addr).await?;
+    let listener = bind(config.addr).await?;
     start_on(listener, config, writer).await
 }
 
-/// Bind the listen address (so a bad or busy address fails before any file is written).
-pub async fn bind(addr: &str) -> Result<TcpListener, ServerError> {
-    let parsed: SocketAddr = addr
-        .parse()
-        .map_err(|_| ServerError::BadAddr { addr: addr.into() })?;
-    TcpListener::bind(parsed)
+/// Bind the listen address (so a busy address fails before any file is written).
+pub async fn bind(addr: SocketAddr) -> Result<TcpListener, ServerError> {
+    TcpListener::bind(addr)
         .await
         .map_err(|e| ServerError::Bind {
-            addr: addr.into(),
+            addr: addr.to_string(),
             source: e,
         })
 }
@@ -105,7 +102,7 @@ pub async fn start_on(
     writer: TraceWriter,
 ) -> Result<RunningServer, ServerError> {
     let listen = listener.local_addr().map_err(|e| ServerError::Bind {
-        addr: config.addr.clone(),
+        addr: config.addr.to_string(),
         source: e,
     })?;
     let (recorder, thread) = recorder::spawn(

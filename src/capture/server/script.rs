@@ -28,14 +28,23 @@ use crate::api::{BlockKind, MessagesRequest};
 /// Errors reading a scenario file.
 #[derive(Debug, thiserror::Error)]
 pub enum ScriptError {
+    /// The scenario file cannot be read.
     #[error("cannot read scenario {path}: {source}")]
     Read {
+        /// The file.
         path: String,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
+    /// The scenario is not valid.
     #[error("scenario {path} is not valid: {message} (see docs/scenario-format.md)")]
-    Invalid { path: String, message: String },
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong, where.
+        message: String,
+    },
 }
 
 /// How a scenario turn fails instead of (or while) answering.

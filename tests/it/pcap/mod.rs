@@ -20,12 +20,12 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use agentwire::api::{request_body, response_body};
-use agentwire::capture::pcap::{read_file, read_packets, Config, Extractor, Summary};
+use agentwire::capture::pcap::{read_file, read_packets, Config, ExtractionSummary, Extractor};
 use agentwire::trace::Exchange;
 use sha2::{Digest, Sha256};
 
 /// Run the extractor over an in-memory capture.
-pub fn extract_bytes(bytes: &[u8]) -> (Vec<Exchange>, Summary) {
+pub fn extract_bytes(bytes: &[u8]) -> (Vec<Exchange>, ExtractionSummary) {
     let mut ex = Extractor::new(Config::default());
     ex.set_source(Some("test.pcap".into()));
     read_packets(bytes, "test.pcap", &mut |p| ex.packet(p)).unwrap();
@@ -33,7 +33,7 @@ pub fn extract_bytes(bytes: &[u8]) -> (Vec<Exchange>, Summary) {
 }
 
 /// Run the extractor over a capture file.
-pub fn extract_file(path: &Path) -> (Vec<Exchange>, Summary) {
+pub fn extract_file(path: &Path) -> (Vec<Exchange>, ExtractionSummary) {
     let mut ex = Extractor::new(Config::default());
     ex.set_source(Some(path.display().to_string()));
     read_file(path, &mut |p| ex.packet(p)).unwrap();

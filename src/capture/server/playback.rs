@@ -1,5 +1,7 @@
-//! Replay mode: answer each request with the recorded response of the matching recorded
-//! request, so a new CLI version can be driven through an old session's conversation.
+//! Playback (`serve --replay`, the server's `replay` mode): answer each request with the
+//! recorded response of the matching recorded request, so a new CLI version can be
+//! driven through an old session's conversation. (Re-sending a trace's requests to a
+//! server, `agentwire replay`, is the client side: [`crate::capture::resend`].)
 //!
 //! Matching is structural. A request's thread is found by its first user message (then by
 //! whether it carries tools), its position by its turn (assistant replies in its history).
@@ -27,6 +29,7 @@ use axum::response::Response;
 use bytes::Bytes;
 
 use super::draft::{Draft, RecordingStream};
+use super::error::ServerError;
 use super::reply::error_response;
 use crate::api::normalize::{Hits, Normalizer};
 use crate::api::{request_body, BlockKind, MessagesRequest};
@@ -144,6 +147,61 @@ pub struct Match {
     pub dropped_headers: Vec<String>,
 }
 
+/// How much of a recorded trace a [`Replay`] answers with
+/// ([`Replay::from_trace_counted`]). Displays as `replaying 1 of 3 recorded requests; 2
+/// lines unreadable`: every line of the trace is counted, and what is not replayed is
+/// said by why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Coverage {
+    /// Exchanges read from the trace.
+    pub exchanges: usize,
+    /// Lines of the trace that could not be read.
+    pub unreadable: usize,
+    /// Recorded requests answered with: `/v1/messages` exchanges answered 200.
+    pub replayed: usize,
+}
+
+impl Coverage {
+    /// Errors: [`ServerError::NothingToReplay`] naming `path` (the trace) when nothing is
+    /// replayed.
+    pub fn check(&self, path: &std::path::Path) -> Result<(), ServerError> {
+        if self.replayed == 0 {
+            return Err(ServerError::NothingToReplay {
+                path: path.display().to_string(),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for Coverage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut why = Vec::new();
+        if self.unreadable > 0 {
+            why.push(format!(
+                "{} unreadable",
+                crate::text::fmt::plural(self.unreadable as u64, "line")
+            ));
+        }
+        if self.exchanges > self.replayed {
+            why.push(format!(
+                "{} not a /v1/messages request answered 200",
+                self.exchanges - self.replayed
+            ));
+        }
+        write!(
+            f,
+            "replaying {} of {} recorded requests",
+            self.replayed,
+            self.exchanges + self.unreadable
+        )?;
+        for w in why {
+            write!(f, "; {w}")?;
+        }
+        Ok(())
+    }
+}
+
 /// The one normalization of volatile text ([`crate::api::normalize`]): ids, dates,
 /// working directories, temporary paths, task ids, token budgets, ...
 fn norm(n: &Normalizer, s: &str) -> String {
@@ -187,6 +245,19 @@ impl Replay {
             timing,
             normalizer,
         }
+    }
+
+    /// [`Replay::from_trace`], and how much of the trace it answers with: the figures
+    /// the caller reports, so no recorded turn goes missing without a word.
+    pub fn from_trace_counted(trace: Trace, timing: Timing) -> (Replay, Coverage) {
+        let (exchanges, unreadable) = (trace.exchanges.len(), trace.problems.len());
+        let r = Replay::from_trace(trace, timing);
+        let coverage = Coverage {
+            exchanges,
+            unreadable,
+            replayed: r.len(),
+        };
+        (r, coverage)
     }
 
     /// Number of recorded requests available.
@@ -514,6 +585,38 @@ mod tests {
         assert_eq!(
             norm(&n, "<total_tokens>14988946 tokens left</total_tokens>"),
             "<total_tokens><n> tokens left</total_tokens>"
+        );
+    }
+
+    #[test]
+    fn coverage_counts_every_line_and_says_why_the_rest_is_not_replayed() {
+        let c = Coverage {
+            exchanges: 1,
+            unreadable: 2,
+            replayed: 1,
+        };
+        assert_eq!(
+            c.to_string(),
+            "replaying 1 of 3 recorded requests; 2 lines unreadable"
+        );
+        let c = Coverage {
+            exchanges: 4,
+            unreadable: 1,
+            replayed: 2,
+        };
+        assert_eq!(
+            c.to_string(),
+            "replaying 2 of 5 recorded requests; 1 line unreadable; 2 not a /v1/messages request answered 200"
+        );
+        assert!(c.check(std::path::Path::new("t.jsonl")).is_ok());
+        let (r, c) = Replay::from_trace_counted(Trace::default(), Timing::None);
+        assert!(r.is_empty());
+        assert_eq!(c.to_string(), "replaying 0 of 0 recorded requests");
+        assert_eq!(
+            c.check(std::path::Path::new("t.jsonl"))
+                .unwrap_err()
+                .to_string(),
+            "t.jsonl: no /v1/messages exchange with a 200 response to replay"
         );
     }
 }
