@@ -44,11 +44,12 @@ pub struct Cell {
     pub spec: CliSpec,
     /// Environment for this run.
     pub env: Vec<(String, Option<String>)>,
-    /// Route for this run.
-    pub route: Route,
+    /// Route for this run (`None`: the CLI's default route).
+    pub route: Option<Route>,
 }
 
-/// Every combination, versions outermost, then env axes in order, then routes.
+/// Every combination, versions outermost, then env axes in order, then routes (none
+/// given: each CLI's default route).
 pub fn plan(specs: &[CliSpec], axes: &[EnvAxis], routes: &[Route]) -> Vec<Cell> {
     let mut cells: Vec<Cell> = specs
         .iter()
@@ -56,7 +57,7 @@ pub fn plan(specs: &[CliSpec], axes: &[EnvAxis], routes: &[Route]) -> Vec<Cell> 
             label: format!("{}@{}", s.name, s.version),
             spec: s.clone(),
             env: Vec::new(),
-            route: Route::FirstParty,
+            route: None,
         })
         .collect();
     for axis in axes {
@@ -76,13 +77,16 @@ pub fn plan(specs: &[CliSpec], axes: &[EnvAxis], routes: &[Route]) -> Vec<Cell> 
             })
             .collect();
     }
+    if routes.is_empty() {
+        return cells;
+    }
     let show_route = routes.len() > 1;
     cells
         .into_iter()
         .flat_map(|c| {
             routes.iter().map(move |r| {
                 let mut c = c.clone();
-                c.route = *r;
+                c.route = Some(*r);
                 if show_route {
                     c.label.push_str(&format!(" route={}", r.name()));
                 }
@@ -203,6 +207,6 @@ mod tests {
         let cells = plan(&specs, &[], &[Route::FirstParty, Route::BaseUrl]);
         assert_eq!(cells.len(), 4);
         assert_eq!(cells[1].label, "claude-code@2.1.303 route=base-url");
-        assert_eq!(cells[1].route, Route::BaseUrl);
+        assert_eq!(cells[1].route, Some(Route::BaseUrl));
     }
 }

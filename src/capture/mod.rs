@@ -5,6 +5,7 @@
 //! never print: what the user should hear while they run goes to the [`Diagnostics`]
 //! their caller passes in ([`diagnostics`]).
 
+pub mod agent;
 pub mod ca;
 pub mod cache;
 pub mod diagnostics;

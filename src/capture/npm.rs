@@ -1,5 +1,7 @@
 //! Fetching npm-published CLIs: resolves a spec like `claude-code@2.1.304` to the native
-//! package for this platform (`@anthropic-ai/claude-code-linux-x64@2.1.304`), downloads it
+//! package for this platform (`@anthropic-ai/claude-code-linux-x64@2.1.304`; Codex ships its
+//! native builds as platform versions of its own package, `@openai/codex@0.171.0-linux-x64`,
+//! with the binary under `vendor/TRIPLE/bin/codex`, measured on 0.165.0 and 0.171.0), downloads it
 //! with the `npm` client (`npm pack`), verifies the tarball against the registry's
 //! `dist.integrity` (SHA-512, Subresource Integrity format), and unpacks it into the user
 //! cache directory, where later runs find it.
@@ -49,13 +51,13 @@ pub enum NpmError {
         spec: String,
     },
     /// A CLI name agentwire does not know.
-    #[error("unknown CLI {name:?}; known: claude-code (or run any command with `agentwire record -- COMMAND`)")]
+    #[error("unknown CLI {name:?}; known: claude-code, codex (or run any command with `agentwire record -- COMMAND`)")]
     UnknownCli {
         /// The name.
         name: String,
     },
     /// No native package of the CLI for this platform.
-    #[error("no native claude-code package for platform {platform}")]
+    #[error("no native package of this CLI for platform {platform} (claude-code: linux, darwin and win32 on x64 and arm64; codex: linux and darwin on x64 and arm64, win32-x64)")]
     Platform {
         /// This platform (`linux-x64`, …).
         platform: String,
@@ -116,6 +118,9 @@ pub struct CliSpec {
     pub platform: String,
     /// npm package, e.g. `@anthropic-ai/claude-code-linux-x64`.
     pub package: String,
+    /// The package's version to fetch: `version`, or a platform build of it
+    /// (`0.171.0-linux-x64` for Codex).
+    pub package_version: String,
     /// Executable inside the package, e.g. `claude`.
     pub binary: String,
     /// The npm dist-tag `version` was resolved from (`latest`), when the spec named one.
@@ -197,6 +202,7 @@ impl CliSpec {
                     name: "claude-code".into(),
                     version: version.into(),
                     package: format!("@anthropic-ai/claude-code-{platform}"),
+                    package_version: version.into(),
                     binary: if platform.starts_with("win32") {
                         "claude.exe"
                     } else {
@@ -207,14 +213,44 @@ impl CliSpec {
                     tag: None,
                 })
             }
+            "codex" => codex(version, platform),
             _ => Err(NpmError::UnknownCli { name: name.into() }),
         }
     }
 
     /// `PACKAGE@VERSION`.
     pub fn package_spec(&self) -> String {
-        format!("{}@{}", self.package, self.version)
+        format!("{}@{}", self.package, self.package_version)
     }
+}
+
+/// Codex's spec: the platform build `@openai/codex@VERSION-PLATFORM`, whose binary is
+/// `vendor/TRIPLE/bin/codex` beside the helpers it starts (`codex-code-mode-host`, a
+/// bundled `bwrap`), as Codex's own launcher `bin/codex.js` finds it.
+fn codex(version: &str, platform: String) -> Result<CliSpec, NpmError> {
+    let triple = match platform.as_str() {
+        "linux-x64" | "linux-x64-musl" => "x86_64-unknown-linux-musl",
+        "linux-arm64" | "linux-arm64-musl" => "aarch64-unknown-linux-musl",
+        "darwin-x64" => "x86_64-apple-darwin",
+        "darwin-arm64" => "aarch64-apple-darwin",
+        "win32-x64" => "x86_64-pc-windows-msvc",
+        _ => return Err(NpmError::Platform { platform }),
+    };
+    let npm_platform = platform.trim_end_matches("-musl").to_string();
+    let exe = if platform.starts_with("win32") {
+        "codex.exe"
+    } else {
+        "codex"
+    };
+    Ok(CliSpec {
+        name: "codex".into(),
+        version: version.into(),
+        package: "@openai/codex".into(),
+        package_version: format!("{version}-{npm_platform}"),
+        binary: format!("vendor/{triple}/bin/{exe}"),
+        platform,
+        tag: None,
+    })
 }
 
 /// Root of agentwire's cache: `$AGENTWIRE_CACHE_DIR`, else the user cache directory

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 pub mod resolver;
 
+use super::agent::Agent;
 use super::npm::{self, CliSpec, NpmError};
 use super::server::{self, ServerConfig, ServerError};
 use super::Diagnostics;
@@ -29,6 +30,16 @@ pub const FAKE_API_KEY: &str = "sk-ant-api03-agentwire-FAKE-KEY-0000000000000000
 /// Errors of `record`.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
+    /// A route the CLI cannot take.
+    #[error("{cli} cannot take the route {route}; its routes: {supported}")]
+    Route {
+        /// The CLI.
+        cli: String,
+        /// The route asked.
+        route: &'static str,
+        /// The routes it can take, the default first.
+        supported: String,
+    },
     /// Resolving or fetching the CLI failed.
     #[error(transparent)]
     Npm(#[from] NpmError),
@@ -108,6 +119,13 @@ pub enum Route {
     FirstParty,
     /// `ANTHROPIC_BASE_URL` pointing at agentwire.
     BaseUrl,
+    /// Codex: a custom model provider in `$CODEX_HOME/config.toml` whose `base_url` is
+    /// agentwire (HTTP `POST /v1/responses` with SSE), as a gateway user configures it.
+    CustomProvider,
+    /// Codex: the built-in OpenAI provider with `openai_base_url` at agentwire (the
+    /// Responses WebSocket first, HTTP after a refused upgrade), as a user of OpenAI's own
+    /// endpoint runs it.
+    Builtin,
 }
 
 impl Route {
@@ -116,6 +134,8 @@ impl Route {
         match self {
             Route::FirstParty => "first-party",
             Route::BaseUrl => "base-url",
+            Route::CustomProvider => "custom-provider",
+            Route::Builtin => "builtin",
         }
     }
 
@@ -160,8 +180,9 @@ pub struct RecordConfig {
     pub timeout: Duration,
     /// Free-form label stored in the context.
     pub label: Option<String>,
-    /// How the CLI reaches agentwire.
-    pub route: Route,
+    /// How the CLI reaches agentwire; `None`: the CLI's default route
+    /// ([`super::agent::Agent::default_route`]; first-party for a command).
+    pub route: Option<Route>,
     /// Replace an output that appears at `output` while the CLI runs (`--force`).
     pub force: bool,
 }
@@ -346,9 +367,10 @@ impl RecordOutcome {
 /// lines (downloads); what goes wrong on the way (an MCP server left unrecorded, lines
 /// that did not read back) is reported to `cfg.server.diagnostics`.
 pub async fn record(
-    cfg: RecordConfig,
+    mut cfg: RecordConfig,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<RecordOutcome, RecordError> {
+    cfg.route = Some(route_of(&cfg)?);
     let (program, args, mut context) = program_and_context(&cfg, progress)?;
     let sandbox = Sandbox::create()?;
     let tmp_trace = working_trace(&cfg.output, sandbox.path())?;
@@ -538,9 +560,13 @@ fn set_context(
     (program, args): (&str, &[String]),
     env: &BTreeMap<String, String>,
 ) {
-    context.route = Some(cfg.route.name().into());
-    context.base_url = Some(match cfg.route {
+    let route = cfg.route.unwrap_or(Route::FirstParty);
+    context.route = Some(route.name().into());
+    context.base_url = Some(match route {
         Route::FirstParty => format!("https://{FIRST_PARTY_HOST} (via proxy {base_url})"),
+        Route::CustomProvider | Route::Builtin => {
+            format!("{}/v1", base_url.trim_end_matches('/'))
+        }
         Route::BaseUrl => base_url,
     });
     context.label = cfg.label.clone();
@@ -599,7 +625,7 @@ async fn start_server(
     let writer = TraceWriter::create(tmp_trace, &placeholder)?;
     let mut server_cfg = cfg.server.clone();
     let mut ca_path = None;
-    if cfg.route == Route::FirstParty {
+    if cfg.route == Some(Route::FirstParty) {
         let ca = super::ca::CertificateAuthority::load_or_create_reporting(
             &super::ca::default_dir(),
             &cfg.server.diagnostics,
@@ -616,8 +642,51 @@ async fn start_server(
     Ok((server::start(server_cfg, writer).await?, ca_path))
 }
 
+/// The agent a recording runs, for a fetched CLI.
+fn agent_of(cfg: &RecordConfig) -> Option<Agent> {
+    match &cfg.target {
+        Target::Cli(spec) => Agent::of(&spec.name),
+        Target::Command(_) => None,
+    }
+}
+
+/// The route a recording takes: the one asked, if the CLI can take it, else the CLI's
+/// default. Errors: [`RecordError::Route`] for a route the CLI cannot take.
+pub fn route_of(cfg: &RecordConfig) -> Result<Route, RecordError> {
+    let Some(agent) = agent_of(cfg) else {
+        return Ok(cfg.route.unwrap_or(Route::FirstParty));
+    };
+    let route = cfg.route.unwrap_or(agent.default_route());
+    if agent.routes().contains(&route) {
+        return Ok(route);
+    }
+    let cli = match &cfg.target {
+        Target::Cli(spec) => spec.name.clone(),
+        Target::Command(_) => String::new(),
+    };
+    Err(RecordError::Route {
+        cli,
+        route: route.name(),
+        supported: agent
+            .routes()
+            .iter()
+            .map(|r| r.name())
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
+}
+
+/// Variables of [`sandbox_env`] that only Claude Code reads.
+const CLAUDE_ONLY: &[&str] = &[
+    "CLAUDE_CONFIG_DIR",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+];
+
 /// The program to run, its arguments and the recording context naming it: a fetched CLI
-/// (downloaded first if it is not cached; default arguments `-p hello`) or a command.
+/// (downloaded first if it is not cached; default arguments: one print-mode prompt,
+/// `hello`) or a command.
 fn program_and_context(
     cfg: &RecordConfig,
     progress: &(dyn Fn(&str) + Sync),
@@ -626,7 +695,9 @@ fn program_and_context(
         Target::Cli(spec) => {
             let bin = tokio::task::block_in_place(|| npm::ensure(spec, progress))?;
             let args = if cfg.args.is_empty() {
-                vec!["-p".to_string(), "hello".to_string()]
+                Agent::of(&spec.name)
+                    .unwrap_or(Agent::ClaudeCode)
+                    .print_args("hello")
             } else {
                 cfg.args.clone()
             };
@@ -659,7 +730,7 @@ fn run_env(
     ca_path: Option<&std::path::Path>,
 ) -> Result<BTreeMap<String, String>, RecordError> {
     let bundle = sandbox.join("ca-bundle.pem");
-    let route = match (cfg.route, ca_path) {
+    let route = match (cfg.route.unwrap_or(Route::FirstParty), ca_path) {
         (Route::FirstParty, Some(ca)) => {
             write_bundle(&bundle, ca).map_err(RecordError::Sandbox)?;
             RouteEnv::FirstParty {
@@ -671,6 +742,23 @@ fn run_env(
         _ => RouteEnv::BaseUrl(base_url),
     };
     let mut env = sandbox_env(home, config, &route);
+    if let Some(agent) = agent_of(cfg) {
+        agent
+            .prepare(
+                cfg.route.unwrap_or(agent.default_route()),
+                home,
+                base_url,
+                &mut env,
+            )
+            .map_err(RecordError::Sandbox)?;
+        if agent != Agent::ClaudeCode {
+            // Claude Code's variables mean nothing to another agent; its fake key would
+            // only sit in its environment.
+            for k in CLAUDE_ONLY {
+                env.remove(*k);
+            }
+        }
+    }
     for (k, v) in &cfg.env {
         match v {
             Some(v) => {

@@ -199,6 +199,7 @@ fn expand_with(
 fn main_package(name: &str) -> Result<&'static str, NpmError> {
     match name {
         "claude-code" | "claude" => Ok("@anthropic-ai/claude-code"),
+        "codex" => Ok("@openai/codex"),
         _ => Err(NpmError::UnknownCli { name: name.into() }),
     }
 }

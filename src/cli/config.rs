@@ -56,6 +56,8 @@ impl From<RouteArg> for Route {
         match r {
             RouteArg::FirstParty => Self::FirstParty,
             RouteArg::BaseUrl => Self::BaseUrl,
+            RouteArg::CustomProvider => Self::CustomProvider,
+            RouteArg::Builtin => Self::Builtin,
         }
     }
 }
@@ -199,7 +201,7 @@ pub fn record(a: &RecordArgs, target: Target, server: ServerConfig) -> RecordCon
         output: a.output.clone(),
         timeout: Duration::from_secs(a.timeout),
         label: None,
-        route: a.route.into(),
+        route: a.route.map(Route::from),
         force: a.force,
     }
 }

@@ -54,10 +54,17 @@ pub struct DocOutputArgs {
 /// How a recorded CLI reaches agentwire.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum RouteArg {
-    /// As for a user of api.anthropic.com: HTTPS_PROXY plus agentwire's CA (TLS intercepted).
+    /// Claude Code, as for a user of api.anthropic.com: HTTPS_PROXY plus agentwire's CA (TLS
+    /// intercepted).
     FirstParty,
-    /// As for a gateway user: ANTHROPIC_BASE_URL pointing at agentwire.
+    /// Claude Code, as for a gateway user: ANTHROPIC_BASE_URL pointing at agentwire.
     BaseUrl,
+    /// Codex, as for a gateway user: a custom model provider whose base_url is agentwire
+    /// (HTTP POST /v1/responses).
+    CustomProvider,
+    /// Codex's built-in OpenAI provider with openai_base_url at agentwire (the Responses
+    /// WebSocket first).
+    Builtin,
 }
 
 /// How the server makes its replies (default: a short stub reply).

@@ -94,11 +94,13 @@ pub struct RecordArgs {
     /// --redact-body`).
     #[arg(long)]
     pub redact_body: bool,
-    /// How the CLI reaches agentwire: `first-party` (HTTPS_PROXY + agentwire's CA: what a
-    /// user of api.anthropic.com sends) or `base-url` (ANTHROPIC_BASE_URL: what a gateway
-    /// user sends).
-    #[arg(long, value_enum, default_value = "first-party")]
-    pub route: RouteArg,
+    /// How the CLI reaches agentwire. Claude Code: `first-party` (the default:
+    /// HTTPS_PROXY + agentwire's CA, what a user of api.anthropic.com sends) or `base-url`
+    /// (ANTHROPIC_BASE_URL: what a gateway user sends). Codex: `custom-provider` (the
+    /// default: a custom model provider, HTTP) or `builtin` (the built-in provider with
+    /// openai_base_url: the Responses WebSocket).
+    #[arg(long, value_enum)]
+    pub route: Option<RouteArg>,
     /// Arguments for the CLI (with --cli; default `-p hello`), or the command to run.
     #[arg(last = true)]
     pub args: Vec<String>,
@@ -114,8 +116,9 @@ pub struct MatrixArgs {
     /// An environment dimension `K=V1,V2,...` (repeatable); `unset` removes K.
     #[arg(long = "env", value_name = "K=V1,V2", value_parser = parse_env_axis)]
     pub env: Vec<EnvAxis>,
-    /// Routes to try, comma-separated: `first-party`, `base-url`.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "first-party")]
+    /// Routes to try, comma-separated (see `record --route`); default: each CLI's own
+    /// default route.
+    #[arg(long, value_enum, value_delimiter = ',')]
     pub route: Vec<RouteArg>,
     /// Directory for the traces (one file per run).
     #[arg(short, long, default_value = "matrix")]
@@ -152,9 +155,10 @@ pub struct HistoryArgs {
     /// Keep every Nth version of a range, 1 to 1000 (the first and last are always kept).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1000))]
     pub step: u16,
-    /// Route the versions are recorded with (see `record --route`).
-    #[arg(long, value_enum, default_value = "first-party")]
-    pub route: RouteArg,
+    /// Route the versions are recorded with (see `record --route`; default: the CLI's own
+    /// default route).
+    #[arg(long, value_enum)]
+    pub route: Option<RouteArg>,
     /// Environment for the recordings, `K=V` (repeatable); part of the cache key.
     #[arg(long = "env", value_name = "K=V", value_parser = parse_env)]
     pub env: Vec<(String, Option<String>)>,

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use agentwire::capture::agent::Agent;
 use agentwire::capture::npm::{self, CliSpec};
 use agentwire::capture::record::{RecordError, Route};
 use agentwire::capture::versions;
@@ -102,7 +103,11 @@ fn relative(from: &Path, target: &Path) -> String {
 /// every version's recording.
 fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
     let specs = versions::expand(spec, usize::from(a.step)).map_err(npm_error)?;
-    let route: Route = a.route.into();
+    let asked: Option<Route> = a.route.map(Route::from);
+    let route = match specs.first().and_then(|s| Agent::of(&s.name)) {
+        Some(agent) => asked.unwrap_or(agent.default_route()),
+        None => asked.unwrap_or(Route::FirstParty),
+    };
     let paths: Vec<PathBuf> = specs
         .iter()
         .map(|s| cache::recording_path(s, route, &a.env, &a.args))
@@ -152,7 +157,7 @@ fn record_missing(
             label: format!("{}@{}", specs[i].name, specs[i].version),
             spec: specs[i].clone(),
             env: a.env.clone(),
-            route,
+            route: Some(route),
         })
         .collect();
     let tmp = tempfile::tempdir()?;

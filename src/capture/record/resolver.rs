@@ -23,7 +23,7 @@ pub const SPEC_TIMEOUT: Duration = Duration::from_secs(300);
 pub struct SpecResolver {
     env: Vec<(String, Option<String>)>,
     dir: PathBuf,
-    route: Route,
+    route: Option<Route>,
     /// `route` was chosen by the caller (it only applies to specs).
     route_given: bool,
     /// The recordings are kept (the caller named the directory).
@@ -60,7 +60,7 @@ impl Recording {
 }
 
 impl SpecResolver {
-    /// A resolver recording with `env` changes and `route` (default first-party) under
+    /// A resolver recording with `env` changes and `route` (default: each CLI's own) under
     /// `server`, into `record_dir` (kept, created if need be) or a temporary directory.
     ///
     /// Errors: [`RecordError::RecordDir`] when the directory cannot be created.
@@ -88,7 +88,7 @@ impl SpecResolver {
         Ok(SpecResolver {
             env,
             dir,
-            route: route.unwrap_or(Route::FirstParty),
+            route,
             route_given: route.is_some(),
             keep: temp.is_none(),
             force,

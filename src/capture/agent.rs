@@ -1,0 +1,160 @@
+//! The agent CLIs `record --cli` knows, and what each needs to run in agentwire's sandbox
+//! against its fake server: which routes it can take, the default arguments of a print-mode
+//! run, and the files and environment of each route.
+//!
+//! Facts (measured 2026-12-01, `agents.md` in the shared folder):
+//! - **Claude Code**: `ANTHROPIC_BASE_URL` (route `base-url`) or `HTTPS_PROXY` with agentwire's
+//!   CA (route `first-party`); `claude -p PROMPT`.
+//! - **Codex** (0.165.0, 0.171.0): `OPENAI_BASE_URL` in the environment is ignored. Two
+//!   routes, which behave differently: a custom provider in `$CODEX_HOME/config.toml`
+//!   (`model_provider`, `[model_providers.NAME]` with `base_url`, `env_key`,
+//!   `wire_api = "responses"`): `POST /v1/responses` with SSE (route `custom-provider`); or
+//!   the built-in provider with `openai_base_url`: the Responses WebSocket first, HTTP after
+//!   a refused upgrade (route `builtin`; it authenticates with `CODEX_API_KEY`). `codex exec
+//!   --skip-git-repo-check PROMPT` runs one prompt (sandbox `read-only`, approvals `never` by
+//!   default).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::record::Route;
+
+/// A fake OpenAI key (the shape OpenAI's keys have; refused by any real server).
+pub const FAKE_OPENAI_KEY: &str = "sk-proj-agentwire-FAKE-KEY-000000000000000000000000";
+
+/// The name of the custom provider agentwire writes into Codex's configuration.
+pub const CODEX_PROVIDER: &str = "agentwire";
+
+/// An agent CLI `record --cli` can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Agent {
+    /// Anthropic's Claude Code (npm `@anthropic-ai/claude-code`).
+    ClaudeCode,
+    /// OpenAI's Codex (npm `@openai/codex`).
+    Codex,
+}
+
+impl Agent {
+    /// The agent a CLI spec's name names (`claude-code`, `codex`).
+    pub fn of(cli: &str) -> Option<Agent> {
+        match cli {
+            "claude-code" | "claude" => Some(Agent::ClaudeCode),
+            "codex" => Some(Agent::Codex),
+            _ => None,
+        }
+    }
+
+    /// The routes it can take, the default first.
+    pub fn routes(self) -> &'static [Route] {
+        match self {
+            Agent::ClaudeCode => &[Route::FirstParty, Route::BaseUrl],
+            Agent::Codex => &[Route::CustomProvider, Route::Builtin],
+        }
+    }
+
+    /// Its default route.
+    pub fn default_route(self) -> Route {
+        self.routes()[0]
+    }
+
+    /// The arguments of a print-mode run of one prompt.
+    pub fn print_args(self, prompt: &str) -> Vec<String> {
+        match self {
+            Agent::ClaudeCode => vec!["-p".into(), prompt.into()],
+            Agent::Codex => vec!["exec".into(), "--skip-git-repo-check".into(), prompt.into()],
+        }
+    }
+
+    /// Prepare the sandbox for `route` (`home`: the run's HOME; `base_url`: agentwire's
+    /// server) and add the route's variables to `env`. Codex: writes `$CODEX_HOME/config.toml`.
+    ///
+    /// Errors: the configuration file cannot be written.
+    pub fn prepare(
+        self,
+        route: Route,
+        home: &Path,
+        base_url: &str,
+        env: &mut BTreeMap<String, String>,
+    ) -> std::io::Result<()> {
+        if self != Agent::Codex {
+            return Ok(());
+        }
+        let codex_home = home.join(".codex");
+        std::fs::create_dir_all(&codex_home)?;
+        let api = format!("{}/v1", base_url.trim_end_matches('/'));
+        std::fs::write(codex_home.join("config.toml"), codex_config(route, &api))?;
+        env.insert(
+            "CODEX_HOME".into(),
+            codex_home.to_string_lossy().into_owned(),
+        );
+        env.insert("OPENAI_API_KEY".into(), FAKE_OPENAI_KEY.into());
+        env.insert("CODEX_API_KEY".into(), FAKE_OPENAI_KEY.into());
+        Ok(())
+    }
+}
+
+/// Codex's `config.toml` for a route, pointing at `api` (`http://127.0.0.1:P/v1`).
+pub fn codex_config(route: Route, api: &str) -> String {
+    let api = toml_string(api);
+    match route {
+        Route::Builtin => format!("openai_base_url = {api}\n"),
+        _ => format!(
+            "model_provider = \"{CODEX_PROVIDER}\"\n\n[model_providers.{CODEX_PROVIDER}]\nname = \"{CODEX_PROVIDER}\"\nbase_url = {api}\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n"
+        ),
+    }
+}
+
+/// A TOML basic string.
+fn toml_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codex_gets_a_provider_file_per_route_and_the_keys_it_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut env = BTreeMap::new();
+        Agent::Codex
+            .prepare(
+                Route::CustomProvider,
+                dir.path(),
+                "http://127.0.0.1:9/",
+                &mut env,
+            )
+            .unwrap();
+        let cfg = std::fs::read_to_string(dir.path().join(".codex/config.toml")).unwrap();
+        assert_eq!(
+            cfg,
+            "model_provider = \"agentwire\"\n\n[model_providers.agentwire]\nname = \"agentwire\"\nbase_url = \"http://127.0.0.1:9/v1\"\nenv_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n"
+        );
+        assert_eq!(
+            env["CODEX_HOME"],
+            dir.path().join(".codex").to_string_lossy()
+        );
+        assert_eq!(env["CODEX_API_KEY"], FAKE_OPENAI_KEY);
+        assert_eq!(
+            codex_config(Route::Builtin, "http://127.0.0.1:9/v1"),
+            "openai_base_url = \"http://127.0.0.1:9/v1\"\n"
+        );
+        assert_eq!(toml_string("a\"b\\c\n"), "\"a\\\"b\\\\c\\u000A\"");
+        assert_eq!(
+            Agent::Codex.print_args("hi"),
+            ["exec", "--skip-git-repo-check", "hi"]
+        );
+        assert_eq!(Agent::of("claude"), Some(Agent::ClaudeCode));
+        assert_eq!(Agent::ClaudeCode.default_route(), Route::FirstParty);
+    }
+}
