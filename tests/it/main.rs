@@ -2,6 +2,7 @@
 
 mod analyze;
 mod analyze_cache;
+mod analyze_codex;
 mod analyze_invalidation;
 mod analyze_oracle;
 mod analyze_polls;
