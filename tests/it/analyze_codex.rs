@@ -9,8 +9,10 @@
 use serde_json::{json, Value};
 
 use agentwire::analyze::{analyze_exchanges, Analysis, AnalyzeConfig, UsageMode};
+use agentwire::report::{analyze::render, Format};
 use agentwire::trace::{Body, Exchange, HttpRequest, HttpResponse, Source, SourceKind};
 
+use crate::common::repo;
 use crate::hand_trace::at;
 
 /// Seconds between two requests: Codex clamps an empty `write_stdin` to at least 5 s.
@@ -22,17 +24,24 @@ fn sse(n: usize, items: &[Value]) -> Vec<u8> {
     let mut events = vec![json!({"type": "response.created", "sequence_number": 0,
         "response": {"id": id, "status": "in_progress", "model": "gpt-5.5", "output": []}})];
     for (i, item) in items.iter().enumerate() {
-        events.push(json!({"type": "response.output_item.done", "sequence_number": i + 1,
-            "output_index": i, "item": item}));
+        events.push(
+            json!({"type": "response.output_item.done", "sequence_number": i + 1,
+            "output_index": i, "item": item}),
+        );
     }
-    events.push(json!({"type": "response.completed", "sequence_number": items.len() + 1,
+    events.push(
+        json!({"type": "response.completed", "sequence_number": items.len() + 1,
         "response": {"id": id, "status": "completed", "model": "gpt-5.5", "output": items,
             "usage": {"input_tokens": 1200, "input_tokens_details": {"cached_tokens": 1024},
                 "output_tokens": 12, "output_tokens_details": {"reasoning_tokens": 0},
-                "total_tokens": 1212}}}));
+                "total_tokens": 1212}}}),
+    );
     let mut out = String::new();
     for e in events {
-        out.push_str(&format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()));
+        out.push_str(&format!(
+            "event: {}\ndata: {e}\n\n",
+            e["type"].as_str().unwrap()
+        ));
     }
     out.into_bytes()
 }
@@ -57,7 +66,11 @@ fn session(steps: &[Step]) -> Vec<Exchange> {
                 {"type": "custom", "name": "exec"}],
             "tool_choice": "auto", "parallel_tool_calls": false, "stream": true, "store": false,
             "prompt_cache_key": "0199a1b2-0000-7000-8000-000000000001"});
-        out.push(exchange(k, serde_json::to_vec(&body).unwrap(), sse(k, items)));
+        out.push(exchange(
+            k,
+            serde_json::to_vec(&body).unwrap(),
+            sse(k, items),
+        ));
         input.extend(items.iter().cloned());
         input.extend(outputs.iter().cloned());
     }
@@ -77,7 +90,10 @@ fn exchange(k: usize, body: Vec<u8>, answer: Vec<u8>) -> Exchange {
             version: "HTTP/1.1".into(),
             headers: vec![
                 ("content-type".into(), "application/json".into()),
-                ("session-id".into(), "0199a1b2-0000-7000-8000-000000000001".into()),
+                (
+                    "session-id".into(),
+                    "0199a1b2-0000-7000-8000-000000000001".into(),
+                ),
             ]
             .into(),
             body: Body::new(body),
@@ -121,19 +137,38 @@ fn parts(kind: &str, id: &str, texts: &[&str]) -> Value {
 
 fn last() -> Step {
     (
-        vec![json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "The job finished."}]})],
+        vec![
+            json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "The job finished."}]}),
+        ],
         vec![],
     )
 }
 
+/// The analysis of `xs`, whose JSON report the committed schema accepts, and whose
+/// table and Markdown reports render.
 fn analyze(xs: &[Exchange]) -> Analysis {
-    analyze_exchanges(
+    let a = analyze_exchanges(
         xs,
         AnalyzeConfig {
             usage: UsageMode::Simulated,
             ..AnalyzeConfig::default()
         },
-    )
+    );
+    let schema: Value =
+        serde_json::from_slice(&std::fs::read(repo().join("schemas/analyze.schema.json")).unwrap())
+            .unwrap();
+    let v: Value = serde_json::from_str(&render(&a, Format::Json)).unwrap();
+    let errors: Vec<String> = jsonschema::validator_for(&schema)
+        .expect("schema compiles")
+        .iter_errors(&v)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    for f in [Format::Table, Format::Markdown] {
+        let text = render(&a, f);
+        assert!(text.contains("Poll episodes") && text.contains("Background jobs"));
+    }
+    a
 }
 
 /// `(event, call)` of each lifecycle event of job 0, as the JSON names them.
@@ -208,7 +243,10 @@ fn classic_codex_write_stdin_polls_of_a_running_process() {
         (j.reference.as_str(), j.tool.as_str(), j.command.as_str()),
         ("session:27907", "exec_command", "sleep 20; echo done")
     );
-    assert_eq!((j.state.name(), j.exit_code, j.polls), ("completed", Some(0), 5));
+    assert_eq!(
+        (j.state.name(), j.exit_code, j.polls),
+        ("completed", Some(0), 5)
+    );
     assert_eq!(a.jobs[0].duration_s, Some(20.0));
     assert_eq!(
         events(&a),
@@ -225,11 +263,24 @@ fn classic_codex_write_stdin_polls_of_a_running_process() {
     assert_eq!(a.episodes.len(), 1, "{:#?}", a.episodes);
     let e = &a.episodes[0];
     assert_eq!(
-        (e.kind.as_str(), e.tool.as_str(), e.target.as_str(), e.job.as_deref()),
-        ("task_output", "write_stdin", "session:27907", Some("session:27907"))
+        (
+            e.kind.as_str(),
+            e.tool.as_str(),
+            e.target.as_str(),
+            e.job.as_deref()
+        ),
+        (
+            "task_output",
+            "write_stdin",
+            "session:27907",
+            Some("session:27907")
+        )
     );
     assert_eq!(e.calls, ["p1", "p2", "p3", "p4", "p5"]);
-    assert_eq!((e.polls, e.redundant, e.after_notified, e.while_pending), (5, 2, 1, 0));
+    assert_eq!(
+        (e.polls, e.redundant, e.after_notified, e.while_pending),
+        (5, 2, 1, 0)
+    );
     let why: Vec<(&str, &[String])> = e
         .redundant_calls
         .iter()
@@ -239,7 +290,11 @@ fn classic_codex_write_stdin_polls_of_a_running_process() {
     assert_eq!(why, [("p2", &rules[..]), ("p3", &rules[..])]);
     assert_eq!(e.mean_interval_s, Some(5.0));
     assert_eq!(
-        (a.summary.polls, a.summary.redundant_polls, a.summary.polls_after_notified),
+        (
+            a.summary.polls,
+            a.summary.redundant_polls,
+            a.summary.polls_after_notified
+        ),
         (5, 2, 1)
     );
     let d = &a.decisions[0];
@@ -264,7 +319,13 @@ fn cell_running(wall: &str) -> String {
 /// differs from w2 only in the wall time (`duration`): 2 redundant; w5 after the end: 1.
 #[test]
 fn code_mode_wait_polls_of_a_running_script_cell() {
-    let wait = |id: &str| vec![function_call(id, "wait", json!({"cell_id": "1", "yield_time_ms": 1500}))];
+    let wait = |id: &str| {
+        vec![function_call(
+            id,
+            "wait",
+            json!({"cell_id": "1", "yield_time_ms": 1500}),
+        )]
+    };
     let xs = session(&[
         (
             vec![exec("c0", "// @exec: {\"yield_time_ms\": 1000}\nconst r = await tools.exec_command({cmd: \"sleep 6; echo done\", yield_time_ms: 10000});\ntext(r);")],
@@ -288,21 +349,42 @@ fn code_mode_wait_polls_of_a_running_script_cell() {
     let j = &a.jobs[0].job;
     assert_eq!(kind(&a), "codex_exec_cell");
     assert_eq!((j.reference.as_str(), j.tool.as_str()), ("cell:1", "exec"));
-    assert_eq!((j.state.name(), j.exit_code, j.polls), ("completed", Some(0), 5));
+    assert_eq!(
+        (j.state.name(), j.exit_code, j.polls),
+        ("completed", Some(0), 5)
+    );
     assert_eq!(a.jobs[0].duration_s, Some(20.0));
     let ev: Vec<String> = events(&a).into_iter().map(|(e, _)| e).collect();
-    assert_eq!(ev, ["started", "running", "running", "running", "completed", "not_found"]);
+    assert_eq!(
+        ev,
+        [
+            "started",
+            "running",
+            "running",
+            "running",
+            "completed",
+            "not_found"
+        ]
+    );
     assert_eq!(a.episodes.len(), 1, "{:#?}", a.episodes);
     let e = &a.episodes[0];
     assert_eq!(
-        (e.kind.as_str(), e.tool.as_str(), e.target.as_str(), e.job.as_deref()),
+        (
+            e.kind.as_str(),
+            e.tool.as_str(),
+            e.target.as_str(),
+            e.job.as_deref()
+        ),
         ("task_output", "wait", "cell:1", Some("cell:1"))
     );
     assert_eq!((e.polls, e.redundant, e.after_notified), (5, 2, 1));
     assert_eq!(e.redundant_calls[0].equal_by, ["identical"]);
     assert_eq!(e.redundant_calls[1].equal_by, ["duration"]);
     assert_eq!(
-        (a.decisions[0].acceptance_result.as_str(), a.decisions[0].decision.as_str()),
+        (
+            a.decisions[0].acceptance_result.as_str(),
+            a.decisions[0].decision.as_str()
+        ),
         ("pass", "keep")
     );
 }
@@ -318,7 +400,10 @@ fn js_answer(id: &str, json_part: &str) -> Vec<Value> {
     vec![parts(
         "custom_tool_call_output",
         id,
-        &["Script completed\nWall time 5.0 seconds\nOutput:\n", json_part],
+        &[
+            "Script completed\nWall time 5.0 seconds\nOutput:\n",
+            json_part,
+        ],
     )]
 }
 
@@ -336,7 +421,12 @@ fn code_mode_write_stdin_inside_exec_scripts_polls_a_process() {
     let run = |chunk: &str, wall: &str| {
         format!("{{\"chunk_id\":\"{chunk}\",\"wall_time_seconds\":{wall},\"session_id\":81003,\"original_token_count\":0,\"output\":\"\"}}")
     };
-    let (r0, r1, r2, r3) = (run("f0ca53", "0.50"), run("bb59da", "5.0017"), run("c1d2e3", "5.0009"), run("a1b2c3", "5.0021"));
+    let (r0, r1, r2, r3) = (
+        run("f0ca53", "0.50"),
+        run("bb59da", "5.0017"),
+        run("c1d2e3", "5.0009"),
+        run("a1b2c3", "5.0021"),
+    );
     let xs = session(&[
         (
             vec![exec("c0", "const r = await tools.exec_command({cmd: \"make test\", yield_time_ms: 500});\ntext(r);")],
@@ -363,9 +453,22 @@ fn code_mode_write_stdin_inside_exec_scripts_polls_a_process() {
         (j.reference.as_str(), j.tool.as_str(), j.command.as_str()),
         ("session:81003", "exec", "make test")
     );
-    assert_eq!((j.state.name(), j.exit_code, j.polls), ("failed", Some(1), 5));
+    assert_eq!(
+        (j.state.name(), j.exit_code, j.polls),
+        ("failed", Some(1), 5)
+    );
     let ev: Vec<String> = events(&a).into_iter().map(|(e, _)| e).collect();
-    assert_eq!(ev, ["started", "running", "running", "running", "exited", "not_found"]);
+    assert_eq!(
+        ev,
+        [
+            "started",
+            "running",
+            "running",
+            "running",
+            "exited",
+            "not_found"
+        ]
+    );
     assert_eq!(a.episodes.len(), 1, "{:#?}", a.episodes);
     let e = &a.episodes[0];
     assert_eq!(
@@ -375,7 +478,10 @@ fn code_mode_write_stdin_inside_exec_scripts_polls_a_process() {
     assert_eq!((e.polls, e.redundant, e.after_notified), (5, 2, 1));
     assert_eq!(e.redundant_calls[0].equal_by, ["chunk-id", "wall-time"]);
     assert_eq!(
-        (a.decisions[0].acceptance_result.as_str(), a.decisions[0].decision.as_str()),
+        (
+            a.decisions[0].acceptance_result.as_str(),
+            a.decisions[0].decision.as_str()
+        ),
         ("fail", "investigate")
     );
 }
@@ -386,7 +492,11 @@ fn code_mode_write_stdin_inside_exec_scripts_polls_a_process() {
 #[test]
 fn a_codex_command_repeated_with_the_same_answer_is_a_poll() {
     let gh = |id: &str| {
-        vec![function_call(id, "exec_command", json!({"cmd": "gh run view 7 --json status", "yield_time_ms": 10000}))]
+        vec![function_call(
+            id,
+            "exec_command",
+            json!({"cmd": "gh run view 7 --json status", "yield_time_ms": 10000}),
+        )]
     };
     let answer = |id: &str, chunk: &str| {
         vec![output(id, &format!("Chunk ID: {chunk}\nWall time: 0.8 seconds\nProcess exited with code 0\nOriginal token count: 9\nOutput:\n{{\"status\":\"in_progress\"}}\n"))]
@@ -404,7 +514,12 @@ fn a_codex_command_repeated_with_the_same_answer_is_a_poll() {
     let e = &a.episodes[0];
     assert_eq!(
         (e.kind.as_str(), e.target.as_str(), e.polls, e.redundant),
-        ("same_call", "exec_command(gh run view 7 --json status)", 4, 3)
+        (
+            "same_call",
+            "exec_command(gh run view 7 --json status)",
+            4,
+            3
+        )
     );
     let two = [steps[0].clone(), steps[1].clone(), last()];
     assert!(analyze(&session(&two)).episodes.is_empty());

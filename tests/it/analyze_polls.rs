@@ -457,7 +457,11 @@ fn twelve_identical_gh_api_calls_with_the_same_result_are_polls() {
             )
         })
         .collect();
-    steps.push((vec![json!({"type":"text","text":"still running"})], vec![], None));
+    steps.push((
+        vec![json!({"type":"text","text":"still running"})],
+        vec![],
+        None,
+    ));
     let a = analyze(&session(&steps));
     assert_eq!(a.episodes.len(), 1, "{:#?}", a.episodes);
     let e = &a.episodes[0];
@@ -467,7 +471,10 @@ fn twelve_identical_gh_api_calls_with_the_same_result_are_polls() {
     );
     assert_eq!((e.polls, e.redundant), (12, 11));
     assert_eq!(e.calls, ids);
-    assert!(e.redundant_calls.iter().all(|r| r.equal_by == ["identical"]));
+    assert!(e
+        .redundant_calls
+        .iter()
+        .all(|r| r.equal_by == ["identical"]));
     assert_eq!(e.mean_interval_s, Some(10.0));
     assert_eq!((a.summary.polls, a.summary.redundant_polls), (12, 11));
 }
