@@ -489,49 +489,15 @@ pub fn decide(j: &Job) -> DecisionRecord {
         JobKind::CodexExecCell => "script status in the cell's wait results",
         _ => "task notification status and exit code",
     };
-    let failed_exit = j.exit_code.is_some_and(|c| c != 0);
-    let (result, decision, unresolved) = if j.duplicate_of.is_some() {
-        (
+    let (result, decision, unresolved) = match &j.duplicate_of {
+        Some(first) => (
             "unavailable",
             "stop",
             Some(format!(
-                "started again while {} still ran: which run's output counts",
-                j.duplicate_of.as_deref().unwrap_or("")
+                "started again while {first} still ran: which run's output counts"
             )),
-        )
-    } else {
-        match j.state {
-            JobState::Completed if !failed_exit && j.tool_result_error.is_none() => ("pass", "keep", None),
-            JobState::Completed | JobState::Failed | JobState::Stopped => (
-                "fail",
-                "investigate",
-                Some(format!(
-                    "why the job ended {}{}{}",
-                    j.state.name(),
-                    j.exit_code.map(|c| format!(" with exit code {c}")).unwrap_or_default(),
-                    if j.claimed_done_early {
-                        "; the assistant reported it finished before the notification arrived"
-                    } else {
-                        ""
-                    }
-                )),
-            ),
-            JobState::Running => (
-                "unavailable",
-                "continue",
-                Some("the last status says running: the outcome is not in the trace".to_string()),
-            ),
-            JobState::Ended => (
-                "unavailable",
-                "investigate",
-                Some("a poll found the job gone, but how it ended (its exit code) is not in the trace".to_string()),
-            ),
-            JobState::NoNotification => (
-                "unavailable",
-                "continue",
-                Some("no notification before the trace ends: whether the job finished, and how, is unknown (a missing response is no proof it did not run)".to_string()),
-            ),
-        }
+        ),
+        None => verdict(j),
     };
     DecisionRecord {
         job_reference: j.reference.clone(),
@@ -542,6 +508,44 @@ pub fn decide(j: &Job) -> DecisionRecord {
         decision: decision.to_string(),
         unresolved_fact: unresolved,
         tool_result_error: j.tool_result_error.clone(),
+    }
+}
+
+/// The acceptance result, decision and unresolved fact of a job that is no duplicate,
+/// by its state.
+fn verdict(j: &Job) -> (&'static str, &'static str, Option<String>) {
+    let failed_exit = j.exit_code.is_some_and(|c| c != 0);
+    match j.state {
+        JobState::Completed if !failed_exit && j.tool_result_error.is_none() => ("pass", "keep", None),
+        JobState::Completed | JobState::Failed | JobState::Stopped => (
+            "fail",
+            "investigate",
+            Some(format!(
+                "why the job ended {}{}{}",
+                j.state.name(),
+                j.exit_code.map(|c| format!(" with exit code {c}")).unwrap_or_default(),
+                if j.claimed_done_early {
+                    "; the assistant reported it finished before the notification arrived"
+                } else {
+                    ""
+                }
+            )),
+        ),
+        JobState::Running => (
+            "unavailable",
+            "continue",
+            Some("the last status says running: the outcome is not in the trace".to_string()),
+        ),
+        JobState::Ended => (
+            "unavailable",
+            "investigate",
+            Some("a poll found the job gone, but how it ended (its exit code) is not in the trace".to_string()),
+        ),
+        JobState::NoNotification => (
+            "unavailable",
+            "continue",
+            Some("no notification before the trace ends: whether the job finished, and how, is unknown (a missing response is no proof it did not run)".to_string()),
+        ),
     }
 }
 

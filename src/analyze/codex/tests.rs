@@ -39,7 +39,7 @@ fn js(id: &str, source: &str, seq: usize, result: Option<&str>) -> ToolCall {
 const RUNNING: &str = "Chunk ID: badcf1\nWall time: 0.5013 seconds\nProcess running with session ID 27907\nOriginal token count: 0\nOutput:\n";
 
 #[test]
-fn starts_polls_and_questions_in_both_modes() {
+fn starts_polls_and_questions_in_classic_mode() {
     let s = |n: &str| Some(Handle::Session(n.into()));
     let start = call(
         "e",
@@ -76,7 +76,11 @@ fn starts_polls_and_questions_in_both_modes() {
         None,
     );
     assert_eq!((poll_of(&typing), refers_to(&typing)), (None, s("27907")));
+}
 
+#[test]
+fn starts_and_polls_in_code_mode() {
+    let s = |n: &str| Some(Handle::Session(n.into()));
     let cell = js("c", "// @exec: {\"yield_time_ms\": 1000}\nconst r = await tools.exec_command({cmd: \"sleep 6; echo done\", yield_time_ms: 10000});\ntext(r);", 0, Some("Script running with cell ID 1\nWall time 1.0 seconds\nOutput:\n"));
     assert_eq!(started(&cell), Some(Handle::Cell("1".into())));
     let wait = call(
@@ -205,11 +209,28 @@ fn a_process_is_followed_to_its_exit_and_past_it() {
         (end.outcome, end.exit_code, end.seq, end.at),
         (Outcome::Failed, Some(3), 4, at(40))
     );
+}
 
-    // Found gone with no exit seen: ended, how unknown.
+/// Found gone with no exit seen: ended, how unknown.
+#[test]
+fn a_process_found_gone_without_an_exit_ended_unknown() {
+    let start = call(
+        "e",
+        "exec_command",
+        json!({"cmd": "make test"}),
+        0,
+        Some(RUNNING),
+    );
+    let gone = "write_stdin failed: Unknown process id 27907";
     let calls = [
         start.clone(),
-        poll("p9", 1, "write_stdin failed: Unknown process id 27907"),
+        call(
+            "p9",
+            "write_stdin",
+            json!({"session_id": 27907, "chars": ""}),
+            1,
+            Some(gone),
+        ),
     ];
     let end = follow(&Handle::Session("27907".into()), &start, &calls)
         .end
