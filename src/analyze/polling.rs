@@ -7,12 +7,19 @@
 //! - `same_call`: the same tool with the same input after normalization (an MCP
 //!   `get_status(job)`; inputs compared by their comparison key without `description`,
 //!   [`comparison_key`]);
-//! - `shell_inspect`: the same inspect-only Bash command after normalization (`tail`,
+//! - `shell_inspect`: the same inspect-only Bash (or Codex `exec_command`) command after
+//!   normalization (`tail`,
 //!   `cat`, `ls`, `grep`, `echo`, `ps`, ...; `sleep N` waits and whitespace dropped), so
 //!   `grep -n foo a.rs` and `grep -n bar a.rs` are two queries — work, not polling;
 //! - `task_output`: a documented status/read-output tool on the same job: `BashOutput` /
 //!   `TaskOutput` / `AgentOutput` of a task id, or a read (Read tool, or `cat`/`tail`/...
-//!   in Bash) of a background task's output file.
+//!   in Bash) of a background task's output file; Codex's empty `write_stdin` on a
+//!   session and `wait` on a cell ([`codex::poll_of`]).
+//!
+//! Any other shell command or code-mode script is a `same_call` poll by repetition alone
+//! ([`repeats`]): asked at least three times with the same normalized input, its answer
+//! mostly unchanged. The inspect-command list adds confidence (two calls suffice), it does
+//! not decide.
 //!
 //! Tools that change state (Write, Edit, Agent, ..., MCP tools named `start_…`,
 //! `create_…`, `cancel_…`, ...) are never polls, however often they repeat.

@@ -83,7 +83,12 @@ pub fn exec_command(c: &ToolCall) -> Option<&str> {
 fn stdin_target(c: &ToolCall) -> Option<(String, bool)> {
     if base(&c.name) == "write_stdin" {
         let id = id_of(&c.input, "session_id")?;
-        let empty = c.input.get("chars").and_then(Value::as_str).unwrap_or("") == "";
+        let empty = c
+            .input
+            .get("chars")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty();
         return Some((id, empty));
     }
     let calls = calls_of(exec_source(c)?, "write_stdin");

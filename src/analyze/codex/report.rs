@@ -138,8 +138,7 @@ pub fn cell_report(text: &str, cell: &str) -> Option<Report> {
         let error = text
             .lines()
             .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .last()
+            .rfind(|l| !l.is_empty())
             .unwrap_or("")
             .to_string();
         return Some(Report::Failed(error));
