@@ -8,9 +8,9 @@
 //!   `get_status(job)`; inputs compared by their comparison key without `description`,
 //!   [`comparison_key`]);
 //! - `shell_inspect`: the same inspect-only Bash (or Codex `exec_command`) command after
-//!   normalization (`tail`,
-//!   `cat`, `ls`, `grep`, `echo`, `ps`, ...; `sleep N` waits and whitespace dropped), so
-//!   `grep -n foo a.rs` and `grep -n bar a.rs` are two queries — work, not polling;
+//!   normalization (`tail`, `cat`, `ls`, `grep`, `echo`, `ps`, ...; `sleep N` waits and
+//!   whitespace dropped), so `grep -n foo a.rs` and `grep -n bar a.rs` are two queries —
+//!   work, not polling;
 //! - `task_output`: a documented status/read-output tool on the same job: `BashOutput` /
 //!   `TaskOutput` / `AgentOutput` of a task id, or a read (Read tool, or `cat`/`tail`/...
 //!   in Bash) of a background task's output file; Codex's empty `write_stdin` on a
