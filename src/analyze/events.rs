@@ -1,8 +1,10 @@
 //! What the conversation says happened: tool calls (`tool_use`), their results
-//! (`tool_result`, as a later request carries them) and Claude Code's
-//! `<task-notification>` events, with the parser for the latter.
+//! (`tool_result`, as a later request carries them), Claude Code's
+//! `<task-notification>` events, with the parser for the latter, and the lifecycle events
+//! a job's tool results report ([`JobEvent`]).
 
 use chrono::{DateTime, Utc};
+use serde::Serialize;
 use serde_json::Value;
 
 /// A tool call (a `tool_use` block) and, once seen, its result.
@@ -65,6 +67,40 @@ pub struct Notification {
     pub carried_by: usize,
     /// When that request started.
     pub at: DateTime<Utc>,
+}
+
+/// What a tool result said about a job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobEventKind {
+    /// The start call's result: the job runs (`Process running with session ID N`).
+    Started,
+    /// A later result: still running.
+    Running,
+    /// The process exited (`Process exited with code C`).
+    Exited,
+    /// The script cell completed (`Script completed`).
+    Completed,
+    /// The script cell failed (`Script failed`).
+    Failed,
+    /// The tool no longer knows the job (`Unknown process id N`, `exec cell N not
+    /// found`): it had ended before this call.
+    NotFound,
+}
+
+/// One event of a job's lifecycle: what one tool result said about it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobEvent {
+    /// What it said.
+    pub event: JobEventKind,
+    /// `tool_use` id of the call whose result said it.
+    pub call: String,
+    /// When that result reached the model (the start of the request that carried it).
+    pub at: DateTime<Utc>,
+    /// The exit code, when the result gives one.
+    pub exit_code: Option<i64>,
+    /// The line of the result that says it (`Process exited with code 0`).
+    pub detail: String,
 }
 
 /// `s` cut to at most [`RESULT_TEXT_CAP`] bytes at a character boundary.

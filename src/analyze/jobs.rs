@@ -1,7 +1,9 @@
 //! Background jobs: Bash `run_in_background` commands and background agents (task id and
-//! output file from the tool result, `<task-notification>` status and exit code), and MCP
-//! jobs (a call whose result carries a job id, later calls that pass it). For each job:
-//! start, end as observed, status, exit code, polls, duplicates, and one decision record.
+//! output file from the tool result, `<task-notification>` status and exit code), MCP
+//! jobs (a call whose result carries a job id, later calls that pass it), and Codex's
+//! processes and script cells (a call whose result says it still runs, until a result
+//! says it ended: [`super::codex`]). For each job: start, end as observed, status, exit
+//! code, polls, duplicates, lifecycle events (Codex), and one decision record.
 //!
 //! Not covered: MCP Tasks protocol messages (`tasks/get`, `tasks/update`, `tasks/cancel`,
 //! `tasks/result`) travel between the client and the MCP server, not in `/v1/messages`
@@ -11,7 +13,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::events::{Notification, ToolCall, ToolResult};
+use super::codex::{self, lifecycle::Outcome, Handle};
+use super::events::{JobEvent, Notification, ToolCall, ToolResult};
 
 /// What kind of background work a job is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -23,6 +26,19 @@ pub enum JobKind {
     BackgroundAgent,
     /// An MCP tool whose result returned a job id that later calls pass back.
     McpJob,
+    /// A Codex process still running when its start call returned (`Process running
+    /// with session ID N`): polled with `write_stdin` on the session.
+    CodexExecSession,
+    /// A Codex code-mode script cell still running when its `exec` returned (`Script
+    /// running with cell ID N`): polled with `wait` on the cell.
+    CodexExecCell,
+}
+
+impl JobKind {
+    /// True for Codex's kinds, whose end is read from tool results, not notifications.
+    pub fn is_codex(self) -> bool {
+        matches!(self, JobKind::CodexExecSession | JobKind::CodexExecCell)
+    }
 }
 
 /// Observed state of a job at the end of the trace.
@@ -39,6 +55,9 @@ pub enum JobState {
     Running,
     /// No notification and no status before the trace ends.
     NoNotification,
+    /// Ended, but how is not in the trace: a poll found it gone (Codex's `Unknown process
+    /// id N`) and no earlier result gave its exit.
+    Ended,
 }
 
 impl JobState {
@@ -50,6 +69,7 @@ impl JobState {
             JobState::Stopped => "stopped",
             JobState::Running => "running",
             JobState::NoNotification => "no_notification",
+            JobState::Ended => "ended",
         }
     }
 }
@@ -93,6 +113,10 @@ pub struct Job {
     pub notified_seq: Option<usize>,
     /// The assistant said something finished while the job ran, before its notification.
     pub claimed_done_early: bool,
+    /// What the job's tool results said, in order (Codex jobs; absent from the JSON for
+    /// the others, whose lifecycle is their notification).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<JobEvent>,
 }
 
 impl Job {
@@ -125,6 +149,7 @@ impl Job {
             tool_result_error: None,
             notified_seq: None,
             claimed_done_early: false,
+            events: Vec::new(),
         }
     }
 }
@@ -229,6 +254,9 @@ pub fn find_jobs(
     for j in &mut jobs {
         if j.kind == JobKind::McpJob {
             follow_status_calls(j, calls);
+        } else if j.kind.is_codex() {
+            follow_codex(j, calls);
+            j.claimed_done_early = claimed_done_early(j, calls, claims);
         } else {
             match_notification(j, notes, session_of);
             j.claimed_done_early = claimed_done_early(j, calls, claims);
@@ -247,6 +275,8 @@ fn start_jobs(calls: &[ToolCall], labels: &[String]) -> Vec<Job> {
         let label = labels.get(c.thread).cloned().unwrap_or_default();
         let job = if is_background(c) {
             Some(background_job(c, res, label))
+        } else if let Some(h) = codex::started(c) {
+            codex_job(c, &h, res, label, &jobs)
         } else {
             mcp_job(c, res, label, calls, &jobs)
         };
@@ -302,6 +332,58 @@ fn mcp_job(
         tool_result_error: res.is_error.then(|| res.text.clone()),
         ..Job::running(id, JobKind::McpJob, c, label, res.at)
     })
+}
+
+/// The Codex job `c` started (process or cell `h`), unless the thread already has one
+/// of that id.
+fn codex_job(
+    c: &ToolCall,
+    h: &Handle,
+    res: &ToolResult,
+    label: String,
+    jobs: &[Job],
+) -> Option<Job> {
+    let reference = h.reference();
+    if jobs
+        .iter()
+        .any(|j| j.thread == c.thread && j.kind.is_codex() && j.reference == reference)
+    {
+        return None;
+    }
+    let kind = match h {
+        Handle::Session(_) => JobKind::CodexExecSession,
+        Handle::Cell(_) => JobKind::CodexExecCell,
+    };
+    Some(Job {
+        command: codex::command(c, h),
+        ..Job::running(reference, kind, c, label, res.at)
+    })
+}
+
+/// A Codex job's lifecycle from the results of the calls that ask about it: its events,
+/// and the first result that said it ended (state, exit code, when).
+fn follow_codex(j: &mut Job, calls: &[ToolCall]) {
+    let Some(start) = calls
+        .iter()
+        .find(|c| c.thread == j.thread && c.id == j.start_call)
+    else {
+        return;
+    };
+    let Some(h) = codex::started(start) else {
+        return;
+    };
+    let life = codex::lifecycle::follow(&h, start, calls);
+    j.events = life.events;
+    if let Some(end) = life.end {
+        j.state = match end.outcome {
+            Outcome::Completed => JobState::Completed,
+            Outcome::Failed => JobState::Failed,
+            Outcome::Unknown => JobState::Ended,
+        };
+        j.exit_code = end.exit_code;
+        j.notified_at = Some(end.at);
+        j.notified_seq = Some(end.seq);
+    }
 }
 
 /// A background task's notification (same session, by task id or start call): its
@@ -403,46 +485,19 @@ pub fn input_mentions(input: &Value, id: &str) -> bool {
 pub fn decide(j: &Job) -> DecisionRecord {
     let check = match j.kind {
         JobKind::McpJob => "final status returned by the job's status calls",
+        JobKind::CodexExecSession => "exit code in the process's write_stdin results",
+        JobKind::CodexExecCell => "script status in the cell's wait results",
         _ => "task notification status and exit code",
     };
-    let failed_exit = j.exit_code.is_some_and(|c| c != 0);
-    let (result, decision, unresolved) = if j.duplicate_of.is_some() {
-        (
+    let (result, decision, unresolved) = match &j.duplicate_of {
+        Some(first) => (
             "unavailable",
             "stop",
             Some(format!(
-                "started again while {} still ran: which run's output counts",
-                j.duplicate_of.as_deref().unwrap_or("")
+                "started again while {first} still ran: which run's output counts"
             )),
-        )
-    } else {
-        match j.state {
-            JobState::Completed if !failed_exit && j.tool_result_error.is_none() => ("pass", "keep", None),
-            JobState::Completed | JobState::Failed | JobState::Stopped => (
-                "fail",
-                "investigate",
-                Some(format!(
-                    "why the job ended {}{}{}",
-                    j.state.name(),
-                    j.exit_code.map(|c| format!(" with exit code {c}")).unwrap_or_default(),
-                    if j.claimed_done_early {
-                        "; the assistant reported it finished before the notification arrived"
-                    } else {
-                        ""
-                    }
-                )),
-            ),
-            JobState::Running => (
-                "unavailable",
-                "continue",
-                Some("the last status says running: the outcome is not in the trace".to_string()),
-            ),
-            JobState::NoNotification => (
-                "unavailable",
-                "continue",
-                Some("no notification before the trace ends: whether the job finished, and how, is unknown (a missing response is no proof it did not run)".to_string()),
-            ),
-        }
+        ),
+        None => verdict(j),
     };
     DecisionRecord {
         job_reference: j.reference.clone(),
@@ -453,6 +508,44 @@ pub fn decide(j: &Job) -> DecisionRecord {
         decision: decision.to_string(),
         unresolved_fact: unresolved,
         tool_result_error: j.tool_result_error.clone(),
+    }
+}
+
+/// The acceptance result, decision and unresolved fact of a job that is no duplicate,
+/// by its state.
+fn verdict(j: &Job) -> (&'static str, &'static str, Option<String>) {
+    let failed_exit = j.exit_code.is_some_and(|c| c != 0);
+    match j.state {
+        JobState::Completed if !failed_exit && j.tool_result_error.is_none() => ("pass", "keep", None),
+        JobState::Completed | JobState::Failed | JobState::Stopped => (
+            "fail",
+            "investigate",
+            Some(format!(
+                "why the job ended {}{}{}",
+                j.state.name(),
+                j.exit_code.map(|c| format!(" with exit code {c}")).unwrap_or_default(),
+                if j.claimed_done_early {
+                    "; the assistant reported it finished before the notification arrived"
+                } else {
+                    ""
+                }
+            )),
+        ),
+        JobState::Running => (
+            "unavailable",
+            "continue",
+            Some("the last status says running: the outcome is not in the trace".to_string()),
+        ),
+        JobState::Ended => (
+            "unavailable",
+            "investigate",
+            Some("a poll found the job gone, but how it ended (its exit code) is not in the trace".to_string()),
+        ),
+        JobState::NoNotification => (
+            "unavailable",
+            "continue",
+            Some("no notification before the trace ends: whether the job finished, and how, is unknown (a missing response is no proof it did not run)".to_string()),
+        ),
     }
 }
 

@@ -6,8 +6,9 @@
 //!   (each Messages exchange reduced to its session, thread, cached prefix and usage,
 //!   the body dropped);
 //! - **detectors**: [`cache`] simulates the prompt cache request by request and
-//!   [`cause`] names each miss; [`jobs`] finds background jobs, [`polling`] groups polls
-//!   into episodes, [`mcp`] follows the MCP layer's tasks;
+//!   [`cause`] names each miss; [`jobs`] finds background jobs (Codex's processes and
+//!   cells read by [`codex`]), [`polling`] groups polls into episodes ([`repeats`]: polls
+//!   found by repetition alone), [`mcp`] follows the MCP layer's tasks;
 //! - **result**: [`result`] prices everything into the report rows, the totals and the
 //!   whole report ([`Analysis`]).
 //!
@@ -18,12 +19,14 @@
 pub mod analyzer;
 pub mod cache;
 pub mod cause;
+pub mod codex;
 pub mod config;
 pub mod events;
 pub mod gate;
 pub mod jobs;
 pub mod mcp;
 pub mod polling;
+pub mod repeats;
 pub mod requests;
 pub mod result;
 

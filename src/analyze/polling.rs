@@ -7,12 +7,19 @@
 //! - `same_call`: the same tool with the same input after normalization (an MCP
 //!   `get_status(job)`; inputs compared by their comparison key without `description`,
 //!   [`comparison_key`]);
-//! - `shell_inspect`: the same inspect-only Bash command after normalization (`tail`,
-//!   `cat`, `ls`, `grep`, `echo`, `ps`, ...; `sleep N` waits and whitespace dropped), so
-//!   `grep -n foo a.rs` and `grep -n bar a.rs` are two queries — work, not polling;
+//! - `shell_inspect`: the same inspect-only Bash (or Codex `exec_command`) command after
+//!   normalization (`tail`, `cat`, `ls`, `grep`, `echo`, `ps`, ...; `sleep N` waits and
+//!   whitespace dropped), so `grep -n foo a.rs` and `grep -n bar a.rs` are two queries —
+//!   work, not polling;
 //! - `task_output`: a documented status/read-output tool on the same job: `BashOutput` /
 //!   `TaskOutput` / `AgentOutput` of a task id, or a read (Read tool, or `cat`/`tail`/...
-//!   in Bash) of a background task's output file.
+//!   in Bash) of a background task's output file; Codex's empty `write_stdin` on a
+//!   session and `wait` on a cell ([`codex::poll_of`]).
+//!
+//! Any other shell command or code-mode script is a `same_call` poll by repetition alone
+//! ([`repeats`]): asked at least three times with the same normalized input, its answer
+//! mostly unchanged. The inspect-command list adds confidence (two calls suffice), it does
+//! not decide.
 //!
 //! Tools that change state (Write, Edit, Agent, ..., MCP tools named `start_…`,
 //! `create_…`, `cancel_…`, ...) are never polls, however often they repeat.
@@ -32,6 +39,7 @@ use serde_json::Value;
 
 use super::events::{Notification, ToolCall};
 use super::jobs::{input_mentions, Job, JobKind, JobState};
+use super::{codex, repeats};
 use crate::api::normalize::{comparison_key, Hits, Normalizer};
 
 /// Commands that only inspect state.
@@ -155,6 +163,22 @@ pub fn equal_results(norm: &Normalizer, prev: &str, now: &str) -> Option<Vec<Str
     })
 }
 
+/// [`equal_results`] for two outputs of Codex's shell tools, whose code-mode JSON parts
+/// also carry a chunk id and a wall time ([`codex::comparable`]: `chunk-id`,
+/// `wall-time` join the rules that made them equal).
+pub fn equal_codex_outputs(norm: &Normalizer, prev: &str, now: &str) -> Option<Vec<String>> {
+    if prev == now {
+        return equal_results(norm, prev, now);
+    }
+    let ((a, masked_a), (b, masked_b)) = (codex::comparable(prev), codex::comparable(now));
+    let mut rules = equal_results(norm, &a, &b)?;
+    rules.retain(|r| r != "identical");
+    rules.extend(masked_a.into_iter().chain(masked_b).map(str::to_string));
+    rules.sort();
+    rules.dedup();
+    Some(rules)
+}
+
 /// An inspect-only shell command as a query: `sleep N` waits dropped, whitespace runs
 /// collapsed, parts joined by `; `. `None` when some part does more than inspect.
 pub fn shell_query(command: &str) -> Option<String> {
@@ -227,6 +251,14 @@ pub fn target_of(c: &ToolCall, task_files: &HashMap<String, String>) -> Option<P
         key: format!("task:{id}"),
         target: format!("task:{id}"),
     };
+    if let Some(h) = codex::poll_of(c) {
+        let reference = h.reference();
+        return Some(PollTarget {
+            kind: PollKind::TaskOutput,
+            key: format!("task:{reference}"),
+            target: reference,
+        });
+    }
     if c.input.get("run_in_background").and_then(Value::as_bool) == Some(true) {
         return None;
     }
@@ -238,8 +270,12 @@ pub fn target_of(c: &ToolCall, task_files: &HashMap<String, String>) -> Option<P
         }
     }
     let file_task = |path: &str| task_files.get(path).map(|id| task(id));
-    if c.name == "Bash" {
-        let cmd = c.input.get("command").and_then(Value::as_str)?;
+    let shell = match c.name.as_str() {
+        "Bash" => Some(c.input.get("command").and_then(Value::as_str)),
+        _ => codex::exec_command(c).map(Some),
+    };
+    if let Some(cmd) = shell {
+        let cmd = cmd?;
         let targets = shell_targets(cmd)?;
         if let Some(t) = targets.iter().find_map(|t| file_task(t)) {
             return Some(t);
@@ -247,7 +283,7 @@ pub fn target_of(c: &ToolCall, task_files: &HashMap<String, String>) -> Option<P
         let query = shell_query(cmd)?;
         return Some(PollTarget {
             kind: PollKind::ShellInspect,
-            key: format!("Bash({query})"),
+            key: format!("{}({query})", c.name),
             target: targets.join(" "),
         });
     }
@@ -320,25 +356,34 @@ pub fn find_episodes(
     jobs: &mut [Job],
     labels: &[String],
 ) -> Vec<Episode> {
-    let groups = group_by_query(calls, jobs);
     let norm = Normalizer::defaults();
+    let groups = group_by_query(calls, jobs, &norm);
     let mut episodes = Vec::new();
-    for (thread, PollTarget { kind, target, key }, group) in groups {
-        if group.len() < 2 && kind != PollKind::TaskOutput {
+    for g in groups {
+        let few = if g.by_repetition {
+            g.calls.len() < repeats::MIN_CALLS
+        } else {
+            g.calls.len() < 2 && g.target.kind != PollKind::TaskOutput
+        };
+        if few {
             continue;
         }
-        let first = group[0];
-        let job_idx = watched_job(jobs, thread, &key, first);
-        let polls = polls_of(&group, job_idx.map(|i| &jobs[i]), notes, &norm);
+        let first = g.calls[0];
+        let job_idx = watched_job(jobs, g.thread, &g.target.key, first);
+        let polls = polls_of(&g.calls, job_idx.map(|i| &jobs[i]), notes, &norm);
+        let redundant = polls.iter().filter(|p| p.redundant).count();
+        if g.by_repetition && !repeats::is_poll_run(polls.len(), redundant) {
+            continue;
+        }
         if let Some(i) = job_idx {
             jobs[i].polls += polls.len();
         }
         episodes.push(Episode {
-            thread,
-            thread_label: labels.get(thread).cloned().unwrap_or_default(),
-            kind,
+            thread: g.thread,
+            thread_label: labels.get(g.thread).cloned().unwrap_or_default(),
+            kind: g.target.kind,
             tool: first.name.clone(),
-            target,
+            target: g.target.target,
             job: job_idx.map(|i| jobs[i].reference.clone()),
             polls,
         });
@@ -346,12 +391,19 @@ pub fn find_episodes(
     episodes
 }
 
+/// The calls of one thread that ask one query.
+struct Group<'c> {
+    thread: usize,
+    target: PollTarget,
+    /// Found by repetition alone ([`repeats`]): an episode only if its answers repeat.
+    by_repetition: bool,
+    calls: Vec<&'c ToolCall>,
+}
+
 /// The calls that can be polls, grouped by thread and query in order of first call
-/// (a job's start call is never a poll of it).
-fn group_by_query<'c>(
-    calls: &'c [ToolCall],
-    jobs: &[Job],
-) -> Vec<(usize, PollTarget, Vec<&'c ToolCall>)> {
+/// (a job's start call is never a poll of it): by [`target_of`], else by the query
+/// [`repeats::repeat_target`] reads (a `same_call` target).
+fn group_by_query<'c>(calls: &'c [ToolCall], jobs: &[Job], norm: &Normalizer) -> Vec<Group<'c>> {
     let task_files: HashMap<String, String> = jobs
         .iter()
         .filter_map(|j| {
@@ -364,21 +416,37 @@ fn group_by_query<'c>(
         .iter()
         .map(|j| (j.thread, j.start_call.as_str()))
         .collect();
-    let mut groups: Vec<(usize, PollTarget, Vec<&ToolCall>)> = Vec::new();
-    let mut index: HashMap<(usize, String), usize> = HashMap::new();
+    let mut groups: Vec<Group> = Vec::new();
+    let mut index: HashMap<(usize, bool, String), usize> = HashMap::new();
     for c in calls {
         if job_starts.contains(&(c.thread, c.id.as_str())) {
             continue;
         }
-        let Some(t) = target_of(c, &task_files) else {
-            continue;
+        let (t, by_repetition) = match target_of(c, &task_files) {
+            Some(t) => (t, false),
+            None => match repeats::repeat_target(c, norm) {
+                Some((key, target)) => (
+                    PollTarget {
+                        kind: PollKind::SameCall,
+                        key,
+                        target,
+                    },
+                    true,
+                ),
+                None => continue,
+            },
         };
-        let key = (c.thread, t.key.clone());
+        let key = (c.thread, by_repetition, t.key.clone());
         match index.get(&key) {
-            Some(&i) => groups[i].2.push(c),
+            Some(&i) => groups[i].calls.push(c),
             None => {
                 index.insert(key, groups.len());
-                groups.push((c.thread, t, vec![c]));
+                groups.push(Group {
+                    thread: c.thread,
+                    target: t,
+                    by_repetition,
+                    calls: vec![c],
+                });
             }
         }
     }
@@ -422,6 +490,7 @@ fn polls_of(
     for c in group {
         let now = c.result.as_ref().map(|r| r.text.as_str());
         let equal_by = match (prev, now) {
+            (Some(p), Some(n)) if codex::is_codex_tool(c) => equal_codex_outputs(norm, p, n),
             (Some(p), Some(n)) => equal_results(norm, p, n),
             _ => None,
         };

@@ -433,3 +433,48 @@ fn the_same_grep_repeated_is_a_poll_of_one_query() {
     );
     assert_eq!(e.redundant_calls[0].equal_by, ["identical"]);
 }
+
+/// Reported by a user (issue 31, item 2): twelve identical read-only `gh api` calls
+/// polling a CI run were not polls, because `gh` is not in the list of inspect commands.
+/// A call repeated with the same input whose result does not change is a poll whatever
+/// the command: by hand, one `same_call` episode of the 12 calls, each of g2..g12
+/// repeating the previous result byte for byte (11 redundant, `identical`), 10 s apart.
+#[test]
+fn twelve_identical_gh_api_calls_with_the_same_result_are_polls() {
+    let ids: Vec<String> = (1..=12).map(|i| format!("g{i}")).collect();
+    let run = r#"{"id": 1, "status": "in_progress", "conclusion": null}"#;
+    let mut steps: Vec<Step> = ids
+        .iter()
+        .map(|id| {
+            (
+                vec![tool_use(
+                    id,
+                    "Bash",
+                    json!({"command": "gh api repos/o/r/actions/runs/1", "description": "Check the CI run"}),
+                )],
+                vec![(id.as_str(), run)],
+                None,
+            )
+        })
+        .collect();
+    steps.push((
+        vec![json!({"type":"text","text":"still running"})],
+        vec![],
+        None,
+    ));
+    let a = analyze(&session(&steps));
+    assert_eq!(a.episodes.len(), 1, "{:#?}", a.episodes);
+    let e = &a.episodes[0];
+    assert_eq!(
+        (e.kind.as_str(), e.tool.as_str(), e.target.as_str()),
+        ("same_call", "Bash", "Bash(gh api repos/o/r/actions/runs/1)")
+    );
+    assert_eq!((e.polls, e.redundant), (12, 11));
+    assert_eq!(e.calls, ids);
+    assert!(e
+        .redundant_calls
+        .iter()
+        .all(|r| r.equal_by == ["identical"]));
+    assert_eq!(e.mean_interval_s, Some(10.0));
+    assert_eq!((a.summary.polls, a.summary.redundant_polls), (12, 11));
+}
