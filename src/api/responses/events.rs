@@ -134,7 +134,13 @@ fn item_events(ev: &mut Events, i: usize, item: &Value) {
         "message" => message_events(ev, &at, item),
         "function_call" => {
             let args = item.get("arguments").and_then(Value::as_str).unwrap_or("");
-            delta_events(ev, &at, "response.function_call_arguments", "arguments", args);
+            delta_events(
+                ev,
+                &at,
+                "response.function_call_arguments",
+                "arguments",
+                args,
+            );
         }
         "custom_tool_call" => {
             let input = item.get("input").and_then(Value::as_str).unwrap_or("");
@@ -241,7 +247,8 @@ fn item_of(block: &Value, tail: &str) -> Value {
                 "" => json!([]),
                 t => json!([{"type": "summary_text", "text": t}]),
             };
-            let mut r = json!({"id": format!("rs_{tail}"), "type": "reasoning", "summary": summary});
+            let mut r =
+                json!({"id": format!("rs_{tail}"), "type": "reasoning", "summary": summary});
             if !s("signature").is_empty() {
                 r["encrypted_content"] = json!(s("signature"));
             }
@@ -334,10 +341,15 @@ mod tests {
             .map(|e| e["sequence_number"].as_u64().unwrap())
             .collect();
         assert_eq!(seq, (0..events.len() as u64).collect::<Vec<_>>());
-        assert!(events.iter().any(|e| e["type"] == "response.output_text.delta"));
+        assert!(events
+            .iter()
+            .any(|e| e["type"] == "response.output_text.delta"));
         let body: String = events.iter().map(sse).collect();
         let lines: String = events.iter().map(|e| format!("{e}\n")).collect();
-        for m in [assemble_sse(body.as_bytes()), assemble_messages(lines.as_bytes())] {
+        for m in [
+            assemble_sse(body.as_bytes()),
+            assemble_messages(lines.as_bytes()),
+        ] {
             assert!(m.complete, "{:?}", m.stream_problems);
             assert_eq!(m.id.as_deref(), Some("resp_agentwire_000001"));
             assert_eq!(m.content[0].text(), Some("Starting the job — now."));
@@ -357,7 +369,10 @@ mod tests {
             }
             assert_eq!(m.usage.cache_read_input_tokens, Some(1024));
         }
-        assert_eq!(a.output[1]["arguments"], r#"{"cmd":"sleep 6; echo done","yield_time_ms":500}"#);
+        assert_eq!(
+            a.output[1]["arguments"],
+            r#"{"cmd":"sleep 6; echo done","yield_time_ms":500}"#
+        );
         assert_eq!(a.output[2]["type"], "custom_tool_call");
         let back = Answer::from_response(&a.response("completed")).unwrap();
         assert_eq!(back.output, a.output);
@@ -374,6 +389,9 @@ mod tests {
         let m = assemble_sse(body.as_bytes());
         assert!(!m.complete);
         assert_eq!(m.stop_reason.as_deref(), Some("failed"));
-        assert_eq!(error_body("x", "server_error", None)["error"]["code"], Value::Null);
+        assert_eq!(
+            error_body("x", "server_error", None)["error"]["code"],
+            Value::Null
+        );
     }
 }

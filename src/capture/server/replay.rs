@@ -29,7 +29,7 @@ use bytes::Bytes;
 use super::draft::{Draft, RecordingStream};
 use super::reply::error_response;
 use crate::api::normalize::{Hits, Normalizer};
-use crate::api::{request_body, BlockKind, MessagesRequest};
+use crate::api::{request_body, BlockKind, Dialect, MessagesRequest};
 use crate::capture::sendable::{sendable, Sendable};
 use crate::http::{fields, is_event_stream};
 use crate::trace::{Exchange, HttpResponse, Trace};
@@ -105,9 +105,12 @@ pub fn pieces(
     out
 }
 
-/// One recorded Messages request and its response, indexed for matching.
+/// One recorded model request (Messages or Responses) and its response, indexed for
+/// matching.
 struct Entry {
     exchange: Exchange,
+    /// Its dialect: only requests of the same dialect are matched to it.
+    dialect: Dialect,
     thread_key: String,
     has_tools: bool,
     turn: usize,
@@ -160,24 +163,36 @@ impl std::fmt::Debug for Replay {
 }
 
 impl Replay {
-    /// Index the `/v1/messages` exchanges (with responses) of a trace already in memory
-    /// (read by the caller, who reports the trace's unreadable lines).
+    /// Index the model exchanges (with responses) of a trace already in memory (read by
+    /// the caller, who reports the trace's unreadable lines): `/v1/messages` answered 200,
+    /// and Responses ones ([`super::replay_responses::Requests`]: `POST …/responses`
+    /// answered 200, and Responses WebSocket messages read through their chains).
     pub fn from_trace(trace: Trace, timing: Timing) -> Replay {
         let normalizer = Normalizer::defaults();
         let mut entries = Vec::new();
+        let mut responses = super::replay_responses::Requests::default();
         for x in trace.exchanges {
-            if !x.is_messages() || x.response.as_ref().is_none_or(|r| r.status != 200) {
-                continue;
-            }
-            let Ok(req) = MessagesRequest::parse(&request_body(&x.request).bytes) else {
+            let dialect = Dialect::of(&x);
+            let req = match dialect {
+                Some(Dialect::Messages) => {
+                    if x.response.as_ref().is_none_or(|r| r.status != 200) {
+                        continue;
+                    }
+                    MessagesRequest::parse(&request_body(&x.request).bytes).ok()
+                }
+                Some(Dialect::Responses) => responses.request(&x),
+                _ => None,
+            };
+            let (Some(req), Some(dialect)) = (req, dialect) else {
                 continue;
             };
             entries.push(Entry {
+                dialect,
                 thread_key: norm(&normalizer, &req.first_user_text()),
                 has_tools: !req.tools.is_empty(),
                 turn: req.turn(),
                 assistant_fp: assistant_fingerprint(&req, &normalizer),
-                stream: req.stream(),
+                stream: req.stream() || x.websocket.is_some(),
                 exchange: x,
             });
         }
@@ -205,13 +220,16 @@ impl Replay {
         let has_tools = !req.tools.is_empty();
         let turn = req.turn();
         let fp = assistant_fingerprint(req, &self.normalizer);
-        let same_thread: Vec<usize> = (0..self.entries.len())
+        let dialect: Vec<usize> = (0..self.entries.len())
+            .filter(|&i| self.entries[i].dialect == req.dialect)
+            .collect();
+        let same_thread: Vec<usize> = (dialect.iter().copied())
             .filter(|&i| {
                 self.entries[i].thread_key == key && self.entries[i].has_tools == has_tools
             })
             .collect();
         let (pool, thread_note) = if same_thread.is_empty() {
-            let by_kind: Vec<usize> = (0..self.entries.len())
+            let by_kind: Vec<usize> = (dialect.iter().copied())
                 .filter(|&i| self.entries[i].has_tools == has_tools)
                 .collect();
             (
@@ -221,11 +239,7 @@ impl Replay {
         } else {
             (same_thread, None)
         };
-        let pool = if pool.is_empty() {
-            (0..self.entries.len()).collect()
-        } else {
-            pool
-        };
+        let pool = if pool.is_empty() { dialect } else { pool };
         // Closest turn; among equals, matching history first, then the same `stream`
         // flag (the answer's shape), then the least used.
         let stream = req.stream();
@@ -329,6 +343,10 @@ fn reshape(body: &[u8], recorded_sse: bool) -> Result<(Vec<u8>, &'static str, St
 pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequest) -> Response {
     let rid = format!("req_agentwire_{:06}", draft.id);
     let Some((recorded, mut m)) = replay.find(req) else {
+        if req.dialect == Dialect::Responses {
+            let msg = "the replayed trace has no Responses exchange with an answer";
+            return super::responses::error_response(draft, 500, msg, &rid, "replay_empty");
+        }
         let msg = "the replayed trace has no /v1/messages exchange with a 200 response";
         return error_response(draft, 500, msg, &rid, "replay_empty");
     };
@@ -342,10 +360,16 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
             .notes
             .insert("replay".into(), serde_json::to_value(m).unwrap_or_default());
     };
-    let answered = recorded_answer(recorded, m.recorded_id).and_then(|(resp, status)| {
-        let shaped = shaped(m.recorded_id, resp, req.stream())?;
-        Ok((resp, status, shaped))
-    });
+    // A recorded WebSocket answer is first made the HTTP answer it stands for.
+    let from_ws = (recorded.websocket.is_some())
+        .then(|| super::replay_responses::as_http(recorded, req.stream()));
+    let answered = match &from_ws {
+        Some((resp, what)) => Ok((resp, StatusCode::OK, Shaped::converted(resp, what))),
+        None => recorded_answer(recorded, m.recorded_id).and_then(|(resp, status)| {
+            let shaped = shaped(m.recorded_id, resp, req.stream(), req.dialect)?;
+            Ok((resp, status, shaped))
+        }),
+    };
     let (resp, status, shaped) = match answered {
         Ok(a) => a,
         Err((status, msg, kind)) => {
@@ -415,10 +439,28 @@ struct Shaped {
     converted: Option<String>,
 }
 
-/// The recorded body of `resp` (of exchange `id`) as is when its shape (event stream
-/// or one message) is what the request asks for (`wants_stream`), else reshaped
-/// ([`reshape`]); or why it cannot be reshaped.
-fn shaped(id: u64, resp: &HttpResponse, wants_stream: bool) -> Result<Shaped, Unanswerable> {
+impl Shaped {
+    /// The body of a response made from another transport's recording, as `what` says.
+    fn converted(resp: &HttpResponse, what: &str) -> Shaped {
+        Shaped {
+            body: Bytes::from(resp.body.bytes.clone()),
+            chunks: resp.chunks.clone(),
+            content_type: None,
+            converted: Some(what.to_string()),
+        }
+    }
+}
+
+/// The recorded body of `resp` (of exchange `id`, a `dialect` answer) as is when its
+/// shape (event stream or one message) is what the request asks for (`wants_stream`),
+/// else reshaped ([`reshape`], or for Responses
+/// [`super::replay_responses::reshape`]); or why it cannot be reshaped.
+fn shaped(
+    id: u64,
+    resp: &HttpResponse,
+    wants_stream: bool,
+    dialect: Dialect,
+) -> Result<Shaped, Unanswerable> {
     let decoded = crate::api::response_body(resp);
     let recorded_sse = crate::api::sse::looks_like_event_stream(&decoded.bytes)
         || resp
@@ -435,6 +477,9 @@ fn shaped(id: u64, resp: &HttpResponse, wants_stream: bool) -> Result<Shaped, Un
     }
     let reshaped = match &decoded.error {
         Some(e) => Err(e.clone()),
+        None if dialect == Dialect::Responses => {
+            super::replay_responses::reshape(&decoded.bytes, recorded_sse)
+        }
         None => reshape(&decoded.bytes, recorded_sse),
     };
     match reshaped {
