@@ -55,6 +55,8 @@ mod report_html;
 mod report_injection;
 mod report_md;
 mod report_scale;
+mod responses;
+mod responses_ws;
 mod secrets;
 mod server;
 mod sessions;
