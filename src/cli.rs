@@ -713,6 +713,10 @@ pub struct ServeArgs {
     /// With --intercept: tunnel other hosts untouched (logged) instead of refusing them.
     #[arg(long, requires = "intercept")]
     pub tunnel_others: bool,
+    /// The Responses WebSocket (`GET …/responses` upgrades): `accept`, or `refuse` (426,
+    /// so clients such as Codex fall back to `POST …/responses`).
+    #[arg(long, default_value = "accept", value_parser = ["accept", "refuse"])]
+    pub websocket: String,
     /// Serve HTTPS: PEM certificate chain.
     #[arg(long, requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,

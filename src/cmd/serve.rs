@@ -48,6 +48,7 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
     );
     let intercepting = config.intercept.is_some();
     config.redact_body = a.redact_body;
+    config.websocket.refuse = a.websocket == "refuse";
     runtime()?.block_on(async move {
         let listener = server::bind(&config.addr).await?;
         let writer = live_trace(&a.output, a.force, &context)?;

@@ -23,7 +23,7 @@ pub const SCENARIO: &str = r#"{
       {"content": [{"type": "tool_use", "id": "call_1", "name": "exec_command",
                     "input": {"cmd": "sleep 6; echo done", "yield_time_ms": 500}}]},
       {"content": [{"type": "tool_use", "id": "call_2", "name": "write_stdin",
-                    "input": {"session_id": "${sid}", "chars": "", "yield_time_ms": 1000}}]},
+                    "input": {"session_id": "${sid:json}", "chars": "", "yield_time_ms": 1000}}]},
       {"content": [{"type": "tool_use", "name": "exec", "input": "const r = await tools.exec_command({cmd: \"ls\"});\ntext(r);"}]},
       {"content": [{"type": "text", "text": "All done."}]}
     ]}]}"#;
@@ -139,8 +139,8 @@ async fn a_scenario_drives_calls_custom_calls_and_captures_from_tool_outputs() {
     let m = assemble_sse(&post(&url, body(&input, true)).await.2);
     let (_, name, args) = call(&m);
     assert_eq!(
-        (name.as_str(), args["session_id"].as_str()),
-        ("write_stdin", Some("99109"))
+        (name.as_str(), args["session_id"].as_u64()),
+        ("write_stdin", Some(99109))
     );
     input.push(json!({"type": "function_call", "call_id": "call_2", "name": "write_stdin", "arguments": args.to_string()}));
     input.push(json!({"type": "function_call_output", "call_id": "call_2", "output": "Process exited with code 0"}));

@@ -145,8 +145,8 @@ async fn prewarm_turn_continuation_and_unknown_id_are_answered_and_recorded() {
     match &next.content[0].kind {
         BlockKind::ToolUse { name, input, .. } => {
             assert_eq!(
-                (name.as_str(), input["session_id"].as_str()),
-                ("write_stdin", Some("4242"))
+                (name.as_str(), input["session_id"].as_u64()),
+                ("write_stdin", Some(4242))
             )
         }
         k => panic!("{k:?}"),
