@@ -69,7 +69,7 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
             );
         } else {
             message!(
-                "agentwire: serving the Messages API on {}; recording to {} (Ctrl-C to stop)",
+                "agentwire: serving the Messages and Responses APIs on {}; recording to {} (Ctrl-C to stop)",
                 srv.base_url(),
                 shown(&a.output)
             );

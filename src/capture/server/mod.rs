@@ -1,18 +1,22 @@
-//! The fake `/v1/messages` server: answers like the Anthropic API (streaming included) so a
-//! CLI runs to completion at no cost, and records every exchange — malformed ones too —
-//! to a trace.
+//! The fake model-API server: answers like the Anthropic Messages API and the OpenAI
+//! Responses API (streaming included, and the Responses WebSocket) so a CLI runs to
+//! completion at no cost, and records every exchange — malformed ones too — to a trace.
 //!
 //! Endpoints: `POST /v1/messages` (any query, e.g. `?beta=true`), `POST
-//! /v1/messages/count_tokens`, `GET /v1/models`; everything else is recorded and answered
-//! 404 in the API's error shape. Modes: stub (a short text reply), script (see
-//! [`script`]), proxy ([`proxy`]) and replay ([`replay`]).
+//! /v1/messages/count_tokens`, `GET /v1/models`; `POST …/responses` (any prefix:
+//! `/v1/responses`, `/backend-api/codex/responses`) and `GET …/responses` upgraded to a
+//! WebSocket; everything else is recorded and answered 404 in the API's error shape.
+//! Modes: stub (a short text reply), script (see [`script`]), proxy ([`proxy`]) and replay
+//! ([`replay`]), for every endpoint and transport.
 //!
 //! One file per part: [`config`] (what the server is told), `state` (what its connections
 //! share), `run` (start and shutdown), `conn` (accepting and serving connections, with
 //! `tee` accounting for every byte received and `unclaimed` recording what no handler
 //! got), [`intercept`] (CONNECT and TLS interception), `handler` (reading and routing a
-//! request), `draft` (an exchange being answered), [`reply`] (what the server says),
-//! [`proxy`], [`replay`], [`script`], [`recorder`] (the trace writer thread), [`tls`].
+//! request), `draft` (an exchange being answered), [`reply`] (what the server says in
+//! Messages terms), `responses` (the Responses API over HTTP), `websocket` (the Responses
+//! WebSocket: sessions, frames, relay), [`proxy`], [`replay`] (with `replay_responses`),
+//! [`script`], [`recorder`] (the trace writer thread), [`tls`].
 
 pub mod config;
 mod conn;

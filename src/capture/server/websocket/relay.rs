@@ -305,11 +305,10 @@ async fn relay(
                 // Pings are answered on each leg by its own side.
                 Some(Ok(_)) => {}
                 None => break,
-                Some(Err(e)) => {
-                    if !client_closed {
-                        rec.error("client_disconnected", format!("the client's WebSocket ended: {e}"));
-                        cut = true;
-                    }
+                // The client ended without a close handshake (Codex does so when it
+                // exits): `closed` records it.
+                Some(Err(_)) => {
+                    cut = !client_closed;
                     break;
                 }
             },

@@ -94,12 +94,10 @@ pub(crate) async fn run(st: Arc<AppState>, io: Upgraded, upgrade: Upgrade) {
         };
         let flow = match msg {
             None => break,
-            Some(Err(e)) => {
-                if !client_closed {
-                    rec.error("client_disconnected", format!("the WebSocket ended: {e}"));
-                }
-                break;
-            }
+            // The socket ended without a close handshake (Codex does so when it exits):
+            // every answer was sent whole, so `closed` says it all (a message cut short
+            // gets its own exchange and error, [`Recording::end`]).
+            Some(Err(_)) => break,
             Some(Ok(Message::Close(cf))) => {
                 rec.closed(super::close_of(Direction::Client, cf.as_ref()));
                 client_closed = true;
