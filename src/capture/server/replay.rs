@@ -165,7 +165,7 @@ impl std::fmt::Debug for Replay {
 impl Replay {
     /// Index the model exchanges (with responses) of a trace already in memory (read by
     /// the caller, who reports the trace's unreadable lines): `/v1/messages` answered 200,
-    /// and Responses ones ([`super::replay_responses::Requests`]: `POST …/responses`
+    /// and Responses ones (`replay_responses::Requests`: `POST …/responses`
     /// answered 200, and Responses WebSocket messages read through their chains).
     pub fn from_trace(trace: Trace, timing: Timing) -> Replay {
         let normalizer = Normalizer::defaults();
@@ -214,32 +214,39 @@ impl Replay {
         self.entries.is_empty()
     }
 
+    /// The entries a request of `dialect` is matched among: its thread's (first user
+    /// text `key`, carrying tools or not), else those carrying tools alike (with a note
+    /// saying the thread is new), else every entry of the dialect.
+    fn pool(&self, dialect: Dialect, key: &str, has_tools: bool) -> (Vec<usize>, Option<String>) {
+        let of_dialect: Vec<usize> = (0..self.entries.len())
+            .filter(|&i| self.entries[i].dialect == dialect)
+            .collect();
+        let same_thread: Vec<usize> = (of_dialect.iter().copied())
+            .filter(|&i| {
+                self.entries[i].thread_key == key && self.entries[i].has_tools == has_tools
+            })
+            .collect();
+        if !same_thread.is_empty() {
+            return (same_thread, None);
+        }
+        let by_kind: Vec<usize> = (of_dialect.iter().copied())
+            .filter(|&i| self.entries[i].has_tools == has_tools)
+            .collect();
+        let note = Some("no recorded thread starts with this first user message".to_string());
+        if by_kind.is_empty() {
+            (of_dialect, note)
+        } else {
+            (by_kind, note)
+        }
+    }
+
     /// Find the recorded exchange that answers `req`.
     pub fn find(&self, req: &MessagesRequest) -> Option<(&Exchange, Match)> {
         let key = norm(&self.normalizer, &req.first_user_text());
         let has_tools = !req.tools.is_empty();
         let turn = req.turn();
         let fp = assistant_fingerprint(req, &self.normalizer);
-        let dialect: Vec<usize> = (0..self.entries.len())
-            .filter(|&i| self.entries[i].dialect == req.dialect)
-            .collect();
-        let same_thread: Vec<usize> = (dialect.iter().copied())
-            .filter(|&i| {
-                self.entries[i].thread_key == key && self.entries[i].has_tools == has_tools
-            })
-            .collect();
-        let (pool, thread_note) = if same_thread.is_empty() {
-            let by_kind: Vec<usize> = (dialect.iter().copied())
-                .filter(|&i| self.entries[i].has_tools == has_tools)
-                .collect();
-            (
-                by_kind,
-                Some("no recorded thread starts with this first user message".to_string()),
-            )
-        } else {
-            (same_thread, None)
-        };
-        let pool = if pool.is_empty() { dialect } else { pool };
+        let (pool, thread_note) = self.pool(req.dialect, &key, has_tools);
         // Closest turn; among equals, matching history first, then the same `stream`
         // flag (the answer's shape), then the least used.
         let stream = req.stream();
@@ -345,7 +352,7 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
     let Some((recorded, mut m)) = replay.find(req) else {
         if req.dialect == Dialect::Responses {
             let msg = "the replayed trace has no Responses exchange with an answer";
-            return super::responses::error_response(draft, 500, msg, &rid, "replay_empty");
+            return super::reply::openai_error_response(draft, 500, msg, &rid, "replay_empty");
         }
         let msg = "the replayed trace has no /v1/messages exchange with a 200 response";
         return error_response(draft, 500, msg, &rid, "replay_empty");
@@ -381,14 +388,26 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
     let mut sent = sent_headers(resp, shaped.content_type, &rid);
     m.dropped_headers = std::mem::take(&mut sent.dropped);
     note(&mut draft, &m);
-    // Cut the body at its recorded piece boundaries.
     let limit_us = recorded.duration_us().and_then(|d| u64::try_from(d).ok());
+    send_recorded(draft, status, sent, shaped, limit_us, replay.timing)
+}
+
+/// Send `shaped` (with status and headers `sent`) cut at its recorded piece boundaries,
+/// each piece at its recorded offset (clamped to `limit_us`) as `timing` says, recorded as
+/// it goes.
+fn send_recorded(
+    draft: Draft,
+    status: StatusCode,
+    sent: Sendable,
+    shaped: Shaped,
+    limit_us: Option<u64>,
+    timing: Timing,
+) -> Response {
     let body = shaped.body;
-    let pieces: Vec<(Duration, Bytes)> =
-        pieces(body.len(), &shaped.chunks, limit_us, replay.timing)
-            .into_iter()
-            .map(|(d, r)| (d, body.slice(r)))
-            .collect();
+    let pieces: Vec<(Duration, Bytes)> = pieces(body.len(), &shaped.chunks, limit_us, timing)
+        .into_iter()
+        .map(|(d, r)| (d, body.slice(r)))
+        .collect();
     let start = tokio::time::Instant::from_std(draft.clock);
     let source = futures_util::stream::unfold(pieces.into_iter(), move |mut it| async move {
         let (delay, b) = it.next()?;

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 use super::config::Mode;
 use super::draft::{Draft, RecordingStream, ScriptedEvents, StreamFault};
-use super::reply::respond_json;
+use super::reply::{openai_error_response, respond_json};
 use super::script::Failure;
 use super::state::AppState;
 use crate::api::responses::events::{self, Answer};
@@ -99,28 +99,11 @@ fn parse(draft: &Draft) -> Result<MessagesRequest, (String, &'static str)> {
         .map_err(|e| (e.to_string(), "invalid_json"))
 }
 
-/// Answer with an OpenAI error body and record the exchange with error `kind`.
-pub(crate) fn error_response(
-    draft: Draft,
-    status: u16,
-    msg: &str,
-    rid: &str,
-    kind: &str,
-) -> Response {
-    let msg = crate::trace::redact::redact_text(msg);
-    let body = events::error_body(&msg, events::error_type_for(status), Some(kind));
-    let err = ExchangeError {
-        kind: kind.into(),
-        message: msg,
-    };
-    respond_json(draft, status, &body, rid, Some(err))
-}
-
 /// Answer `POST …/responses`.
 pub(crate) async fn answer(st: &AppState, mut draft: Draft, rid: &str) -> Response {
     let req = match parse(&draft) {
         Ok(r) => r,
-        Err((msg, kind)) => return error_response(draft, 400, &msg, rid, kind),
+        Err((msg, kind)) => return openai_error_response(draft, 400, &msg, rid, kind),
     };
     if let Mode::Replay(replay) = &st.config.mode {
         return super::replay::answer(replay, draft, &req).await;
@@ -135,7 +118,7 @@ pub(crate) async fn answer(st: &AppState, mut draft: Draft, rid: &str) -> Respon
         let et = events::error_type_for(status);
         let msg = (d.fault.as_ref().and_then(|f| f.message.clone()))
             .unwrap_or_else(|| format!("injected {status} ({et})"));
-        return error_response(draft, status, &msg, rid, "injected_status");
+        return openai_error_response(draft, status, &msg, rid, "injected_status");
     }
     if req.stream() {
         return answer_stream(draft, &d.answer, d.fault, rid);

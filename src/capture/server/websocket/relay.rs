@@ -25,7 +25,7 @@ use super::record::{Recording, Upgrade};
 use super::session::{socket, Socket};
 use crate::capture::server::draft::Draft;
 use crate::capture::server::proxy::Upstream;
-use crate::capture::server::reply::error_response;
+use crate::capture::server::reply::openai_error_response as error_response;
 use crate::capture::server::state::{AppState, ConnInfo};
 use crate::http::fields::skip_request;
 use crate::http::Headers;
@@ -60,63 +60,20 @@ pub(crate) async fn open(
 ) -> Response {
     draft.source.kind = SourceKind::Proxy;
     draft.source.upstream = Some(up.display.clone());
-    let Some(accept) = super::accept_key(&parts.headers) else {
+    let Some(accept) = super::handshake::accept_key(&parts.headers) else {
         let msg = "a WebSocket upgrade needs Sec-WebSocket-Version: 13 and a Sec-WebSocket-Key (RFC 6455 §4.1)";
         return error_response(draft, 400, msg, rid, "bad_websocket_handshake");
     };
-    let request = match handshake_request(&up, &parts) {
-        Ok(r) => r,
-        Err(e) => return error_response(draft, 502, &e, rid, "upstream_error"),
-    };
-    let config = tungstenite::protocol::WebSocketConfig::default()
-        .max_message_size(Some(st.config.max_body))
-        .max_frame_size(Some(st.config.max_body));
-    let dialed = tokio::time::timeout(Duration::from_secs(20), async {
-        let io = connect(&up).await?;
-        tokio_tungstenite::client_async_with_config(request, io, Some(config))
-            .await
-            .map_err(Failure::Ws)
-    })
-    .await
-    .unwrap_or_else(|_| Err(Failure::Other("no handshake within 20 s".into())));
-    let (upstream, answered) = match dialed {
+    let (upstream, answered) = match dial(&st, &up, &parts).await {
         Ok(x) => x,
         Err(Failure::Ws(tungstenite::Error::Http(resp))) => return refused(draft, *resp),
         Err(e) => {
-            let msg = format!(
-                "upstream {} WebSocket failed: {}",
-                up.display,
-                redact_text(&e.to_string())
-            );
+            let shown = redact_text(&e.to_string());
+            let msg = format!("upstream {} WebSocket failed: {shown}", up.display);
             return error_response(draft, 502, &msg, rid, "upstream_error");
         }
     };
-    let (mut headers, response) = super::switching(&accept);
-    let mut extra: Headers = answered
-        .headers()
-        .iter()
-        .filter(|(k, _)| !crate::http::fields::is_hop_by_hop(k.as_str()))
-        .filter(|(k, _)| !k.as_str().starts_with("sec-websocket-"))
-        .map(|(k, v)| {
-            (
-                k.to_string(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
-        .collect();
-    let mut response = response;
-    for (k, v) in &extra {
-        if let (Ok(k), Ok(v)) = (
-            axum::http::HeaderName::from_bytes(k.as_bytes()),
-            HeaderValue::from_str(v),
-        ) {
-            response.headers_mut().append(k, v);
-        }
-    }
-    redact_headers(&mut extra);
-    for kv in extra {
-        headers.push(kv);
-    }
+    let (headers, response) = switching_as(&accept, &answered);
     draft.notes.insert("websocket".into(), "upgrade".into());
     let upgrade = Upgrade {
         id: draft.id,
@@ -125,7 +82,7 @@ pub(crate) async fn open(
         source: draft.source.clone(),
         conn: conn.clone(),
     };
-    draft.finish(Some(super::switched(headers)), None);
+    draft.finish(Some(super::handshake::switched(headers)), None);
     if let Some(c) = &conn {
         c.recent.tunnel();
     }
@@ -138,6 +95,58 @@ pub(crate) async fn open(
         }
     });
     response
+}
+
+/// Open the upstream leg for the client's upgrade `parts`, within 20 s.
+async fn dial(
+    st: &AppState,
+    up: &Upstream,
+    parts: &Parts,
+) -> Result<(UpstreamSocket, tungstenite::handshake::client::Response), Failure> {
+    let request = handshake_request(up, parts)?;
+    let config = tungstenite::protocol::WebSocketConfig::default()
+        .max_message_size(Some(st.config.max_body))
+        .max_frame_size(Some(st.config.max_body));
+    tokio::time::timeout(Duration::from_secs(20), async {
+        let io = connect(up).await?;
+        tokio_tungstenite::client_async_with_config(request, io, Some(config))
+            .await
+            .map_err(Failure::Ws)
+    })
+    .await
+    .unwrap_or_else(|_| Err(Failure::Other("no handshake within 20 s".into())))
+}
+
+/// The client's 101 (its own accept key) with the upstream's 101 headers other than
+/// hop-by-hop and `Sec-WebSocket-*` ones; the recorded headers, redacted, and the response.
+fn switching_as(
+    accept: &str,
+    answered: &tungstenite::handshake::client::Response,
+) -> (Headers, Response) {
+    let (mut headers, mut response) = super::handshake::switching(accept);
+    let mut extra: Headers = (answered.headers().iter())
+        .filter(|(k, _)| !crate::http::fields::is_hop_by_hop(k.as_str()))
+        .filter(|(k, _)| !k.as_str().starts_with("sec-websocket-"))
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    for (k, v) in &extra {
+        if let (Ok(k), Ok(v)) = (
+            axum::http::HeaderName::from_bytes(k.as_bytes()),
+            HeaderValue::from_str(v),
+        ) {
+            response.headers_mut().append(k, v);
+        }
+    }
+    redact_headers(&mut extra);
+    for kv in extra {
+        headers.push(kv);
+    }
+    (headers, response)
 }
 
 /// Why the upstream leg could not be opened.
@@ -275,6 +284,13 @@ fn refused(mut draft: Draft, resp: tungstenite::http::Response<Option<Vec<u8>>>)
     out
 }
 
+/// What the relay does after a message from either leg.
+enum Step {
+    Go,
+    /// Stop relaying; `true`: the connection was cut (no close handshake).
+    End(bool),
+}
+
 /// Relay messages both ways until either side ends, recording each client message as an
 /// exchange with the upstream's messages until the next one.
 async fn relay(
@@ -285,62 +301,91 @@ async fn relay(
 ) {
     let mut stop = st.stop.clone();
     let mut client_closed = false;
-    let mut cut = false;
-    loop {
-        tokio::select! {
-            m = client.next() => match m {
-                Some(Ok(Message::Text(t))) => {
-                    rec.begin(t.as_bytes().to_vec(), false);
-                    if upstream.send(Message::Text(t)).await.is_err() { break; }
-                }
-                Some(Ok(Message::Binary(b))) => {
-                    rec.begin(b.to_vec(), false);
-                    if upstream.send(Message::Binary(b)).await.is_err() { break; }
-                }
-                Some(Ok(Message::Close(cf))) => {
-                    rec.closed(super::close_of(Direction::Client, cf.as_ref()));
-                    client_closed = true;
-                    let _ = upstream.send(Message::Close(cf)).await;
-                }
-                // Pings are answered on each leg by its own side.
-                Some(Ok(_)) => {}
-                None => break,
-                // The client ended without a close handshake (Codex does so when it
-                // exits): `closed` records it.
-                Some(Err(_)) => {
-                    cut = !client_closed;
-                    break;
-                }
-            },
-            m = upstream.next() => match m {
-                Some(Ok(Message::Text(t))) => {
-                    rec.server(t.as_bytes());
-                    if client.send(Message::Text(t)).await.is_err() { break; }
-                }
-                Some(Ok(Message::Binary(b))) => {
-                    rec.server(&b);
-                    if client.send(Message::Binary(b)).await.is_err() { break; }
-                }
-                Some(Ok(Message::Close(cf))) => {
-                    if !client_closed {
-                        rec.closed(super::close_of(Direction::Server, cf.as_ref()));
-                    }
-                    let _ = client.send(Message::Close(cf)).await;
-                }
-                Some(Ok(_)) => {}
-                None | Some(Err(_)) if client_closed => break,
-                None | Some(Err(_)) => {
-                    rec.error("upstream_reset", "the upstream's WebSocket ended without a close handshake".into());
-                    cut = true;
-                    break;
-                }
-            },
+    let cut = loop {
+        let step = tokio::select! {
+            m = client.next() => from_client(m, &mut rec, &mut upstream, &mut client_closed).await,
+            m = upstream.next() => from_upstream(m, &mut rec, &mut client, client_closed).await,
             _ = async { let _ = stop.wait_for(|s| *s).await; } => {
                 let _ = upstream.close(None).await;
                 let _ = client.close(None).await;
-                break;
+                Step::End(false)
             }
+        };
+        if let Step::End(cut) = step {
+            break cut;
         }
-    }
+    };
     rec.end(cut);
+}
+
+/// A client message (or its end), relayed to the upstream.
+async fn from_client(
+    m: Option<Result<Message, tungstenite::Error>>,
+    rec: &mut Recording,
+    upstream: &mut UpstreamSocket,
+    client_closed: &mut bool,
+) -> Step {
+    let sent = match m {
+        Some(Ok(Message::Text(t))) => {
+            rec.begin(t.as_bytes().to_vec(), false);
+            upstream.send(Message::Text(t)).await
+        }
+        Some(Ok(Message::Binary(b))) => {
+            rec.begin(b.to_vec(), false);
+            upstream.send(Message::Binary(b)).await
+        }
+        Some(Ok(Message::Close(cf))) => {
+            rec.closed(super::handshake::close_of(Direction::Client, cf.as_ref()));
+            *client_closed = true;
+            let _ = upstream.send(Message::Close(cf)).await;
+            Ok(())
+        }
+        // Pings are answered on each leg by its own side.
+        Some(Ok(_)) => Ok(()),
+        None => return Step::End(false),
+        // The client ended without a close handshake (Codex does so when it exits):
+        // `closed` records it.
+        Some(Err(_)) => return Step::End(!*client_closed),
+    };
+    match sent {
+        Ok(()) => Step::Go,
+        Err(_) => Step::End(true),
+    }
+}
+
+/// An upstream message (or its end), relayed to the client.
+async fn from_upstream(
+    m: Option<Result<Message, tungstenite::Error>>,
+    rec: &mut Recording,
+    client: &mut Socket,
+    client_closed: bool,
+) -> Step {
+    let sent = match m {
+        Some(Ok(Message::Text(t))) => {
+            rec.server(t.as_bytes());
+            client.send(Message::Text(t)).await
+        }
+        Some(Ok(Message::Binary(b))) => {
+            rec.server(&b);
+            client.send(Message::Binary(b)).await
+        }
+        Some(Ok(Message::Close(cf))) => {
+            if !client_closed {
+                rec.closed(super::handshake::close_of(Direction::Server, cf.as_ref()));
+            }
+            let _ = client.send(Message::Close(cf)).await;
+            Ok(())
+        }
+        Some(Ok(_)) => Ok(()),
+        None | Some(Err(_)) if client_closed => return Step::End(false),
+        None | Some(Err(_)) => {
+            let why = "the upstream's WebSocket ended without a close handshake";
+            rec.error("upstream_reset", why.into());
+            return Step::End(true);
+        }
+    };
+    match sent {
+        Ok(()) => Step::Go,
+        Err(_) => Step::End(true),
+    }
 }

@@ -76,10 +76,10 @@ pub(crate) async fn run(st: Arc<AppState>, io: Upgraded, upgrade: Upgrade) {
         st: st.clone(),
         chain: Chain::default(),
         generated: 0,
+        client_closed: false,
     };
     let mut stop = st.stop.clone();
     let mut closing: Option<tokio::time::Instant> = None;
-    let mut client_closed = false;
     loop {
         let deadline =
             closing.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
@@ -93,32 +93,11 @@ pub(crate) async fn run(st: Arc<AppState>, io: Upgraded, upgrade: Upgrade) {
             _ = tokio::time::sleep_until(deadline) => break,
         };
         let flow = match msg {
-            None => break,
-            // The socket ended without a close handshake (Codex does so when it exits):
-            // every answer was sent whole, so `closed` says it all (a message cut short
-            // gets its own exchange and error, [`Recording::end`]).
-            Some(Err(_)) => break,
-            Some(Ok(Message::Close(cf))) => {
-                rec.closed(super::close_of(Direction::Client, cf.as_ref()));
-                client_closed = true;
-                Flow::Go
-            }
-            Some(Ok(Message::Text(t))) => {
-                rec.begin(t.as_bytes().to_vec(), false);
-                local.answer(&mut ws, &mut rec, t.as_str()).await
-            }
-            Some(Ok(Message::Binary(b))) => {
-                rec.begin(b.to_vec(), false);
-                let e = events::websocket_error(
-                    400,
-                    "binary messages are not supported; send response.create as a text message",
-                    "invalid_message",
-                    None,
-                );
-                send(&mut ws, &mut rec, &e).await;
-                Flow::Go
-            }
-            Some(Ok(_)) => Flow::Go,
+            // The end, or the socket ended without a close handshake (Codex does so when
+            // it exits): every answer was sent whole, so `closed` says it all (a message
+            // cut short gets its own exchange and error, [`Recording::end`]).
+            None | Some(Err(_)) => break,
+            Some(Ok(m)) => local.on_message(&mut ws, &mut rec, m).await,
         };
         match flow {
             Flow::Go => {}
@@ -140,7 +119,7 @@ pub(crate) async fn run(st: Arc<AppState>, io: Upgraded, upgrade: Upgrade) {
             }
         }
     }
-    rec.end(!client_closed && closing.is_none());
+    rec.end(!local.client_closed && closing.is_none());
 }
 
 /// Send a close frame and note it on the open exchange.
@@ -170,76 +149,67 @@ struct Local {
     chain: Chain,
     /// Responses generated so far (prewarms not counted).
     generated: usize,
+    /// The client sent its close frame.
+    client_closed: bool,
 }
 
 impl Local {
-    /// Answer one client text message.
-    async fn answer(&mut self, ws: &mut Socket, rec: &mut Recording, text: &str) -> Flow {
-        let msg = match parse_message(text) {
-            Ok(m) => m,
-            Err(e) => {
-                rec.error("invalid_message", e.to_string());
+    /// Handle one message from the client.
+    async fn on_message(&mut self, ws: &mut Socket, rec: &mut Recording, m: Message) -> Flow {
+        match m {
+            Message::Close(cf) => {
+                rec.closed(super::handshake::close_of(Direction::Client, cf.as_ref()));
+                self.client_closed = true;
+                Flow::Go
+            }
+            Message::Text(t) => {
+                rec.begin(t.as_bytes().to_vec(), false);
+                self.answer(ws, rec, t.as_str()).await
+            }
+            Message::Binary(b) => {
+                rec.begin(b.to_vec(), false);
+                let why =
+                    "binary messages are not supported; send response.create as a text message";
+                rec.error("invalid_message", why.into());
                 send(
                     ws,
                     rec,
-                    &events::websocket_error(400, &e, "invalid_message", None),
+                    &events::websocket_error(400, why, "invalid_message", None),
                 )
                 .await;
-                return Flow::Go;
+                Flow::Go
             }
-        };
-        let rebuilt = match self.chain.rebuild(&msg) {
-            Ok(r) => r,
-            Err(id) => {
-                let text = format!("Previous response with id '{id}' not found.");
-                let e = events::websocket_error(
-                    400,
-                    &text,
-                    "previous_response_not_found",
-                    Some("previous_response_id"),
-                );
-                rec.note("chain", json!({"previous_response_id": id, "known": false}));
-                send(ws, rec, &e).await;
-                return Flow::Go;
-            }
-        };
-        let body = serde_json::to_vec(&Value::Object(rebuilt.body.clone())).unwrap_or_default();
-        let req = match MessagesRequest::parse_as(Dialect::Responses, &body) {
-            Ok(r) => r,
-            Err(e) => {
-                let e = events::websocket_error(400, &e.to_string(), "invalid_request", None);
-                send(ws, rec, &e).await;
-                return Flow::Go;
-            }
-        };
-        if let Some(prev) = msg.get("previous_response_id") {
-            rec.note(
-                "chain",
-                json!({"previous_response_id": prev, "known": true,
-                "items": rebuilt.input.len()}),
-            );
+            // Pings are answered by tungstenite; the tap records them.
+            _ => Flow::Go,
         }
-        let prev = msg
-            .get("previous_response_id")
+    }
+
+    /// Answer one client text message.
+    async fn answer(&mut self, ws: &mut Socket, rec: &mut Recording, text: &str) -> Flow {
+        let Some(read) = self.read(ws, rec, text).await else {
+            return Flow::Go;
+        };
+        let prev = (read.msg.get("previous_response_id"))
             .and_then(Value::as_str)
             .map(str::to_string);
-        if msg.get("generate") == Some(&Value::Bool(false)) {
-            let mut a = Answer::new(format!("resp_agentwire_{:06}", rec.id()), model(&req), &[]);
-            a.usage = Some(events::usage(0, 0, 0, 0));
-            a.previous_response_id = prev;
-            rec.note("prewarm", Value::Bool(true));
-            self.chain.remember(&a.id, rebuilt.input, &[]);
-            for e in a.events() {
-                if !send(ws, rec, &e).await {
-                    return Flow::Drop;
-                }
-            }
-            return Flow::Go;
+        if let Some(p) = &prev {
+            let items = read.rebuilt.input.len();
+            rec.note(
+                "chain",
+                json!({"previous_response_id": p, "known": true, "items": items}),
+            );
         }
+        if read.msg.get("generate") == Some(&Value::Bool(false)) {
+            return self.prewarm(ws, rec, &read.req, read.rebuilt, prev).await;
+        }
+        let billed = read.body_bytes;
         let flow = match self.st.config.mode.clone() {
-            Mode::Replay(replay) => self.replayed(ws, rec, &replay, &req, rebuilt).await,
+            Mode::Replay(replay) => {
+                self.replayed(ws, rec, &replay, &read.req, read.rebuilt)
+                    .await
+            }
             _ => {
-                self.generated_answer(ws, rec, &req, rebuilt, body.len(), prev)
+                self.generated_answer(ws, rec, &read.req, read.rebuilt, billed, prev)
                     .await
             }
         };
@@ -251,6 +221,73 @@ impl Local {
             Some(n) if self.generated >= n => Flow::Close,
             _ => Flow::Go,
         }
+    }
+
+    /// A client message read as a request: the message, the conversation it stands for,
+    /// and that conversation's canonical request; `None` when it was answered with an
+    /// error instead (not a `response.create`, an unknown `previous_response_id`).
+    async fn read(&mut self, ws: &mut Socket, rec: &mut Recording, text: &str) -> Option<Read> {
+        let msg = match parse_message(text) {
+            Ok(m) => m,
+            Err(e) => {
+                rec.error("invalid_message", e.clone());
+                send(
+                    ws,
+                    rec,
+                    &events::websocket_error(400, &e, "invalid_message", None),
+                )
+                .await;
+                return None;
+            }
+        };
+        let rebuilt = match self.chain.rebuild(&msg) {
+            Ok(r) => r,
+            Err(id) => {
+                let text = format!("Previous response with id '{id}' not found.");
+                let param = Some("previous_response_id");
+                let e = events::websocket_error(400, &text, "previous_response_not_found", param);
+                rec.note("chain", json!({"previous_response_id": id, "known": false}));
+                send(ws, rec, &e).await;
+                return None;
+            }
+        };
+        let body = serde_json::to_vec(&Value::Object(rebuilt.body.clone())).unwrap_or_default();
+        match MessagesRequest::parse_as(Dialect::Responses, &body) {
+            Ok(req) => Some(Read {
+                msg,
+                rebuilt,
+                req,
+                body_bytes: body.len(),
+            }),
+            Err(e) => {
+                let e = events::websocket_error(400, &e.to_string(), "invalid_request", None);
+                send(ws, rec, &e).await;
+                None
+            }
+        }
+    }
+
+    /// Answer a prewarm (`generate: false`): no output, zero usage; its id can be
+    /// continued.
+    async fn prewarm(
+        &mut self,
+        ws: &mut Socket,
+        rec: &mut Recording,
+        req: &MessagesRequest,
+        rebuilt: Rebuilt,
+        prev: Option<String>,
+    ) -> Flow {
+        let mut a = Answer::new(format!("resp_agentwire_{:06}", rec.id()), model(req), &[]);
+        a.usage = Some(events::usage(0, 0, 0, 0));
+        a.previous_response_id = prev;
+        rec.note("prewarm", Value::Bool(true));
+        self.chain.remember(&a.id, rebuilt.input, &[]);
+        for e in a.events() {
+            if !send(ws, rec, &e).await {
+                return Flow::Drop;
+            }
+        }
+        Flow::Go
     }
 
     /// A stub or script answer, with the scenario's delay and failure.
@@ -348,6 +385,15 @@ impl Local {
         }
         Flow::Go
     }
+}
+
+/// A client message read as a request ([`Local::read`]).
+struct Read {
+    msg: Map<String, Value>,
+    rebuilt: Rebuilt,
+    req: MessagesRequest,
+    /// Bytes of the whole conversation's body (what usage is estimated from).
+    body_bytes: usize,
 }
 
 /// The model a request names, or agentwire's.
