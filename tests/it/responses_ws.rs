@@ -53,7 +53,7 @@ fn open(base: &str) -> Ws {
 }
 
 /// Send one `response.create` and read messages until the response ends (or an error).
-fn turn(ws: &mut Ws, msg: Value) -> Vec<Value> {
+fn turn<S: std::io::Read + Write>(ws: &mut WebSocket<S>, msg: Value) -> Vec<Value> {
     ws.send(Message::text(msg.to_string())).unwrap();
     let mut got = Vec::new();
     loop {
@@ -407,4 +407,72 @@ fn check_recording_relayed(t: &Trace) {
     }
     let m = assemble_messages(&t.exchanges[2].response.as_ref().unwrap().body.bytes);
     assert!(m.complete);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn intercepted_openai_hosts_get_the_websocket_and_post_inside_tls() {
+    use agentwire::capture::ca::CertificateAuthority;
+    use agentwire::capture::server::intercept::InterceptConfig;
+    use std::io::Read;
+    let ca = Arc::new(CertificateAuthority::generate().unwrap());
+    let pem = ca.cert_pem().to_string();
+    let s = TestServer::start(ServerConfig {
+        intercept: Some(Arc::new(InterceptConfig {
+            hosts: vec!["api.openai.com".into(), "chatgpt.com".into()],
+            ca,
+            tunnel_others: false,
+        })),
+        ..script_config()
+    })
+    .await;
+    let addr = s.server.addr;
+    let tls = move |host: &str| {
+        let (code, tcp) = crate::connect::connect(addr, &format!("{host}:443"));
+        assert_eq!(code, 200);
+        let name = rustls::pki_types::ServerName::try_from(host.to_string()).unwrap();
+        let conn = rustls::ClientConnection::new(tls_client_config(pem.as_bytes()), name).unwrap();
+        rustls::StreamOwned::new(conn, tcp)
+    };
+    tokio::task::spawn_blocking(move || {
+        let stream = tls("api.openai.com");
+        let (mut ws, resp) = tungstenite::client("wss://api.openai.com/v1/responses", stream).unwrap();
+        assert_eq!(resp.status().as_u16(), 101);
+        let pre = turn(&mut ws, create(vec![], None, Some(false)));
+        let id = pre[0]["response"]["id"].as_str().unwrap().to_string();
+        let first = turn(&mut ws, create(first_input(), Some(&id), None));
+        assert!(assemble_messages(&lines(&first)).complete);
+        ws.close(None).unwrap();
+        while ws.read().is_ok() {}
+        let mut https = tls("chatgpt.com");
+        let b = body(&first_input(), true);
+        write!(https, "POST /backend-api/codex/responses HTTP/1.1\r\nhost: chatgpt.com\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", b.len()).unwrap();
+        https.write_all(&b).unwrap();
+        let mut out = Vec::new();
+        let _ = https.read_to_end(&mut out);
+        assert!(out.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&out));
+    })
+    .await
+    .unwrap();
+    let t = s.finish().await;
+    let servers: Vec<Option<&str>> = (t.exchanges.iter())
+        .filter(|x| x.request.method != "CONNECT")
+        .map(|x| x.source.server.as_deref())
+        .collect();
+    assert!(
+        servers
+            .iter()
+            .filter(|s| **s == Some("api.openai.com:443"))
+            .count()
+            >= 3,
+        "{servers:?}"
+    );
+    assert!(servers.contains(&Some("chatgpt.com:443")));
+    let turns: Vec<_> = (t.exchanges.iter())
+        .filter_map(|x| x.notes.get("script").map(|n| n["turn"].clone()))
+        .collect();
+    assert_eq!(
+        turns,
+        [json!(0), json!(0)],
+        "the WebSocket turn and the POST"
+    );
 }
