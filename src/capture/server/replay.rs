@@ -14,6 +14,13 @@
 //! converted (a recorded stream assembled into one message, a recorded message emitted as
 //! events) and the difference is named, so the match is not exact. Recorded headers that
 //! HTTP/1.1 cannot carry are dropped and named ([`crate::capture::sendable`]).
+//!
+//! OpenAI Responses requests are matched the same way, through their canonical request,
+//! only against recorded Responses exchanges: `POST …/responses` answers and Responses
+//! WebSocket messages, each read as the whole conversation its `previous_response_id`
+//! chain stands for (`replay_responses`). A recorded WebSocket answer replays as SSE or
+//! one response object over HTTP, and any recorded answer replays as messages over the
+//! WebSocket.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
