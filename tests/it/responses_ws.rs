@@ -476,3 +476,42 @@ async fn intercepted_openai_hosts_get_the_websocket_and_post_inside_tls() {
         "the WebSocket turn and the POST"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_that_is_no_response_create_gets_an_error_and_is_kept_as_it_came() {
+    let s = TestServer::start(ServerConfig::default()).await;
+    let base = s.server.base_url();
+    let got = tokio::task::spawn_blocking(move || {
+        let mut ws = open(&base);
+        ws.send(Message::text("not json {")).unwrap();
+        let Message::Text(t) = ws.read().unwrap() else {
+            panic!()
+        };
+        let first: Value = serde_json::from_str(t.as_str()).unwrap();
+        ws.send(Message::Ping(vec![1, 2].into())).unwrap();
+        let second = turn(&mut ws, json!({"type": "response.cancel"}));
+        ws.close(None).unwrap();
+        while ws.read().is_ok() {}
+        (first, second)
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        (got.0["type"].as_str(), got.0["error"]["code"].as_str()),
+        (Some("error"), Some("invalid_message"))
+    );
+    assert!(got.1[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("response.cancel"));
+    let t = s.finish().await;
+    let x = &t.exchanges[1];
+    assert_eq!(x.request.body.bytes, b"not json {");
+    assert_eq!(x.error.as_ref().unwrap().kind, "invalid_message");
+    let ws = x.websocket.as_ref().unwrap();
+    assert!(
+        ws.frames.iter().any(|f| f.opcode == 9),
+        "the ping is recorded"
+    );
+    assert!(ws.frames.iter().any(|f| f.opcode == 10), "and the pong");
+}
