@@ -27,7 +27,7 @@ use agentwire::trace::{ReadProblem, SourceKind};
 use super::exit::usage;
 use super::shared::{
     AnalysisArgs, DocFormatArg, DocOutputArgs, FormatArg, LimitArgs, PacketFilterArgs, ReplyArgs,
-    RouteArg, TtlArg, UsageArg,
+    RouteArg, TtlArg, UsageArg, WebSocketArg,
 };
 use super::sources::{RecordArgs, ServeArgs};
 
@@ -180,6 +180,7 @@ pub fn serve(a: &ServeArgs, mut base: ServerConfig) -> Result<ServerConfig> {
         base.tls = Some(server::tls::server_config_from_pem(cert, key)?);
     }
     base.redact_body = a.redact_body;
+    base.websocket.refuse = a.websocket == WebSocketArg::Refuse;
     Ok(base)
 }
 

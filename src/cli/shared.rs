@@ -67,6 +67,15 @@ pub enum RouteArg {
     Builtin,
 }
 
+/// What `serve` does with a Responses WebSocket upgrade.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WebSocketArg {
+    /// Accept it (101) and answer the session over the socket.
+    Accept,
+    /// Refuse it (426): clients such as Codex fall back to HTTP POST.
+    Refuse,
+}
+
 /// How the server makes its replies (default: a short stub reply).
 #[derive(Args, Debug, Clone)]
 pub struct ReplyArgs {

@@ -17,6 +17,7 @@ use super::parse::{
 };
 use super::shared::{
     DocOutputArgs, FormatArg, LimitArgs, PacketFilterArgs, ReplyArgs, RouteArg, ThreadsArg,
+    WebSocketArg,
 };
 
 /// `agentwire serve`.
@@ -58,6 +59,10 @@ pub struct ServeArgs {
     /// With --intercept: tunnel other hosts untouched (logged) instead of refusing them.
     #[arg(long, requires = "intercept")]
     pub tunnel_others: bool,
+    /// The Responses WebSocket (`GET …/responses` upgrades): `accept`, or `refuse` (426,
+    /// so clients such as Codex fall back to `POST …/responses`).
+    #[arg(long, value_enum, default_value = "accept")]
+    pub websocket: WebSocketArg,
     /// Serve HTTPS: PEM certificate chain.
     #[arg(long, requires = "tls_key")]
     pub tls_cert: Option<PathBuf>,

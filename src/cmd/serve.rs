@@ -65,7 +65,7 @@ fn announce(a: &ServeArgs, srv: &RunningServer) {
             display_name(&a.output)
         ),
         None => message!(
-            "agentwire: serving the Messages API on {}; recording to {} (Ctrl-C to stop)",
+            "agentwire: serving the Messages and Responses APIs on {}; recording to {} (Ctrl-C to stop)",
             srv.base_url(),
             display_name(&a.output)
         ),

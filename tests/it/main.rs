@@ -113,6 +113,10 @@ mod report_injection;
 mod report_md;
 // A large audit of a generated trace.
 mod report_scale;
+// The OpenAI Responses API over HTTP: stub, script, failures, replay, proxy.
+mod responses;
+// The Responses WebSocket: sessions, recording, refusal, cuts, replay, relay.
+mod responses_ws;
 // Secrets never reach disk or another host.
 mod secrets;
 // The fake server over real loopback sockets.

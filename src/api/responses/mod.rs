@@ -1,8 +1,9 @@
 //! The OpenAI Responses dialect: request bodies ([`request`]: `POST /v1/responses` and
-//! WebSocket `response.create` messages), items and content parts ([`items`]), tools
+//! WebSocket `response.create` messages), items and content parts ([`items`]), answers written as events ([`events`]), tools
 //! declared inside descriptions ([`nested`]), and streamed responses ([`stream`]).
 
 pub mod chain;
+pub mod events;
 pub mod items;
 pub mod nested;
 mod request;

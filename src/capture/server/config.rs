@@ -9,7 +9,8 @@ use super::proxy::Upstream;
 use super::script::Script;
 use crate::capture::ca::CertificateAuthority;
 
-/// How the server answers Messages requests.
+/// How the server answers model requests (Messages and Responses, over HTTP and the
+/// Responses WebSocket).
 #[derive(Clone, Debug)]
 pub enum Mode {
     /// A short text reply, `stop_reason: end_turn`.
@@ -61,6 +62,19 @@ pub struct ServerConfig {
     /// Where the server reports what goes wrong while it runs (a trace that cannot be
     /// written, a failed accept, a client that rejects agentwire's CA); silent by default.
     pub diagnostics: crate::capture::Diagnostics,
+    /// What the Responses WebSocket (`GET …/responses` with `Upgrade: websocket`) does.
+    pub websocket: WebSocketOptions,
+}
+
+/// How the server treats Responses WebSocket upgrades.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WebSocketOptions {
+    /// Refuse every upgrade with `426 Upgrade Required` (an OpenAI error body saying why),
+    /// so clients fall back to `POST …/responses`.
+    pub refuse: bool,
+    /// Close each connection (code 1000) after this many generated responses (prewarms
+    /// not counted), to test reconnects; `None`: never.
+    pub close_after: Option<usize>,
 }
 
 impl Default for ServerConfig {
@@ -76,6 +90,7 @@ impl Default for ServerConfig {
             max_inflight: 96 << 20,
             queue_limit: 64 << 20,
             diagnostics: crate::capture::Diagnostics::silent(),
+            websocket: WebSocketOptions::default(),
         }
     }
 }

@@ -32,6 +32,8 @@ pub(crate) struct Draft {
     /// The request body's share of the server's in-flight budget, returned once the
     /// exchange is handed to the recorder.
     pub(crate) permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    /// For one message on a WebSocket: its connection and frames.
+    pub(crate) websocket: Option<Box<crate::trace::websocket::WebSocketMessage>>,
 }
 
 /// Where a request was received, as its record's source says: the server's recorder,
@@ -68,6 +70,7 @@ impl Draft {
             notes: Default::default(),
             recorder: Some(origin.recorder),
             permit: None,
+            websocket: None,
         }
     }
 
@@ -104,7 +107,7 @@ impl Draft {
             response,
             error,
             notes: std::mem::take(&mut self.notes),
-            websocket: None,
+            websocket: self.websocket.take(),
         });
         self.permit = None;
     }

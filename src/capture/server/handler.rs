@@ -1,5 +1,6 @@
 //! The request handler: reads the request (with size and time limits), records it, and
-//! answers per endpoint and mode.
+//! answers per endpoint and mode: Messages here, Responses in `responses`, the Responses
+//! WebSocket's upgrade in `websocket`.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -97,8 +98,9 @@ impl Arrival {
 /// Record and answer one request: refused before its body is read when the trace cannot
 /// be written or its transfer coding is not supported; else its body is read within the
 /// limits and the request is routed ([`route`]).
-pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Response {
+pub(crate) async fn handle(State(st): State<Arc<AppState>>, mut req: Request) -> Response {
     let arrival = Arrival::now(&st, req.extensions().get::<ConnInfo>().cloned());
+    let on_upgrade = super::websocket::wants(&req).then(|| hyper::upgrade::on(&mut req));
     let (parts, body) = req.into_parts();
     let headers = recorded_headers(&parts.headers);
     if let Some((status, msg, kind)) = refusal(&st, &headers).await {
@@ -106,19 +108,31 @@ pub(crate) async fn handle(State(st): State<Arc<AppState>>, req: Request) -> Res
         let draft = arrival.draft(&st, &parts, headers, Body::default().with_truncated(true));
         return error_response(draft, status, &msg, &arrival.rid, kind);
     }
+    if let Some(on) = on_upgrade {
+        // A WebSocket upgrade: no body; the connection is served as frames from here.
+        let mut draft = arrival.draft(&st, &parts, headers, Body::default());
+        mark_intercepted(&st, &mut draft, &arrival);
+        let conn = arrival.conn.clone();
+        return super::websocket::upgrade(st.clone(), draft, parts, on, conn, &arrival.rid).await;
+    }
     let deadline = arrival.clock + st.config.body_timeout;
     let (bytes, end, permit) = read_body(body, st.config.max_body, deadline, &st.bodies).await;
     let body = Body::new(bytes).with_truncated(end.is_some());
     let mut draft = arrival.draft(&st, &parts, headers, body);
     draft.permit = permit;
-    if let Some(host) = arrival.conn.as_ref().and_then(|c| c.host.as_ref()) {
-        // Came through CONNECT: the client believed it was talking to this host.
-        draft.source.server = Some(host.to_string());
-        draft.source.mode = Some(format!("{}+intercept", st.config.mode.name()));
-    }
+    mark_intercepted(&st, &mut draft, &arrival);
     match end {
         Some(end) => body_ended(&st, draft, end, &arrival.rid),
         None => route(&st, draft, parts, &arrival.rid).await,
+    }
+}
+
+/// A request that came through CONNECT records the host the client believed it was
+/// talking to, and the mode `MODE+intercept`.
+fn mark_intercepted(st: &AppState, draft: &mut Draft, arrival: &Arrival) {
+    if let Some(host) = arrival.conn.as_ref().and_then(|c| c.host.as_ref()) {
+        draft.source.server = Some(host.to_string());
+        draft.source.mode = Some(format!("{}+intercept", st.config.mode.name()));
     }
 }
 
@@ -211,6 +225,7 @@ async fn route(st: &AppState, draft: Draft, parts: Parts, rid: &str) -> Response
     match (parts.method.as_str(), path.as_str()) {
         ("POST", "/v1/messages") => messages(st, draft, rid).await,
         ("POST", "/v1/messages/count_tokens") => count_tokens(draft, rid),
+        ("POST", p) if p.ends_with("/responses") => super::responses::answer(st, draft, rid).await,
         // First-party side endpoints Claude Code calls before its first message, answered
         // as for a user without managed settings or policy limits (the shape the CLI
         // itself falls back to: no restrictions, no taints, no notice, no defaults).

@@ -1,18 +1,22 @@
-//! The fake `/v1/messages` server: answers like the Anthropic API (streaming included) so a
-//! CLI runs to completion at no cost, and records every exchange — malformed ones too —
-//! to a trace.
+//! The fake model-API server: answers like the Anthropic Messages API and the OpenAI
+//! Responses API (streaming included, and the Responses WebSocket) so a CLI runs to
+//! completion at no cost, and records every exchange — malformed ones too — to a trace.
 //!
 //! Endpoints: `POST /v1/messages` (any query, e.g. `?beta=true`), `POST
-//! /v1/messages/count_tokens`, `GET /v1/models`; everything else is recorded and answered
-//! 404 in the API's error shape. Modes: stub (a short text reply), script (see
-//! [`script`]), proxy ([`proxy`]) and replay ([`playback`]: answering with a recorded trace; re-sending one is `capture::resend`).
+//! /v1/messages/count_tokens`, `GET /v1/models`; `POST …/responses` (any prefix:
+//! `/v1/responses`, `/backend-api/codex/responses`) and `GET …/responses` upgraded to a
+//! WebSocket; everything else is recorded and answered 404 in the API's error shape.
+//! Modes: stub (a short text reply), script (see [`script`]), proxy ([`proxy`]) and replay
+//! ([`playback`]: answering with a recorded trace; re-sending one is `capture::resend`), for every endpoint and transport.
 //!
 //! One file per part: [`config`] (what the server is told), `state` (what its connections
 //! share), `run` (start and shutdown), `conn` (accepting and serving connections, with
 //! `tee` accounting for every byte received and `unclaimed` recording what no handler
 //! got), [`intercept`] (CONNECT and TLS interception), `handler` (reading and routing a
-//! request), `draft` (an exchange being answered), [`reply`] (what the server says),
-//! [`proxy`], [`playback`], [`script`], [`recorder`] (the trace writer thread), [`tls`].
+//! request), `draft` (an exchange being answered), [`reply`] (what the server says in
+//! Messages terms), `responses` (the Responses API over HTTP), `websocket` (the Responses
+//! WebSocket: sessions, frames, relay), [`proxy`], [`playback`] (with `replay_responses`),
+//! [`script`], [`recorder`] (the trace writer thread), [`tls`].
 
 pub mod config;
 mod conn;
@@ -23,15 +27,18 @@ pub mod intercept;
 pub mod playback;
 pub mod proxy;
 pub mod recorder;
+mod replay_responses;
 pub mod reply;
+mod responses;
 mod run;
 pub mod script;
 mod state;
 mod tee;
 pub mod tls;
 mod unclaimed;
+mod websocket;
 
-pub use config::{InterceptConfig, Mode, ServerConfig};
+pub use config::{InterceptConfig, Mode, ServerConfig, WebSocketOptions};
 pub use error::ServerError;
 pub use run::{bind, start, start_on, RunningServer, SHUTDOWN_GRACE};
 pub use script::Script;

@@ -16,6 +16,13 @@
 //! converted (a recorded stream assembled into one message, a recorded message emitted as
 //! events) and the difference is named, so the match is not exact. Recorded headers that
 //! HTTP/1.1 cannot carry are dropped and named ([`crate::capture::sendable`]).
+//!
+//! OpenAI Responses requests are matched the same way, through their canonical request,
+//! only against recorded Responses exchanges: `POST …/responses` answers and Responses
+//! WebSocket messages, each read as the whole conversation its `previous_response_id`
+//! chain stands for (`replay_responses`). A recorded WebSocket answer replays as SSE or
+//! one response object over HTTP, and any recorded answer replays as messages over the
+//! WebSocket.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -32,7 +39,7 @@ use super::draft::{Draft, RecordingStream};
 use super::error::ServerError;
 use super::reply::error_response;
 use crate::api::normalize::{Hits, Normalizer};
-use crate::api::{request_body, BlockKind, MessagesRequest};
+use crate::api::{request_body, BlockKind, Dialect, MessagesRequest};
 use crate::capture::sendable::{sendable, Sendable};
 use crate::http::{fields, is_event_stream};
 use crate::trace::{Exchange, HttpResponse, Trace};
@@ -108,9 +115,12 @@ pub fn pieces(
     out
 }
 
-/// One recorded Messages request and its response, indexed for matching.
+/// One recorded model request (Messages or Responses) and its response, indexed for
+/// matching.
 struct Entry {
     exchange: Exchange,
+    /// Its dialect: only requests of the same dialect are matched to it.
+    dialect: Dialect,
     thread_key: String,
     has_tools: bool,
     turn: usize,
@@ -218,24 +228,36 @@ impl std::fmt::Debug for Replay {
 }
 
 impl Replay {
-    /// Index the `/v1/messages` exchanges (with responses) of a trace already in memory
-    /// (read by the caller, who reports the trace's unreadable lines).
+    /// Index the model exchanges (with responses) of a trace already in memory (read by
+    /// the caller, who reports the trace's unreadable lines): `/v1/messages` answered 200,
+    /// and Responses ones (`replay_responses::Requests`: `POST …/responses`
+    /// answered 200, and Responses WebSocket messages read through their chains).
     pub fn from_trace(trace: Trace, timing: Timing) -> Replay {
         let normalizer = Normalizer::defaults();
         let mut entries = Vec::new();
+        let mut responses = super::replay_responses::Requests::default();
         for x in trace.exchanges {
-            if !x.is_messages() || x.response.as_ref().is_none_or(|r| r.status != 200) {
-                continue;
-            }
-            let Ok(req) = MessagesRequest::parse(&request_body(&x.request).bytes) else {
+            let dialect = Dialect::of(&x);
+            let req = match dialect {
+                Some(Dialect::Messages) => {
+                    if x.response.as_ref().is_none_or(|r| r.status != 200) {
+                        continue;
+                    }
+                    MessagesRequest::parse(&request_body(&x.request).bytes).ok()
+                }
+                Some(Dialect::Responses) => responses.request(&x),
+                _ => None,
+            };
+            let (Some(req), Some(dialect)) = (req, dialect) else {
                 continue;
             };
             entries.push(Entry {
+                dialect,
                 thread_key: norm(&normalizer, &req.first_user_text()),
                 has_tools: !req.tools.is_empty(),
                 turn: req.turn(),
                 assistant_fp: assistant_fingerprint(&req, &normalizer),
-                stream: req.stream(),
+                stream: req.stream() || x.websocket.is_some(),
                 exchange: x,
             });
         }
@@ -270,33 +292,39 @@ impl Replay {
         self.entries.is_empty()
     }
 
+    /// The entries a request of `dialect` is matched among: its thread's (first user
+    /// text `key`, carrying tools or not), else those carrying tools alike (with a note
+    /// saying the thread is new), else every entry of the dialect.
+    fn pool(&self, dialect: Dialect, key: &str, has_tools: bool) -> (Vec<usize>, Option<String>) {
+        let of_dialect: Vec<usize> = (0..self.entries.len())
+            .filter(|&i| self.entries[i].dialect == dialect)
+            .collect();
+        let same_thread: Vec<usize> = (of_dialect.iter().copied())
+            .filter(|&i| {
+                self.entries[i].thread_key == key && self.entries[i].has_tools == has_tools
+            })
+            .collect();
+        if !same_thread.is_empty() {
+            return (same_thread, None);
+        }
+        let by_kind: Vec<usize> = (of_dialect.iter().copied())
+            .filter(|&i| self.entries[i].has_tools == has_tools)
+            .collect();
+        let note = Some("no recorded thread starts with this first user message".to_string());
+        if by_kind.is_empty() {
+            (of_dialect, note)
+        } else {
+            (by_kind, note)
+        }
+    }
+
     /// Find the recorded exchange that answers `req`.
     pub fn find(&self, req: &MessagesRequest) -> Option<(&Exchange, Match)> {
         let key = norm(&self.normalizer, &req.first_user_text());
         let has_tools = !req.tools.is_empty();
         let turn = req.turn();
         let fp = assistant_fingerprint(req, &self.normalizer);
-        let same_thread: Vec<usize> = (0..self.entries.len())
-            .filter(|&i| {
-                self.entries[i].thread_key == key && self.entries[i].has_tools == has_tools
-            })
-            .collect();
-        let (pool, thread_note) = if same_thread.is_empty() {
-            let by_kind: Vec<usize> = (0..self.entries.len())
-                .filter(|&i| self.entries[i].has_tools == has_tools)
-                .collect();
-            (
-                by_kind,
-                Some("no recorded thread starts with this first user message".to_string()),
-            )
-        } else {
-            (same_thread, None)
-        };
-        let pool = if pool.is_empty() {
-            (0..self.entries.len()).collect()
-        } else {
-            pool
-        };
+        let (pool, thread_note) = self.pool(req.dialect, &key, has_tools);
         // Closest turn; among equals, matching history first, then the same `stream`
         // flag (the answer's shape), then the least used.
         let stream = req.stream();
@@ -400,6 +428,10 @@ fn reshape(body: &[u8], recorded_sse: bool) -> Result<(Vec<u8>, &'static str, St
 pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequest) -> Response {
     let rid = format!("req_agentwire_{:06}", draft.id);
     let Some((recorded, mut m)) = replay.find(req) else {
+        if req.dialect == Dialect::Responses {
+            let msg = "the replayed trace has no Responses exchange with an answer";
+            return super::reply::openai_error_response(draft, 500, msg, &rid, "replay_empty");
+        }
         let msg = "the replayed trace has no /v1/messages exchange with a 200 response";
         return error_response(draft, 500, msg, &rid, "replay_empty");
     };
@@ -413,10 +445,16 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
             .notes
             .insert("replay".into(), serde_json::to_value(m).unwrap_or_default());
     };
-    let answered = recorded_answer(recorded, m.recorded_id).and_then(|(resp, status)| {
-        let shaped = shaped(m.recorded_id, resp, req.stream())?;
-        Ok((resp, status, shaped))
-    });
+    // A recorded WebSocket answer is first made the HTTP answer it stands for.
+    let from_ws = (recorded.websocket.is_some())
+        .then(|| super::replay_responses::as_http(recorded, req.stream()));
+    let answered = match &from_ws {
+        Some((resp, what)) => Ok((resp, StatusCode::OK, Shaped::converted(resp, what))),
+        None => recorded_answer(recorded, m.recorded_id).and_then(|(resp, status)| {
+            let shaped = shaped(m.recorded_id, resp, req.stream(), req.dialect)?;
+            Ok((resp, status, shaped))
+        }),
+    };
     let (resp, status, shaped) = match answered {
         Ok(a) => a,
         Err((status, msg, kind)) => {
@@ -428,14 +466,26 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
     let mut sent = sent_headers(resp, shaped.content_type, &rid);
     m.dropped_headers = std::mem::take(&mut sent.dropped);
     note(&mut draft, &m);
-    // Cut the body at its recorded piece boundaries.
     let limit_us = recorded.duration_us().and_then(|d| u64::try_from(d).ok());
+    send_recorded(draft, status, sent, shaped, limit_us, replay.timing)
+}
+
+/// Send `shaped` (with status and headers `sent`) cut at its recorded piece boundaries,
+/// each piece at its recorded offset (clamped to `limit_us`) as `timing` says, recorded as
+/// it goes.
+fn send_recorded(
+    draft: Draft,
+    status: StatusCode,
+    sent: Sendable,
+    shaped: Shaped,
+    limit_us: Option<u64>,
+    timing: Timing,
+) -> Response {
     let body = shaped.body;
-    let pieces: Vec<(Duration, Bytes)> =
-        pieces(body.len(), &shaped.chunks, limit_us, replay.timing)
-            .into_iter()
-            .map(|(d, r)| (d, body.slice(r)))
-            .collect();
+    let pieces: Vec<(Duration, Bytes)> = pieces(body.len(), &shaped.chunks, limit_us, timing)
+        .into_iter()
+        .map(|(d, r)| (d, body.slice(r)))
+        .collect();
     let start = tokio::time::Instant::from_std(draft.clock);
     let source = futures_util::stream::unfold(pieces.into_iter(), move |mut it| async move {
         let (delay, b) = it.next()?;
@@ -486,10 +536,28 @@ struct Shaped {
     converted: Option<String>,
 }
 
-/// The recorded body of `resp` (of exchange `id`) as is when its shape (event stream
-/// or one message) is what the request asks for (`wants_stream`), else reshaped
-/// ([`reshape`]); or why it cannot be reshaped.
-fn shaped(id: u64, resp: &HttpResponse, wants_stream: bool) -> Result<Shaped, Unanswerable> {
+impl Shaped {
+    /// The body of a response made from another transport's recording, as `what` says.
+    fn converted(resp: &HttpResponse, what: &str) -> Shaped {
+        Shaped {
+            body: Bytes::from(resp.body.bytes.clone()),
+            chunks: resp.chunks.clone(),
+            content_type: None,
+            converted: Some(what.to_string()),
+        }
+    }
+}
+
+/// The recorded body of `resp` (of exchange `id`, a `dialect` answer) as is when its
+/// shape (event stream or one message) is what the request asks for (`wants_stream`),
+/// else reshaped ([`reshape`], or for Responses
+/// [`super::replay_responses::reshape`]); or why it cannot be reshaped.
+fn shaped(
+    id: u64,
+    resp: &HttpResponse,
+    wants_stream: bool,
+    dialect: Dialect,
+) -> Result<Shaped, Unanswerable> {
     let decoded = crate::api::response_body(resp);
     let recorded_sse = crate::api::sse::looks_like_event_stream(&decoded.bytes)
         || resp
@@ -506,6 +574,9 @@ fn shaped(id: u64, resp: &HttpResponse, wants_stream: bool) -> Result<Shaped, Un
     }
     let reshaped = match &decoded.error {
         Some(e) => Err(e.clone()),
+        None if dialect == Dialect::Responses => {
+            super::replay_responses::reshape(&decoded.bytes, recorded_sse)
+        }
         None => reshape(&decoded.bytes, recorded_sse),
     };
     match reshaped {

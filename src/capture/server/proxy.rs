@@ -5,6 +5,7 @@
 //! any other host and CONNECT are refused.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body as AxumBody;
@@ -39,6 +40,9 @@ pub struct Upstream {
     /// The base URL with credentials redacted: what traces, error bodies and messages show.
     pub display: String,
     client: reqwest::Client,
+    /// TLS for a `wss://` leg (the Responses WebSocket): the same roots as `client` (the
+    /// bundled web PKI roots, plus the CA file).
+    pub(crate) ws_tls: Arc<rustls::ClientConfig>,
 }
 
 impl Upstream {
@@ -65,6 +69,8 @@ impl Upstream {
             .read_timeout(read_timeout)
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy();
+        let mut roots =
+            rustls::RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
         if let Some(path) = ca_file {
             let ca_err = |message: String| ServerError::CaFile {
                 path: path.display().to_string(),
@@ -79,17 +85,30 @@ impl Upstream {
             for c in certs {
                 b = b.add_root_certificate(c);
             }
+            use rustls::pki_types::pem::PemObject;
+            for der in rustls::pki_types::CertificateDer::pem_slice_iter(&pem).flatten() {
+                let _ = roots.add(der);
+            }
         }
+        let ws_tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| bad(&e.to_string()))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
         let client = b.build().map_err(|e| bad(&e.to_string()))?;
         let display = redact_text(base.as_str());
         Ok(Upstream {
             base,
             display,
             client,
+            ws_tls: Arc::new(ws_tls),
         })
     }
 
-    fn url_for(&self, uri: &Uri) -> reqwest::Url {
+    /// The upstream URL for a request target `uri` (path and query after the base's).
+    pub(crate) fn url_for(&self, uri: &Uri) -> reqwest::Url {
         let mut u = self.base.clone();
         let prefix = self.base.path().trim_end_matches('/');
         u.set_path(&format!("{prefix}{}", uri.path()));

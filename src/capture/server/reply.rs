@@ -258,6 +258,28 @@ pub(crate) fn error_response(
     respond_json(draft, status, &body, rid, Some(err))
 }
 
+/// Answer with an OpenAI error body (`{"error":{"message","type","code"}}`, the
+/// Responses API's) and record the exchange with error `kind`.
+pub(crate) fn openai_error_response(
+    draft: Draft,
+    status: u16,
+    msg: &str,
+    rid: &str,
+    kind: &str,
+) -> Response {
+    let msg = crate::trace::redact::redact_text(msg);
+    let body = crate::api::responses::events::error_body(
+        &msg,
+        crate::api::responses::events::error_type_for(status),
+        Some(kind),
+    );
+    let err = ExchangeError {
+        kind: kind.into(),
+        message: msg,
+    };
+    respond_json(draft, status, &body, rid, Some(err))
+}
+
 /// Answer `status` with the JSON `body` (and the request id `rid`) and record the exchange,
 /// with `error` when it failed.
 pub(crate) fn respond_json(

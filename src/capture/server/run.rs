@@ -118,6 +118,7 @@ pub async fn start_on(
     let bodies = Arc::new(Semaphore::new(
         config.max_inflight.clamp(1, Semaphore::MAX_PERMITS),
     ));
+    let (stop_conns, stop) = watch::channel(false);
     let state = Arc::new(AppState {
         config,
         listen,
@@ -126,10 +127,10 @@ pub async fn start_on(
         script_state: Mutex::new(script::ScriptState::default()),
         tasks: Tasks::default(),
         bodies,
+        stop: stop.clone(),
     });
     let router = app(state.clone());
     let (tx, rx) = oneshot::channel();
-    let (stop_conns, stop) = watch::channel(false);
     let conns = conn::Connections {
         state: state.clone(),
         router,

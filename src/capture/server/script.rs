@@ -349,7 +349,20 @@ impl Script {
 }
 
 /// Replace `${name}` in every string of `v` by its captured value.
+///
+/// A string that is exactly `${name:json}` becomes the captured value read as JSON (a
+/// number stays a number: `"session_id": "${sid:json}"` gives `"session_id": 99109`).
 fn substitute(v: &Value, vars: &HashMap<String, String>, unresolved: &mut Vec<String>) -> Value {
+    let typed = (v.as_str())
+        .and_then(|s| s.strip_prefix("${"))
+        .and_then(|s| s.strip_suffix(":json}"));
+    if let Some(name) = typed {
+        let Some(val) = vars.get(name) else {
+            unresolved.push(name.to_string());
+            return v.clone();
+        };
+        return serde_json::from_str(val).unwrap_or_else(|_| Value::String(val.clone()));
+    }
     match v {
         Value::String(s) if s.contains("${") => {
             let mut out = s.clone();
@@ -425,6 +438,17 @@ mod tests {
         let d = s.decide(&side, &mut st);
         assert_eq!(d.thread, None);
         assert_eq!(d.content[0]["text"], "ok");
+    }
+
+    #[test]
+    fn a_json_reference_keeps_the_captured_type() {
+        let vars = HashMap::from([("sid".to_string(), "99109".to_string())]);
+        let mut unresolved = Vec::new();
+        let v = serde_json::json!({"session_id": "${sid:json}", "note": "id ${sid}", "x": "${nope:json}"});
+        let out = substitute(&v, &vars, &mut unresolved);
+        assert_eq!(out["session_id"], 99109);
+        assert_eq!(out["note"], "id 99109");
+        assert_eq!(unresolved, ["nope"]);
     }
 
     #[test]

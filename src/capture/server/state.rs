@@ -30,6 +30,8 @@ pub(crate) struct AppState {
     /// Request-body bytes that may be held at once, across connections (permits are
     /// bytes; see [`ServerConfig::max_inflight`]).
     pub(crate) bodies: Arc<Semaphore>,
+    /// Turns true when the server shuts down (long-lived WebSocket sessions close then).
+    pub(crate) stop: tokio::sync::watch::Receiver<bool>,
 }
 
 impl AppState {

@@ -44,7 +44,8 @@ enum State {
     Length(u64),
     /// Inside a chunked body (where: [`Ledger::chunked`]).
     Chunked,
-    /// After CONNECT: the rest is a tunnel (counted by nobody here).
+    /// After CONNECT, or an accepted WebSocket upgrade: the rest is a tunnel (counted by
+    /// nobody here).
     Tunnel,
     /// Bytes that do not frame as requests: kept for the record, up to [`KEEP`].
     Garbage,
@@ -291,6 +292,13 @@ impl Recent {
     /// The service received the next request of this connection.
     pub(crate) fn claim(&self) {
         self.lock().claim();
+    }
+
+    /// The connection switched protocols (a WebSocket upgrade was accepted): what
+    /// follows is not requests, and is counted by nobody here.
+    pub(crate) fn tunnel(&self) {
+        let mut l = self.lock();
+        l.state = State::Tunnel;
     }
 
     /// What the connection sent that no handler received, taken out of the ledger (the
