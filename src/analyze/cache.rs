@@ -158,7 +158,11 @@ impl CacheSim {
             write_5m: w5,
             write_1h: w1,
             uncached: r.prompt_tokens.saturating_sub(read + w5 + w1),
-            breakpoints: bps.all.len(),
+            // The automatic regime has no breakpoints (every prefix is a cache point).
+            breakpoints: match rules {
+                CacheRules::AutomaticPrefix { .. } => 0,
+                _ => bps.all.len(),
+            },
             reference: None,
             miss_tokens: 0,
             billed_as: BilledAs::Write5m,
@@ -319,10 +323,21 @@ impl CacheSim {
         // In this request's own token counts (where the prefixes diverged, the blocks at
         // the same positions stand in for the reference's).
         let expected = tok(chain, expected_blocks.min(chain.hashes.len()));
+        // Under the automatic regime reads come in whole increments: what could have been
+        // read is rounded the same way, so the rounding is no miss.
+        let expected = match r.prefix.rules {
+            CacheRules::AutomaticPrefix { .. } => openai::round_read(expected),
+            _ => expected,
+        };
         let cap = if bps.cacheable.is_empty() {
             r.prompt_tokens
         } else {
-            tok(chain, bps.last_cacheable())
+            match r.prefix.rules {
+                CacheRules::AutomaticPrefix { .. } => {
+                    openai::round_read(tok(chain, bps.last_cacheable()))
+                }
+                _ => tok(chain, bps.last_cacheable()),
+            }
         };
         let missed = expected.min(cap).saturating_sub(pred.read);
         if missed > 0 {

@@ -401,8 +401,12 @@ impl Canonicalizer {
             digests,
             ..
         } = parsed;
-        let req = request.as_ref().map(|r| &r.req);
-        let digests = digests.or_else(|| req.map(super::thread::message_digests));
+        // A prewarm says nothing yet: it joins its session (by its ids) but no thread.
+        let req = request.as_ref().filter(|r| !r.prewarm).map(|r| &r.req);
+        let digests = match req {
+            Some(r) => digests.or_else(|| Some(super::thread::message_digests(r))),
+            None => None,
+        };
         let place = self
             .sessions
             .place_digested(&x.request.headers, &x.source, req, digests);
