@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::norm::Norm;
 use crate::api::betas::{BetaSet, BETA_HEADER};
+use crate::api::Dialect;
 
 /// A header whose value differs.
 #[derive(Clone, Debug, Serialize)]
@@ -52,6 +53,13 @@ pub struct HeadersDiff {
     pub b_client_version: Option<String>,
     /// Other headers whose normalized value differs, by name.
     pub changed: Vec<HeaderChange>,
+    /// The headers the betas were read from, as reports name them (`anthropic-beta`;
+    /// `openai-beta, x-codex-beta-features` for the OpenAI dialects).
+    #[serde(skip)]
+    pub beta_headers: &'static str,
+    /// The API-version header of the dialect, if it has one (`anthropic-version`).
+    #[serde(skip)]
+    pub version_header: Option<&'static str>,
 }
 
 impl HeadersDiff {
@@ -68,8 +76,6 @@ impl HeadersDiff {
             && self.changed.is_empty()
     }
 }
-
-const SPECIAL: &[&str] = &[BETA_HEADER, "anthropic-version", "user-agent"];
 
 fn get(h: &[(String, String)], name: &str) -> Option<String> {
     let vals: Vec<&str> = h
@@ -88,20 +94,35 @@ pub fn client_version(ua: &str) -> Option<String> {
     (!v.is_empty()).then(|| v.to_string())
 }
 
-/// Diff two header lists.
+/// Diff two header lists of requests of `dialect` (A's).
 pub(crate) fn diff_headers(
     a: &[(String, String)],
     b: &[(String, String)],
+    dialect: Dialect,
     norm: &mut Norm,
 ) -> HeadersDiff {
-    let (sa, sb) = (BetaSet::from_headers(a), BetaSet::from_headers(b));
+    let (sa, sb) = (
+        BetaSet::from_headers_of(dialect, a),
+        BetaSet::from_headers_of(dialect, b),
+    );
+    let (beta_headers, version_header) = match dialect {
+        Dialect::Messages => (BETA_HEADER, Some("anthropic-version")),
+        Dialect::Responses | Dialect::ChatCompletions => {
+            ("openai-beta, x-codex-beta-features", None)
+        }
+        Dialect::Gemini => ("(none)", None),
+    };
+    let special: Vec<&str> = [BETA_HEADER, "anthropic-version", "user-agent"]
+        .into_iter()
+        .chain(beta_headers.split(", "))
+        .collect();
     let (a_known, b_known) = (sa.known, sb.known);
     let betas_added = sa.added_in(&sb);
     let betas_removed = sb.added_in(&sa);
     let mut names: Vec<String> = Vec::new();
     for (k, _) in a.iter().chain(b.iter()) {
         let k = k.to_ascii_lowercase();
-        if !SPECIAL.contains(&k.as_str()) && !names.contains(&k) {
+        if !special.contains(&k.as_str()) && !names.contains(&k) {
             names.push(k);
         }
     }
@@ -132,6 +153,8 @@ pub(crate) fn diff_headers(
         a_user_agent: ua_a,
         b_user_agent: ua_b,
         changed,
+        beta_headers,
+        version_header,
     }
 }
 
@@ -164,7 +187,7 @@ mod tests {
         ]);
         let n = Normalizer::defaults();
         let mut norm = Norm::new(&n);
-        let d = diff_headers(&a, &b, &mut norm);
+        let d = diff_headers(&a, &b, Dialect::Messages, &mut norm);
         assert_eq!(d.betas_added, ["z-3"]);
         assert_eq!(d.betas_removed, ["x-1"]);
         assert_eq!(d.a_client_version.as_deref(), Some("2.1.303"));
@@ -181,7 +204,7 @@ mod tests {
             ("user-agent", "claude-cli/2.1.304"),
         ]);
         let n = Normalizer::defaults();
-        let d = diff_headers(&a, &[], &mut Norm::new(&n));
+        let d = diff_headers(&a, &[], Dialect::Messages, &mut Norm::new(&n));
         assert!(d.betas_removed.is_empty() && d.betas_added.is_empty());
         assert!(d.changed.is_empty());
         assert_eq!((d.a_known, d.b_known), (true, false));

@@ -225,7 +225,7 @@ pub fn diff_parsed(
         &mut norm,
     );
     let system = diff_system(ra, rb, &mut norm);
-    let headers = diff_headers(a.headers, b.headers, &mut norm);
+    let headers = diff_headers(a.headers, b.headers, ra.dialect, &mut norm);
     let params = diff_params(ra, rb, &mut norm);
     let injected = diff_injected(ra, rb, &mut norm);
     let identical = tools.identical

@@ -374,16 +374,23 @@ fn headers(w: &mut Writer, d: &RequestDiff) {
         ));
         return;
     }
-    w.bullet(&format!("anthropic-beta added: {}", list(&h.betas_added)));
     w.bullet(&format!(
-        "anthropic-beta removed: {}",
+        "{} added: {}",
+        h.beta_headers,
+        list(&h.betas_added)
+    ));
+    w.bullet(&format!(
+        "{} removed: {}",
+        h.beta_headers,
         list(&h.betas_removed)
     ));
-    w.bullet(&format!(
-        "anthropic-version: {} → {}",
-        opt(&h.a_version),
-        opt(&h.b_version)
-    ));
+    if let Some(v) = h.version_header {
+        w.bullet(&format!(
+            "{v}: {} → {}",
+            opt(&h.a_version),
+            opt(&h.b_version)
+        ));
+    }
     w.bullet(&format!(
         "client version: {} → {}",
         opt(&h.a_client_version),

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use agentwire::api::responses::stream::{assemble_sse, from_json};
 use agentwire::api::BlockKind;
-use agentwire::capture::server::proxy::Upstream;
 use agentwire::capture::server::playback::{Replay, Timing};
+use agentwire::capture::server::proxy::Upstream;
 use agentwire::capture::server::{Mode, Script, ServerConfig};
 use serde_json::{json, Value};
 

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use agentwire::api::responses::stream::{assemble_messages, assemble_sse};
 use agentwire::api::BlockKind;
-use agentwire::capture::server::proxy::Upstream;
 use agentwire::capture::server::playback::{Replay, Timing};
+use agentwire::capture::server::proxy::Upstream;
 use agentwire::capture::server::{Mode, Script, ServerConfig, WebSocketOptions};
 use agentwire::trace::websocket::Direction;
 use agentwire::trace::Trace;
