@@ -158,7 +158,9 @@ fn base_id(model: &str) -> String {
 }
 
 impl PriceTable {
-    /// The built-in table (see the module header for sources and date).
+    /// The built-in table (see the module header for sources and date). A data table, one
+    /// row per model as the pricing page lists them: it is long because the table is, and
+    /// splitting it would scatter the rows a reader checks against the page.
     pub fn builtin() -> Self {
         let mut models = vec![
             row(

@@ -1,5 +1,6 @@
-//! House rules checked on the source itself (issue 27): nothing under `src/` prints but
-//! the binary's one diagnostics sink, `src/cmd/diag.rs`. Every line on stderr must pass
+//! House rules checked on the source itself (issue 27): no module imports its own layer
+//! or a higher one ([`LAYERS`]); nothing under `src/` prints but the binary's one
+//! diagnostics sink, `src/cmd/diag.rs`. Every line on stderr must pass
 //! it (redaction, then the printable filter); stdout output goes through functions that
 //! write to `io::stdout()` explicitly (`cmd::io::print_stdout`). Comments, string literals
 //! and `#[cfg(test)]` code are ignored; `write!`/`writeln!` to an explicit writer is fine.
@@ -178,8 +179,10 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every use of a printing macro in production code under `root/src`, as `FILE:LINE: text`.
-fn prints_outside_the_sink(root: &Path) -> Vec<String> {
+/// Every production source file under `root/src`: its path relative to `root`, its text,
+/// and its code (comments, literals and `#[cfg(test)]` items blanked; out-of-line test
+/// modules left out).
+fn production_sources(root: &Path) -> Vec<(String, String, String)> {
     let mut files = Vec::new();
     rust_files(&root.join("src"), &mut files);
     files.sort();
@@ -202,15 +205,25 @@ fn prints_outside_the_sink(root: &Path) -> Vec<String> {
         }
         code.push((f.clone(), text, c));
     }
+    code.into_iter()
+        .filter(|(f, _, _)| !test_files.contains(f))
+        .map(|(f, text, c)| {
+            let rel = f
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            (rel, text, c)
+        })
+        .collect()
+}
+
+/// Every use of a printing macro in production code under `root/src`, as `FILE:LINE: text`.
+fn prints_outside_the_sink(root: &Path) -> Vec<String> {
     let re = printing_macro();
     let mut found = Vec::new();
-    for (f, text, c) in code {
-        let rel = f
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        if rel == SINK || test_files.contains(&f) {
+    for (rel, text, c) in production_sources(root) {
+        if rel == SINK {
             continue;
         }
         for m in re.find_iter(&c) {
@@ -223,6 +236,86 @@ fn prints_outside_the_sink(root: &Path) -> Vec<String> {
         }
     }
     found
+}
+
+/// The library's layers, lowest first (DESIGN.md's pipeline as a folder tree; the README's
+/// "Layout" table): a module may use only modules of a lower layer. The binary (`main`,
+/// `cli`, `cmd`) sits on top and uses the library through `agentwire::`.
+const LAYERS: &[&[&str]] = &[
+    &["gzip", "output", "text", "http"],
+    &["trace"],
+    &["api"],
+    &["capture", "import"],
+    &["input"],
+    &["gate"],
+    &["diff", "analyze"],
+    &["report"],
+];
+
+/// The layer of a top-level module, if the table names it.
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| l.contains(&module))
+}
+
+/// Every `crate::MODULE` path in production code under `root/src` that reaches a module of
+/// the same or a higher layer, as `FILE:LINE: from -> to`; and files of modules the table
+/// does not name.
+fn upward_imports(root: &Path) -> Vec<String> {
+    let path = regex::Regex::new(r"\bcrate\s*::\s*([a-z_][a-z0-9_]*)").unwrap();
+    let mut found = Vec::new();
+    for (rel, _, code) in production_sources(root) {
+        let inner = rel.strip_prefix("src/").unwrap_or(&rel);
+        let module = inner.split('/').next().unwrap().trim_end_matches(".rs");
+        if matches!(module, "lib" | "main" | "cli" | "cmd") {
+            continue;
+        }
+        let Some(from) = layer_of(module) else {
+            found.push(format!("{rel}: module `{module}` is in no layer of LAYERS"));
+            continue;
+        };
+        for c in path.captures_iter(&code) {
+            let to = &c[1];
+            if to == module {
+                continue;
+            }
+            let line = code[..c.get(0).unwrap().start()].matches('\n').count() + 1;
+            match layer_of(to) {
+                Some(l) if l < from => {}
+                Some(_) => found.push(format!("{rel}:{line}: {module} -> {to}")),
+                None => found.push(format!("{rel}:{line}: {module} -> {to} (in no layer)")),
+            }
+        }
+    }
+    found
+}
+
+/// Issue 27: a lower layer never imports a higher one (the review found six such imports:
+/// trace -> report, trace -> capture, capture -> report). A new one fails here.
+#[test]
+fn no_module_imports_its_own_layer_or_a_higher_one() {
+    let found = upward_imports(Path::new(env!("CARGO_MANIFEST_DIR")));
+    assert!(
+        found.is_empty(),
+        "move the item down, or the caller up (LAYERS in tests/it/house.rs is the table):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The layer guard's reader sees `crate::` paths in code only and finds one that points up.
+#[test]
+fn the_layer_guard_finds_an_upward_path_and_skips_comments() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src/trace");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("x.rs"),
+        "//! see [`crate::report`]\nuse crate::http::Headers;\nfn f() { crate::report::table::x(); }\n#[cfg(test)]\nmod tests { use crate::analyze; }\n",
+    )
+    .unwrap();
+    assert_eq!(
+        upward_imports(dir.path()),
+        ["src/trace/x.rs:3: trace -> report"]
+    );
 }
 
 /// Found by the architecture review (b3, "confirmed hole"): `diff --fail-on` printed a

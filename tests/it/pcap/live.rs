@@ -136,8 +136,22 @@ fn sigterm_stops_a_live_capture_cleanly() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("live.jsonl");
+    // Only a port nothing listens on: other traffic on lo (tests running beside this one)
+    // must not reach the capture, or it would write their exchanges.
+    let quiet = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let mut child = Command::new(bin())
-        .args(["capture", "--iface", "lo", "-o"])
+        .args([
+            "capture",
+            "--iface",
+            "lo",
+            "--port",
+            &quiet.to_string(),
+            "-o",
+        ])
         .arg(&out)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
