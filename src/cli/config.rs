@@ -197,6 +197,10 @@ pub fn record(a: &RecordArgs, target: Target, server: ServerConfig) -> RecordCon
         env: a.env.clone(),
         server: ServerConfig {
             redact_body: a.redact_body,
+            websocket: agentwire::capture::server::WebSocketOptions {
+                refuse: a.websocket == WebSocketArg::Refuse,
+                ..server.websocket
+            },
             ..server
         },
         output: a.output.clone(),

@@ -106,7 +106,13 @@ pub struct RecordArgs {
     /// openai_base_url: the Responses WebSocket).
     #[arg(long, value_enum)]
     pub route: Option<RouteArg>,
-    /// Arguments for the CLI (with --cli; default `-p hello`), or the command to run.
+    /// The fake server's answer to a Responses WebSocket upgrade (see `serve
+    /// --websocket`): `refuse` makes Codex's built-in route fall back to HTTP, to compare
+    /// the two transports on one provider.
+    #[arg(long, value_enum, default_value = "accept")]
+    pub websocket: WebSocketArg,
+    /// Arguments for the CLI (with --cli; default: one print-mode prompt, `-p hello` for
+    /// Claude Code, `exec --skip-git-repo-check hello` for Codex), or the command to run.
     #[arg(last = true)]
     pub args: Vec<String>,
 }

@@ -381,8 +381,12 @@ fn diff_params(a: &MessagesRequest, b: &MessagesRequest, norm: &mut Norm) -> Vec
         if !tracked && !changed {
             continue;
         }
+        let documented = match a.dialect {
+            crate::api::Dialect::Responses => crate::api::responses::KNOWN_PARAMS,
+            _ => crate::api::KNOWN_PARAMS,
+        };
         rows.push(ParamRow {
-            known: k == "model" || crate::api::KNOWN_PARAMS.contains(&k.as_str()),
+            known: k == "model" || documented.contains(&k.as_str()),
             key: k,
             a: na,
             b: nb,

@@ -20,6 +20,8 @@ mod analyze_report;
 mod bad_input_kinds;
 // `agentwire ca` and `serve --intercept --tunnel-others` through the binary.
 mod ca_tunnel;
+// Real Codex from npm: versions, models and routes diffed, polls analysed, transports compared.
+mod codex;
 // Shared helpers: the built binary, `TestServer`, the shared captures.
 mod common;
 // Helper: a headless Chromium driven over the DevTools protocol.

@@ -27,10 +27,38 @@ pub struct End {
     pub outcome: Outcome,
     /// The exit code, when a result gave one.
     pub exit_code: Option<i64>,
-    /// When that result reached the model.
+    /// When the job is known to have ended: when that result reached the model, or, when
+    /// the call that got it returned at once ([`already_ended`]), when that call was issued.
     pub at: DateTime<Utc>,
-    /// `seq` of the request that carried it.
+    /// `seq` of the request that carried the result, or of the response that issued the
+    /// call that found the job already ended.
     pub seq: usize,
+    /// The call found the job already ended: it was a poll after the exit.
+    pub already: bool,
+}
+
+/// True when an output that reports the end took no time to come (`Wall time: 0.0000
+/// seconds`, `Wall time 0.0 seconds`): Codex waits for a running process or cell until it
+/// exits or the wait runs out (an empty `write_stdin` at least 5 s, measured on 0.165.0 and
+/// 0.171.0), so an answer under [`ALREADY_ENDED_S`] means it had ended before the call.
+pub fn already_ended(text: &str) -> bool {
+    wall_time_s(text).is_some_and(|s| s < ALREADY_ENDED_S)
+}
+
+/// Below this many seconds of wall time, an end was there before the call.
+pub const ALREADY_ENDED_S: f64 = 0.1;
+
+/// The `Wall time` an output reports, seconds.
+fn wall_time_s(text: &str) -> Option<f64> {
+    let at = text.find("Wall time")?;
+    let rest = text[at + "Wall time".len()..]
+        .trim_start_matches(':')
+        .trim_start();
+    let n: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    n.parse().ok()
 }
 
 /// A job's lifecycle: its events in order and its end, if the trace shows one.
@@ -69,11 +97,23 @@ pub fn follow(h: &Handle, start: &ToolCall, calls: &[ToolCall]) -> Lifecycle {
         let Some(report) = report else { continue };
         let (event, exit_code, outcome) = reading(&report);
         if life.end.is_none() && (report.is_end() || report == Report::Gone) {
-            life.end = Some(End {
-                outcome,
-                exit_code,
-                at: r.at,
-                seq: r.carried_by,
+            let already = report.is_end() && already_ended(&r.text);
+            life.end = Some(if already {
+                End {
+                    outcome,
+                    exit_code,
+                    at: c.issued_at,
+                    seq: c.issued_by,
+                    already,
+                }
+            } else {
+                End {
+                    outcome,
+                    exit_code,
+                    at: r.at,
+                    seq: r.carried_by,
+                    already,
+                }
             });
         }
         life.events.push(JobEvent {
