@@ -51,8 +51,9 @@ pub(super) fn finish(
     w.finish()?;
     summary_out(&report::capture::render(&summary, f.format.into()), output)?;
     message!(
-        "wrote {} to {}",
+        "wrote {}{} to {}",
         agentwire::text::fmt::plural(summary.exchanges, "exchange"),
+        summary.websocket_note(),
         shown(output)
     );
     let skipped = pcap::link::skipped_warnings(&summary.unknown_link_types);

@@ -104,6 +104,20 @@ pub enum FrameError {
     },
 }
 
+impl FrameError {
+    /// The offset it names: of the frame, message or missing bytes at fault.
+    pub fn offset(&self) -> u64 {
+        match self {
+            FrameError::BadLength { offset }
+            | FrameError::TooLarge { offset, .. }
+            | FrameError::ReservedOpcode { offset, .. }
+            | FrameError::Fragmentation { offset, .. }
+            | FrameError::Gap { offset, .. }
+            | FrameError::Inflate { offset, .. } => *offset,
+        }
+    }
+}
+
 /// Read a frame header at the start of `b`; `None` when `b` holds less than a whole
 /// header. Errors: [`FrameError::BadLength`].
 pub fn frame_header(b: &[u8], offset: u64) -> Result<Option<FrameHeader>, FrameError> {
