@@ -15,6 +15,7 @@ mod public;
 mod real;
 mod redaction;
 mod synth;
+mod websocket;
 
 use std::collections::BTreeMap;
 use std::path::Path;
