@@ -155,8 +155,8 @@ impl WsConn {
         self.done.drain(..)
     }
 
-    /// Bytes of direction `dir` from stream offset `off`; returns how many were not read
-    /// as frames (the direction stopped being read).
+    /// Bytes of direction `dir` from stream offset `off`; returns how many bytes were not
+    /// read as frames (the direction stopped being read: its bytes from the error on).
     pub(super) fn data(
         &mut self,
         dir: usize,
@@ -176,13 +176,15 @@ impl WsConn {
             .get_or_insert_with(|| Reader::tagged(deflate).starting_at(off));
         let mut out = Vec::new();
         let result = r.feed_at(data, at, &mut out);
-        let pending = r.pending() as u64;
+        let fed = r.offset();
         self.messages(dir, out, ids);
         match result {
             Ok(()) => 0,
             Err(e) => {
                 self.fail(dir, "websocket_error", &e, at, ids);
-                pending
+                // From the frame or message at fault on (a message that failed as a
+                // whole was taken from the reader already).
+                fed.saturating_sub(e.offset())
             }
         }
     }

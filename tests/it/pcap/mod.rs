@@ -16,6 +16,7 @@ mod real;
 mod redaction;
 mod synth;
 mod websocket;
+mod websocket_bad;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -365,7 +365,7 @@ fn a_real_responses_websocket_capture_reads_as_its_exchanges() {
 }
 
 /// A frame as RFC 6455 §5.2 lays it out; `mask`: the client's masking key.
-fn frame(fin: bool, rsv1: bool, opcode: u8, payload: &[u8], mask: Option<[u8; 4]>) -> Vec<u8> {
+pub fn frame(fin: bool, rsv1: bool, opcode: u8, payload: &[u8], mask: Option<[u8; 4]>) -> Vec<u8> {
     let mut f = vec![(u8::from(fin) << 7) | (u8::from(rsv1) << 6) | opcode];
     let m = if mask.is_some() { 0x80 } else { 0 };
     match payload.len() {
