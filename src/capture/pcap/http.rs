@@ -224,18 +224,19 @@ impl Sink for Ctx<'_> {
         // The framing depends on the request's method (HEAD, CONNECT); pairing waits for
         // the whole response, this is the request it will most likely answer.
         let waiting = self.order.waiting.len();
-        let answered = self
+        let method = self
             .entries
-            .iter_mut()
+            .iter()
             .filter(|e| e.open())
             .nth(waiting)
-            .filter(|e| at.ack.is_none_or(|a| a > e.req_start));
-        let method = answered.as_ref().map(|e| e.method.clone());
-        let length = body_length(head, Role::Response(method.as_deref()));
+            .filter(|e| at.ack.is_none_or(|a| a > e.req_start))
+            .map(|e| e.method.as_str());
+        let length = body_length(head, Role::Response(method));
         if length.framing == Ok(Framing::Tunnel) {
             *self.upgraded = true;
             // A WebSocket when both heads say so; any other switch stays a tunnel.
-            if let Some(e) = answered {
+            let e = self.entries.iter_mut().filter(|e| e.open()).nth(waiting);
+            if let Some(e) = e.filter(|e| at.ack.is_none_or(|a| a > e.req_start)) {
                 let req = e.req.as_ref().map(|m| &m.head);
                 if let Some(req) = req.filter(|r| self.ws.is_none() && is_upgrade(r, head)) {
                     e.websocket = true;

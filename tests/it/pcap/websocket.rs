@@ -191,14 +191,9 @@ fn serve(listener: TcpListener) -> Vec<String> {
     got
 }
 
-#[test]
-fn a_real_responses_websocket_capture_reads_as_its_exchanges() {
-    let dir = tempfile::tempdir().unwrap();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let Some(capture) = Capture::start(dir.path(), port) else {
-        return;
-    };
+/// The Responses session over a real socket on `port` (the server answering on
+/// `listener`); what the client sent.
+fn responses_session(listener: TcpListener, port: u16) -> [String; 2] {
     let server = std::thread::spawn(move || serve(listener));
     let url = format!("ws://127.0.0.1:{port}/v1/responses");
     let mut req = tungstenite::client::IntoClientRequest::into_client_request(url).unwrap();
@@ -234,13 +229,12 @@ fn a_real_responses_websocket_capture_reads_as_its_exchanges() {
     while ws.read().is_ok() {}
     drop(ws);
     assert_eq!(server.join().unwrap(), sent);
-    let file = capture.stop();
+    sent
+}
 
-    let (xs, stderr) = agentwire_pcap(&file);
-    assert!(
-        stderr.contains("wrote 3 exchanges (2 of them WebSocket messages)"),
-        "{stderr}"
-    );
+/// The exchanges of [`responses_session`], checked against what was sent.
+fn assert_responses_session(xs: &[Exchange], sent: &[String; 2]) {
+    let (first, second) = server_events();
     assert_eq!(xs.len(), 3, "{xs:#?}");
     let upgrade = &xs[0];
     assert_eq!(
@@ -342,7 +336,26 @@ fn a_real_responses_websocket_capture_reads_as_its_exchanges() {
         assert_eq!(header, base + mask, "{f:?}");
         assert!(!f.compressed);
     }
+}
 
+#[test]
+fn a_real_responses_websocket_capture_reads_as_its_exchanges() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let Some(capture) = Capture::start(dir.path(), port) else {
+        return;
+    };
+    let sent = responses_session(listener, port);
+    let file = capture.stop();
+
+    let (xs, stderr) = agentwire_pcap(&file);
+    assert!(
+        stderr.contains("wrote 3 exchanges (2 of them WebSocket messages)"),
+        "{stderr}"
+    );
+    assert_responses_session(&xs, &sent);
+    let (first, second) = server_events();
     // tshark's dissector, an independent reader: the same frames, in the same order,
     // with the same payload lengths and texts.
     let ours: Vec<(u8, u64)> = xs[1..]
@@ -391,14 +404,14 @@ pub fn frame(fin: bool, rsv1: bool, opcode: u8, payload: &[u8], mask: Option<[u8
 
 /// One direction's permessage-deflate compressor (RFC 7692 §7.2.1): raw DEFLATE, a sync
 /// flush per message, its `00 00 ff ff` tail stripped, the window kept across messages.
-struct Deflater(flate2::Compress);
+pub struct Deflater(flate2::Compress);
 
 impl Deflater {
-    fn new() -> Self {
+    pub fn new() -> Self {
         Deflater(flate2::Compress::new(flate2::Compression::default(), false))
     }
 
-    fn message(&mut self, text: &[u8]) -> Vec<u8> {
+    pub fn message(&mut self, text: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(text.len() + 1024);
         let start = self.0.total_in();
         loop {
@@ -646,4 +659,51 @@ fn a_real_permessage_deflate_capture_inflates_with_the_window_kept() {
         text_at(4).map(str::len),
         text_at(6).map(str::len)
     );
+}
+
+/// `agentwire capture --iface lo` goes through the same extractor: the same session
+/// captured live gives the same exchanges.
+#[cfg(feature = "libpcap")]
+#[test]
+fn a_live_capture_reads_the_websocket_session_too() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: live capture needs root or CAP_NET_RAW");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("live.jsonl");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut child = Command::new(bin())
+        .args([
+            "capture",
+            "--iface",
+            "lo",
+            "--filter",
+            &format!("tcp port {port}"),
+        ])
+        .args(["--duration", "120", "-o"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while err.read_line(&mut line).unwrap() > 0 && !line.contains("capturing on lo") {
+        line.clear();
+    }
+    let sent = responses_session(listener, port);
+    std::thread::sleep(Duration::from_millis(300));
+    signal(child.id(), libc::SIGINT);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert!(child.wait().unwrap().success(), "{rest}");
+    assert!(rest.contains("(2 of them WebSocket messages)"), "{rest}");
+    let xs = open_trace(&out).unwrap().exchanges;
+    assert_responses_session(&xs, &sent);
+    assert!(xs
+        .iter()
+        .all(|x| x.source.kind == agentwire::trace::SourceKind::Live));
 }

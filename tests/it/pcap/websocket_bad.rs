@@ -8,10 +8,11 @@
 use agentwire::capture::pcap::Summary;
 use agentwire::trace::websocket::Direction;
 use agentwire::trace::Exchange;
+use proptest::prelude::*;
 
 use super::build::{self, Flow, Pkt, Seg};
 use super::extract_bytes;
-use super::websocket::frame;
+use super::websocket::{frame, Deflater};
 
 const T0: i64 = 1_700_000_000_000_000_000;
 const MASK: Option<[u8; 4]> = Some([0x11, 0x22, 0x33, 0x44]);
@@ -300,4 +301,154 @@ fn a_message_that_does_not_inflate_and_one_over_the_bound() {
     let (_, message) = error(&xs[1]);
     assert!(message.contains("larger than"), "{message}");
     assert_eq!(s.tunneled_bytes, huge.len() as u64);
+}
+
+/// A session in both directions with deflate: `(from client, frame bytes)`, and each
+/// exchange's request and response body.
+fn session() -> (Vec<(bool, Vec<u8>)>, Vec<(Vec<u8>, Vec<u8>)>) {
+    let (mut c, mut s) = (Deflater::new(), Deflater::new());
+    let m0 = format!(
+        r#"{{"type":"response.create","input":"{}"}}"#,
+        "abc ".repeat(900)
+    );
+    let m1 = r#"{"type":"response.create","n":1}"#.to_string();
+    let e: Vec<String> = (0..3)
+        .map(|i| format!(r#"{{"type":"e{i}","d":"{}"}}"#, "xyz".repeat(400 * i + 1)))
+        .collect();
+    // Compressed in the order sent: each message's window is the ones before it.
+    let (e0, e1) = (s.message(e[0].as_bytes()), s.message(e[1].as_bytes()));
+    let third = e1.len() / 3;
+    let frames = vec![
+        (true, frame(true, true, 1, &c.message(m0.as_bytes()), MASK)),
+        (false, frame(true, true, 1, &e0, None)),
+        (false, frame(false, true, 1, &e1[..third], None)),
+        (false, frame(true, false, 9, b"ping", None)),
+        (false, frame(false, false, 0, &e1[third..2 * third], None)),
+        (false, frame(true, false, 0, &e1[2 * third..], None)),
+        (true, frame(true, false, 10, b"ping", MASK)),
+        (true, client(&m1)),
+        (
+            false,
+            frame(true, true, 1, &s.message(e[2].as_bytes()), None),
+        ),
+        (true, frame(true, false, 8, &[0x03, 0xe8], MASK)),
+        (false, frame(true, false, 8, &[0x03, 0xe8], None)),
+    ];
+    let line = |t: &str| format!("{t}\n").into_bytes();
+    let bodies = vec![
+        (m0.into_bytes(), [line(&e[0]), line(&e[1])].concat()),
+        (m1.into_bytes(), line(&e[2])),
+    ];
+    (frames, bodies)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// However the session's bytes are cut into segments, reordered and duplicated, the
+    /// same messages come out, inflated, with no error.
+    #[test]
+    fn any_segmentation_of_a_session_gives_its_messages(
+        mss in proptest::collection::vec(1usize..1600, 11),
+        order in proptest::collection::vec(any::<u64>(), 64),
+        dups in proptest::collection::vec((any::<u16>(), any::<u16>()), 0..6),
+    ) {
+        let (frames, bodies) = session();
+        let steps: Vec<Step> = frames.into_iter().zip(&mss).map(|((c, f), m)| Send(c, f, *m)).collect();
+        let pkts = ws_packets(40000, true, &steps, T0);
+        // Reorder and duplicate the packets after the handshake (SYN, SYN-ACK, ACK).
+        let (head, rest) = pkts.split_at(3);
+        let mut keyed: Vec<(u64, &build::Pkt)> =
+            rest.iter().enumerate().map(|(i, p)| (order[i % order.len()] ^ i as u64, p)).collect();
+        keyed.sort_by_key(|k| k.0);
+        let mut all: Vec<&build::Pkt> = head.iter().chain(keyed.into_iter().map(|k| k.1)).collect();
+        for (from, to) in dups {
+            let p = all[3 + from as usize % (all.len() - 3)];
+            all.insert(3 + to as usize % (all.len() - 2), p);
+        }
+        let pkts: Vec<build::Pkt> = all
+            .iter()
+            .enumerate()
+            .map(|(i, p)| build::Pkt { ts_ns: T0 + i as i64 * 1000, data: p.data.clone(), orig_len: p.orig_len })
+            .collect();
+        let (xs, _) = extract_bytes(&build::pcap(build::ETHERNET, true, &pkts));
+        prop_assert_eq!(xs.len(), 3);
+        for (x, (req, resp)) in xs[1..].iter().zip(&bodies) {
+            prop_assert!(x.error.is_none(), "{:?}", x.error);
+            prop_assert_eq!(&x.request.body.bytes, req);
+            prop_assert_eq!(&x.response.as_ref().unwrap().body.bytes, resp);
+        }
+        // The client's pong went with the first exchange; m1, e2 and both close frames.
+        prop_assert_eq!(xs[1].websocket.as_ref().unwrap().frames.len(), 7);
+        prop_assert_eq!(xs[2].websocket.as_ref().unwrap().frames.len(), 4);
+    }
+
+    /// Any bytes after an upgrade, in any segments, some lost: no panic, exchanges in
+    /// order, each with its frames in order and a time after its start.
+    #[test]
+    fn arbitrary_bytes_after_an_upgrade_never_break_the_reader(
+        client_bytes in proptest::collection::vec(any::<u8>(), 0..600),
+        server_bytes in proptest::collection::vec(any::<u8>(), 0..600),
+        mss in 1usize..200,
+        lose in proptest::option::of(1usize..50),
+        deflate in any::<bool>(),
+    ) {
+        let mut steps = vec![Send(true, client_bytes, mss), Send(false, server_bytes.clone(), mss)];
+        if let Some(n) = lose {
+            steps.push(Lose(false, n));
+            steps.push(Send(false, server_bytes, mss));
+        }
+        steps.push(Fin(true));
+        steps.push(Fin(false));
+        let (xs, _) = extract_with(deflate, &steps);
+        let mut seq = None;
+        for x in &xs {
+            let (a, b) = x.source.frames.unwrap();
+            prop_assert!(a <= b);
+            prop_assert!(x.duration_us().is_none_or(|d| d >= 0));
+            if let Some(w) = &x.websocket {
+                prop_assert!(seq.is_none_or(|s| w.seq == s + 1));
+                seq = Some(w.seq);
+                prop_assert!(w.frames.iter().all(|f| f.at_us >= 0 && f.wire_bytes >= f.payload_bytes));
+            }
+        }
+    }
+}
+
+/// Only a `101` whose request and response both say `Upgrade: websocket` is read as
+/// WebSocket; any other switch stays a tunnel whose bytes are counted.
+#[test]
+fn another_protocol_switch_stays_a_tunnel() {
+    for (req_upgrade, resp_upgrade) in [
+        ("websocket", "h2c"),
+        ("h2c", "websocket"),
+        ("WebSocket", "WEBSOCKET"),
+    ] {
+        let mut f = Flow::new("10.0.0.1:40000", "10.0.0.2:80", 1000, 5000);
+        let mut segs = f.handshake();
+        let req = format!(
+            "GET /x HTTP/1.1\r\nHost: a\r\nUpgrade: {req_upgrade}\r\nConnection: Upgrade\r\n\r\n"
+        );
+        segs.extend(f.send(true, req.as_bytes(), 1400));
+        let resp = format!("HTTP/1.1 101 Switching Protocols\r\nUpgrade: {resp_upgrade}\r\nConnection: Upgrade\r\n\r\n");
+        segs.extend(f.send(false, resp.as_bytes(), 1400));
+        let msg = client(r#"{"type":"response.create"}"#);
+        segs.extend(f.send(true, &msg, 1400));
+        segs.push(f.fin(true));
+        segs.push(f.fin(false));
+        let pkts = build::packets(&f, &segs, build::ETHERNET, 1 << 20, T0);
+        let (xs, s) = extract_bytes(&build::pcap(build::ETHERNET, true, &pkts));
+        let websocket = req_upgrade.eq_ignore_ascii_case("websocket")
+            && resp_upgrade.eq_ignore_ascii_case("websocket");
+        assert_eq!(
+            xs.len(),
+            if websocket { 2 } else { 1 },
+            "{req_upgrade} {resp_upgrade}"
+        );
+        assert_eq!(xs[0].notes.contains_key("websocket"), websocket);
+        assert_eq!(
+            s.tunneled_bytes,
+            if websocket { 0 } else { msg.len() as u64 }
+        );
+    }
 }
