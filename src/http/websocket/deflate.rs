@@ -8,7 +8,7 @@
 
 use flate2::{Decompress, FlushDecompress, Status};
 
-use super::{FrameError, MAX_MESSAGE};
+use super::frame::{FrameError, MAX_MESSAGE};
 
 /// permessage-deflate's inflater for one direction.
 pub(super) struct Inflater {

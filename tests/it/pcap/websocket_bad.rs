@@ -303,9 +303,12 @@ fn a_message_that_does_not_inflate_and_one_over_the_bound() {
     assert_eq!(s.tunneled_bytes, huge.len() as u64);
 }
 
+/// A request body and its response body.
+type Bodies = (Vec<u8>, Vec<u8>);
+
 /// A session in both directions with deflate: `(from client, frame bytes)`, and each
 /// exchange's request and response body.
-fn session() -> (Vec<(bool, Vec<u8>)>, Vec<(Vec<u8>, Vec<u8>)>) {
+fn session() -> (Vec<(bool, Vec<u8>)>, Vec<Bodies>) {
     let (mut c, mut s) = (Deflater::new(), Deflater::new());
     let m0 = format!(
         r#"{{"type":"response.create","input":"{}"}}"#,

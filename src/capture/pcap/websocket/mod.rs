@@ -21,18 +21,15 @@
 //! (a client message gets its exchange, truncated); a text message that is not JSON is
 //! kept as it came and marks its exchange.
 
-use chrono::{DateTime, Utc};
-use serde_json::Value;
+mod record;
 
-use super::exchange::{self, ConnInfo};
+use super::exchange::ConnInfo;
 use super::message::{Head, Stamp};
 use super::NO_TIME;
-use crate::http::framing::combined;
-use crate::http::websocket::{close_payload, deflate_accepted, Cut, FrameError, Message, Reader};
-use crate::http::Headers;
-use crate::trace::redact::redact_headers;
-use crate::trace::websocket::{Close, Direction, Frame, WebSocketMessage};
-use crate::trace::{Body, Exchange, ExchangeError, HttpRequest, HttpResponse};
+use crate::http::websocket::{deflate_accepted, Cut, FrameError, Message, Reader};
+use crate::trace::websocket::Close;
+use crate::trace::{Exchange, ExchangeError};
+use record::{close_of, err, problem, who, Open, Upgrade};
 
 /// True when `resp` switches the connection of `req` to WebSocket: a `101` whose request
 /// and response both say `Upgrade: websocket` (ASCII case-insensitive).
@@ -43,14 +40,7 @@ pub(super) fn is_upgrade(req: &Head, resp: &Head) -> bool {
 
 /// The WebSocket side of one connection.
 pub(super) struct WsConn {
-    info: ConnInfo,
-    /// Id of the upgrade's exchange.
-    upgrade: u64,
-    /// The upgrade request, secrets redacted, with an empty body.
-    request: HttpRequest,
-    /// The `101`'s version and headers (redacted).
-    response: (String, Headers),
-    extensions: String,
+    upgrade: Upgrade,
     dirs: [Dir; 2],
     open: Option<Open>,
     next_seq: u64,
@@ -71,67 +61,19 @@ struct Dir {
     dead: Option<ExchangeError>,
 }
 
-/// The exchange of the latest client message, still taking the server's messages.
-struct Open {
-    id: u64,
-    seq: u64,
-    started: Stamp,
-    last: Stamp,
-    packets: (u64, u64),
-    request: Vec<u8>,
-    request_cut: bool,
-    body: Vec<u8>,
-    body_cut: bool,
-    /// `(capture time, bytes)` of each server message.
-    chunks: Vec<(i64, u64)>,
-    first_byte: Option<i64>,
-    /// `(packet, stream offset, frame)`, sorted when the exchange is built.
-    frames: Vec<(u64, u64, Frame)>,
-    closed: Option<Close>,
-    error: Option<ExchangeError>,
-}
-
-fn err(kind: &str, message: String) -> ExchangeError {
-    ExchangeError {
-        kind: kind.into(),
-        message,
-    }
-}
-
-fn who(dir: usize) -> &'static str {
-    if dir == 0 {
-        "client"
-    } else {
-        "server"
-    }
-}
-
 impl WsConn {
     /// The WebSocket side of the connection `info` upgraded by exchange `upgrade` with
     /// `req` answered by `resp`.
     pub(super) fn new(info: &ConnInfo, upgrade: u64, req: &Head, resp: &Head) -> Self {
-        let extensions = combined(resp, "sec-websocket-extensions").unwrap_or_default();
-        let deflate = deflate_accepted(&extensions);
-        let (mut req_headers, mut resp_headers) = (req.headers.clone(), resp.headers.clone());
-        redact_headers(&mut req_headers);
-        redact_headers(&mut resp_headers);
+        let upgrade = Upgrade::new(info, upgrade, req, resp);
+        let deflate = deflate_accepted(&upgrade.extensions);
         let dir = |reset: Option<bool>| Dir {
             deflate: reset,
             reader: None,
             dead: None,
         };
         WsConn {
-            info: info.clone(),
             upgrade,
-            request: HttpRequest {
-                method: req.method.clone(),
-                target: req.target.clone(),
-                version: req.version.clone(),
-                headers: req_headers,
-                body: Body::default(),
-            },
-            response: (resp.version.clone(), resp_headers),
-            extensions,
             dirs: [dir(deflate.map(|d| d.0)), dir(deflate.map(|d| d.1))],
             open: None,
             next_seq: 0,
@@ -299,50 +241,22 @@ impl WsConn {
 
     /// One message (or control frame) of direction `dir`; `cut`: why it is cut short.
     fn message(&mut self, dir: usize, m: Message<Stamp>, cut: Option<String>, ids: &mut u64) {
-        let first = m.frames.first().map(|f| f.first).unwrap_or_default();
-        let data = matches!(m.opcode, 1 | 2);
-        if dir == 0 && data {
+        let first = m.frames.first().map_or(self.last, |f| f.first);
+        if dir == 0 && matches!(m.opcode, 1 | 2) {
             self.begin(first, ids);
         }
         let truncated = cut.is_some() || m.missing > 0;
-        let problem = cut
-            .map(|c| err("websocket_error", c))
-            .or_else(|| problem(dir, &m));
-        let close = (m.opcode == 8 && !self.close_seen).then(|| {
-            let (code, reason) = close_payload(&m.payload);
-            let by = Some(if dir == 0 {
-                Direction::Client
-            } else {
-                Direction::Server
-            });
-            Close { by, code, reason }
-        });
+        let problem = (cut.map(|c| err("websocket_error", c))).or_else(|| problem(dir, &m));
+        let close = (m.opcode == 8 && !self.close_seen).then(|| close_of(dir, &m));
         self.close_seen |= close.is_some();
         let o = self.exchange(first, ids);
         if close.is_some() {
             o.closed = close;
         }
-        for f in &m.frames {
-            o.add_frame(dir, f);
-        }
         if let Some(p) = problem {
             o.error.get_or_insert(p);
         }
-        match (dir, m.opcode) {
-            (0, 1 | 2) => {
-                o.request = m.payload;
-                o.request_cut = truncated;
-            }
-            (_, 1 | 2) => {
-                let done = m.frames.last().map_or(first.ts, |f| f.last.ts);
-                o.first_byte.get_or_insert(first.ts);
-                o.chunks.push((done, m.payload.len() as u64 + 1));
-                o.body.extend_from_slice(&m.payload);
-                o.body.push(b'\n');
-                o.body_cut |= truncated;
-            }
-            _ => {}
-        }
+        o.add(dir, m, truncated);
     }
 
     /// The open exchange, one with an empty client message when none is (the server
@@ -359,22 +273,7 @@ impl WsConn {
         self.finish();
         // A direction no longer read leaves every later exchange without its frames.
         let error = self.dirs.iter().find_map(|d| d.dead.clone());
-        self.open = Some(Open {
-            id: *ids,
-            seq: self.next_seq,
-            started: at,
-            last: at,
-            packets: (at.frame, at.frame),
-            request: Vec::new(),
-            request_cut: false,
-            body: Vec::new(),
-            body_cut: false,
-            chunks: Vec::new(),
-            first_byte: None,
-            frames: Vec::new(),
-            closed: None,
-            error,
-        });
+        self.open = Some(Open::new(*ids, self.next_seq, at, error));
         *ids += 1;
         self.next_seq += 1;
     }
@@ -382,128 +281,7 @@ impl WsConn {
     /// The open exchange, if any, is finished.
     fn finish(&mut self) {
         if let Some(o) = self.open.take() {
-            let x = self.build(o);
-            self.done.push(x);
+            self.done.push(o.build(&self.upgrade));
         }
     }
-
-    fn build(&self, mut o: Open) -> Exchange {
-        let started = o.started.ts;
-        let since = |ts: i64| {
-            if ts == NO_TIME || started == NO_TIME {
-                0
-            } else {
-                (ts - started) / 1000
-            }
-        };
-        o.frames
-            .sort_by_key(|(packet, offset, _)| (*packet, *offset));
-        let frames = o
-            .frames
-            .into_iter()
-            .map(|(_, _, f)| Frame {
-                at_us: since(f.at_us),
-                ..f
-            })
-            .collect();
-        let mut request = self.request.clone();
-        request.body = Body::new(o.request).with_truncated(o.request_cut);
-        let response = HttpResponse {
-            status: 101,
-            version: self.response.0.clone(),
-            headers: self.response.1.clone(),
-            body: Body::new(o.body).with_truncated(o.body_cut),
-            chunks: o
-                .chunks
-                .iter()
-                .map(|&(ts, n)| (since(ts).max(0) as u64, n))
-                .collect(),
-            first_byte_at: o
-                .first_byte
-                .filter(|&t| t != NO_TIME && started != NO_TIME)
-                .map(|t| time(t.max(started))),
-        };
-        let mut notes = std::collections::BTreeMap::new();
-        notes.insert("websocket".into(), Value::String("message".into()));
-        let last = o.last.ts.max(started);
-        if started == NO_TIME {
-            notes.insert("time_unknown".into(), exchange::TIME_UNKNOWN.into());
-        }
-        Exchange {
-            id: o.id,
-            started_at: time(if started == NO_TIME { 0 } else { started }),
-            ended_at: (started != NO_TIME).then(|| time(last)),
-            source: exchange::source(&self.info, o.packets),
-            request,
-            response: Some(response),
-            error: o.error,
-            notes,
-            websocket: Some(Box::new(WebSocketMessage {
-                upgrade: self.upgrade,
-                seq: o.seq,
-                extensions: self.extensions.clone(),
-                frames,
-                closed: o.closed,
-            })),
-        }
-    }
-}
-
-impl Open {
-    /// A frame of direction `dir` (its `at_us` holds its capture time until the exchange
-    /// is built).
-    fn add_frame(&mut self, dir: usize, f: &crate::http::websocket::FrameSeen<Stamp>) {
-        self.packets.0 = self.packets.0.min(f.first.frame);
-        self.packets.1 = self.packets.1.max(f.last.frame);
-        if f.last.ts != NO_TIME && (self.last.ts == NO_TIME || f.last.ts > self.last.ts) {
-            self.last = f.last;
-        }
-        let h = &f.header;
-        let frame = Frame {
-            dir: if dir == 0 {
-                Direction::Client
-            } else {
-                Direction::Server
-            },
-            at_us: f.last.ts,
-            opcode: h.opcode,
-            fin: h.fin,
-            compressed: h.rsv1,
-            wire_bytes: f.read,
-            payload_bytes: f.read - h.header_len as u64,
-        };
-        self.frames.push((f.last.frame, f.offset, frame));
-    }
-}
-
-/// What is wrong with a whole message of direction `dir`: bytes missing from the
-/// capture, or a text message that is not JSON.
-fn problem(dir: usize, m: &Message<Stamp>) -> Option<ExchangeError> {
-    if m.missing > 0 {
-        return Some(err(
-            "capture_gap",
-            format!(
-                "{} bytes of the {}'s message at byte {} of its stream are missing from the capture",
-                m.missing,
-                who(dir),
-                m.offset
-            ),
-        ));
-    }
-    if m.opcode != 1 {
-        return None;
-    }
-    let e = serde_json::from_slice::<serde::de::IgnoredAny>(&m.payload).err()?;
-    Some(err(
-        "websocket_error",
-        format!(
-            "the {}'s text message at byte {} of its stream is not JSON ({e}); it is kept as it came",
-            who(dir),
-            m.offset
-        ),
-    ))
-}
-
-fn time(ns: i64) -> DateTime<Utc> {
-    DateTime::from_timestamp_nanos(ns)
 }
