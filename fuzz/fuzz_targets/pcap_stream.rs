@@ -5,7 +5,9 @@
 //! | 0xff 0xfe | server bytes`; both streams are cut into segments of random size,
 //! reordered, duplicated, truncated (snaplen) or dropped (gaps) as the seed decides, then
 //! fed as raw-IP packets, so the HTTP parser meets arbitrary bytes through every
-//! reassembly path. The property: no panic, and every exchange's frames are in order.
+//! reassembly path. With bit 1 of the first byte set as well, a WebSocket upgrade (bit 2:
+//! accepting permessage-deflate) comes first, so the bytes are read as WebSocket frames.
+//! The property: no panic, and every exchange's frames are in order.
 
 #![no_main]
 
@@ -38,7 +40,11 @@ fn check(ex: Extractor) {
     }
 }
 
-fn stream_mode(data: &[u8]) {
+const UPGRADE: &[u8] = b"GET /v1/responses HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+const SWITCH: &[u8] = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n";
+const SWITCH_DEFLATE: &[u8] = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Extensions: permessage-deflate\r\n\r\n";
+
+fn stream_mode(data: &[u8], mode: u8) {
     if data.len() < 8 {
         return;
     }
@@ -49,6 +55,14 @@ fn stream_mode(data: &[u8]) {
         Some(i) => (&rest[..i], &rest[i + 2..]),
         None => rest.split_at(rest.len() / 2),
     };
+    let (mut c, mut s) = (Vec::new(), Vec::new());
+    if mode & 2 != 0 {
+        c.extend_from_slice(UPGRADE);
+        s.extend_from_slice(if mode & 4 != 0 { SWITCH_DEFLATE } else { SWITCH });
+    }
+    c.extend_from_slice(client);
+    s.extend_from_slice(server);
+    let (client, server) = (&c[..], &s[..]);
     let (cisn, sisn) = (rng.next() as u32, rng.next() as u32);
     // (from_client, seq, payload, flags: 1 syn, 2 fin, 4 rst)
     let mut segs: Vec<(bool, u32, Vec<u8>, u8)> = vec![(true, cisn, vec![], 1), (false, sisn, vec![], 1)];
@@ -121,6 +135,6 @@ fuzz_target!(|data: &[u8]| {
         let _ = read_packets(rest, "fuzz.pcap", &mut |p| ex.packet(p));
         check(ex);
     } else {
-        stream_mode(rest);
+        stream_mode(rest, mode);
     }
 });

@@ -47,8 +47,9 @@ pub(super) fn finish(
     w.finish()?;
     print_summary(&report::capture::render(&summary, f.format.into()), output)?;
     message!(
-        "wrote {} to {}",
+        "wrote {}{} to {}",
         plural(summary.exchanges, "exchange"),
+        summary.websocket_note(),
         display_name(output)
     );
     let skipped = pcap::link::skipped_warnings(&summary.unknown_link_types);

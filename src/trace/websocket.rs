@@ -9,6 +9,22 @@
 //! Bodies hold the messages' payloads as the endpoints meant them: a payload compressed on
 //! the wire (permessage-deflate, RFC 7692) is stored inflated, and each frame keeps its
 //! wire size, so sizes that crossed the wire stay known.
+//!
+//! Rules every recorder follows (agentwire's server, and the capture reader in
+//! `capture::pcap`):
+//! - a message exchange starts with its client message's first byte and holds every frame
+//!   until the next client message, both directions, in order (pings, pongs and close
+//!   frames too, though their payloads are in no body);
+//! - frames seen before the first client message (the server spoke first, or a control
+//!   frame came first) make an exchange of their own with an empty request body; it takes
+//!   the next `seq`, so `seq` numbers the connection's message exchanges, and the first
+//!   client message of such a connection is 1. (Such an exchange has no client data frame:
+//!   that is how a reader tells it apart.);
+//! - a client message cut short by the end of the connection gets its exchange with what
+//!   arrived, the body marked truncated;
+//! - `closed` goes on the exchange open when the first close frame was seen (who sent it,
+//!   its code and reason), or when the connection ended without one (`by: None`); a
+//!   recording that stops before the connection does (the end of a capture) says nothing.
 
 use serde::{Deserialize, Serialize};
 

@@ -71,6 +71,9 @@ pub struct Extractor {
     clock: Option<i64>,
     /// Packets without a time seen before any packet with one: they take the next time.
     untimed: Vec<Untimed>,
+    /// WebSocket upgrades released: their id while extracting → their id in the trace
+    /// (a message's `websocket.upgrade` names the latter).
+    upgrades: HashMap<u64, u64, foldhash::fast::RandomState>,
 }
 
 /// A packet without a timestamp, kept until a neighbour gives it one.
@@ -100,6 +103,7 @@ impl Extractor {
             since_sweep: 0,
             clock: None,
             untimed: Vec::new(),
+            upgrades: HashMap::default(),
         }
     }
 
@@ -504,17 +508,33 @@ impl Extractor {
         }
     }
 
+    /// Give `x` the next id of the trace; a WebSocket message names its upgrade by that
+    /// upgrade's trace id (released before it: its id is lower).
+    fn renumber(&mut self, x: &mut Exchange) {
+        let was = x.id;
+        x.id = self.emitted;
+        self.emitted += 1;
+        if x.notes.get("websocket").and_then(|v| v.as_str()) == Some("upgrade") {
+            self.upgrades.insert(was, x.id);
+        }
+        if let Some(ws) = x.websocket.as_mut() {
+            if let Some(&id) = self.upgrades.get(&ws.upgrade) {
+                ws.upgrade = id;
+            }
+        }
+    }
+
     fn release(&mut self, below: u64) {
         while let Some(entry) = self.ready.first_entry() {
             if *entry.key() >= below {
                 break;
             }
             let mut x = entry.remove();
-            x.id = self.emitted;
-            self.emitted += 1;
+            self.renumber(&mut x);
             let s = &mut self.summary;
             s.exchanges += 1;
             s.messages_exchanges += u64::from(x.is_messages());
+            s.websocket_messages += u64::from(x.websocket.is_some());
             if let Some(e) = &x.error {
                 s.incomplete += 1;
                 *s.errors.entry(e.kind.clone()).or_default() += 1;

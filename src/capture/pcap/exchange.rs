@@ -54,6 +54,8 @@ pub(super) struct Entry {
     pub(super) req_cut: bool,
     /// Request-stream offset just after the request's last byte, once complete.
     pub(super) req_end: Option<u64>,
+    /// Its response switched the connection to WebSocket (`notes.websocket: "upgrade"`).
+    pub(super) websocket: bool,
 }
 
 impl Entry {
@@ -173,32 +175,41 @@ pub(super) fn build(info: &ConnInfo, e: Entry, why: &str) -> Option<Exchange> {
     if known(started).is_none() {
         // No packet of the capture carried a time: the record needs one, the note says
         // it is not real, and no latency is made up.
-        notes.insert(
-            "time_unknown".into(),
-            "no packet of this exchange carried a timestamp (pcapng Simple Packet Blocks): started_at is not a capture time".into(),
-        );
+        notes.insert("time_unknown".into(), TIME_UNKNOWN.into());
         ended = None;
     }
     let error = error_of(req_msg.as_ref(), resp_msg.as_ref(), e.lost.as_deref(), why)
         .or_else(|| stream_error(response.as_ref()));
     let frames = (first.frame.min(last.frame), first.frame.max(last.frame));
-    let mut source = Source::new(info.kind);
-    source.file = info.file.clone();
-    source.frames = Some(frames);
-    source.client = Some(info.client.to_string());
-    source.server = Some(info.server.to_string());
-    source.connection = Some(info.connection);
+    if e.websocket {
+        notes.insert("websocket".into(), "upgrade".into());
+    }
     Some(Exchange {
         id: e.id,
         started_at: time(known(started).unwrap_or(0)),
         ended_at: ended.map(time),
-        source,
+        source: source(info, frames),
         request,
         response,
         error,
         notes,
         websocket: None,
     })
+}
+
+/// The note of an exchange none of whose packets carried a time.
+pub(super) const TIME_UNKNOWN: &str = "no packet of this exchange carried a timestamp (pcapng Simple Packet Blocks): started_at is not a capture time";
+
+/// The source of an exchange of connection `info` made of the packets `frames` (first,
+/// last).
+pub(super) fn source(info: &ConnInfo, frames: (u64, u64)) -> Source {
+    let mut source = Source::new(info.kind);
+    source.file = info.file.clone();
+    source.frames = Some(frames);
+    source.client = Some(info.client.to_string());
+    source.server = Some(info.server.to_string());
+    source.connection = Some(info.connection);
+    source
 }
 
 /// Why an exchange is not whole, most fundamental first: a malformed message, bytes

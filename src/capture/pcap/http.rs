@@ -25,6 +25,7 @@ use std::collections::VecDeque;
 pub use super::exchange::ConnInfo;
 use super::exchange::{build, Entry};
 use super::message::{Head, Message, MessageParser, ParserStats, Sink, Stamp};
+use super::websocket::{is_upgrade, WsConn};
 use crate::http::framing::{body_length, BodyLength, Framing, Role};
 use crate::trace::Exchange;
 
@@ -50,6 +51,8 @@ pub struct HttpConn {
     orphans: u64,
     lost: u64,
     upgraded: bool,
+    /// The connection's WebSocket side, after a `101` to `Upgrade: websocket`.
+    ws: Option<Box<WsConn>>,
 }
 
 /// Most request-direction gaps remembered for pairing.
@@ -78,6 +81,8 @@ struct Ctx<'a> {
     orphans: &'a mut u64,
     lost: &'a mut u64,
     upgraded: &'a mut bool,
+    ws: &'a mut Option<Box<WsConn>>,
+    info: &'a ConnInfo,
     request: bool,
 }
 
@@ -179,6 +184,7 @@ impl Ctx<'_> {
                     req_start: 0,
                     req_cut: false,
                     req_end: None,
+                    websocket: false,
                 });
                 *self.ids += 1;
                 self.order.last_resp_end = Some(end);
@@ -203,6 +209,7 @@ impl Sink for Ctx<'_> {
                 req_start: start,
                 req_cut: false,
                 req_end: None,
+                websocket: false,
             });
             *self.ids += 1;
             if at
@@ -227,8 +234,33 @@ impl Sink for Ctx<'_> {
         let length = body_length(head, Role::Response(method));
         if length.framing == Ok(Framing::Tunnel) {
             *self.upgraded = true;
+            // A WebSocket when both heads say so; any other switch stays a tunnel.
+            let e = self.entries.iter_mut().filter(|e| e.open()).nth(waiting);
+            if let Some(e) = e.filter(|e| at.ack.is_none_or(|a| a > e.req_start)) {
+                let req = e.req.as_ref().map(|m| &m.head);
+                if let Some(req) = req.filter(|r| self.ws.is_none() && is_upgrade(r, head)) {
+                    e.websocket = true;
+                    *self.ws = Some(Box::new(WsConn::new(self.info, e.id, req, head)));
+                }
+            }
         }
         length
+    }
+
+    fn tunnel(&mut self, data: &[u8], off: u64, at: Stamp) -> u64 {
+        let dir = usize::from(!self.request);
+        match self.ws.as_mut() {
+            Some(ws) => ws.data(dir, data, off, at, self.ids),
+            None => data.len() as u64,
+        }
+    }
+
+    fn tunnel_gap(&mut self, len: u64, off: u64, at: Stamp) -> u64 {
+        let dir = usize::from(!self.request);
+        match self.ws.as_mut() {
+            Some(ws) => ws.gap(dir, len, off, at, self.ids),
+            None => len,
+        }
     }
 
     fn simple_response(&mut self) -> bool {
@@ -269,6 +301,7 @@ impl HttpConn {
             orphans: 0,
             lost: 0,
             upgraded: false,
+            ws: None,
         }
     }
 
@@ -289,7 +322,9 @@ impl HttpConn {
 
     /// Id of the oldest request not yet emitted as an exchange.
     pub fn oldest_open(&self) -> Option<u64> {
-        self.entries.front().map(|e| e.id)
+        let ws = self.ws.as_ref().and_then(|w| w.oldest_open());
+        let http = self.entries.front().map(|e| e.id);
+        http.into_iter().chain(ws).min()
     }
 
     /// True once any message head was parsed on this connection.
@@ -314,6 +349,8 @@ impl HttpConn {
             orphans: &mut self.orphans,
             lost: &mut self.lost,
             upgraded: &mut self.upgraded,
+            ws: &mut self.ws,
+            info: &self.info,
             request: dir == 0,
         };
         f(&mut self.parsers[dir], &mut ctx);
@@ -370,6 +407,9 @@ impl HttpConn {
             "server closed the connection mid-response"
         };
         self.with_ctx(dir, ids, dir == 0, |p, c| p.close(why, c));
+        if let Some(ws) = self.ws.as_mut() {
+            ws.end(dir, ids);
+        }
         self.emit(out, false, "");
     }
 
@@ -382,6 +422,9 @@ impl HttpConn {
             );
             self.with_ctx(dir, ids, true, |p, c| p.close(&text, c));
         }
+        if let Some(ws) = self.ws.as_mut() {
+            ws.close(why, ids);
+        }
         self.emit(out, true, why);
     }
 
@@ -391,6 +434,9 @@ impl HttpConn {
             if let Some(x) = build(&self.info, e, why) {
                 out.push(x);
             }
+        }
+        if let Some(ws) = self.ws.as_mut() {
+            out.extend(ws.take_done());
         }
     }
 }

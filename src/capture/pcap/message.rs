@@ -95,6 +95,16 @@ pub trait Sink {
     fn simple_response(&mut self) -> bool {
         false
     }
+    /// Bytes after a protocol switch, the first at stream offset `off`; returns how many
+    /// were not read (counted in [`ParserStats::tunneled`]).
+    fn tunnel(&mut self, data: &[u8], _off: u64, _at: Stamp) -> u64 {
+        data.len() as u64
+    }
+    /// `len` bytes after a protocol switch, from stream offset `off`, were not captured;
+    /// returns how many are counted in [`ParserStats::tunneled`].
+    fn tunnel_gap(&mut self, len: u64, _off: u64, _at: Stamp) -> u64 {
+        len
+    }
 }
 
 /// What a step of [`MessageParser::feed_once`] leaves.
@@ -131,7 +141,8 @@ pub struct ParserStats {
     pub heads: u64,
     /// Bytes skipped while looking for a message start (after a gap or unparseable data).
     pub skipped: u64,
-    /// Bytes passed through a tunnel (after 101 or CONNECT).
+    /// Bytes passed through a tunnel (after 101 or CONNECT) that were not read as
+    /// WebSocket frames.
     pub tunneled: u64,
     /// Times the parser lost sync (bad head, bad framing, gap outside a sized body).
     pub resyncs: u64,
@@ -222,7 +233,8 @@ impl MessageParser {
                     return None;
                 }
                 State::Tunnel => {
-                    self.stats.tunneled += data.len() as u64;
+                    let off = end - data.len() as u64;
+                    self.stats.tunneled += sink.tunnel(data, off, at);
                     return None;
                 }
                 State::Resync => return self.resync_bytes(data, end, at, sink),
@@ -406,7 +418,7 @@ impl MessageParser {
                     m.last = at;
                 }
             }
-            State::Tunnel => self.stats.tunneled += len,
+            State::Tunnel => self.stats.tunneled += sink.tunnel_gap(len, off, at),
             State::Resync => {
                 // A malformed message collecting raw bytes ends where the capture does.
                 let cut = self.msg.as_mut().and_then(|m| m.cut.take());

@@ -13,6 +13,7 @@
 //!   `head`: heads and lines; the body length rules (RFC 9112 §6.3) and the chunked
 //!   decoder are [`crate::http`]'s;
 //! - [`http`]: requests and responses of a connection paired into exchanges;
+//! - `websocket`: a connection switched to WebSocket, its messages as exchanges;
 //! - [`tls`]: TLS detection (ClientHello version and SNI);
 //! - [`driver`]: the [`Extractor`] that ties them together over any packet iterator
 //!   (with `conn`: one connection's state, and `summary`: the run's counts);
@@ -34,6 +35,7 @@ pub mod sink;
 mod summary;
 pub mod tcp;
 pub mod tls;
+mod websocket;
 
 pub use driver::{Config, Extractor};
 pub use file::{is_capture_start, read_file, read_packets, FileInfo};

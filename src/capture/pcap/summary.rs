@@ -58,6 +58,8 @@ pub struct ExtractionSummary {
     pub exchanges: u64,
     /// Of which `POST /v1/messages`.
     pub messages_exchanges: u64,
+    /// Of which messages on a WebSocket (one exchange per client message).
+    pub websocket_messages: u64,
     /// Exchanges with an error (gap, no response, cut short, stream error).
     pub incomplete: u64,
     /// Incomplete exchanges by error kind.
@@ -81,6 +83,21 @@ pub struct ExtractionSummary {
     pub lost_responses: u64,
     /// HTTP-stream bytes skipped while resynchronising.
     pub skipped_http_bytes: u64,
-    /// Bytes after a protocol switch (101, CONNECT).
+    /// Bytes after a protocol switch (101, CONNECT) not read as WebSocket frames.
     pub tunneled_bytes: u64,
+}
+
+impl ExtractionSummary {
+    /// ` (N of them WebSocket messages)` when the run read any, else empty: for the line
+    /// that says how many exchanges were written.
+    pub fn websocket_note(&self) -> String {
+        match self.websocket_messages {
+            0 => String::new(),
+            n => format!(
+                " ({} of them WebSocket {})",
+                n,
+                if n == 1 { "message" } else { "messages" }
+            ),
+        }
+    }
 }

@@ -15,6 +15,8 @@ mod public;
 mod real;
 mod redaction;
 mod synth;
+mod websocket;
+mod websocket_bad;
 
 use std::collections::BTreeMap;
 use std::path::Path;
