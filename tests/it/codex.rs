@@ -364,11 +364,16 @@ fn a_codex_build_polled_three_times_then_once_after_exit_is_one_job_and_four_pol
 }
 
 /// A turn reduced to what the model saw: per message its role and each block's kind with
-/// its text, tool name or input, and tool result text, after normalization (session ids,
-/// durations).
+/// its text, tool name or input, and tool result text, after normalization: the built-in
+/// rules, and the two values that differ between any two runs of one session (not by
+/// transport): the shell's process id and how long a wait took.
 fn turns(trace: &Path) -> Vec<Vec<String>> {
     let t = open_trace(trace).unwrap();
     let norm = agentwire::api::normalize::Normalizer::defaults();
+    let run_values = regex::Regex::new(
+        r#"(session ID |"session_id":)\d+|Wall time: [0-9.]+ seconds"#,
+    )
+    .unwrap();
     let mut canon = Canonicalizer::new();
     let mut out = Vec::new();
     for x in &t.exchanges {
@@ -387,7 +392,9 @@ fn turns(trace: &Path) -> Vec<Vec<String>> {
                     other => format!("{other:?}"),
                 };
                 let mut hits = Default::default();
-                turn.push(format!("{} {}", m.role, norm.text(&what, &mut hits)));
+                let what = norm.text(&what, &mut hits).into_owned();
+                let what = run_values.replace_all(&what, "$1<run>");
+                turn.push(format!("{} {what}", m.role));
             }
         }
         out.push(turn);
