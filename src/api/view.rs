@@ -426,7 +426,12 @@ impl Canonicalizer {
         };
         match self.chains.rebuild(&v) {
             Ok(r) => {
-                let mut p = parse_body(x, Dialect::Responses, r.body, None);
+                let problem = r.missing_root.map(|root| {
+                    format!(
+                        "rebuilt from the responses this trace holds: what came before {root} was not recorded"
+                    )
+                });
+                let mut p = parse_body(x, Dialect::Responses, r.body, problem);
                 if let Some(c) = &mut p.request {
                     c.rebuilt_from = Some(r.previous);
                 }

@@ -311,8 +311,12 @@ pub struct RecordOutcome {
     pub timed_out: bool,
     /// Exchanges recorded.
     pub exchanges: usize,
-    /// `/v1/messages` exchanges recorded.
+    /// Model requests recorded (`/v1/messages`, `/v1/responses` and the other dialects';
+    /// a Responses WebSocket message counts as one, its prewarm too).
     pub messages: usize,
+    /// Where the model requests went, as the summary names them: `/v1/messages`,
+    /// `/v1/responses`, or `model requests` when they went to several APIs.
+    pub endpoint: String,
     /// Tools in the first main-thread Messages request (`None`: no such request).
     pub tools: Option<usize>,
     /// Sum of request body sizes, in bytes.
@@ -345,9 +349,10 @@ impl RecordOutcome {
             (None, _) => "killed".to_string(),
         };
         format!(
-            "{who}: {exit}; {} ({} /v1/messages), {} tools, {} request body bytes{} -> {}",
+            "{who}: {exit}; {} ({} {}), {} tools, {} request body bytes{} -> {}",
             crate::text::fmt::plural(self.exchanges as u64, "exchange"),
             self.messages,
+            self.endpoint,
             self.tools.map_or("-".into(), |t| t.to_string()),
             self.body_bytes,
             if self.mcp_records > 0 {
@@ -808,9 +813,13 @@ fn outcome(
     let mut canon = Canonicalizer::new();
     let mut tools = None;
     let mut messages = 0;
+    let mut dialects = std::collections::BTreeSet::new();
     for x in &trace.exchanges {
         let v = canon.view(x);
-        messages += usize::from(x.is_messages());
+        if let Some(d) = crate::api::Dialect::of(x) {
+            messages += 1;
+            dialects.insert(d);
+        }
         if let Some(c) = v.request.filter(|_| v.place.thread_label == "main") {
             tools.get_or_insert(c.req.tools.len());
         }
@@ -820,6 +829,12 @@ fn outcome(
         timed_out,
         exchanges: trace.exchanges.len(),
         messages,
+        endpoint: match dialects.len() {
+            0 => "/v1/messages".into(),
+            1 if dialects.contains(&crate::api::Dialect::Responses) => "/v1/responses".into(),
+            1 if dialects.contains(&crate::api::Dialect::Messages) => "/v1/messages".into(),
+            _ => "model requests".into(),
+        },
         tools,
         body_bytes: trace
             .exchanges

@@ -83,6 +83,20 @@ impl RowBuilder {
 
 fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
     let view = canon.view(x);
+    // What the canonical view says of a Responses request that is not a plain turn.
+    let canonical_note = view.request.as_ref().and_then(|c| {
+        let rebuilt = c.rebuilt_from.as_ref().map(|prev| {
+            format!(
+                "continues {prev}: rebuilt to {} bytes",
+                c.decoded.as_ref().map_or(0, Vec::len)
+            )
+        });
+        match (c.prewarm, rebuilt, &c.chain_problem) {
+            (true, _, _) => Some("prewarm (generate: false)".to_string()),
+            (false, Some(r), Some(p)) => Some(format!("{r} ({p})")),
+            (false, r, p) => r.or_else(|| p.clone()),
+        }
+    });
     let parsed = view.request.map(|c| c.req);
     let thread = view.place.thread_label;
     let session = canon.session(view.place.session).label.clone();
@@ -112,7 +126,10 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
     if let Some(e) = &x.error {
         stop = Some(e.kind.clone());
     }
-    let note = note(x);
+    let note = match (note(x), canonical_note) {
+        (Some(a), Some(b)) => Some(format!("{b}; {a}")),
+        (a, b) => b.or(a),
+    };
     ShowRow {
         file: None,
         note,
@@ -124,7 +141,10 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
         thread,
         // Printed as every other command prints them: through the one redaction function
         // (a trace written by hand or by another tool may hold a key in its target).
-        method: if x.request.captured() {
+        // A WebSocket message is shown as one (`WS`), not as its upgrade's GET.
+        method: if x.websocket.is_some() {
+            "WS".into()
+        } else if x.request.captured() {
             crate::trace::redact::redact_text(&x.request.method)
         } else {
             "-".into()

@@ -370,10 +370,8 @@ fn a_codex_build_polled_three_times_then_once_after_exit_is_one_job_and_four_pol
 fn turns(trace: &Path) -> Vec<Vec<String>> {
     let t = open_trace(trace).unwrap();
     let norm = agentwire::api::normalize::Normalizer::defaults();
-    let run_values = regex::Regex::new(
-        r#"(session ID |"session_id":)\d+|Wall time: [0-9.]+ seconds"#,
-    )
-    .unwrap();
+    let run_values =
+        regex::Regex::new(r#"(session ID |"session_id":)\d+|Wall time: [0-9.]+ seconds"#).unwrap();
     let mut canon = Canonicalizer::new();
     let mut out = Vec::new();
     for x in &t.exchanges {

@@ -117,6 +117,8 @@ mod report_md;
 mod report_scale;
 // The OpenAI Responses API over HTTP: stub, script, failures, replay, proxy.
 mod responses;
+// Bad input on the Responses WebSocket read back: mid-session chains, non-JSON, cut streams.
+mod responses_bad;
 // The Responses WebSocket: sessions, recording, refusal, cuts, replay, relay.
 mod responses_ws;
 // Secrets never reach disk or another host.

@@ -33,6 +33,9 @@ struct Link {
     output: Vec<Value>,
     /// Bytes of JSON in `input` and `output` (for the bound).
     bytes: usize,
+    /// Its request named a previous response the trace does not hold: the conversation
+    /// before it was not recorded.
+    partial: Option<String>,
 }
 
 /// A rebuilt request body.
@@ -44,6 +47,9 @@ pub struct Rebuilt {
     pub previous: String,
     /// How many responses the chain went back through.
     pub depth: usize,
+    /// The earliest previous response the trace does not hold, when the chain starts
+    /// mid-session: the rebuilt conversation lacks what came before it.
+    pub missing_root: Option<String>,
 }
 
 /// The responses seen so far, by id.
@@ -96,6 +102,7 @@ impl Chains {
                 ));
             }
         }
+        let missing_root = chain.last().and_then(|l| l.partial.clone());
         let mut input = Vec::new();
         for link in chain.iter().rev() {
             input.extend(link.input.iter().cloned());
@@ -108,6 +115,7 @@ impl Chains {
             body: serde_json::to_vec(&Value::Object(out)).unwrap_or_default(),
             previous: previous.to_string(),
             depth: chain.len(),
+            missing_root,
         })
     }
 
@@ -122,11 +130,19 @@ impl Chains {
             .chain(&output)
             .map(|v| v.to_string().len())
             .sum();
+        // A parent the trace does not hold ends the chain here, said as partial.
+        let named = Self::previous_of(body).map(str::to_string);
+        let (parent, partial) = match named {
+            Some(p) if self.links.contains_key(&p) => (Some(p), None),
+            Some(p) => (None, Some(p)),
+            None => (None, None),
+        };
         let link = Link {
-            parent: Self::previous_of(body).map(str::to_string),
+            parent,
             input,
             output,
             bytes,
+            partial,
         };
         self.bytes += link.bytes;
         if let Some(old) = self.links.insert(id.to_string(), link) {
@@ -180,6 +196,16 @@ mod tests {
         assert_eq!(r.previous, "resp_1");
         // Tools are not carried over: the follow-up sent none.
         assert!(v.get("tools").is_none());
+        // A response that continued one the trace lacks starts a partial chain.
+        c.record(
+            "resp_x",
+            &json!({"previous_response_id":"resp_gone","input":[{"role":"user","content":"a"}]}),
+            vec![],
+        );
+        let r = c
+            .rebuild(&json!({"previous_response_id":"resp_x","input":[]}))
+            .unwrap();
+        assert_eq!(r.missing_root.as_deref(), Some("resp_gone"));
         // A chain into a response the trace does not hold is read as sent, and says why.
         let e = c
             .rebuild(&json!({"previous_response_id":"resp_9","input":[]}))

@@ -192,6 +192,10 @@ impl ResponsesAssembler {
             None => self.items.into_values().collect(),
         };
         let mut msg = message_of(&r, &items);
+        if self.terminal.is_none() {
+            // The status of `response.created` is not how the response ended.
+            msg.stop_reason = None;
+        }
         msg.streamed = true;
         msg.complete =
             self.terminal.as_deref() == Some("response.completed") && self.errors.is_empty();
