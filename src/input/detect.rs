@@ -182,6 +182,9 @@ fn classify_line(v: &Value) -> Detected {
     if is_tap_record(v) {
         return Detected::Format(Format::ClaudeTap);
     }
+    if crate::import::codex::is_rollout_line(v) {
+        return Detected::Format(Format::CodexRollout);
+    }
     if s("sessionId").is_some() && kind.is_some()
         || kind.is_some_and(|k| TRANSCRIPT_HEAD_TYPES.contains(&k))
     {
