@@ -346,6 +346,25 @@ mod tests {
     }
 
     #[test]
+    fn codex_rollouts_are_recognised_by_their_line_shape() {
+        let meta = r#"{"timestamp":"2026-12-01T10:00:00.000Z","ordinal":0,"type":"session_meta","payload":{"session_id":"s"}}"#;
+        assert_eq!(
+            detect(format!("{meta}\n").as_bytes()),
+            Detected::Format(Format::CodexRollout)
+        );
+        let item = r#"{"timestamp":"t","type":"response_item","payload":{"type":"message"}}"#;
+        assert_eq!(
+            detect(item.as_bytes()),
+            Detected::Format(Format::CodexRollout)
+        );
+        // a type a rollout never has, or no payload: not a rollout
+        assert!(
+            looks_like(detect(br#"{"timestamp":"t","type":"x","payload":{}}"#)).contains("keys")
+        );
+        assert!(looks_like(detect(br#"{"timestamp":"t","type":"event_msg"}"#)).contains("keys"));
+    }
+
+    #[test]
     fn packet_captures_are_recognised_by_their_magic_in_every_byte_order() {
         for magic in [
             [0xd4, 0xc3, 0xb2, 0xa1],

@@ -31,6 +31,8 @@ mod history;
 mod lines;
 mod raw;
 mod reader;
+#[cfg(test)]
+mod tests;
 
 use std::path::PathBuf;
 

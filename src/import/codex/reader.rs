@@ -45,6 +45,8 @@ struct Unknown {
 /// A Codex rollout as records (see the module docs of [`super`]).
 pub struct Rollout<R> {
     lines: LineReader<R>,
+    /// Most bytes of conversation held ([`MAX_HISTORY`] but in tests).
+    max: usize,
     meta: Meta,
     meta_seen: bool,
     model: Option<String>,
@@ -72,8 +74,14 @@ impl<R: BufRead> Rollout<R> {
     /// Errors: [`ImportError::Empty`] when the rollout holds no model response;
     /// [`ImportError::Io`] when it cannot be read.
     pub fn open(input: R, path: &Path) -> Result<Self, ImportError> {
+        Self::open_bounded(input, path, MAX_HISTORY)
+    }
+
+    /// [`Rollout::open`] holding at most `max` bytes of conversation (and of one line).
+    pub(crate) fn open_bounded(input: R, path: &Path, max: usize) -> Result<Self, ImportError> {
         let mut r = Rollout {
-            lines: LineReader::new(input, MAX_HISTORY),
+            max,
+            lines: LineReader::new(input, max),
             meta: Meta {
                 file: path.to_path_buf(),
                 ..Meta::default()
@@ -128,7 +136,10 @@ impl<R: BufRead> Rollout<R> {
     /// One line of the file.
     fn line(&mut self, l: Line) {
         if let Some(len) = l.overlong {
-            let why = format!("a line of {len} bytes is longer than the {MAX_HISTORY} byte limit; skipped (first 1 KiB kept)");
+            let why = format!(
+                "a line of {len} bytes is longer than the {} byte limit; skipped (first 1 KiB kept)",
+                self.max
+            );
             return self.bad(&l, why);
         }
         let parsed = std::str::from_utf8(&l.bytes)
@@ -225,7 +236,7 @@ impl<R: BufRead> Rollout<R> {
             // the previous response's items ended without its usage record
             self.close(None, End::Unmarked, 0, None);
         }
-        if self.bytes + item.text.len() > MAX_HISTORY {
+        if self.bytes + item.text.len() > self.max {
             return self.stop(l);
         }
         let at = self.items.len();
@@ -258,8 +269,8 @@ impl<R: BufRead> Rollout<R> {
     /// The history passed [`MAX_HISTORY`]: the rest of the file is not read.
     fn stop(&mut self, l: &Line) {
         let message = format!(
-            "the conversation passes {MAX_HISTORY} bytes at this line; it and the rest of the file are not read ({} responses were)",
-            self.exchanges
+            "the conversation passes {} bytes at this line; it and the rest of the file are not read ({} responses were)",
+            self.max, self.exchanges
         );
         self.pending = None;
         self.bad(l, message);
