@@ -24,13 +24,14 @@
 //! includes the base instructions and the `additional_tools` list; in classic mode the base
 //! instructions are only in `session_meta` and are put first by rule, the tool list is not
 //! recorded). Requests that got no completed response (errors, retries, WebSocket
-//! prewarms) leave nothing in a rollout. Rules and checks: [`history`], `docs/import.md`.
+//! prewarms) leave nothing in a rollout. Rules and checks: `history.rs`, `docs/import.md`.
 
 mod exchange;
 mod history;
 mod lines;
 mod raw;
 mod reader;
+mod responses;
 #[cfg(test)]
 mod tests;
 

@@ -114,6 +114,11 @@ fn a_classic_session_is_one_exchange_per_response_with_the_history_up_to_it() {
         Some("01a30000-0000-7000-8000-00000000c1a5")
     );
     assert_eq!(header("originator").as_deref(), Some("codex_exec"));
+}
+
+#[test]
+fn a_classic_response_is_the_api_object_with_the_recorded_usage() {
+    let r = read(CLASSIC);
     let a = answer(&r.exchanges[1]);
     assert_eq!(a["id"], "resp_c101");
     assert_eq!(a["status"], "completed");
