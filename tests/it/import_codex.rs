@@ -82,6 +82,10 @@ fn codex_sessions_import_as_one_responses_exchange_per_model_response() {
         .map(str::to_string)
         .collect();
     assert_eq!(headers.len(), 2, "one recording context per file");
+    // the imported trace reads like a recorded one
+    let o = agentwire_ok(&["analyze", "--format", "json", out.to_str().unwrap()]);
+    let a: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(a["summary"]["requests"], 14);
     assert!(
         headers[0].contains(r#""cli":"codex","cli_version":"0.171.0""#),
         "{}",
