@@ -68,7 +68,8 @@ pub enum Command {
     /// Run a stdio MCP server, relaying its stdin/stdout byte for byte and recording
     /// every JSON-RPC message (what `record` puts in front of each stdio server).
     McpTap(McpTapArgs),
-    /// Read Claude Code transcripts, HAR, claude-tap and claude-trace files into a trace.
+    /// Read Claude Code transcripts, Codex session files, HAR, claude-tap and claude-trace
+    /// files into a trace.
     Import(ImportArgs),
     /// Write a trace in another format (HAR 1.2) for the tools people use to look at HTTP.
     Export(ExportArgs),

@@ -256,9 +256,10 @@ pub struct CaptureArgs {
 /// `agentwire import`.
 #[derive(Args, Debug)]
 pub struct ImportArgs {
-    /// Files or directories (e.g. ~/.claude/projects; every session under it), or `-` for
-    /// standard input. Formats are recognised from the content: Claude Code transcripts,
-    /// HAR 1.2, claude-tap exports, claude-trace logs, agentwire traces.
+    /// Files or directories (e.g. ~/.claude/projects or ~/.codex/sessions; every session
+    /// under it), or `-` for standard input. Formats are recognised from the content: Claude
+    /// Code transcripts, Codex session files, HAR 1.2, claude-tap exports, claude-trace logs,
+    /// agentwire traces.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     /// Trace file to write (JSON Lines).

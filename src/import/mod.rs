@@ -1,6 +1,7 @@
 //! Imports: other tools' files read as agentwire exchanges — Claude Code session
-//! transcripts, HAR 1.2, claude-tap exports and claude-trace logs — and the merge of many
-//! inputs into one trace ([`merge`], `agentwire import`).
+//! transcripts, Codex session files (rollouts), HAR 1.2, claude-tap exports and
+//! claude-trace logs — and the merge of many inputs into one trace ([`merge`],
+//! `agentwire import`).
 //!
 //! Where it sits: a source, beside [`crate::capture`]: it builds [`crate::trace`]
 //! exchanges and never analyses. Recognising what a file is (from its content, never its
@@ -14,6 +15,7 @@
 
 mod canonical;
 pub mod claude_trace;
+pub mod codex;
 pub mod har;
 pub mod merge;
 pub mod rebuild;
@@ -31,7 +33,7 @@ pub use canonical::{canonical_json, canonical_sha256};
 pub use merge::{Merge, MergeOptions, MergeSummary};
 
 /// What agentwire reads, for the one-line message about a foreign input.
-pub const READS: &str = "agentwire reads its own traces (JSON Lines from record, serve or pcap), packet captures (pcap, pcapng), Claude Code transcripts (~/.claude/projects/…/SESSION.jsonl), HAR 1.2, claude-tap exports and claude-trace logs";
+pub const READS: &str = "agentwire reads its own traces (JSON Lines from record, serve or pcap), packet captures (pcap, pcapng), Claude Code transcripts (~/.claude/projects/…/SESSION.jsonl), Codex session files ($CODEX_HOME/sessions/…/rollout-*.jsonl), HAR 1.2, claude-tap exports and claude-trace logs";
 
 /// A format agentwire reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +42,8 @@ pub enum Format {
     Trace,
     /// A Claude Code session transcript (`~/.claude/projects/<project>/<session>.jsonl`).
     ClaudeCodeTranscript,
+    /// A Codex session file (`$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl`).
+    CodexRollout,
     /// HTTP Archive 1.2 (browser devtools, mitmproxy `hardump`, Charles, Proxyman).
     Har,
     /// claude-tap: a compact trace bundle (`claude-tap export`), its record JSON Lines, or
@@ -59,6 +63,7 @@ impl Format {
         match self {
             Format::Trace => "agentwire-trace",
             Format::ClaudeCodeTranscript => "claude-code-transcript",
+            Format::CodexRollout => "codex-rollout",
             Format::Har => "har",
             Format::ClaudeTap => "claude-tap",
             Format::ClaudeTrace => "claude-trace",

@@ -182,6 +182,9 @@ fn classify_line(v: &Value) -> Detected {
     if is_tap_record(v) {
         return Detected::Format(Format::ClaudeTap);
     }
+    if crate::import::codex::is_rollout_line(v) {
+        return Detected::Format(Format::CodexRollout);
+    }
     if s("sessionId").is_some() && kind.is_some()
         || kind.is_some_and(|k| TRANSCRIPT_HEAD_TYPES.contains(&k))
     {
@@ -340,6 +343,25 @@ mod tests {
             f("{\"model\":\"m\",\"messages\":[]}"),
             Detected::Format(Format::RequestBody)
         );
+    }
+
+    #[test]
+    fn codex_rollouts_are_recognised_by_their_line_shape() {
+        let meta = r#"{"timestamp":"2026-12-01T10:00:00.000Z","ordinal":0,"type":"session_meta","payload":{"session_id":"s"}}"#;
+        assert_eq!(
+            detect(format!("{meta}\n").as_bytes()),
+            Detected::Format(Format::CodexRollout)
+        );
+        let item = r#"{"timestamp":"t","type":"response_item","payload":{"type":"message"}}"#;
+        assert_eq!(
+            detect(item.as_bytes()),
+            Detected::Format(Format::CodexRollout)
+        );
+        // a type a rollout never has, or no payload: not a rollout
+        assert!(
+            looks_like(detect(br#"{"timestamp":"t","type":"x","payload":{}}"#)).contains("keys")
+        );
+        assert!(looks_like(detect(br#"{"timestamp":"t","type":"event_msg"}"#)).contains("keys"));
     }
 
     #[test]

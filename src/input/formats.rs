@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 use chrono::DateTime;
 
 use crate::capture::pcap::{read_packets, Config, Extractor, PcapError};
-use crate::import::{self, claude_trace, har, tap, transcript, Format};
+use crate::import::{self, claude_trace, codex, har, tap, transcript, Format};
 use crate::trace::{Context, Exchange, ReadProblem, Record, FORMAT_VERSION};
 
 use super::detect::{classify_document, is_request_body, Detected};
 use super::error::InputError;
-use super::stream::{Lines, Records, Stream, Whole};
+use super::stream::{Lines, Records, Stream, ThenStop, Whole};
 
 /// The exchanges of a packet capture: the extraction `agentwire pcap` runs (no port or
 /// host filter), after a header as `agentwire pcap` writes it. A capture cut short or
@@ -119,6 +119,21 @@ pub(super) fn transcript(input: impl Read, path: &Path) -> Result<(Format, Recor
             .map(|x| Ok(Record::Exchange(Box::new(x)))),
     );
     Ok((Format::ClaudeCodeTranscript, Box::new(recs.into_iter())))
+}
+
+/// The records of a Codex rollout, line by line (a header first, then an exchange per
+/// response as it completes).
+///
+/// Errors: as [`codex::Rollout::open`].
+pub(super) fn rollout(input: Whole, path: &Path) -> Result<(Format, Records), InputError> {
+    let r = codex::Rollout::open(BufReader::with_capacity(1 << 20, input), path)?;
+    Ok((Format::CodexRollout, Box::new(ThenStop::new(r, path))))
+}
+
+impl Lines for codex::Rollout<BufReader<Whole>> {
+    fn stream(&self) -> &Stream {
+        self.get_ref().get_ref().get_ref().1.get_ref()
+    }
 }
 
 /// A header record for imported exchanges: the client when they agree on one.

@@ -140,6 +140,7 @@ fn open_stream(stream: Stream, path: &Path) -> Result<(Format, Records), InputEr
         Detected::Format(Format::ClaudeCodeTranscript) => {
             formats::transcript(Cursor::new(head).chain(&mut r), path)
         }
+        Detected::Format(Format::CodexRollout) => return formats::rollout(whole(head, r), path),
         Detected::Format(Format::Pcap) => formats::pcap(Cursor::new(head).chain(&mut r), path),
         Detected::Format(Format::Har | Format::RequestBody) | Detected::Document => {
             formats::document(head, &mut r, &detected, path)
@@ -209,7 +210,11 @@ fn second_line_decides(
     grown.extend_from_slice(&next);
     Ok(match second {
         d @ Detected::Format(
-            Format::Trace | Format::ClaudeTrace | Format::ClaudeTap | Format::ClaudeCodeTranscript,
+            Format::Trace
+            | Format::ClaudeTrace
+            | Format::ClaudeTap
+            | Format::ClaudeCodeTranscript
+            | Format::CodexRollout,
         ) => (grown, d),
         _ => (grown, detected),
     })

@@ -311,6 +311,11 @@ pub struct Context {
     /// Base URL the client was pointed at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
+    /// The model provider the client was configured with, when the source records it
+    /// (Codex's `model_provider`: `openai` for its built-in provider, else the id of a
+    /// custom provider from its `config.toml`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_provider: Option<String>,
     /// agentwire version that wrote the trace.
     #[serde(default)]
     pub agentwire_version: String,

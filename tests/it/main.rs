@@ -59,6 +59,8 @@ mod hostile;
 mod house;
 // Importing Claude Code transcripts from real runs.
 mod import;
+// Importing Codex session files (rollouts): requests rebuilt, usage, every reading command.
+mod import_codex;
 // Inputs agentwire does not read, and how inputs are opened.
 mod import_foreign;
 // Imports of files written by the real tools (mitmproxy, claude-tap, claude-trace).
