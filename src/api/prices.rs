@@ -139,7 +139,7 @@ fn openai_rows() -> Vec<ModelPrice> {
         r("gpt-6-astra", 10.00, 1.00, 12.50, 50.00, "https://github.com/zJay26/codex-usage/releases/tag/v2.3.6 (2026-09-05)".into()),
         r("gpt-6-luna", 0.10, 0.01, 0.125, 0.50, "https://github.com/merefield/codexometer/releases/tag/v0.18.4 (2026-09-22)".into()),
         r("gpt-5.6-terra", 2.00, 0.20, 2.50, 12.00, "https://docs.laozhang.ai/en/announcements/gpt-5-6-pricing-2026-07.md".into()),
-        r("gpt-5.5", 5.00, 0.50, 5.00, 30.00, "OpenAI pricing page as captured 2026-06-17".into()),
+        r("gpt-5.5", 5.00, 0.50, 5.00, 30.00, "https://developers.openai.com/api/docs/pricing (the page as captured on 2026-06-17)".into()),
     ]
 }
 

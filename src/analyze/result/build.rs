@@ -88,6 +88,50 @@ pub struct PriceInfo {
     pub date: String,
 }
 
+/// Where the prices of the analysed requests come from: the table's own citation, and
+/// the rows' citations where a row that priced a request cites a source of its own that
+/// the table's does not cover (the OpenAI rows cite their model pages); the date is the
+/// table's, or the rows' when only such rows priced anything.
+fn price_info(table: &crate::api::prices::PriceTable, rows: &[RequestRow]) -> PriceInfo {
+    let mut own: Vec<(String, String)> = Vec::new();
+    let mut table_rows = false;
+    for r in rows {
+        let Some(p) = table.lookup(&r.model) else {
+            continue;
+        };
+        match &p.source {
+            Some(s) if !s.starts_with(&table.source) => {
+                let entry = (
+                    s.clone(),
+                    p.checked.clone().unwrap_or_else(|| table.date.clone()),
+                );
+                if !own.contains(&entry) {
+                    own.push(entry);
+                }
+            }
+            _ => table_rows = true,
+        }
+    }
+    if own.is_empty() {
+        return PriceInfo {
+            source: table.source.clone(),
+            date: table.date.clone(),
+        };
+    }
+    let mut sources: Vec<String> = own.iter().map(|(s, _)| s.clone()).collect();
+    if table_rows {
+        sources.insert(0, table.source.clone());
+    }
+    PriceInfo {
+        source: sources.join("; "),
+        date: if table_rows {
+            table.date.clone()
+        } else {
+            own[0].1.clone()
+        },
+    }
+}
+
 /// Everything [`Analysis::build`] needs: the settings, what the inputs were, and what the
 /// model and the detectors found.
 pub struct BuildInput<'a> {
@@ -146,10 +190,7 @@ impl Analysis {
             usage_mode: cfg.usage,
             usage_used: usage_used(&rows),
             ttl: cfg.ttl,
-            prices: PriceInfo {
-                source: cfg.prices.source.clone(),
-                date: cfg.prices.date.clone(),
-            },
+            prices: price_info(&cfg.prices, &rows),
             decisions: input.jobs.iter().map(decide).collect(),
             inputs: input.inputs,
             skipped_files: input.skipped_files,
