@@ -1,4 +1,4 @@
-//! The OpenAI Responses dialect: request bodies ([`request`]: `POST /v1/responses` and
+//! The OpenAI Responses dialect: request bodies (`POST /v1/responses` and
 //! WebSocket `response.create` messages), items and content parts ([`items`]), answers written as events ([`events`]), tools
 //! declared inside descriptions ([`nested`]), and streamed responses ([`stream`]).
 
