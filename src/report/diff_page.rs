@@ -168,6 +168,9 @@ struct Comparison {
     breakpoints_moved: bool,
     betas_added: Vec<String>,
     betas_removed: Vec<String>,
+    /// The headers the betas were read from, in the dialect's own names (`anthropic-beta`;
+    /// `openai-beta, x-codex-beta-features`).
+    beta_headers: &'static str,
     /// Sides recorded without header lines (their betas are unknown).
     betas_unknown: Vec<&'static str>,
     headers: Vec<Pair>,
@@ -358,7 +361,7 @@ fn system_blocks_changed(d: &RequestDiff, sd: i64) -> String {
     which
 }
 
-/// The betas added and removed (`anthropic-beta`), when any were.
+/// The betas added and removed (in the dialect's beta headers), when any were.
 fn betas_sentence(h: &HeadersDiff) -> Option<String> {
     if h.betas_added.is_empty() && h.betas_removed.is_empty() {
         return None;
@@ -370,7 +373,7 @@ fn betas_sentence(h: &HeadersDiff) -> Option<String> {
     if !h.betas_removed.is_empty() {
         parts.push(format!("removed {}", names(&h.betas_removed)));
     }
-    Some(format!("Betas (anthropic-beta): {}.", parts.join("; ")))
+    Some(format!("Betas ({}): {}.", h.beta_headers, parts.join("; ")))
 }
 
 /// The parameters that changed, by name, when any did.
@@ -458,6 +461,7 @@ fn comparison(d: &RequestDiff, a_name: &str, b_name: &str, o: &Options, html: bo
         breakpoints_moved: !d.system.same_breakpoints,
         betas_added: h.betas_added.clone(),
         betas_removed: h.betas_removed.clone(),
+        beta_headers: h.beta_headers,
         betas_unknown: [("A", h.a_known), ("B", h.b_known)]
             .into_iter()
             .filter(|(_, known)| !known)
@@ -574,23 +578,25 @@ fn block_rows(d: &RequestDiff, o: &Options) -> Vec<BlockRow> {
         .collect()
 }
 
-/// The headers table: `anthropic-version` and `user-agent` always, then every changed
-/// header.
+/// The headers table: the dialect's version header (`anthropic-version`; OpenAI and Gemini
+/// have none) and `user-agent` always, then every changed header.
 fn header_pairs(h: &HeadersDiff) -> Vec<Pair> {
-    let mut headers = vec![
-        Pair {
-            name: "anthropic-version".into(),
+    let mut headers: Vec<Pair> = h
+        .version_header
+        .map(|name| Pair {
+            name: name.into(),
             a: h.a_version.clone(),
             b: h.b_version.clone(),
             note: "",
-        },
-        Pair {
-            name: "user-agent".into(),
-            a: h.a_user_agent.clone(),
-            b: h.b_user_agent.clone(),
-            note: "",
-        },
-    ];
+        })
+        .into_iter()
+        .collect();
+    headers.push(Pair {
+        name: "user-agent".into(),
+        a: h.a_user_agent.clone(),
+        b: h.b_user_agent.clone(),
+        note: "",
+    });
     headers.extend(h.changed.iter().map(|c| Pair {
         name: c.name.clone(),
         a: c.a.clone(),
@@ -735,13 +741,13 @@ fn labels(c: &[Comparison]) -> Vec<String> {
         "enum",
         "default",
         "description",
-        "anthropic-beta",
         "same",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect();
     for x in c {
+        v.extend(x.beta_headers.split(", ").map(str::to_string));
         v.extend(x.figures.iter().map(|f| f.label.clone()));
         v.extend(x.tools.iter().map(|t| t.status.to_string()));
         for t in &x.tools {

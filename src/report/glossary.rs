@@ -68,6 +68,8 @@ pub const ENTRIES: &[(&str, &str)] = &[
     ("rule", "a normalization rule: volatile values (ids, dates, paths, token budgets) it replaced by a placeholder before comparing"),
     ("hides", "what the normalization rule masks"),
     ("anthropic-beta", "beta features the client asks for, in the `anthropic-beta` header"),
+    ("openai-beta", "OpenAI beta features the client asks for, in the `openai-beta` header (Codex: `responses_websockets=…`)"),
+    ("x-codex-beta-features", "Codex's own feature flags, a comma list in the `x-codex-beta-features` header"),
     ("system reminder", "a `<system-reminder>` text the client injects into the conversation"),
     ("requests", "Messages API requests analysed"),
     ("sessions", "separate runs of the client, identified by the session id the client sends (header or `metadata.user_id`), else by input and conversation"),

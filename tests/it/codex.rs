@@ -306,6 +306,26 @@ fn codex_versions_models_and_routes_diff_with_bytes_an_independent_reader_agrees
     // Routes: the built-in provider's first turn (over the WebSocket) against the custom
     // provider's: figures checked the same way.
     diff_checked(&new, &builtin);
+    // The report pages name OpenAI's own beta headers, never Anthropic's (a Codex diff page
+    // once said "anthropic-beta added: none" and showed an empty `anthropic-version` row).
+    for ext in ["md", "html"] {
+        let out = dir.path().join(format!("diff.{ext}"));
+        let (a, b, o) = (
+            old.to_str().unwrap(),
+            builtin.to_str().unwrap(),
+            out.to_str().unwrap(),
+        );
+        agentwire_ok(&["report", "diff", a, b, "-o", o]);
+        let page = std::fs::read_to_string(&out).unwrap();
+        assert!(
+            page.contains("openai-beta, x-codex-beta-features added"),
+            "{ext}: the betas are named by OpenAI's headers"
+        );
+        assert!(
+            !page.contains("anthropic-"),
+            "{ext}: no Anthropic header on a Codex page"
+        );
+    }
 }
 
 /// The analysis of a scripted build polled by Codex: `codex-poll-*.json` start a command
