@@ -396,7 +396,8 @@ impl CacheSim {
         }
     }
 
-    /// Nothing is cacheable although a prefix repeats: no breakpoint, or too short.
+    /// Nothing is cacheable although a prefix repeats: no breakpoint (a miss: a breakpoint
+    /// would have cached it), or too short (no miss: nothing could have been cached).
     fn nothing_cacheable(
         &self,
         chain: &Chain,
@@ -410,11 +411,13 @@ impl CacheSim {
             pred.cause = Some(MissCause::NoBreakpoint);
             pred.miss_tokens = repeated;
         } else if !bps.all.is_empty() && bps.cacheable.is_empty() {
+            // The cause says why nothing is cached, but nothing could have been: no tokens
+            // are missed and nothing costs extra (the prompt is below the model's minimum).
             pred.cause = Some(MissCause::BelowMinimum {
                 tokens: tok(chain, bps.last()),
                 minimum: min_cacheable,
             });
-            pred.miss_tokens = repeated.min(tok(chain, bps.last()));
+            pred.miss_tokens = 0;
         }
     }
 

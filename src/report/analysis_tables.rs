@@ -1,6 +1,6 @@
 //! The tables of an analysis, one builder each, shared by `agentwire analyze` (terminal,
 //! Markdown) and the shareable audit report (Markdown, HTML with sortable and paged
-//! tables): misses by cause, threads, poll episodes, requests, background jobs, decision
+//! tables): the cost attribution, misses by cause, threads, poll episodes, requests, background jobs, decision
 //! records. Every header is a glossary label ([`super::glossary`]); numbers keep a sort
 //! value next to their text; a model the price table lacks shows as `unpriced`.
 
@@ -51,6 +51,7 @@ pub(crate) fn opt<T: ToString>(v: &Option<T>) -> String {
 /// Every table, in report order.
 pub fn all(a: &Analysis, max_rows: Option<usize>) -> Vec<Table> {
     vec![
+        attribution(a),
         causes(a),
         threads(a),
         episodes(a),
@@ -58,6 +59,34 @@ pub fn all(a: &Analysis, max_rows: Option<usize>) -> Vec<Table> {
         jobs(a),
         decisions(a),
     ]
+}
+
+/// The cost with every dollar counted once: useful work, redundant polls, each miss
+/// cause's extra, unattributed usage; shares of the total.
+pub fn attribution(a: &Analysis) -> Table {
+    let c = &a.summary.cost_attribution;
+    let mut t = Table::new(
+        "attribution",
+        "Cost, every dollar counted once",
+        &["part", "cost", "share", "contains"],
+    );
+    for (part, v, contains) in c.parts() {
+        let share = if c.total_usd > 0.0 {
+            v / c.total_usd
+        } else {
+            0.0
+        };
+        t.push(
+            "",
+            vec![
+                Cell::text(part),
+                Cell::num(usd(v), v),
+                Cell::num(pct_of_rate(share), share),
+                Cell::text(contains),
+            ],
+        );
+    }
+    t
 }
 
 /// Cache misses by cause (cold starts included).

@@ -305,17 +305,22 @@ fn charts(a: &Analysis) -> Charts {
             ("targets", "polls", "Poll episodes"),
         )
     });
-    let mut cost: Vec<(String, f64)> = a
+    // Every dollar once (the parts sum to the total cost).
+    let cost: Vec<(String, f64)> = a
         .summary
-        .misses_by_cause
-        .iter()
-        .map(|c| (c.cause.clone(), c.cost_usd))
+        .cost_attribution
+        .parts()
+        .into_iter()
+        .filter(|(_, v, _)| *v > 0.0)
+        .map(|(part, v, _)| (part, v))
         .collect();
-    if a.summary.wasted_cost_usd > 0.0 {
-        cost.push(("redundant polls".into(), a.summary.wasted_cost_usd));
-    }
-    let cost =
-        (!cost.is_empty()).then(|| page::svg(chart::hbars("Cost by cause (USD)", &cost, "USD")));
+    let cost = (!cost.is_empty()).then(|| {
+        page::svg(chart::hbars(
+            "Cost by cause, every dollar counted once (USD)",
+            &cost,
+            "USD",
+        ))
+    });
     let last = a.requests.iter().map(|r| r.at).max();
     let jobs = t0.filter(|_| !a.jobs.is_empty()).map(|t0| {
         let lanes: Vec<LaneBar> = a

@@ -18,7 +18,10 @@
 //! - `episodes.parquet`: thread, kind, tool, target str; job str (null); polls, redundant,
 //!   after_notified, while_pending int64; first_at_us, last_at_us int64; mean_interval_s,
 //!   job_duration_s double (null); tokens int64; cost_usd double; wasted_tokens int64;
-//!   wasted_cost_usd double.
+//!   wasted_cost_usd double (the redundant polls' calls less those calls' miss extras,
+//!   which `requests.miss_cost_usd` holds: `sum(requests.cost_usd) =
+//!   sum(requests.miss_cost_usd where miss_tokens > 0) + sum(episodes.wasted_cost_usd) +
+//!   useful work`, every dollar once, as the JSON's `summary.cost_attribution`).
 //! - `jobs.parquet`: job_reference, kind, thread, tool, state str; exit_code int64 (null);
 //!   started_at_us int64; notified_at_us int64 (null); duration_s double (null); polls
 //!   int64; duplicate_of, artifact str (null).

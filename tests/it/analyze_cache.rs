@@ -262,8 +262,9 @@ fn below_minimum_length() {
         (0, 0, None)
     );
     assert_eq!(r1.status, "uncached");
-    // Prefix to the last breakpoint: 4 × 100 = 400 < 1024; 200 repeated tokens billed
-    // as input again.
+    // Prefix to the last breakpoint: 4 × 100 = 400 < 1024: the cause says why nothing
+    // is cached, but nothing could have been, so no tokens are missed and nothing costs
+    // extra (issue 31 item 7; it was a 200-token miss billed as input).
     assert_eq!(
         r2.cause,
         Some(MissCause::BelowMinimum {
@@ -273,9 +274,10 @@ fn below_minimum_length() {
     );
     assert_eq!(
         (r2.tokens.read, r2.tokens.write(), r2.miss_tokens),
-        (0, 0, 200)
+        (0, 0, 0)
     );
-    assert!(close(r2.miss_cost_usd.unwrap(), 200.0 * 2.7 / 1e6));
+    assert_eq!(r2.status, "uncached");
+    assert!(close(r2.miss_cost_usd.unwrap(), 0.0));
 }
 
 #[test]

@@ -6,6 +6,7 @@
 mod analyze;
 // Hand-made traces for every prompt-cache miss cause.
 mod analyze_cache;
+mod analyze_costs;
 // Codex jobs and polls (classic and code mode), hand-made Responses traces.
 mod analyze_codex;
 // One test per row of Anthropic's cache-invalidation table.

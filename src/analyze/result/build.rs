@@ -8,12 +8,13 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::reconcile::{reconcile, usage_choice, Reconciled};
 use super::rows::{
     EpisodeRow, InputInfo, JobRow, RedundantPoll, RequestRow, SkippedFile, ThreadRow,
 };
 use super::summary::{summarize, thread_rows, Agreement, Totals};
 use crate::analyze::cache::TtlMode;
-use crate::analyze::cause::{BilledAs, CachePrediction, MissCause};
+use crate::analyze::cause::{CachePrediction, MissCause};
 use crate::analyze::config::{AnalyzeConfig, UsageMode};
 use crate::analyze::events::ToolCall;
 use crate::analyze::jobs::{decide, DecisionRecord, Job};
@@ -185,6 +186,7 @@ impl Analysis {
         );
         let summary = input.totals(&rows, &episodes, &jobs, threads.len(), unpriced);
         warnings.extend(disagreement_warning(cfg.usage, summary.agreement.as_ref()));
+        warnings.extend(rows.iter().filter_map(ttl_warning));
         Analysis {
             schema_version: SCHEMA_VERSION,
             usage_mode: cfg.usage,
@@ -219,18 +221,32 @@ impl BuildInput<'_> {
         let has_cache_fields = r.recorded.as_ref().is_some_and(|u| u.has_cache_fields());
         let (use_recorded, reason) = usage_choice(self.cfg.usage, &r, &obs);
         let simulated = simulated(&pred, r.output_estimate);
-        // The 1-hour writes of the figures the miss was found in.
-        let (agrees, miss_written_1h) = match obs {
-            Some(o) if use_recorded && has_cache_fields => reconcile(&mut pred, &o, &simulated),
-            _ => (None, pred.write_1h),
+        let rec = match obs {
+            Some(o) if use_recorded && has_cache_fields => reconcile(
+                &mut pred,
+                &o,
+                &simulated,
+                r.recorded.as_ref(),
+                self.cfg.ttl == TtlMode::Auto,
+                price,
+            ),
+            _ => Reconciled {
+                agrees: None,
+                written_1h: pred.write_1h,
+                ttl_billed: None,
+            },
         };
+        let (agrees, miss_written_1h) = (rec.agrees, rec.written_1h);
         let tokens = match obs {
             Some(o) if use_recorded => o,
             _ => simulated,
         };
-        let miss_cost_usd = price.map(|p| {
+        let cost_usd = price.map(|p| p.cost(&tokens));
+        // The extra a miss cost is part of what the request cost, never more.
+        let miss_cost_usd = price.zip(cost_usd).map(|(p, cost)| {
             pred.billed_as
                 .extra_cost_usd(p, pred.miss_tokens, miss_written_1h)
+                .min(cost)
         });
         let usage = if use_recorded {
             "recorded"
@@ -253,16 +269,17 @@ impl BuildInput<'_> {
             cli_version: r.cli_version,
             usage: usage.to_string(),
             usage_reason: reason,
-            status: status(&pred.cause, tokens.read).to_string(),
+            status: status(&pred.cause, pred.miss_tokens, tokens.read).to_string(),
             cause: pred.cause.clone(),
             cause_detail: pred.cause.as_ref().map(MissCause::detail),
             miss_tokens: pred.miss_tokens,
             miss_cost_usd,
             predicted: pred,
             observed: obs,
-            cost_usd: price.map(|p| p.cost(&tokens)),
+            cost_usd,
             tokens,
             agrees,
+            ttl_billed: rec.ttl_billed,
         }
     }
 
@@ -291,9 +308,13 @@ impl BuildInput<'_> {
                 *results_per_req.entry(r.carried_by).or_default() += 1;
             }
         }
-        let share = |seq: usize| -> (Tokens, f64) {
+        // A poll's tokens, cost and cost net of its call's miss extra (its waste if
+        // redundant: the miss extra is counted under its cause).
+        let share = |seq: usize| -> (Tokens, f64, f64) {
             let row = &rows[seq];
             let n = results_per_req.get(&seq).copied().unwrap_or(1).max(1) as u64;
+            let cost = row.cost_usd.unwrap_or(0.0);
+            let net = cost - row.miss_cost_usd.unwrap_or(0.0).min(cost);
             let t = row.tokens;
             let t = Tokens {
                 uncached: t.uncached / n,
@@ -302,7 +323,7 @@ impl BuildInput<'_> {
                 write_1h: t.write_1h / n,
                 output: t.output / n,
             };
-            (t, row.cost_usd.unwrap_or(0.0) / n as f64)
+            (t, cost / n as f64, net / n as f64)
         };
         self.episodes
             .iter()
@@ -351,55 +372,13 @@ fn secs(a: DateTime<Utc>, b: DateTime<Utc>) -> f64 {
     (b - a).num_microseconds().unwrap_or(0) as f64 / 1e6
 }
 
-/// Which usage figures to cost a request with, and why.
-fn usage_choice(mode: UsageMode, r: &Request, obs: &Option<Tokens>) -> (bool, String) {
-    let has_cache_fields = r.recorded.as_ref().is_some_and(|u| u.has_cache_fields());
-    match mode {
-        UsageMode::Simulated => (false, "--usage simulated".into()),
-        UsageMode::Recorded if obs.is_some() => (true, "--usage recorded".into()),
-        UsageMode::Recorded => (false, "no recorded usage".into()),
-        UsageMode::Auto => match (&r.synthesized, obs, has_cache_fields) {
-            (Some(why), _, _) => (false, why.clone()),
-            (None, None, _) => (false, "no recorded usage".into()),
-            (None, Some(_), false) => (false, "no cache fields in the recorded usage".into()),
-            (None, Some(_), true) => (true, "recorded usage with cache fields".into()),
-        },
-    }
-}
-
-/// Compare the `simulated` figures with the `recorded` ones (which carry cache fields):
-/// whether they agree (the same hit/miss verdict and a read share within 10 points), and
-/// the 1-hour writes of the figures a miss was found in. A recorded read below the
-/// simulated one that the simulation did not explain becomes an
-/// [`MissCause::Unexplained`] miss of `pred`.
-fn reconcile(
-    pred: &mut CachePrediction,
-    recorded: &Tokens,
-    simulated: &Tokens,
-) -> (Option<bool>, u64) {
-    let share = |t: &Tokens| {
-        if t.input() == 0 {
-            0.0
-        } else {
-            t.read as f64 / t.input() as f64
-        }
-    };
-    let ok = (recorded.read > 0) == (simulated.read > 0)
-        && (share(recorded) - share(simulated)).abs() <= 0.10;
-    let mut written_1h = pred.write_1h;
-    if recorded.read < simulated.read && pred.cause.is_none() {
-        pred.cause = Some(MissCause::Unexplained);
-        pred.miss_tokens = simulated.read - recorded.read;
-        pred.billed_as = BilledAs::of(pred.miss_tokens, recorded.write_5m, recorded.write_1h);
-        written_1h = recorded.write_1h;
-    }
-    (Some(ok), written_1h)
-}
-
-/// A request's cache status: `cold`, `partial`, `miss`, `hit` or `uncached`.
-fn status(cause: &Option<MissCause>, read: u64) -> &'static str {
+/// A request's cache status: `cold`, `partial`, `miss`, `hit` or `uncached`. A cause with
+/// no missed tokens (the prompt is below the cacheable minimum) says why nothing was
+/// cached, not a miss: `uncached`.
+fn status(cause: &Option<MissCause>, miss_tokens: u64, read: u64) -> &'static str {
     match (cause, read > 0) {
         (Some(MissCause::ColdStart), _) => "cold",
+        (Some(_), false) if miss_tokens == 0 => "uncached",
         (Some(_), true) => "partial",
         (Some(_), false) => "miss",
         (None, true) => "hit",
@@ -443,16 +422,20 @@ fn job_rows(jobs: &[Job]) -> Vec<JobRow> {
         .collect()
 }
 
-fn episode_row(e: &Episode, jobs: &[Job], share: &dyn Fn(usize) -> (Tokens, f64)) -> EpisodeRow {
+fn episode_row(
+    e: &Episode,
+    jobs: &[Job],
+    share: &dyn Fn(usize) -> (Tokens, f64, f64),
+) -> EpisodeRow {
     let (mut tokens, mut cost, mut wasted, mut wasted_cost) = (Tokens::default(), 0.0, 0u64, 0.0);
     for p in &e.polls {
         if let Some(seq) = p.triggered {
-            let (t, c) = share(seq);
+            let (t, c, net) = share(seq);
             tokens.add(&t);
             cost += c;
             if p.redundant {
                 wasted += t.input() + t.output;
-                wasted_cost += c;
+                wasted_cost += net;
             }
         }
     }
@@ -489,6 +472,24 @@ fn episode_row(e: &Episode, jobs: &[Job], share: &dyn Fn(usize) -> (Tokens, f64)
             })
             .collect(),
     }
+}
+
+/// A warning for a request whose writes were billed at another TTL than asked.
+fn ttl_warning(r: &RequestRow) -> Option<String> {
+    let t = r.ttl_billed.as_ref()?;
+    let money = t.cost_difference_usd.map_or_else(String::new, |d| {
+        let how = if d < 0.0 { "less" } else { "more" };
+        format!(" ({} {how})", crate::text::fmt::usd(d.abs()))
+    });
+    let expiry = if t.billed == "5m" {
+        "; those entries expire after 5 minutes, not 1 hour"
+    } else {
+        ""
+    };
+    Some(format!(
+        "{}#{} asked for {} cache writes; {} tokens were billed at the {} rate{money}{expiry}",
+        r.file, r.exchange, t.asked, t.tokens, t.billed
+    ))
 }
 
 /// A warning when recorded usage disagrees with the simulation on most requests

@@ -167,6 +167,10 @@ pub struct RequestRow {
     pub miss_cost_usd: Option<f64>,
     /// Predicted and observed agree (only where observed cache fields exist).
     pub agrees: Option<bool>,
+    /// Cache writes billed at another TTL than the breakpoints asked for (absent when
+    /// billed as asked or when the usage does not split writes by TTL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl_billed: Option<super::TtlBilled>,
 }
 
 /// One background job.

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use super::attribution::CostAttribution;
 use super::rows::{EpisodeRow, JobRow, RequestRow, ThreadRow};
 use crate::analyze::cause::MissCause;
 use crate::analyze::polling::Episode;
@@ -19,7 +20,7 @@ pub struct CauseRow {
     pub requests: usize,
     /// Missed tokens (not read although cached before).
     pub tokens: u64,
-    /// Extra cost over a cache read, USD.
+    /// Extra cost over a cache read, USD (per request never more than its cost).
     pub cost_usd: f64,
 }
 
@@ -71,7 +72,8 @@ pub struct Totals {
     pub poll_cost_usd: f64,
     /// Tokens of the model calls redundant polls triggered.
     pub wasted_tokens: u64,
-    /// Their cost, USD.
+    /// Their cost less those calls' cache-miss extras (counted under the miss's cause, so
+    /// no dollar is counted twice), USD.
     pub wasted_cost_usd: f64,
     /// All input tokens.
     pub input_tokens: u64,
@@ -91,6 +93,9 @@ pub struct Totals {
     pub cache_miss_cost_usd: f64,
     /// Cost of all priced requests, USD.
     pub total_cost_usd: f64,
+    /// The same cost with every dollar counted once: useful work, redundant polls, each
+    /// miss cause's extra, unattributed usage.
+    pub cost_attribution: CostAttribution,
     /// Models without a price row: their requests have cost `null` and are left out of
     /// every cost figure.
     pub unpriced_models: Vec<String>,
@@ -110,6 +115,7 @@ impl Totals {
         self.output_tokens += t.output;
         self.cache_hit_rate = rate(self.cache_read_tokens, self.input_tokens);
         self.total_cost_usd += cost_usd;
+        self.cost_attribution.add_unattributed(cost_usd);
     }
 }
 
@@ -177,7 +183,9 @@ fn rate(a: u64, b: u64) -> f64 {
 fn misses_by_cause(rows: &[RequestRow]) -> Vec<CauseRow> {
     let mut causes: BTreeMap<&str, CauseRow> = BTreeMap::new();
     for r in rows {
-        if let Some(c) = &r.cause {
+        // A cause with no missed tokens explains an uncached request; it is no miss.
+        let cause = r.cause.as_ref().filter(|_| r.miss_tokens > 0);
+        if let Some(c) = cause {
             let e = causes.entry(c.name()).or_insert_with(|| CauseRow {
                 cause: c.name().to_string(),
                 requests: 0,
@@ -245,6 +253,7 @@ pub fn summarize(
         cache_miss_tokens: miss_tokens,
         cache_miss_cost_usd: miss_cost,
         total_cost_usd: cost,
+        cost_attribution: CostAttribution::of(rows, episodes),
         unpriced_models: Vec::new(),
         jobs_by_state: jobs_by_state(jobs),
         agreement: (compared > 0).then(|| Agreement {
