@@ -49,6 +49,9 @@ pub struct Request {
     /// The client's version: `claude-cli/VERSION` of the User-Agent, else the recording
     /// context's `cli_version` (the Parquet tables' partition key).
     pub cli_version: Option<String>,
+    /// The API error the response held, `type: message` (an error body such as a 529
+    /// `overloaded_error`, or a 200 stream that ended with an `error` event).
+    pub api_error: Option<String>,
 }
 
 /// User-Agent prefixes of the agent CLIs agentwire knows, and the CLI each names:
@@ -133,6 +136,8 @@ pub struct Prepared {
     response: Option<Box<ResponseMessage>>,
     /// Why the response body could not be read, when its content coding failed.
     response_problem: Option<String>,
+    /// The API error the response holds (error body or stream `error` event).
+    api_error: Option<String>,
 }
 
 /// The stateless part of [`InputStage::extract`]: parse the request body (through the
@@ -149,10 +154,13 @@ pub fn prepare(x: &Exchange) -> Prepared {
                 prefix: None,
                 response: None,
                 response_problem: None,
+                api_error: None,
             }
         }
     };
-    let (response, response_problem) = match exchange_response(x) {
+    let body = exchange_response(x);
+    let api_error = body.as_ref().and_then(ResponseBody::api_error);
+    let (response, response_problem) = match body {
         Some(ResponseBody::Message(m)) => (Some(m), None),
         Some(ResponseBody::Undecodable { reason }) => (None, Some(reason)),
         _ => (None, None),
@@ -162,6 +170,7 @@ pub fn prepare(x: &Exchange) -> Prepared {
         prefix: Some(prefix),
         response,
         response_problem,
+        api_error,
     }
 }
 
@@ -231,6 +240,7 @@ impl InputStage {
             prefix,
             response,
             response_problem,
+            api_error,
         } = prepared;
         let continues = parsed.continues;
         let view = self.canon.place(x, parsed);
@@ -256,7 +266,8 @@ impl InputStage {
         }
         let at = (seq, session, thread);
         let response = response.as_deref();
-        let request = self.request(x, at, c.turn, prefix, response);
+        let mut request = self.request(x, at, c.turn, prefix, response);
+        request.api_error = api_error;
         let mut out = Extracted::new(request, response, response_problem);
         out.stream_problems.extend(c.chain_problem.clone());
         self.scan_history(&c.req, x, at, &mut out);
@@ -290,6 +301,7 @@ impl InputStage {
             synthesized: synthesized(x, response),
             output_estimate: crate::api::estimate_tokens(response.map_or(0, output_bytes)),
             cli_version: user_agent_cli_version(x).or_else(|| self.context_version.clone()),
+            api_error: None,
         }
     }
 

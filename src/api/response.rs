@@ -108,3 +108,54 @@ pub enum ResponseBody {
         reason: String,
     },
 }
+
+/// The type and message of an API error object as `type: message` (Anthropic
+/// `{"type":"overloaded_error","message":"Overloaded"}`; OpenAI `{"code":…,"message":…}`
+/// or `{"type":…}`): the type alone when there is no message, `error` when there is no type.
+pub fn error_text(v: &Value) -> String {
+    let s = |k: &str| v.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
+    let kind = s("type").or_else(|| s("code")).unwrap_or("error");
+    match s("message") {
+        Some(m) => format!("{kind}: {m}"),
+        None => kind.to_string(),
+    }
+}
+
+impl ResponseMessage {
+    /// The API error the stream reported (its last `error` event), as [`error_text`].
+    pub fn stream_error(&self) -> Option<String> {
+        self.stream_errors.last().map(error_text)
+    }
+}
+
+impl ResponseBody {
+    /// The API error this body holds: an error body, or a stream that reported one
+    /// ([`error_text`] form: `overloaded_error: Overloaded`).
+    pub fn api_error(&self) -> Option<String> {
+        match self {
+            ResponseBody::Error {
+                error_type,
+                message,
+            } if message.is_empty() => Some(error_type.clone()),
+            ResponseBody::Error {
+                error_type,
+                message,
+            } => Some(format!("{error_type}: {message}")),
+            ResponseBody::Message(m) => m.stream_error(),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    #[test]
+    fn an_error_event_keeps_its_type_and_message() {
+        let v = serde_json::json!({"type":"overloaded_error","message":"Overloaded"});
+        assert_eq!(error_text(&v), "overloaded_error: Overloaded");
+        let v = serde_json::json!({"code":"server_error","message":""});
+        assert_eq!(error_text(&v), "server_error");
+    }
+}

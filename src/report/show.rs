@@ -101,7 +101,10 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
     let thread = view.place.thread_label;
     let session = canon.session(view.place.session).label.clone();
     let (mut stop, mut usage, mut problems) = (None, None, Vec::new());
+    // The API's own error (an error body, or a stream's `error` event) names the stop.
+    let mut api_error = None;
     if let Some(body) = exchange_response(x) {
+        api_error = body.api_error();
         match body {
             ResponseBody::Message(m) => {
                 stop = m.stop_reason.clone().or(Some("(incomplete)".into()));
@@ -124,7 +127,15 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
         }
     }
     if let Some(e) = &x.error {
-        stop = Some(e.kind.clone());
+        if api_error.is_some() {
+            problems.push(format!("{}: {}", e.kind, e.message));
+        } else {
+            stop = Some(e.kind.clone());
+        }
+    }
+    if let Some(e) = api_error {
+        stop = Some(e.split(": ").next().unwrap_or(&e).to_string());
+        problems.insert(0, format!("API error: {e}"));
     }
     let note = match (note(x), canonical_note) {
         (Some(a), Some(b)) => Some(format!("{b}; {a}")),

@@ -187,6 +187,7 @@ impl Analysis {
         let summary = input.totals(&rows, &episodes, &jobs, threads.len(), unpriced);
         warnings.extend(disagreement_warning(cfg.usage, summary.agreement.as_ref()));
         warnings.extend(rows.iter().filter_map(ttl_warning));
+        warnings.extend(api_error_warning(&rows));
         Analysis {
             schema_version: SCHEMA_VERSION,
             usage_mode: cfg.usage,
@@ -280,6 +281,7 @@ impl BuildInput<'_> {
             tokens,
             agrees,
             ttl_billed: rec.ttl_billed,
+            api_error: r.api_error,
         }
     }
 
@@ -472,6 +474,38 @@ fn episode_row(
             })
             .collect(),
     }
+}
+
+/// One warning counting the requests whose response held an API error, by type, with
+/// the first of each (`2 requests ended with an API error: overloaded_error ×2 (first:
+/// trace.jsonl#4, "overloaded_error: Overloaded")`).
+fn api_error_warning(rows: &[RequestRow]) -> Option<String> {
+    let mut by_type: BTreeMap<&str, (usize, &RequestRow)> = BTreeMap::new();
+    for r in rows {
+        if let Some(e) = &r.api_error {
+            let kind = e.split(": ").next().unwrap_or(e);
+            by_type.entry(kind).or_insert((0, r)).0 += 1;
+        }
+    }
+    let n: usize = by_type.values().map(|(n, _)| n).sum();
+    (n > 0).then(|| {
+        let kinds: Vec<String> = by_type
+            .iter()
+            .map(|(k, (c, r))| {
+                format!(
+                    "{k} ×{c} (first: {}#{}, {:?})",
+                    r.file,
+                    r.exchange,
+                    r.api_error.as_deref().unwrap_or("")
+                )
+            })
+            .collect();
+        let s = if n == 1 { "" } else { "s" };
+        format!(
+            "{n} request{s} ended with an API error: {}",
+            kinds.join("; ")
+        )
+    })
 }
 
 /// A warning for a request whose writes were billed at another TTL than asked.

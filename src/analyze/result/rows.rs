@@ -171,6 +171,9 @@ pub struct RequestRow {
     /// billed as asked or when the usage does not split writes by TTL).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ttl_billed: Option<super::TtlBilled>,
+    /// The API error the response held, `type: message` (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_error: Option<String>,
 }
 
 /// One background job.

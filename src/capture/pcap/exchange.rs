@@ -178,8 +178,10 @@ pub(super) fn build(info: &ConnInfo, e: Entry, why: &str) -> Option<Exchange> {
         notes.insert("time_unknown".into(), TIME_UNKNOWN.into());
         ended = None;
     }
-    let error = error_of(req_msg.as_ref(), resp_msg.as_ref(), e.lost.as_deref(), why)
-        .or_else(|| stream_error(response.as_ref()));
+    let error = with_stream_error(
+        error_of(req_msg.as_ref(), resp_msg.as_ref(), e.lost.as_deref(), why),
+        stream_error(response.as_ref()),
+    );
     let frames = (first.frame.min(last.frame), first.frame.max(last.frame));
     if e.websocket {
         notes.insert("websocket".into(), "upgrade".into());
@@ -271,7 +273,23 @@ fn err(kind: &str, message: &str) -> ExchangeError {
     }
 }
 
-/// An SSE `error` event in a complete event-stream response marks the exchange failed
+/// The exchange's error: a stream's own `error` event names it, also when the response
+/// was then cut (the API's error type is what the user needs; the cut stays in the
+/// message), so `overloaded_error` is never hidden behind `incomplete_response`.
+fn with_stream_error(
+    wire: Option<ExchangeError>,
+    stream: Option<ExchangeError>,
+) -> Option<ExchangeError> {
+    match (wire, stream) {
+        (Some(w), Some(mut s)) if w.kind == "incomplete_response" => {
+            s.message = format!("{}; then the response was cut: {}", s.message, w.message);
+            Some(s)
+        }
+        (w, s) => w.or(s),
+    }
+}
+
+/// An SSE `error` event in an event-stream response marks the exchange failed
 /// (the partial content stays in the body). The body is read through the one decoder and
 /// the one SSE parser.
 fn stream_error(resp: Option<&HttpResponse>) -> Option<ExchangeError> {

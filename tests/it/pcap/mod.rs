@@ -14,6 +14,7 @@ mod prop;
 mod public;
 mod real;
 mod redaction;
+mod stream_error;
 mod synth;
 mod websocket;
 mod websocket_bad;
