@@ -160,11 +160,29 @@ pub struct ReportAnalyzeArgs {
 #[derive(Args, Debug)]
 pub struct PromptArgs {
     /// A trace (its first main-thread request), FILE#N (exchange N as `show` numbers
-    /// it), a pcap file, or a request body (JSON).
+    /// it), a pcap file, a request body (JSON), or a CLI spec such as
+    /// claude-code@2.1.304 recorded on the fly.
     pub input: String,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "md")]
-    pub format: PromptFormatArg,
+    /// Output format (default: from the output's extension, else Markdown).
+    #[arg(long, value_enum)]
+    pub format: Option<PromptFormatArg>,
+    /// Output file (.md or .json). Default: stdout.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Overwrite the output file if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// Environment for an input given as a CLI spec, `K=V` (repeatable); `K=unset`
+    /// removes K.
+    #[arg(long = "env", value_name = "K=V", value_parser = parse_env)]
+    pub env: Vec<(String, Option<String>)>,
+    /// Keep the trace recorded for a CLI-spec input in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub record_dir: Option<PathBuf>,
+    /// Route for an input given as a CLI spec (see `record --route`). Ignored, with a
+    /// warning, when the input is not a CLI spec.
+    #[arg(long, value_enum)]
+    pub route: Option<RouteArg>,
 }
 
 /// Format of `agentwire prompt`.

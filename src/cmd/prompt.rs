@@ -7,11 +7,37 @@ use anyhow::Result;
 use agentwire::api::view::Canonicalizer;
 use agentwire::report::{self, meta::InputMeta, DocFormat};
 
-use super::io::{print_stdout, resolve_input};
-use crate::cli::{PromptArgs, PromptFormatArg};
+use super::diff::Recorder;
+use super::io::{check_doc_output, resolve_input, write_doc};
+use crate::cli::{config, DocOutputArgs, PromptArgs, PromptFormatArg};
 
 pub(super) fn prompt(a: PromptArgs) -> Result<ExitCode> {
-    let r = resolve_input(&a.input, &[])?;
+    let out = DocOutputArgs {
+        output: a.output.clone(),
+        format: None,
+        force: a.force,
+        max_line: None,
+    };
+    let format = match (a.format, &a.output) {
+        (Some(PromptFormatArg::Json), _) => DocFormat::Json,
+        (Some(PromptFormatArg::Md), _) | (None, None) => DocFormat::Markdown,
+        (None, Some(_)) => match config::doc_format(&out)? {
+            DocFormat::Html => anyhow::bail!(
+                "{}: prompt writes Markdown or JSON; name it .md or .json",
+                a.output
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new("-"))
+                    .display()
+            ),
+            f => f,
+        },
+    };
+    let file = std::path::PathBuf::from(a.input.split('#').next().unwrap_or(&a.input));
+    check_doc_output(&out, &[file])?;
+    let recorder = Recorder::new(&a.env, a.record_dir.as_deref(), a.route, a.force)?;
+    let resolvers: [&dyn agentwire::diff::InputResolver; 1] = [&recorder];
+    let r = resolve_input(&a.input, &resolvers)?;
+    recorder.warn_unused_route();
     let mut canon = Canonicalizer::new();
     let mut pick = None;
     for (i, x) in r.trace.exchanges.iter().enumerate() {
@@ -39,10 +65,6 @@ pub(super) fn prompt(a: PromptArgs) -> Result<ExitCode> {
         );
     };
     let p = report::prompt::prompt(&req, &body, id, InputMeta::of(&a.input, &r.trace));
-    let format = match a.format {
-        PromptFormatArg::Md => DocFormat::Markdown,
-        PromptFormatArg::Json => DocFormat::Json,
-    };
-    print_stdout(&report::prompt::render(&p, format))?;
+    write_doc(&out, &report::prompt::render(&p, format))?;
     Ok(ExitCode::SUCCESS)
 }

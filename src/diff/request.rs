@@ -396,13 +396,21 @@ fn diff_params(a: &MessagesRequest, b: &MessagesRequest, norm: &mut Norm) -> Vec
     rows
 }
 
-struct Injected {
-    kind: &'static str,
-    at: String,
-    text: String,
+/// A piece of context the client injected into the conversation.
+#[derive(Clone, Debug, Serialize)]
+pub struct Injected {
+    /// `system_message` (a `system`-role message) or `system_reminder` (a text block
+    /// opening with `<system-reminder>`).
+    pub kind: &'static str,
+    /// Where: `messages[i].content[j]`.
+    pub at: String,
+    /// Its text, whole.
+    pub text: String,
 }
 
-fn injected(r: &MessagesRequest) -> Vec<Injected> {
+/// The injected context of `r`, in message order: `system`-role messages and
+/// `<system-reminder>` text blocks.
+pub fn injected(r: &MessagesRequest) -> Vec<Injected> {
     let mut out = Vec::new();
     for (i, m) in r.messages.iter().enumerate() {
         let system = m.role == "system";

@@ -43,6 +43,17 @@ pub(crate) fn total(v: f64, partial: bool) -> String {
     }
 }
 
+/// The id other commands take for a request's exchange: its exchange id (`show`'s `#`,
+/// `diff FILE#N`, `prompt FILE#N`), with its file when the analysis read several
+/// (`b.jsonl#3`).
+pub(crate) fn exchange_ref(a: &Analysis, r: &crate::analyze::RequestRow) -> String {
+    if a.inputs.len() > 1 {
+        format!("{}#{}", r.file, r.exchange)
+    } else {
+        r.exchange.to_string()
+    }
+}
+
 /// The value, or `-`.
 pub(crate) fn opt<T: ToString>(v: &Option<T>) -> String {
     v.as_ref().map_or_else(|| "-".to_string(), T::to_string)
@@ -234,7 +245,7 @@ pub fn requests(a: &Analysis, max_rows: Option<usize>) -> Table {
             _ => "",
         };
         let mut cells = vec![
-            Cell::int(r.seq as u64),
+            Cell::num(exchange_ref(a, r), r.seq as f64),
             Cell::code(&r.session),
             Cell::code(&r.thread),
             Cell::text(r.at.format("%H:%M:%S%.3f").to_string()),

@@ -134,9 +134,10 @@ fn cache_sentence(a: &Analysis) -> String {
                 return None;
             }
             let detail = r.cause_detail.clone().filter(|d| !d.is_empty());
+            let id = tables::exchange_ref(a, r);
             Some(match detail {
-                Some(d) => format!("#{} {c} ({d})", r.seq),
-                None => format!("#{} {c}", r.seq),
+                Some(d) => format!("#{id} {c} ({d})"),
+                None => format!("#{id} {c}"),
             })
         })
         .collect();

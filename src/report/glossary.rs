@@ -109,7 +109,7 @@ pub const ENTRIES: &[(&str, &str)] = &[
     ("lookback_exceeded", "the breakpoint is too far after the last cached block to be found"),
     ("unexplained", "recorded usage shows a miss the simulation does not explain"),
     ("TTL", "how long a cached prefix lives after its last use: 5 minutes by default, 1 hour on request"),
-    ("#", "position of the request among all analysed requests"),
+    ("#", "the exchange id in its trace (FILE#N when several files were read): the N that show lists and diff FILE#N and prompt FILE#N take"),
     ("time", "when the request started (UTC)"),
     ("usage", "recorded (the response's usage) or simulated (agentwire's cache simulation)"),
     ("read", "cache-read tokens"),

@@ -1,5 +1,5 @@
-//! Prompt export (`agentwire prompt`): the full system prompt blocks and tool definitions
-//! of one Messages request, as Markdown (what people publish by hand to track prompt
+//! Prompt export (`agentwire prompt`): the full system prompt blocks, tool definitions and
+//! the context injected into the messages (marked as such) of one request, as Markdown (what people publish by hand to track prompt
 //! history) or JSON. Nothing is shortened; recorded text sits in code fences long enough
 //! that it cannot close them.
 
@@ -54,6 +54,9 @@ pub struct Prompt {
     pub system: Vec<SystemBlock>,
     /// Tool definitions in order.
     pub tools: Vec<ToolDef>,
+    /// Context the client injected into the messages (`system`-role messages,
+    /// `<system-reminder>` blocks), marked by kind, in order.
+    pub injected: Vec<crate::diff::request::Injected>,
     /// Tools announced by name for ToolSearch (not defined), in order.
     pub announced: Vec<String>,
     /// The tools by role, as the api layer counts them (loaded, deferred, announced,
@@ -90,6 +93,7 @@ pub fn prompt(req: &MessagesRequest, body: &[u8], exchange: u64, input: InputMet
         exchange,
         model: req.model.clone(),
         system,
+        injected: crate::diff::request::injected(req),
         tools: req
             .tools
             .iter()

@@ -461,3 +461,50 @@ fn parquet_force_replaces_tables_but_never_a_users_own_file() {
         .iter()
         .any(|f| f.extension().is_some_and(|e| e == "parquet")));
 }
+
+/// Issue 31 item 13, "one id for an exchange": `analyze` numbered requests 0..n while
+/// `show`, `diff FILE#N` and `prompt FILE#N` use the exchange id. A trace whose first
+/// exchange is not a model request (a `GET /v1/models`) has requests 1 and 2: the
+/// requests table shows 1 and 2, the ids `show` lists, not 0 and 1.
+#[test]
+fn the_requests_table_shows_the_exchange_ids_show_and_diff_take() {
+    let xs = session(&[
+        (vec![json!({"type":"text","text":"a"})], vec![], None),
+        (vec![json!({"type":"text","text":"b"})], vec![], None),
+    ]);
+    let mut models = xs[0].clone();
+    models.request.method = "GET".into();
+    models.request.target = "/v1/models".into();
+    let mut all = vec![models];
+    all.extend(xs);
+    for (i, x) in all.iter_mut().enumerate() {
+        x.id = i as u64;
+    }
+    let a = analyze_exchanges(&all, AnalyzeConfig::default());
+    assert_eq!(
+        a.requests
+            .iter()
+            .map(|r| (r.seq, r.exchange))
+            .collect::<Vec<_>>(),
+        [(0, 1), (1, 2)]
+    );
+    let md = render(&a, Format::Markdown);
+    let section = md.split("## Requests").nth(1).unwrap();
+    let first_cells: Vec<&str> = section
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| #") && !l.starts_with("| ---"))
+        .map(|l| l.trim_start_matches("| ").split(" |").next().unwrap())
+        .collect();
+    assert_eq!(first_cells, ["1", "2"], "{section}");
+    // The same ids `show` lists for the two requests.
+    let trace = agentwire::trace::Trace {
+        exchanges: all.clone(),
+        ..Default::default()
+    };
+    let shown: Vec<u64> = agentwire::report::show::rows(&trace)
+        .iter()
+        .filter(|r| r.method == "POST")
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(shown, [1, 2]);
+}
