@@ -76,6 +76,10 @@ pub struct DiffArgs {
     #[arg(long, value_enum)]
     pub route: Option<RouteArg>,
     /// Output format.
+    /// List the rows that did not change too (parameters, beta and version headers,
+    /// client version); by default they are counted, not listed.
+    #[arg(long)]
+    pub unchanged: bool,
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
 }

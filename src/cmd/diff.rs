@@ -25,10 +25,11 @@ pub(super) fn diff(a: DiffArgs) -> Result<ExitCode> {
     let mut report = compare(&a, &recorder, norm)?;
     recorder.warn_unused_route();
     report.apply_gates(&gates);
-    print_stdout(&report::diff::render(
+    print_stdout(&report::diff::render_with(
         &report,
         a.format.into(),
         stdout_color(),
+        a.unchanged,
     ))?;
     for p in &report.problems {
         warn(p);

@@ -17,10 +17,16 @@ const MAX_VALUE: usize = 72;
 /// Render a diff report. `color` adds ANSI colours to the terminal format (the caller
 /// decides: a TTY and `NO_COLOR` unset).
 pub fn render(report: &DiffReport, format: Format, color: bool) -> String {
-    format.finish(render_unchecked(report, format, color))
+    render_with(report, format, color, false)
 }
 
-fn render_unchecked(report: &DiffReport, format: Format, color: bool) -> String {
+/// [`render`], with the rows that did not change (parameters, headers, the version
+/// header) shown when `unchanged` is set; by default they are counted, not listed.
+pub fn render_with(report: &DiffReport, format: Format, color: bool, unchanged: bool) -> String {
+    format.finish(render_unchecked(report, format, color, unchanged))
+}
+
+fn render_unchecked(report: &DiffReport, format: Format, color: bool, unchanged: bool) -> String {
     if format == Format::Json {
         return crate::text::safe_json::pretty(report);
     }
@@ -32,8 +38,20 @@ fn render_unchecked(report: &DiffReport, format: Format, color: bool) -> String 
     if report.comparisons.is_empty() {
         w.line(&format!("no requests to compare ({} mode)", report.mode));
     }
-    for d in &report.comparisons {
-        comparison(&mut w, d);
+    let sections: Vec<Vec<(&str, String)>> = report
+        .comparisons
+        .iter()
+        .map(|d| sections(&w, d, unchanged))
+        .collect();
+    let common = common_sections(&sections);
+    if !common.is_empty() {
+        w.heading(0, &format!("Common to all {} comparisons", sections.len()));
+        for (_, text) in sections[0].iter().filter(|(n, _)| common.contains(n)) {
+            append(&mut w, text);
+        }
+    }
+    for (d, secs) in report.comparisons.iter().zip(&sections) {
+        comparison(&mut w, d, secs, &common);
     }
     if !report.unmatched.is_empty() {
         w.heading(1, "Unmatched requests");
@@ -85,7 +103,54 @@ fn delta(n: i64) -> String {
     }
 }
 
-fn comparison(w: &mut Writer, d: &RequestDiff) {
+/// The sections of one comparison that may repeat from turn to turn, each rendered on
+/// its own: `(name, text)`.
+fn sections<'a>(w: &Writer, d: &RequestDiff, unchanged: bool) -> Vec<(&'a str, String)> {
+    let run = |f: &dyn Fn(&mut Writer)| {
+        // Started non-empty so its first heading keeps the blank line it has in one
+        // writer; stripped again, and added back by [`append`].
+        let mut s = Writer {
+            md: w.md,
+            color: w.color,
+            out: "\n".into(),
+        };
+        f(&mut s);
+        s.out.trim_start_matches('\n').to_string()
+    };
+    vec![
+        ("Tools", run(&|s| tools(s, d))),
+        ("System prompt", run(&|s| system(s, d))),
+        ("Headers", run(&|s| headers(s, d, unchanged))),
+        ("Parameters", run(&|s| params(s, d, unchanged))),
+        ("Injected context", run(&|s| injected(s, d))),
+    ]
+}
+
+/// Add a section rendered on its own (it opens with a heading, after a blank line).
+fn append(w: &mut Writer, text: &str) {
+    w.blank();
+    w.out.push_str(text);
+}
+
+/// The sections whose text is the same in every comparison (with two or more): shown
+/// once, as a roll-up, instead of once per turn (`--all` and `--within` printed the same
+/// tool diff for every turn).
+fn common_sections<'a>(all: &[Vec<(&'a str, String)>]) -> Vec<&'a str> {
+    if all.len() < 2 {
+        return Vec::new();
+    }
+    all[0]
+        .iter()
+        .filter(|(name, text)| {
+            all[1..]
+                .iter()
+                .all(|secs| secs.iter().any(|(n, t)| n == name && t == text))
+        })
+        .map(|(name, _)| *name)
+        .collect()
+}
+
+fn comparison(w: &mut Writer, d: &RequestDiff, secs: &[(&str, String)], common: &[&str]) {
     w.heading(
         0,
         &format!("{} → {}", side_name(d, true), side_name(d, false)),
@@ -108,11 +173,20 @@ fn comparison(w: &mut Writer, d: &RequestDiff) {
         })
         .collect();
     w.table(&["metric", "A", "B", "delta", "%"], rows);
-    tools(w, d);
-    system(w, d);
-    headers(w, d);
-    params(w, d);
-    injected(w, d);
+    let shared: Vec<&str> = secs
+        .iter()
+        .filter(|(n, _)| common.contains(n))
+        .map(|(n, _)| *n)
+        .collect();
+    if !shared.is_empty() {
+        w.line(&format!(
+            "{}: as in every comparison (above)",
+            shared.join(", ")
+        ));
+    }
+    for (_, text) in secs.iter().filter(|(n, _)| !common.contains(n)) {
+        append(w, text);
+    }
     if !d.normalized.is_empty() {
         w.heading(1, "Normalized before comparing");
         let rows = d
@@ -266,13 +340,23 @@ fn tools_table(w: &mut Writer, t: &ToolsDiff) {
             rows,
         );
     }
-    let same = t.entries.len() - moved.len();
-    if same > 0 && !t.identical {
+    // Counted per category (a count mixing loaded and announced tools read as "16
+    // tools unchanged" next to "12 → 12" tools).
+    let mut same: Vec<(&str, u64)> = Vec::new();
+    for e in t
+        .entries
+        .iter()
+        .filter(|e| e.status == ToolStatus::Same && e.delta == 0)
+    {
+        match same.iter_mut().find(|(k, _)| *k == state(e.b)) {
+            Some((_, n)) => *n += 1,
+            None => same.push((state(e.b), 1)),
+        }
+    }
+    if !same.is_empty() && !t.identical {
         let indent = if w.md { "" } else { "  " };
-        w.line(&format!(
-            "{indent}{} unchanged",
-            crate::text::fmt::plural(same as u64, "tool")
-        ));
+        let parts: Vec<String> = same.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        w.line(&format!("{indent}unchanged: {}", parts.join(", ")));
     }
 }
 
@@ -354,7 +438,7 @@ fn opt(v: &Option<String>) -> String {
     v.as_deref().map_or("-".to_string(), |s| clip(s, MAX_VALUE))
 }
 
-fn headers(w: &mut Writer, d: &RequestDiff) {
+fn headers(w: &mut Writer, d: &RequestDiff, unchanged: bool) {
     let h = &d.headers;
     w.heading(1, "Headers");
     if h.identical() {
@@ -374,28 +458,35 @@ fn headers(w: &mut Writer, d: &RequestDiff) {
         ));
         return;
     }
-    w.bullet(&format!(
-        "{} added: {}",
-        h.beta_headers,
-        list(&h.betas_added)
-    ));
-    w.bullet(&format!(
-        "{} removed: {}",
-        h.beta_headers,
-        list(&h.betas_removed)
-    ));
-    if let Some(v) = h.version_header {
+    if unchanged || !h.betas_added.is_empty() || !h.betas_removed.is_empty() {
+        w.bullet(&format!(
+            "{} added: {}",
+            h.beta_headers,
+            list(&h.betas_added)
+        ));
+        w.bullet(&format!(
+            "{} removed: {}",
+            h.beta_headers,
+            list(&h.betas_removed)
+        ));
+    }
+    if let Some(v) = h
+        .version_header
+        .filter(|_| unchanged || h.a_version != h.b_version)
+    {
         w.bullet(&format!(
             "{v}: {} → {}",
             opt(&h.a_version),
             opt(&h.b_version)
         ));
     }
-    w.bullet(&format!(
-        "client version: {} → {}",
-        opt(&h.a_client_version),
-        opt(&h.b_client_version)
-    ));
+    if unchanged || h.a_client_version != h.b_client_version {
+        w.bullet(&format!(
+            "client version: {} → {}",
+            opt(&h.a_client_version),
+            opt(&h.b_client_version)
+        ));
+    }
     if h.a_user_agent != h.b_user_agent {
         w.bullet(&format!(
             "user-agent: {} → {}",
@@ -413,10 +504,22 @@ fn headers(w: &mut Writer, d: &RequestDiff) {
     }
 }
 
-fn params(w: &mut Writer, d: &RequestDiff) {
+fn params(w: &mut Writer, d: &RequestDiff, unchanged: bool) {
     w.heading(1, "Parameters");
-    let rows = d
+    let same = d.params.iter().filter(|p| !p.changed && p.known).count();
+    let shown: Vec<_> = d
         .params
+        .iter()
+        .filter(|p| unchanged || p.changed || !p.known)
+        .collect();
+    if shown.is_empty() {
+        w.line(&format!(
+            "{} unchanged",
+            crate::text::fmt::plural(same as u64, "parameter")
+        ));
+        return;
+    }
+    let rows = shown
         .iter()
         .map(|p| {
             let mark = match (p.changed, p.known) {
@@ -429,6 +532,12 @@ fn params(w: &mut Writer, d: &RequestDiff) {
         })
         .collect();
     w.table(&["key", "A", "B", ""], rows);
+    if !unchanged && same > 0 {
+        w.line(&format!(
+            "{} unchanged (--unchanged lists them)",
+            crate::text::fmt::plural(same as u64, "other parameter")
+        ));
+    }
 }
 
 fn injected(w: &mut Writer, d: &RequestDiff) {

@@ -804,3 +804,64 @@ fn one_input_may_come_from_standard_input() {
     assert_eq!(named.1.replace(&a_name, "-"), piped.1);
     assert_eq!(run(&["-".as_ref(), "-".as_ref()], Some(&a)).0, Some(2));
 }
+
+/// Issue 31 item 14, "counts that explain themselves": `diff` printed "16 tools unchanged"
+/// (loaded and announced tools in one count), unchanged `anthropic-version` lines, and
+/// `--within` repeated the same tool diff for every turn. Now: unchanged tools counted
+/// per category (the loaded tools whose definitions are byte-identical in both bodies,
+/// counted here with serde_json from tshark's bodies), unchanged rows hidden unless
+/// `--unchanged`, and sections common to every turn shown once.
+#[test]
+fn diff_counts_per_category_hides_unchanged_rows_and_rolls_up_common_turns() {
+    let run = |args: &[&str]| {
+        let o = Command::new(bin()).args(args).output().unwrap();
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let (a, b) = (
+        crate::common::shared_capture("claude-code/cc2.1.303-hello.pcap"),
+        crate::common::shared_capture("claude-code/cc2.1.304-hello.pcap"),
+    );
+    let tools = |p: &Path| -> Vec<serde_json::Value> {
+        let x = tshark::exchanges(p)
+            .into_iter()
+            .find(|x| x.is_messages())
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&x.request.body.bytes).unwrap();
+        v["tools"].as_array().unwrap().clone()
+    };
+    let (ta, tb) = (tools(&a), tools(&b));
+    let same = ta
+        .iter()
+        .filter(|t| t.get("defer_loading").is_none() && tb.contains(t))
+        .count();
+    let text = run(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(
+        text.contains(&format!("unchanged: {same} loaded")),
+        "{text}"
+    );
+    assert!(!text.contains("anthropic-version"), "{text}");
+    let all = run(&[
+        "diff",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--unchanged",
+    ]);
+    assert!(
+        all.contains("anthropic-version: 2023-06-01 → 2023-06-01"),
+        "{all}"
+    );
+    // Five turn-to-turn comparisons of one session: the tool diff once, not five times.
+    let pcap = crate::common::shared_capture("claude-code/cc2.1.304-bg-polling.pcap");
+    let within = run(&["diff", "--within", pcap.to_str().unwrap()]);
+    assert_eq!(
+        within.matches("Common to all 5 comparisons").count(),
+        1,
+        "{within}"
+    );
+    assert_eq!(within.matches("\nTools\n").count(), 1, "{within}");
+    assert_eq!(
+        within.matches("as in every comparison (above)").count(),
+        5,
+        "{within}"
+    );
+}
