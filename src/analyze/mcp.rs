@@ -22,7 +22,7 @@ use serde::Serialize;
 use crate::analyze::events::{Notification, ToolCall};
 use crate::trace::mcp::McpTransport;
 use crate::trace::McpRecord;
-use calls::Call;
+use calls::{Call, Outcome};
 use tasks::{Task, TaskKind, TERMINAL};
 
 /// The MCP part of `analyze`'s report (`mcp` in its JSON).
@@ -56,8 +56,12 @@ pub struct McpSummary {
     pub requests: usize,
     /// Requests answered with a JSON-RPC error.
     pub errors: usize,
-    /// Requests never answered.
+    /// Requests never answered (and not cancelled).
     pub unanswered: usize,
+    /// Requests their sender cancelled (`notifications/cancelled`) that got no reply.
+    pub cancelled: usize,
+    /// Requests answered after their sender cancelled them (the reply is to be ignored).
+    pub answered_after_cancel: usize,
     /// Tasks (protocol tasks and tool jobs).
     pub tasks: usize,
     /// Protocol tasks.
@@ -118,8 +122,12 @@ pub struct MethodRow {
     pub calls: usize,
     /// Answered with a JSON-RPC error.
     pub errors: usize,
-    /// Never answered.
+    /// Never answered (and not cancelled).
     pub unanswered: usize,
+    /// Cancelled by the sender, no reply.
+    pub cancelled: usize,
+    /// Answered after the sender cancelled them.
+    pub answered_after_cancel: usize,
     /// Median latency, milliseconds.
     pub p50_ms: Option<f64>,
     /// Largest latency, milliseconds.
@@ -212,6 +220,8 @@ pub fn analyze(
         a.summary.requests += m.calls;
         a.summary.errors += m.errors;
         a.summary.unanswered += m.unanswered;
+        a.summary.cancelled += m.cancelled;
+        a.summary.answered_after_cancel += m.answered_after_cancel;
     }
     let found = tasks::find_tasks(&calls, &mcp_notes);
     let links = tasks::link_model_calls(model, &calls);
@@ -424,6 +434,8 @@ fn method_rows(calls: &[Call]) -> Vec<MethodRow> {
                         calls: 0,
                         errors: 0,
                         unanswered: 0,
+                        cancelled: 0,
+                        answered_after_cancel: 0,
                         p50_ms: None,
                         max_ms: None,
                     },
@@ -434,9 +446,17 @@ fn method_rows(calls: &[Call]) -> Vec<MethodRow> {
         };
         let (r, lat) = &mut rows[i];
         r.calls += 1;
-        r.errors += usize::from(c.error.is_some());
-        r.unanswered += usize::from(c.answered_at.is_none());
-        lat.extend(c.latency_ms());
+        match c.outcome() {
+            Outcome::Error => r.errors += 1,
+            Outcome::Unanswered => r.unanswered += 1,
+            Outcome::Cancelled => r.cancelled += 1,
+            Outcome::AnsweredAfterCancel => r.answered_after_cancel += 1,
+            Outcome::Answered => {}
+        }
+        // A reply to a cancelled request says nothing of the server's speed.
+        if c.cancelled_at.is_none() {
+            lat.extend(c.latency_ms());
+        }
     }
     rows.into_iter()
         .map(|(mut r, mut lat)| {

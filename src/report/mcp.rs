@@ -228,8 +228,11 @@ fn summary_table(w: &mut Writer, s: &crate::analyze::mcp::McpSummary) {
         vec![
             vec!["MCP messages".into(), s.messages.to_string()],
             vec![
-                "requests (errors, unanswered)".into(),
-                format!("{} ({}, {})", s.requests, s.errors, s.unanswered),
+                "requests (errors, unanswered, cancelled, answered after cancel)".into(),
+                format!(
+                    "{} ({}, {}, {}, {})",
+                    s.requests, s.errors, s.unanswered, s.cancelled, s.answered_after_cancel
+                ),
             ],
             vec![
                 "tasks (protocol)".into(),
@@ -288,7 +291,8 @@ fn servers_table(w: &mut Writer, a: &McpAnalysis) {
     );
 }
 
-/// One row per server and method: calls, errors, unanswered, latency.
+/// One row per server and method: calls, errors, unanswered, cancelled, answered after
+/// cancel, latency (of requests not cancelled).
 fn methods_table(w: &mut Writer, a: &McpAnalysis) {
     w.heading(1, "MCP methods");
     let rows = a
@@ -302,6 +306,8 @@ fn methods_table(w: &mut Writer, a: &McpAnalysis) {
                 m.calls.to_string(),
                 m.errors.to_string(),
                 m.unanswered.to_string(),
+                m.cancelled.to_string(),
+                m.answered_after_cancel.to_string(),
                 ms(m.p50_ms),
                 ms(m.max_ms),
             ]
@@ -315,6 +321,8 @@ fn methods_table(w: &mut Writer, a: &McpAnalysis) {
             "calls",
             "errors",
             "unanswered",
+            "cancelled",
+            "answered after cancel",
             "p50 ms",
             "max ms",
         ],

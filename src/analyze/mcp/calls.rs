@@ -45,9 +45,42 @@ pub struct Call {
     pub result: Option<Value>,
     /// `error` of the response.
     pub error: Option<Value>,
+    /// When the sender cancelled it (`notifications/cancelled` naming its id).
+    pub cancelled_at: Option<DateTime<Utc>>,
+}
+
+/// What became of a request: answered, answered with an error, cancelled by its sender
+/// and never answered, answered although cancelled (the reply came after the cancel, and
+/// the sender should ignore it), or never answered.
+/// Source: MCP specification 2025-11-25, "Cancellation" (`notifications/cancelled`
+/// `{requestId, reason}`: "the sender of the cancellation notification SHOULD ignore any
+/// response to the request that arrives afterward").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// A result.
+    Answered,
+    /// A JSON-RPC error.
+    Error,
+    /// Cancelled, no reply.
+    Cancelled,
+    /// Cancelled, then replied to anyway.
+    AnsweredAfterCancel,
+    /// No reply and no cancel.
+    Unanswered,
 }
 
 impl Call {
+    /// What became of the request.
+    pub fn outcome(&self) -> Outcome {
+        match (self.cancelled_at, self.answered_at) {
+            (Some(c), Some(a)) if a >= c => Outcome::AnsweredAfterCancel,
+            (Some(_), None) => Outcome::Cancelled,
+            (_, Some(_)) if self.error.is_some() => Outcome::Error,
+            (_, Some(_)) => Outcome::Answered,
+            (None, None) => Outcome::Unanswered,
+        }
+    }
+
     /// Latency in milliseconds, when answered.
     pub fn latency_ms(&self) -> Option<f64> {
         self.answered_at
@@ -149,6 +182,22 @@ pub fn pair(records: &[(usize, McpRecord)]) -> (Vec<Call>, Vec<Note>, FactsBySer
                         answered_at: None,
                         result: None,
                         error: None,
+                        cancelled_at: None,
+                    });
+                }
+                (Some("notifications/cancelled"), None) => {
+                    // The canceller sent the request: its open request with that id.
+                    let id = m.pointer("/params/requestId").map(Value::to_string);
+                    let q = id.and_then(|id| open.get(&(*trace, r.server.clone(), to_server, id)));
+                    if let Some(&i) = q.and_then(|q| q.front()) {
+                        calls[i].cancelled_at.get_or_insert(r.at);
+                    }
+                    notes.push(Note {
+                        server: r.server.clone(),
+                        method: "notifications/cancelled".into(),
+                        params: m.get("params").cloned().unwrap_or(Value::Null),
+                        to_server,
+                        at: r.at,
                     });
                 }
                 (Some(method), None) => notes.push(Note {

@@ -276,3 +276,45 @@ fn tool_job_linked_by_arguments_and_polls_after_the_end_are_redundant() {
     assert_eq!(a.links[2].linked_by, None);
     assert_eq!((a.summary.linked_calls, a.summary.unlinked_calls), (2, 1));
 }
+
+/// Issue 31 item 3, "MCP cancellation": a request the client cancelled with
+/// `notifications/cancelled` was reported as never answered, and a reply after the cancel
+/// as an ordinary reply. Four `tools/call`: 1 cancelled at 500 ms and never answered; 2
+/// cancelled at 600 ms and answered at 900 ms anyway; 3 neither answered nor cancelled;
+/// 4 answered at 200 ms (latency 100 ms, the only one measured).
+#[test]
+fn cancelled_answered_after_cancel_and_never_answered_are_three_outcomes() {
+    let cancel = |ms: i64, id: u64| {
+        rec(
+            ms,
+            McpDirection::ToServer,
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": id, "reason": "user interrupted"}}),
+        )
+    };
+    let call = json!({"name": "get_status", "arguments": {"job_id": "j"}});
+    let records = vec![
+        req(100, 1, "tools/call", call.clone()),
+        req(100, 2, "tools/call", call.clone()),
+        req(100, 3, "tools/call", call.clone()),
+        req(100, 4, "tools/call", call),
+        res(200, 4, text("ok")),
+        cancel(500, 1),
+        cancel(600, 2),
+        res(900, 2, text("late")),
+    ];
+    let a = analyze(&records, &[], &[], &["main".to_string()]);
+    let s = &a.summary;
+    assert_eq!(
+        (
+            s.requests,
+            s.errors,
+            s.unanswered,
+            s.cancelled,
+            s.answered_after_cancel
+        ),
+        (4, 0, 1, 1, 1)
+    );
+    let m = &a.methods[0];
+    assert_eq!((m.calls, m.p50_ms, m.max_ms), (4, Some(100.0), Some(100.0)));
+}
