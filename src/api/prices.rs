@@ -329,6 +329,7 @@ impl PriceTable {
             r.checked = Some(PRICE_DATE.to_string());
         }
         models.extend(openai_rows());
+        models.extend(super::gemini::prices::rows());
         PriceTable {
             source: PRICE_SOURCE.to_string(),
             date: PRICE_DATE.to_string(),
