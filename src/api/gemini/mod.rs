@@ -5,6 +5,7 @@
 //! prices ([`prices`]).
 
 pub mod cache;
+pub mod events;
 pub mod parts;
 pub mod prices;
 mod request;

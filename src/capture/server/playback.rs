@@ -246,6 +246,9 @@ impl Replay {
                     MessagesRequest::parse(&request_body(&x.request).bytes).ok()
                 }
                 Some(Dialect::Responses) => responses.request(&x),
+                Some(Dialect::Gemini) if x.response.as_ref().is_some_and(|r| r.status == 200) => {
+                    crate::api::view::parse(&x).request.map(|c| c.req)
+                }
                 _ => None,
             };
             let (Some(req), Some(dialect)) = (req, dialect) else {
@@ -257,7 +260,9 @@ impl Replay {
                 has_tools: !req.tools.is_empty(),
                 turn: req.turn(),
                 assistant_fp: assistant_fingerprint(&req, &normalizer),
-                stream: req.stream() || x.websocket.is_some(),
+                stream: req.stream()
+                    || x.websocket.is_some()
+                    || crate::api::dialect::gemini_method(x.path()).is_some_and(|(_, s)| s),
                 exchange: x,
             });
         }
