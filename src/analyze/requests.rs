@@ -54,11 +54,14 @@ pub struct Request {
 /// User-Agent prefixes of the agent CLIs agentwire knows, and the CLI each names:
 /// Claude Code (`claude-cli/2.1.304 (external, sdk-cli)`), Codex (`codex_exec/0.171.0
 /// (Debian 12.0.0; x86_64) …`, measured on 0.165.0 and 0.171.0; `codex_cli_rs/…` for its
-/// interactive mode).
+/// interactive mode), Gemini CLI (`GeminiCLI-tui/0.61.0/gemini-3.1-pro-preview (linux; x64;
+/// terminal)`, measured on 0.61.0; the version ends at a space or a slash).
 pub const USER_AGENTS: &[(&str, &str)] = &[
     ("claude-cli/", "claude-code"),
     ("codex_exec/", "codex"),
     ("codex_cli_rs/", "codex"),
+    ("GeminiCLI-tui/", "gemini"),
+    ("GeminiCLI/", "gemini"),
 ];
 
 /// The agent CLI and version a request names in its User-Agent (`claude-cli/2.1.304
@@ -66,7 +69,7 @@ pub const USER_AGENTS: &[(&str, &str)] = &[
 pub fn user_agent_cli(x: &Exchange) -> Option<(&'static str, String)> {
     let ua = header_value(&x.request.headers, "user-agent")?;
     USER_AGENTS.iter().find_map(|(prefix, cli)| {
-        let v = ua.strip_prefix(prefix)?.split(' ').next()?;
+        let v = ua.strip_prefix(prefix)?.split([' ', '/']).next()?;
         (!v.is_empty()).then(|| (*cli, v.to_string()))
     })
 }

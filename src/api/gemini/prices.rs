@@ -25,7 +25,7 @@ pub const SOURCE: &str = "https://ai.google.dev/gemini-api/docs/pricing";
 
 /// The Gemini rows (see the module header).
 pub fn rows() -> Vec<ModelPrice> {
-    let r = |model: &str, input: f64, output: f64, note: &str| ModelPrice {
+    let r = |model: &str, input: f64, output: f64, _note: &str| ModelPrice {
         model: model.to_string(),
         ids: vec![model.to_string()],
         input,
@@ -35,7 +35,7 @@ pub fn rows() -> Vec<ModelPrice> {
         read: input / 10.0,
         min_cacheable: super::cache::min_cacheable(model),
         source: Some(format!(
-            "{SOURCE} (transcribed 2026-10-07{note}); cached input 10% of input; minimum: https://ai.google.dev/gemini-api/docs/caching"
+            "{SOURCE} (transcribed 2026-10-07; cached input 10% of input); minimum: https://ai.google.dev/gemini-api/docs/caching"
         )),
         checked: Some("2026-12-02".into()),
     };
