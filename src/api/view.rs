@@ -415,6 +415,9 @@ impl Canonicalizer {
         let place = self
             .sessions
             .place_digested(&x.request.headers, &x.source, req, digests);
+        if x.response.as_ref().is_some_and(|r| r.status == 200) {
+            self.sessions.answered(&place);
+        }
         View {
             place,
             request,
