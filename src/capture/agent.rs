@@ -123,7 +123,11 @@ fn prepare_gemini(
     let set = |env: &mut BTreeMap<String, String>, k: &str, v: &str| {
         env.insert(k.into(), v.into());
     };
-    set(env, "GOOGLE_GEMINI_BASE_URL", base_url.trim_end_matches('/'));
+    set(
+        env,
+        "GOOGLE_GEMINI_BASE_URL",
+        base_url.trim_end_matches('/'),
+    );
     set(env, "GEMINI_API_KEY", FAKE_GEMINI_KEY);
     set(env, "GEMINI_CLI_TRUST_WORKSPACE", "true");
     Ok(())

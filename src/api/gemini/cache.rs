@@ -28,7 +28,10 @@ pub const MIN_CACHEABLE_2_5: u64 = 2048;
 /// The minimum cacheable prompt of `model` in tokens (see the module header): 2,048 for
 /// `gemini-2.5-…`, else 4,096.
 pub fn min_cacheable(model: &str) -> u64 {
-    let m = model.trim().trim_start_matches("models/").to_ascii_lowercase();
+    let m = model
+        .trim()
+        .trim_start_matches("models/")
+        .to_ascii_lowercase();
     if m.starts_with("gemini-2.5") {
         MIN_CACHEABLE_2_5
     } else {

@@ -29,7 +29,8 @@ fn part_of(b: &Value) -> Value {
         Some("text") => json!({"text": s("text")}),
         Some("thinking") => json!({"text": s("thinking"), "thought": true}),
         Some("tool_use") => {
-            let mut call = json!({"name": s("name"), "args": b.get("input").cloned().unwrap_or(json!({}))});
+            let mut call =
+                json!({"name": s("name"), "args": b.get("input").cloned().unwrap_or(json!({}))});
             if b.get("send_id").and_then(Value::as_bool) == Some(true) {
                 call["id"] = json!(s("id"));
             }
@@ -117,7 +118,11 @@ pub fn status_name(status: u16) -> &'static str {
 /// when none is marked required), each filled by its type: the first `enum` value, a
 /// number's `minimum` (else 1), `"agentwire"` for strings, false, `[]`.
 pub fn instance_of(schema: &Value) -> Value {
-    if let Some(first) = schema.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
+    if let Some(first) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|e| e.first())
+    {
         return first.clone();
     }
     let ty = schema
@@ -170,7 +175,10 @@ mod tests {
             instance_of(&schema),
             json!({"complexity_reasoning":"agentwire","complexity_score":1})
         );
-        let chunks = stream_chunks(&parts_of(&[json!({"type":"text","text":"0123456789abcdefXYZ"})]), &json!({"responseId":"r"}));
+        let chunks = stream_chunks(
+            &parts_of(&[json!({"type":"text","text":"0123456789abcdefXYZ"})]),
+            &json!({"responseId":"r"}),
+        );
         assert_eq!(chunks.len(), 3);
         assert_eq!(chunks[2]["responseId"], "r");
         let m = crate::api::gemini::stream::assemble_sse(

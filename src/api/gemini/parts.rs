@@ -113,7 +113,10 @@ fn part_kind(mut v: Value, ids: &mut CallIds) -> BlockKind {
     }
     let block_type = v
         .as_object()
-        .and_then(|o| o.keys().find(|k| *k != "thoughtSignature" && *k != "thought"))
+        .and_then(|o| {
+            o.keys()
+                .find(|k| *k != "thoughtSignature" && *k != "thought")
+        })
         .map_or("part", String::as_str)
         .to_string();
     BlockKind::Other { block_type, raw: v }
@@ -194,7 +197,10 @@ mod tests {
     #[test]
     fn parts_map_to_blocks_and_idless_calls_pair_with_their_responses() {
         let mut ids = CallIds::default();
-        let call = block(json!({"functionCall":{"name":"ls","args":{"d":"."}}}), &mut ids);
+        let call = block(
+            json!({"functionCall":{"name":"ls","args":{"d":"."}}}),
+            &mut ids,
+        );
         assert!(matches!(&call, BlockKind::ToolUse { id, .. } if id == "ls#0"));
         let second = block(json!({"functionCall":{"name":"ls","args":{}}}), &mut ids);
         assert!(matches!(&second, BlockKind::ToolUse { id, .. } if id == "ls#1"));
@@ -222,6 +228,8 @@ mod tests {
             matches!(&pdf, BlockKind::Other { block_type, raw } if block_type == "inline_data" && raw["data_bytes"] == 4)
         );
         let code = block(json!({"executableCode":{"code":"1"}}), &mut ids);
-        assert!(matches!(&code, BlockKind::Other { block_type, .. } if block_type == "executableCode"));
+        assert!(
+            matches!(&code, BlockKind::Other { block_type, .. } if block_type == "executableCode")
+        );
     }
 }

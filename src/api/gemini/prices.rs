@@ -25,7 +25,8 @@ pub const SOURCE: &str = "https://ai.google.dev/gemini-api/docs/pricing";
 
 /// The Gemini rows (see the module header).
 pub fn rows() -> Vec<ModelPrice> {
-    let r = |model: &str, input: f64, output: f64, _note: &str| ModelPrice {
+    let r = |model: &str, input: f64, output: f64, _note: &str| {
+        ModelPrice {
         model: model.to_string(),
         ids: vec![model.to_string()],
         input,
@@ -38,13 +39,24 @@ pub fn rows() -> Vec<ModelPrice> {
             "{SOURCE} (transcribed 2026-10-07; cached input 10% of input); minimum: https://ai.google.dev/gemini-api/docs/caching"
         )),
         checked: Some("2026-12-02".into()),
+    }
     };
     vec![
         r("gemini-3.8-flash", 0.75, 3.75, "; through 2026-12-31"),
         r("gemini-3.5-flash", 1.50, 9.00, ""),
         r("gemini-3.5-flash-lite", 0.30, 2.50, ""),
-        r("gemini-3.1-pro-preview", 2.00, 12.00, "; prompts up to 200K tokens"),
-        r("gemini-2.5-pro", 1.25, 10.00, "; output from the gemini-cost crate"),
+        r(
+            "gemini-3.1-pro-preview",
+            2.00,
+            12.00,
+            "; prompts up to 200K tokens",
+        ),
+        r(
+            "gemini-2.5-pro",
+            1.25,
+            10.00,
+            "; output from the gemini-cost crate",
+        ),
     ]
 }
 
@@ -58,7 +70,10 @@ mod tests {
         let flash = rows.iter().find(|r| r.model == "gemini-3.8-flash").unwrap();
         assert!((flash.read - 0.075).abs() < 1e-12);
         assert_eq!(flash.min_cacheable, 4096);
-        let pro = rows.iter().find(|r| r.model == "gemini-3.1-pro-preview").unwrap();
+        let pro = rows
+            .iter()
+            .find(|r| r.model == "gemini-3.1-pro-preview")
+            .unwrap();
         assert!((pro.read - 0.20).abs() < 1e-12);
     }
 }

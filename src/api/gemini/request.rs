@@ -234,13 +234,18 @@ mod tests {
         let schema = req.tools[1].input_schema(BODY.as_bytes()).unwrap();
         assert_eq!(schema["type"], "OBJECT");
         // The system prompt is the whole `systemInstruction` value.
-        assert_eq!(req.system_bytes(), r#"{"parts":[{"text":"You are."}]}"#.len());
+        assert_eq!(
+            req.system_bytes(),
+            r#"{"parts":[{"text":"You are."}]}"#.len()
+        );
         assert_eq!(req.system.as_ref().unwrap().text(), "You are.");
         let roles: Vec<&str> = req.messages.iter().map(|m| m.role.as_str()).collect();
         assert_eq!(roles, ["user", "assistant", "user"]);
         assert_eq!(req.turn(), 1);
         assert_eq!(req.first_user_text(), "<ctx>\nhi");
-        assert!(matches!(&req.messages[1].content[0].kind, BlockKind::ToolUse { id, .. } if id == "ls#0"));
+        assert!(
+            matches!(&req.messages[1].content[0].kind, BlockKind::ToolUse { id, .. } if id == "ls#0")
+        );
         assert!(
             matches!(&req.messages[2].content[0].kind, BlockKind::ToolResult { tool_use_id, .. } if tool_use_id == "ls#0")
         );

@@ -75,7 +75,10 @@ impl GeminiAssembler {
         if let Some(u) = v.get("usageMetadata").filter(|u| u.is_object()) {
             self.usage = Some(u.clone());
         }
-        if let Some(pf) = v.get("promptFeedback").filter(|p| p.get("blockReason").is_some()) {
+        if let Some(pf) = v
+            .get("promptFeedback")
+            .filter(|p| p.get("blockReason").is_some())
+        {
             self.unknown.push(("promptFeedback".into(), pf.clone()));
             self.finish = pf
                 .get("blockReason")
@@ -258,7 +261,12 @@ mod tests {
         assert_eq!(m.stop_reason, None);
         assert_eq!(m.usage.input_tokens, None, "never reported: not recorded");
         let all = m.stream_problems.join(" | ");
-        for want in ["not JSON", "ends inside the chunk", "no usageMetadata", "finishReason"] {
+        for want in [
+            "not JSON",
+            "ends inside the chunk",
+            "no usageMetadata",
+            "finishReason",
+        ] {
             assert!(all.contains(want), "{want}: {all}");
         }
     }
@@ -274,7 +282,9 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let arr = br#"[{"candidates":[{"content":{"parts":[{"text":"x"}]}}]},{"candidates":[{"content":{"parts":[{"text":"y"}]},"finishReason":"STOP"}]}]"#;
-        assert!(matches!(read_body(None, arr), ResponseBody::Message(m) if m.content[0].text() == Some("xy")));
+        assert!(
+            matches!(read_body(None, arr), ResponseBody::Message(m) if m.content[0].text() == Some("xy"))
+        );
         let err = br#"{"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}"#;
         assert!(matches!(read_body(None, err),
             ResponseBody::Error { error_type, .. } if error_type == "RESOURCE_EXHAUSTED"));

@@ -74,7 +74,10 @@ mod tests {
             "candidatesTokenCount":20,"thoughtsTokenCount":30}));
         assert_eq!(u.input_tokens, Some(107));
         assert_eq!(u.cache_read_input_tokens, None);
-        assert_eq!((u.output_tokens, u.reasoning_output_tokens), (Some(50), Some(30)));
+        assert_eq!(
+            (u.output_tokens, u.reasoning_output_tokens),
+            (Some(50), Some(30))
+        );
         // Nothing reported is not recorded, never zero.
         let u = usage_of(&json!({}));
         assert_eq!((u.input_tokens, u.output_tokens), (None, None));

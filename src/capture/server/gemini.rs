@@ -55,7 +55,13 @@ fn error(draft: Draft, status: u16, msg: &str, rid: &str, kind: &str) -> Respons
         kind: kind.into(),
         message: msg.clone(),
     };
-    respond_json(draft, status, &events::error_body(status, &msg), rid, Some(err))
+    respond_json(
+        draft,
+        status,
+        &events::error_body(status, &msg),
+        rid,
+        Some(err),
+    )
 }
 
 /// The parts a stub or script server answers `req` with, the scripted failure and delay.
