@@ -305,7 +305,13 @@ impl InputStage {
         out: &mut Extracted,
     ) {
         let issued_at = x.ended_at.unwrap_or(x.started_at);
+        let gemini = crate::api::Dialect::of(x) == Some(crate::api::Dialect::Gemini);
         for (id, name, input) in m.tool_calls() {
+            // A Gemini call the API sent without an id has a made-up one; the client
+            // echoes it with an id of its own, and that echo is the call.
+            if gemini && crate::api::gemini::parts::is_made_up(id) {
+                continue;
+            }
             if self.seen_calls.insert((session, id.to_string())) {
                 out.calls.push(ToolCall {
                     id: id.to_string(),

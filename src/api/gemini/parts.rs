@@ -64,6 +64,12 @@ impl CallIds {
     }
 }
 
+/// True for an id [`CallIds`] made up (`NAME#K`), not one the wire carried.
+pub fn is_made_up(id: &str) -> bool {
+    id.rsplit_once('#')
+        .is_some_and(|(_, k)| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// The string member `k` of `v`.
 fn str_of<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
     v.get(k).and_then(Value::as_str)
