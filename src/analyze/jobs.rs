@@ -284,7 +284,13 @@ fn start_jobs(calls: &[ToolCall], labels: &[String]) -> Vec<Job> {
         } else if let Some(pid) = super::gemini::started(c) {
             Some(Job {
                 command: super::gemini::command(c),
-                ..Job::running(super::gemini::reference(&pid), JobKind::GeminiBackground, c, label, res.at)
+                ..Job::running(
+                    super::gemini::reference(&pid),
+                    JobKind::GeminiBackground,
+                    c,
+                    label,
+                    res.at,
+                )
             })
         } else if let Some(h) = codex::started(c) {
             codex_job(c, &h, res, label, &jobs)

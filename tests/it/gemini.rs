@@ -285,3 +285,65 @@ fn dirs_cache() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"))
 }
+
+/// Must-show: `captures/scenarios/gemini-bg.json` drives real Gemini CLI `--yolo` through
+/// a background `sleep 6` and its polls. Worked out from the scenario: 1 job (`pid:N`,
+/// N from the start call's result); `read_background_output` polled 3 times ("Log is
+/// empty." twice, the second redundant, then after 7 s "Full Log Output:"), and
+/// `list_background_processes` twice (the same `[PID N] RUNNING` line: the second is
+/// redundant): 5 polls, 2 redundant.
+#[test]
+fn a_gemini_background_job_and_its_polls_are_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("bg.jsonl");
+    let o = Command::new(bin())
+        .args([
+            "record",
+            "--cli",
+            &format!("gemini@{NEW}"),
+            "--timeout",
+            "180",
+            "--script",
+        ])
+        .arg(repo().join("captures/scenarios/gemini-bg.json"))
+        .arg("-o")
+        .arg(&trace)
+        .args(["--", "-p", "build it", "--yolo"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The pid, read from the raw trace: the start call's result as the CLI sent it.
+    let raw = std::fs::read_to_string(&trace).unwrap();
+    let at = raw
+        .find("Command moved to background (PID: ")
+        .expect("a start result")
+        + 34;
+    let pid: String = raw[at..].chars().take_while(char::is_ascii_digit).collect();
+    let a = json_of(&["analyze", trace.to_str().unwrap()]);
+    let jobs = a["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    assert_eq!(jobs[0]["reference"], format!("pid:{pid}"));
+    assert_eq!(jobs[0]["kind"], "gemini_background");
+    assert_eq!(jobs[0]["command"], "sleep 6; echo build-finished");
+    assert_eq!(jobs[0]["polls"], 5);
+    let episodes = a["episodes"].as_array().unwrap();
+    let by_tool = |t: &str| {
+        episodes
+            .iter()
+            .find(|e| e["tool"] == t)
+            .unwrap_or_else(|| panic!("{t}: {episodes:?}"))
+    };
+    let read = by_tool("read_background_output");
+    assert_eq!(
+        (read["polls"].as_u64(), read["redundant"].as_u64()),
+        (Some(3), Some(1))
+    );
+    assert_eq!(read["job"], format!("pid:{pid}"));
+    let list = by_tool("list_background_processes");
+    assert_eq!(
+        (list["polls"].as_u64(), list["redundant"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(a["summary"]["polls"], 5);
+    assert_eq!(a["summary"]["redundant_polls"], 2);
+}

@@ -78,7 +78,11 @@ pub fn listed_state(text: &str, pid: &str) -> Option<JobState> {
 
 /// The first later result that says process `pid` ended (a listing with a status other
 /// than running), among `calls` of `thread`: its state and the call.
-pub fn end_of<'c>(pid: &str, thread: usize, calls: &'c [ToolCall]) -> Option<(JobState, &'c ToolCall)> {
+pub fn end_of<'c>(
+    pid: &str,
+    thread: usize,
+    calls: &'c [ToolCall],
+) -> Option<(JobState, &'c ToolCall)> {
     calls
         .iter()
         .filter(|c| c.thread == thread && c.name == LIST)
@@ -95,7 +99,10 @@ mod tests {
     #[test]
     fn results_name_the_process_and_its_state() {
         let text = "<untrusted_context>\nCommand moved to background (PID: 8183). Output hidden. Press Ctrl+B to view.\n</untrusted_context>";
-        assert_eq!(MOVED.captures(text).map(|m| m[1].to_string()).as_deref(), Some("8183"));
+        assert_eq!(
+            MOVED.captures(text).map(|m| m[1].to_string()).as_deref(),
+            Some("8183")
+        );
         let list = "- [PID 8183] RUNNING: `sleep 5; echo finished`\n- [PID 9] EXITED: `true`";
         assert_eq!(listed_state(list, "8183"), Some(JobState::Running));
         assert_eq!(listed_state(list, "9"), Some(JobState::Ended));

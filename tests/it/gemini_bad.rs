@@ -1,0 +1,79 @@
+//! Bad Gemini input, written by hand: a chunk that is not JSON, a stream cut between
+//! chunks and inside one, a `functionCall` without an id, usage missing. Each is kept raw,
+//! said and counted (exit 3: degraded), and the rest of the session reads.
+
+use agentwire::trace::{Context, Exchange};
+
+use crate::common::*;
+
+/// A Gemini exchange: request body `req` to `path`, answered with the SSE body `sse`.
+fn gemini_exchange(id: u64, path: &str, req: &str, sse: &str) -> Exchange {
+    let mut x = messages_exchange(
+        id,
+        1_764_000_000 + id as i64,
+        req.as_bytes(),
+        "text/event-stream",
+        sse.as_bytes().to_vec(),
+    );
+    x.request.target = path.into();
+    x
+}
+
+const PATH: &str = "/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse";
+
+#[test]
+fn bad_gemini_chunks_and_missing_usage_are_said_and_the_rest_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("bad.jsonl");
+    let first = r#"{"contents":[{"role":"user","parts":[{"text":"hi"}]}],"tools":[{"functionDeclarations":[{"name":"ls","parametersJsonSchema":{"type":"object"}}]}]}"#;
+    // The model's call has no id; the client echoes it without one too.
+    let second = r#"{"contents":[{"role":"user","parts":[{"text":"hi"}]},{"role":"model","parts":[{"functionCall":{"name":"ls","args":{}}}]},{"role":"user","parts":[{"functionResponse":{"name":"ls","response":{"output":"a b"}}}]}],"tools":[{"functionDeclarations":[{"name":"ls","parametersJsonSchema":{"type":"object"}}]}]}"#;
+    // 1: a call, then a chunk that is not JSON, then the end with usage.
+    let s1 = "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"functionCall\":{\"name\":\"ls\",\"args\":{}}}]}}]}\r\n\r\ndata: {not json\r\n\r\ndata: {\"candidates\":[{\"content\":{\"parts\":[]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":40,\"candidatesTokenCount\":5}}\r\n\r\n";
+    // 2: text, then cut inside the next chunk: no finishReason, no usage.
+    let s2 = "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Two files\"}]}}]}\r\n\r\ndata: {\"candidates\":[{\"con";
+    let mut w = agentwire::trace::TraceWriter::create(&trace, &Context::new()).unwrap();
+    w.write_exchange(&gemini_exchange(0, PATH, first, s1))
+        .unwrap();
+    w.write_exchange(&gemini_exchange(1, PATH, second, s2))
+        .unwrap();
+    w.finish().unwrap();
+    let t = trace.to_str().unwrap();
+    let o = agentwire(&["show", t, "--format", "json"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    // Four problems: the bad chunk; the cut chunk, the missing usage and the missing
+    // finishReason of the second answer (show names the first three).
+    for said in [
+        "is not JSON",
+        "ends inside the chunk",
+        "no usageMetadata",
+        "4 exchanges with a bad part",
+    ] {
+        assert!(err.contains(said), "{said}: {err}");
+    }
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    // Both in one session's main thread: the second extends the first.
+    assert_eq!(
+        (rows[0]["thread"].as_str(), rows[1]["thread"].as_str()),
+        (Some("main"), Some("main"))
+    );
+    assert_eq!(rows[0]["model"], "gemini-3.8-flash");
+    assert_eq!(rows[0]["stop"], "STOP");
+    assert_eq!(rows[0]["usage"], "40/0/0/5");
+    // The cut answer has no stop reason and its usage is not recorded (not zero).
+    assert_eq!(rows[1]["stop"], "(incomplete)");
+    assert!(rows[1]["usage"].is_null(), "{}", rows[1]);
+    // analyze reads both requests despite the bad parts, and says it was degraded.
+    let o = agentwire(&["analyze", t, "--format", "json"]);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let a: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(a["summary"]["requests"], 2);
+}
