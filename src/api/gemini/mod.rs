@@ -1,6 +1,6 @@
 //! The Google Gemini dialect (`POST …/models/MODEL:generateContent` and
 //! `:streamGenerateContent`, any version prefix: `v1`, `v1beta`, `v1alpha`): request
-//! bodies ([`request`]), parts as content blocks ([`parts`]), answers and their streams
+//! bodies ([`parse`]), parts as content blocks ([`parts`]), answers and their streams
 //! ([`stream`]), usage ([`usage`]), the implicit prompt cache's rules ([`cache`]) and
 //! prices ([`prices`]).
 
