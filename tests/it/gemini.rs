@@ -347,3 +347,35 @@ fn a_gemini_background_job_and_its_polls_are_found() {
     assert_eq!(a["summary"]["polls"], 5);
     assert_eq!(a["summary"]["redundant_polls"], 2);
 }
+
+/// Replay mode: a recorded Gemini run answers a new run of the same version, in the shape
+/// its URL asks for (the body says nothing of streaming).
+#[test]
+fn a_gemini_recording_replays_to_gemini_cli() {
+    let r = recordings();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("replayed.jsonl");
+    let o = Command::new(bin())
+        .args([
+            "record",
+            "--cli",
+            &format!("gemini@{NEW}"),
+            "--timeout",
+            "180",
+            "--replay",
+        ])
+        .arg(&r.new)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let show = json_of(&["show", out.to_str().unwrap()]);
+    let rows = show.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(
+        rows.iter()
+            .all(|x| x["status"] == 200 && x["stop"] == "STOP"),
+        "{show}"
+    );
+}

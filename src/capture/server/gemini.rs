@@ -1,5 +1,6 @@
 //! `POST …/models/MODEL:generateContent` and `:streamGenerateContent` (the Gemini API)
-//! in stub and script mode (replay and proxy go through their own modules).
+//! in stub and script mode; in replay mode the recording answers (the URL says whether a
+//! stream is wanted); proxy mode forwards before this.
 //!
 //! The answer's shape follows the URL, as the API's does: `:streamGenerateContent?alt=sse`
 //! gets SSE chunks, `:streamGenerateContent` without it a JSON array of chunks, and
@@ -107,7 +108,8 @@ pub(crate) async fn answer(
         Err(e) => return error(draft, 400, &e.to_string(), rid, "invalid_json"),
     };
     if let Mode::Replay(replay) = &st.config.mode {
-        return super::playback::answer(replay, draft, &req).await;
+        let stream = shape_of(path, query) == Shape::Sse;
+        return super::playback::answer_as(replay, draft, &req, stream).await;
     }
     let (parts, fault, delay_ms) = decide(st, &mut draft.notes, &req);
     if delay_ms > 0 {
