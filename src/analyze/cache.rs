@@ -143,7 +143,7 @@ impl CacheSim {
         let lookup = self.lookup(&chain, &bps, now, rules);
         let (w5, w1) = match rules {
             // Writes are free under the automatic regime: nothing is billed as one.
-            CacheRules::AutomaticPrefix { .. } => (0, 0),
+            CacheRules::AutomaticPrefix { .. } | CacheRules::ImplicitPrefix { .. } => (0, 0),
             _ => writes(&chain, &bps, lookup.read_blocks()),
         };
         self.update(&chain, &bps, lookup.hit, now);
@@ -160,7 +160,7 @@ impl CacheSim {
             uncached: r.prompt_tokens.saturating_sub(read + w5 + w1),
             // The automatic regime has no breakpoints (every prefix is a cache point).
             breakpoints: match rules {
-                CacheRules::AutomaticPrefix { .. } => 0,
+                CacheRules::AutomaticPrefix { .. } | CacheRules::ImplicitPrefix { .. } => 0,
                 _ => bps.all.len(),
             },
             reference: None,
@@ -181,7 +181,9 @@ impl CacheSim {
         let n = p.blocks.len();
         let openai = match p.rules {
             CacheRules::Breakpoints => None,
-            CacheRules::AutomaticPrefix { ttl } => Some(((0..n).collect::<Vec<_>>(), ttl)),
+            CacheRules::AutomaticPrefix { ttl } | CacheRules::ImplicitPrefix { ttl } => {
+                Some(((0..n).collect::<Vec<_>>(), ttl))
+            }
             CacheRules::ImplicitBreakpoint => {
                 Some((p.implicit_breakpoint.into_iter().collect(), Ttl::M30))
             }

@@ -32,6 +32,10 @@ pub enum JobKind {
     /// A Codex code-mode script cell still running when its `exec` returned (`Script
     /// running with cell ID N`): polled with `wait` on the cell.
     CodexExecCell,
+    /// A Gemini CLI process moved to the background (`run_shell_command` with
+    /// `is_background: true`: `PID N`), polled with `read_background_output` and
+    /// `list_background_processes` ([`super::gemini`]).
+    GeminiBackground,
 }
 
 impl JobKind {
@@ -254,6 +258,8 @@ pub fn find_jobs(
     for j in &mut jobs {
         if j.kind == JobKind::McpJob {
             follow_status_calls(j, calls);
+        } else if j.kind == JobKind::GeminiBackground {
+            follow_gemini(j, calls);
         } else if j.kind.is_codex() {
             follow_codex(j, calls);
             j.claimed_done_early = claimed_done_early(j, calls, claims);
@@ -275,6 +281,17 @@ fn start_jobs(calls: &[ToolCall], labels: &[String]) -> Vec<Job> {
         let label = labels.get(c.thread).cloned().unwrap_or_default();
         let job = if is_background(c) {
             Some(background_job(c, res, label))
+        } else if let Some(pid) = super::gemini::started(c) {
+            Some(Job {
+                command: super::gemini::command(c),
+                ..Job::running(
+                    super::gemini::reference(&pid),
+                    JobKind::GeminiBackground,
+                    c,
+                    label,
+                    res.at,
+                )
+            })
         } else if let Some(h) = codex::started(c) {
             codex_job(c, &h, res, label, &jobs)
         } else {
@@ -383,6 +400,19 @@ fn follow_codex(j: &mut Job, calls: &[ToolCall]) {
         j.exit_code = end.exit_code;
         j.notified_at = Some(end.at);
         j.notified_seq = Some(end.seq);
+    }
+}
+
+/// A Gemini job's end: the first `list_background_processes` result that lists its
+/// process with a status other than running.
+fn follow_gemini(j: &mut Job, calls: &[ToolCall]) {
+    let pid = j.reference.trim_start_matches("pid:").to_string();
+    if let Some((state, c)) = super::gemini::end_of(&pid, j.thread, calls) {
+        j.state = state;
+        if let Some(r) = &c.result {
+            j.notified_at = Some(r.at);
+            j.notified_seq = Some(r.carried_by);
+        }
     }
 }
 

@@ -23,6 +23,7 @@ pub mod codex;
 pub mod config;
 pub mod events;
 pub mod gate;
+pub mod gemini;
 pub mod jobs;
 pub mod mcp;
 pub mod polling;

@@ -251,6 +251,23 @@ pub fn target_of(c: &ToolCall, task_files: &HashMap<String, String>) -> Option<P
         key: format!("task:{id}"),
         target: format!("task:{id}"),
     };
+    if let Some(pid) = super::gemini::poll_of(c) {
+        let (key, target) = match pid {
+            Some(pid) => {
+                let r = super::gemini::reference(&pid);
+                (format!("task:{r}"), r)
+            }
+            None => (
+                format!("task:{}", super::gemini::LIST),
+                "background processes".to_string(),
+            ),
+        };
+        return Some(PollTarget {
+            kind: PollKind::TaskOutput,
+            key,
+            target,
+        });
+    }
     if let Some(h) = codex::poll_of(c) {
         let reference = h.reference();
         return Some(PollTarget {

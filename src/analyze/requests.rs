@@ -57,11 +57,14 @@ pub struct Request {
 /// User-Agent prefixes of the agent CLIs agentwire knows, and the CLI each names:
 /// Claude Code (`claude-cli/2.1.304 (external, sdk-cli)`), Codex (`codex_exec/0.171.0
 /// (Debian 12.0.0; x86_64) …`, measured on 0.165.0 and 0.171.0; `codex_cli_rs/…` for its
-/// interactive mode).
+/// interactive mode), Gemini CLI (`GeminiCLI-tui/0.61.0/gemini-3.1-pro-preview (linux; x64;
+/// terminal)`, measured on 0.61.0; the version ends at a space or a slash).
 pub const USER_AGENTS: &[(&str, &str)] = &[
     ("claude-cli/", "claude-code"),
     ("codex_exec/", "codex"),
     ("codex_cli_rs/", "codex"),
+    ("GeminiCLI-tui/", "gemini"),
+    ("GeminiCLI/", "gemini"),
 ];
 
 /// The agent CLI and version a request names in its User-Agent (`claude-cli/2.1.304
@@ -69,7 +72,7 @@ pub const USER_AGENTS: &[(&str, &str)] = &[
 pub fn user_agent_cli(x: &Exchange) -> Option<(&'static str, String)> {
     let ua = header_value(&x.request.headers, "user-agent")?;
     USER_AGENTS.iter().find_map(|(prefix, cli)| {
-        let v = ua.strip_prefix(prefix)?.split(' ').next()?;
+        let v = ua.strip_prefix(prefix)?.split([' ', '/']).next()?;
         (!v.is_empty()).then(|| (*cli, v.to_string()))
     })
 }
@@ -314,7 +317,13 @@ impl InputStage {
         out: &mut Extracted,
     ) {
         let issued_at = x.ended_at.unwrap_or(x.started_at);
+        let gemini = crate::api::Dialect::of(x) == Some(crate::api::Dialect::Gemini);
         for (id, name, input) in m.tool_calls() {
+            // A Gemini call the API sent without an id has a made-up one; the client
+            // echoes it with an id of its own, and that echo is the call.
+            if gemini && crate::api::gemini::parts::is_made_up(id) {
+                continue;
+            }
             if self.seen_calls.insert((session, id.to_string())) {
                 out.calls.push(ToolCall {
                     id: id.to_string(),

@@ -15,6 +15,7 @@ pub mod cache;
 mod content;
 pub mod decode;
 pub mod dialect;
+pub mod gemini;
 pub mod memo;
 mod messages;
 pub mod normalize;

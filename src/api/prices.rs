@@ -329,6 +329,7 @@ impl PriceTable {
             r.checked = Some(PRICE_DATE.to_string());
         }
         models.extend(openai_rows());
+        models.extend(super::gemini::prices::rows());
         PriceTable {
             source: PRICE_SOURCE.to_string(),
             date: PRICE_DATE.to_string(),
@@ -396,11 +397,16 @@ impl PriceTable {
             .find(|r| r.ids.iter().any(|m| base_id(m) == id))
     }
 
-    /// The model's minimum cacheable length, or [`UNKNOWN_MIN_CACHEABLE`] for an unpriced
-    /// model.
+    /// The model's minimum cacheable length, or for an unpriced model its provider's
+    /// documented minimum (Gemini: [`super::gemini::cache::min_cacheable`]), else
+    /// [`UNKNOWN_MIN_CACHEABLE`].
     pub fn min_cacheable(&self, model: &str) -> u64 {
-        self.lookup(model)
-            .map_or(UNKNOWN_MIN_CACHEABLE, |r| r.min_cacheable)
+        let unknown = if base_id(model).starts_with("gemini-") {
+            super::gemini::cache::min_cacheable(model)
+        } else {
+            UNKNOWN_MIN_CACHEABLE
+        };
+        self.lookup(model).map_or(unknown, |r| r.min_cacheable)
     }
 }
 

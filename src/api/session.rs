@@ -20,6 +20,13 @@
 //!    past its first turn starts a new session (a conversation never goes back to turn
 //!    0). Any other new conversation (a subagent, a title request) joins the latest
 //!    session of its context.
+//! 5. **A repeated run** (Gemini, which sends no id at all): a first-turn request equal
+//!    to the latest request of a thread that was already answered is another run of the
+//!    same prompt, not a retry (a client retries what failed): it joins the latest session
+//!    of its context if that one does not hold the conversation yet (the run's router call
+//!    opened it), else it starts a new session. Two `gemini -p` runs of one prompt send
+//!    byte-identical requests, each on connections of its own, so only this tells them
+//!    apart.
 
 use std::collections::HashMap;
 
@@ -286,6 +293,16 @@ impl Sessions {
         }
     }
 
+    /// Note that the request placed at `p` was answered (rule 5 reads it).
+    pub fn answered(&mut self, p: &Placement) {
+        let (Some(s), Some(t)) = (self.sessions.get_mut(p.session), p.thread) else {
+            return;
+        };
+        if let Some(local) = s.global.iter().position(|&g| g == t) {
+            s.threads.mark_answered(local);
+        }
+    }
+
     /// Rule 4 (content) for a request without a client id or known connection.
     fn by_content(
         &mut self,
@@ -298,14 +315,30 @@ impl Sessions {
             .filter(|&i| self.sessions[i].info.scope == self.scope)
             .collect();
         let mut first_message = None;
+        let mut repeated = None;
+        let gemini = r.dialect == crate::api::Dialect::Gemini;
         for &i in &in_scope {
             match self.sessions[i].threads.peek(digests, has_tools) {
+                Some(ThreadMatch::Prefix(t, shared))
+                    if gemini
+                        && shared == digests.len()
+                        && r.turn() == 0
+                        && self.sessions[i].threads.is_answered(t) =>
+                {
+                    repeated.get_or_insert(i);
+                }
                 Some(ThreadMatch::Prefix(..)) => return i,
                 Some(ThreadMatch::FirstMessage { advanced, .. }) if first_message.is_none() => {
                     first_message = Some((i, advanced));
                 }
                 _ => {}
             }
+        }
+        if let Some(i) = repeated {
+            return match in_scope.first() {
+                Some(&latest) if latest != i => latest,
+                _ => self.create(None, SessionSource::Content),
+            };
         }
         match first_message {
             Some((_, true)) if r.turn() == 0 => self.create(None, SessionSource::Content),

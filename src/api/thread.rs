@@ -73,6 +73,8 @@ struct ThreadState {
     has_tools: bool,
     /// Turn of the thread's latest request.
     turn: usize,
+    /// The thread's latest request was answered (a 200 response).
+    answered: bool,
 }
 
 /// How a request matched an existing thread.
@@ -158,6 +160,7 @@ impl ThreadTracker {
             Some(i) => {
                 self.threads[i].last = digests;
                 self.threads[i].turn = turn;
+                self.threads[i].answered = false;
                 i
             }
             None => {
@@ -178,10 +181,23 @@ impl ThreadTracker {
                     last: digests,
                     has_tools,
                     turn,
+                    answered: false,
                 });
                 i
             }
         }
+    }
+
+    /// Note that thread `i`'s latest request was answered.
+    pub fn mark_answered(&mut self, i: usize) {
+        if let Some(t) = self.threads.get_mut(i) {
+            t.answered = true;
+        }
+    }
+
+    /// True when thread `i`'s latest request was answered.
+    pub fn is_answered(&self, i: usize) -> bool {
+        self.threads.get(i).is_some_and(|t| t.answered)
     }
 
     /// The label of thread `i` (`main`, `sub-N`, `side-N`).

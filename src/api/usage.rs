@@ -218,7 +218,7 @@ pub const CHAT_USAGE: OpenAiNames = OpenAiNames {
 /// Store the figure `value` (named `name` in messages) in `slot`: absent or null leaves
 /// it; a value that is not a count replaces it with "not reported" (a stream's final
 /// figure overrides its placeholder) and says so in `problems`, once.
-fn take_figure(
+pub(super) fn take_figure(
     slot: &mut Option<u64>,
     value: Option<&Value>,
     name: &str,

@@ -38,6 +38,7 @@ pub fn exchange_response_with_items(x: &Exchange) -> Option<(ResponseBody, Vec<V
     let decoded = super::response_body(resp);
     let (body, items) = match Dialect::of(x) {
         Some(Dialect::Responses) => read_responses_body(ct, &decoded.bytes, x.websocket.is_some()),
+        Some(Dialect::Gemini) => (super::gemini::read_body(ct, &decoded.bytes), Vec::new()),
         _ => (read_response(ct, &decoded.bytes), Vec::new()),
     };
     let body = with_coding_problem(body, decoded.error.filter(|_| !resp.body.truncated));
@@ -284,6 +285,10 @@ pub fn parse(x: &Exchange) -> Parsed {
     } else {
         MessagesRequest::parse_as(dialect, &body)
     }
+    .map(|req| match dialect {
+        Dialect::Gemini => super::gemini::with_path(req, x.path()),
+        _ => req,
+    })
     .and_then(|req| CanonicalRequest::of(req, &x.request.headers));
     match parsed {
         Ok(mut r) => {
@@ -410,6 +415,9 @@ impl Canonicalizer {
         let place = self
             .sessions
             .place_digested(&x.request.headers, &x.source, req, digests);
+        if x.response.as_ref().is_some_and(|r| r.status == 200) {
+            self.sessions.answered(&place);
+        }
         View {
             place,
             request,

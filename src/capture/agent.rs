@@ -13,6 +13,11 @@
 //!   a refused upgrade (route `builtin`; it authenticates with `CODEX_API_KEY`). `codex exec
 //!   --skip-git-repo-check PROMPT` runs one prompt (sandbox `read-only`, approvals `never` by
 //!   default).
+//! - **Gemini CLI** (0.61.0): `GOOGLE_GEMINI_BASE_URL` at agentwire and a `GEMINI_API_KEY`,
+//!   plus `~/.gemini/settings.json` naming the auth type (without it the CLI exits 41) and
+//!   `GEMINI_CLI_TRUST_WORKSPACE=true` (headless runs refuse an untrusted folder: exit 55);
+//!   `http://` is accepted for 127.0.0.1 only (route `base-url`). `gemini -p PROMPT`;
+//!   `--yolo` (the shell tools) is passed through like any argument.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,6 +26,12 @@ use super::record::Route;
 
 /// A fake OpenAI key (the shape OpenAI's keys have; refused by any real server).
 pub const FAKE_OPENAI_KEY: &str = "sk-proj-agentwire-FAKE-KEY-000000000000000000000000";
+
+/// A fake Gemini API key (refused by any real server).
+pub const FAKE_GEMINI_KEY: &str = "agentwire-fake-gemini-key";
+
+/// Gemini CLI's `settings.json`: API-key authentication.
+pub const GEMINI_SETTINGS: &str = r#"{"security":{"auth":{"selectedType":"gemini-api-key"}}}"#;
 
 /// The name of the custom provider agentwire writes into Codex's configuration.
 pub const CODEX_PROVIDER: &str = "agentwire";
@@ -32,6 +43,8 @@ pub enum Agent {
     ClaudeCode,
     /// OpenAI's Codex (npm `@openai/codex`).
     Codex,
+    /// Google's Gemini CLI (npm `@google/gemini-cli`).
+    Gemini,
 }
 
 impl Agent {
@@ -40,6 +53,7 @@ impl Agent {
         match cli {
             "claude-code" | "claude" => Some(Agent::ClaudeCode),
             "codex" => Some(Agent::Codex),
+            "gemini" | "gemini-cli" => Some(Agent::Gemini),
             _ => None,
         }
     }
@@ -49,6 +63,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode => &[Route::FirstParty, Route::BaseUrl],
             Agent::Codex => &[Route::CustomProvider, Route::Builtin],
+            Agent::Gemini => &[Route::BaseUrl],
         }
     }
 
@@ -60,7 +75,7 @@ impl Agent {
     /// The arguments of a print-mode run of one prompt.
     pub fn print_args(self, prompt: &str) -> Vec<String> {
         match self {
-            Agent::ClaudeCode => vec!["-p".into(), prompt.into()],
+            Agent::ClaudeCode | Agent::Gemini => vec!["-p".into(), prompt.into()],
             Agent::Codex => vec!["exec".into(), "--skip-git-repo-check".into(), prompt.into()],
         }
     }
@@ -76,8 +91,10 @@ impl Agent {
         base_url: &str,
         env: &mut BTreeMap<String, String>,
     ) -> std::io::Result<()> {
-        if self != Agent::Codex {
-            return Ok(());
+        match self {
+            Agent::ClaudeCode => return Ok(()),
+            Agent::Gemini => return prepare_gemini(home, base_url, env),
+            Agent::Codex => {}
         }
         let codex_home = home.join(".codex");
         std::fs::create_dir_all(&codex_home)?;
@@ -91,6 +108,29 @@ impl Agent {
         env.insert("CODEX_API_KEY".into(), FAKE_OPENAI_KEY.into());
         Ok(())
     }
+}
+
+/// Gemini CLI's sandbox: `~/.gemini/settings.json` ([`GEMINI_SETTINGS`]), its base URL,
+/// a fake key, and the workspace trusted.
+fn prepare_gemini(
+    home: &Path,
+    base_url: &str,
+    env: &mut BTreeMap<String, String>,
+) -> std::io::Result<()> {
+    let dir = home.join(".gemini");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join("settings.json"), GEMINI_SETTINGS)?;
+    let set = |env: &mut BTreeMap<String, String>, k: &str, v: &str| {
+        env.insert(k.into(), v.into());
+    };
+    set(
+        env,
+        "GOOGLE_GEMINI_BASE_URL",
+        base_url.trim_end_matches('/'),
+    );
+    set(env, "GEMINI_API_KEY", FAKE_GEMINI_KEY);
+    set(env, "GEMINI_CLI_TRUST_WORKSPACE", "true");
+    Ok(())
 }
 
 /// Codex's `config.toml` for a route, pointing at `api` (`http://127.0.0.1:P/v1`).
@@ -156,5 +196,22 @@ mod tests {
         );
         assert_eq!(Agent::of("claude"), Some(Agent::ClaudeCode));
         assert_eq!(Agent::ClaudeCode.default_route(), Route::FirstParty);
+    }
+
+    #[test]
+    fn gemini_gets_its_settings_base_url_key_and_trust() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut env = BTreeMap::new();
+        let agent = Agent::of("gemini").unwrap();
+        agent
+            .prepare(Route::BaseUrl, dir.path(), "http://127.0.0.1:9/", &mut env)
+            .unwrap();
+        let s = std::fs::read_to_string(dir.path().join(".gemini/settings.json")).unwrap();
+        assert_eq!(s, GEMINI_SETTINGS);
+        assert_eq!(env["GOOGLE_GEMINI_BASE_URL"], "http://127.0.0.1:9");
+        assert_eq!(env["GEMINI_CLI_TRUST_WORKSPACE"], "true");
+        assert_eq!(env["GEMINI_API_KEY"], FAKE_GEMINI_KEY);
+        assert_eq!(agent.routes(), [Route::BaseUrl]);
+        assert_eq!(agent.print_args("hi"), ["-p", "hi"]);
     }
 }

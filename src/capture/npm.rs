@@ -51,7 +51,7 @@ pub enum NpmError {
         spec: String,
     },
     /// A CLI name agentwire does not know.
-    #[error("unknown CLI {name:?}; known: claude-code, codex (or run any command with `agentwire record -- COMMAND`)")]
+    #[error("unknown CLI {name:?}; known: claude-code, codex, gemini (or run any command with `agentwire record -- COMMAND`)")]
     UnknownCli {
         /// The name.
         name: String,
@@ -214,6 +214,17 @@ impl CliSpec {
                 })
             }
             "codex" => codex(version, platform),
+            "gemini" | "gemini-cli" => Ok(CliSpec {
+                name: "gemini".into(),
+                version: version.into(),
+                package: "@google/gemini-cli".into(),
+                package_version: version.into(),
+                // One bundled script for every platform (`bin` of its package.json),
+                // run by the `node` on PATH (engines: node >= 20).
+                binary: "bundle/gemini.js".into(),
+                platform,
+                tag: None,
+            }),
             _ => Err(NpmError::UnknownCli { name: name.into() }),
         }
     }
@@ -371,6 +382,7 @@ pub fn ensure(spec: &CliSpec, progress: &dyn Fn(&str)) -> Result<PathBuf, NpmErr
             binary: spec.binary.clone(),
         });
     }
+    make_executable(&inner.join(&spec.binary)).map_err(|e| unpack_err(&pkg, &dir, e))?;
     std::fs::write(inner.join("integrity"), &expected).map_err(|e| unpack_err(&pkg, &dir, e))?;
     if let Some(parent) = dir.parent() {
         std::fs::create_dir_all(parent).map_err(|e| unpack_err(&pkg, &dir, e))?;
@@ -382,6 +394,21 @@ pub fn ensure(spec: &CliSpec, progress: &dyn Fn(&str)) -> Result<PathBuf, NpmErr
         }
     }
     Ok(bin)
+}
+
+/// Mark a package's executable as such: a script's tarball entry (Gemini CLI's
+/// `bundle/gemini.js`) need not carry the mode npm's installer gives a `bin`.
+fn make_executable(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mut p = std::fs::metadata(path)?.permissions();
+        p.set_mode(p.mode() | 0o755);
+        std::fs::set_permissions(path, p)?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
 }
 
 fn unpack_err(pkg: &str, dir: &Path, e: std::io::Error) -> NpmError {

@@ -375,7 +375,8 @@ fn diff_params(a: &MessagesRequest, b: &MessagesRequest, norm: &mut Norm) -> Vec
         // stops where a string does instead of running on into the next member.
         let na = va.as_ref().map(|v| norm.a(&v.to_string()).into_owned());
         let nb = vb.as_ref().map(|v| norm.b(&v.to_string()).into_owned());
-        let tracked = TRACKED_PARAMS.contains(&k.as_str());
+        let tracked = TRACKED_PARAMS.contains(&k.as_str())
+            || (a.dialect == crate::api::Dialect::Gemini && k == "generationConfig");
         let changed =
             va.as_ref().map(|v| norm.quiet_value(v)) != vb.as_ref().map(|v| norm.quiet_value(v));
         if !tracked && !changed {
@@ -383,6 +384,7 @@ fn diff_params(a: &MessagesRequest, b: &MessagesRequest, norm: &mut Norm) -> Vec
         }
         let documented = match a.dialect {
             crate::api::Dialect::Responses => crate::api::responses::KNOWN_PARAMS,
+            crate::api::Dialect::Gemini => crate::api::gemini::KNOWN_PARAMS,
             _ => crate::api::KNOWN_PARAMS,
         };
         rows.push(ParamRow {

@@ -110,13 +110,17 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
                 stop = m.stop_reason.clone().or(Some("(incomplete)".into()));
                 problems = m.stream_problems.clone();
                 let u = &m.usage;
-                usage = Some(format!(
-                    "{}/{}/{}/{}",
-                    u.input_tokens.unwrap_or(0),
-                    u.cache_read_input_tokens.unwrap_or(0),
-                    u.cache_creation_input_tokens.unwrap_or(0),
-                    u.output_tokens.unwrap_or(0)
-                ));
+                // Usage the answer never reported is not recorded, never zero.
+                let reported = u.input_tokens.is_some() || u.output_tokens.is_some();
+                usage = reported.then(|| {
+                    format!(
+                        "{}/{}/{}/{}",
+                        u.input_tokens.unwrap_or(0),
+                        u.cache_read_input_tokens.unwrap_or(0),
+                        u.cache_creation_input_tokens.unwrap_or(0),
+                        u.output_tokens.unwrap_or(0)
+                    )
+                });
             }
             ResponseBody::Error { error_type, .. } => stop = Some(error_type),
             ResponseBody::Other => {}

@@ -88,10 +88,11 @@ static MARKER: LazyLock<Regex> = LazyLock::new(|| {
         .expect("static regex")
 });
 /// Key shapes found anywhere in text: Anthropic keys, and a few other providers' tokens
-/// that are unambiguous by prefix (GitHub, AWS access key ids, Slack).
+/// that are unambiguous by prefix (GitHub, AWS access key ids, Slack, Google API keys:
+/// `AIza` and 35 more characters, as the Gemini API's `x-goog-api-key` and `?key=` carry).
 static KEY_SHAPES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"sk-ant-[A-Za-z0-9_-]{8,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bAKIA[0-9A-Z]{16}\b|\bxox[abpr]-[A-Za-z0-9-]{10,}",
+        r"sk-ant-[A-Za-z0-9_-]{8,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}|\bAKIA[0-9A-Z]{16}\b|\bxox[abpr]-[A-Za-z0-9-]{10,}|\bAIza[0-9A-Za-z_-]{35}",
     )
     .expect("static regex")
 });
@@ -830,6 +831,19 @@ mod tests {
 
     /// Query strings in request targets: every secret-named parameter is hidden, others
     /// are kept as they were, in order.
+    #[test]
+    fn gemini_keys_in_the_header_the_query_and_free_text_are_redacted() {
+        let key = "AIzaSyA1234567890abcdefghijklmnopqrstuv";
+        let mut h = vec![("x-goog-api-key".to_string(), key.to_string())];
+        redact_headers(&mut h);
+        assert!(is_marker(&h[0].1), "{:?}", h);
+        let url = format!("/v1beta/models/gemini-3.8-flash:generateContent?key={key}&alt=sse");
+        let r = redact_text(&url);
+        assert!(!r.contains(key) && r.contains("alt=sse"), "{r}");
+        let said = redact_text(&format!("upstream said: bad key {key}"));
+        assert!(!said.contains(key), "{said}");
+    }
+
     #[test]
     fn query_string_secrets_are_redacted_and_other_parameters_kept() {
         let t = redact_text("/v1/messages?beta=true&api_key=QK1&x=1&access_token=QK2&max_tokens=5");

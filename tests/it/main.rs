@@ -23,6 +23,8 @@ mod bad_input_kinds;
 mod ca_tunnel;
 // Real Codex from npm: versions, models and routes diffed, polls analysed, transports compared.
 mod codex;
+mod gemini;
+mod gemini_bad;
 // Shared helpers: the built binary, `TestServer`, the shared captures.
 mod common;
 // Helper: a headless Chromium driven over the DevTools protocol.

@@ -76,6 +76,12 @@ pub enum CacheRules {
     /// OpenAI GPT-5.6 and later: one implicit breakpoint at the latest user or tool
     /// message, read by exact match; writes billed; entries live 30 minutes.
     ImplicitBreakpoint,
+    /// Gemini's implicit caching: the longest matching prefix is read, not rounded;
+    /// writes are free; entries live `ttl` idle ([`crate::api::gemini::cache`]).
+    ImplicitPrefix {
+        /// How long an idle entry lives.
+        ttl: Ttl,
+    },
 }
 
 impl Ttl {

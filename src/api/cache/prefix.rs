@@ -158,6 +158,7 @@ impl CachePrefix {
     pub fn of(req: &MessagesRequest, body: &[u8], betas: &BetaSet) -> CachePrefix {
         match req.dialect {
             Dialect::Messages => Self::of_messages(req, body, betas),
+            Dialect::Gemini => Self::of_gemini(req, body),
             _ => Self::of_openai(req, body),
         }
     }
@@ -182,6 +183,17 @@ impl CachePrefix {
             rules: CacheRules::Breakpoints,
             routing_key: None,
             implicit_breakpoint: None,
+        }
+    }
+
+    /// A Gemini request's prefix ([`crate::api::gemini::cache`]): the OpenAI shape (tools,
+    /// system, conversation; no keys) under the implicit-prefix rules, with no routing key.
+    fn of_gemini(req: &MessagesRequest, body: &[u8]) -> CachePrefix {
+        CachePrefix {
+            rules: CacheRules::ImplicitPrefix { ttl: Ttl::M5 },
+            routing_key: None,
+            implicit_breakpoint: None,
+            ..Self::of_openai(req, body)
         }
     }
 

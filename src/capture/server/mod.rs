@@ -22,6 +22,7 @@ pub mod config;
 mod conn;
 mod draft;
 mod error;
+mod gemini;
 mod handler;
 pub mod intercept;
 pub mod playback;

@@ -246,6 +246,9 @@ impl Replay {
                     MessagesRequest::parse(&request_body(&x.request).bytes).ok()
                 }
                 Some(Dialect::Responses) => responses.request(&x),
+                Some(Dialect::Gemini) if x.response.as_ref().is_some_and(|r| r.status == 200) => {
+                    crate::api::view::parse(&x).request.map(|c| c.req)
+                }
                 _ => None,
             };
             let (Some(req), Some(dialect)) = (req, dialect) else {
@@ -257,7 +260,9 @@ impl Replay {
                 has_tools: !req.tools.is_empty(),
                 turn: req.turn(),
                 assistant_fp: assistant_fingerprint(&req, &normalizer),
-                stream: req.stream() || x.websocket.is_some(),
+                stream: req.stream()
+                    || x.websocket.is_some()
+                    || crate::api::dialect::gemini_method(x.path()).is_some_and(|(_, s)| s),
                 exchange: x,
             });
         }
@@ -320,6 +325,12 @@ impl Replay {
 
     /// Find the recorded exchange that answers `req`.
     pub fn find(&self, req: &MessagesRequest) -> Option<(&Exchange, Match)> {
+        self.find_as(req, req.stream())
+    }
+
+    /// [`Replay::find`] for a request that asks for a stream when `stream` is true (a
+    /// Gemini request says so in its URL, not its body).
+    pub fn find_as(&self, req: &MessagesRequest, stream: bool) -> Option<(&Exchange, Match)> {
         let key = norm(&self.normalizer, &req.first_user_text());
         let has_tools = !req.tools.is_empty();
         let turn = req.turn();
@@ -327,7 +338,6 @@ impl Replay {
         let (pool, thread_note) = self.pool(req.dialect, &key, has_tools);
         // Closest turn; among equals, matching history first, then the same `stream`
         // flag (the answer's shape), then the least used.
-        let stream = req.stream();
         let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
         let best = pool.into_iter().min_by_key(|&i| {
             let e = &self.entries[i];
@@ -425,9 +435,20 @@ fn reshape(body: &[u8], recorded_sse: bool) -> Result<(Vec<u8>, &'static str, St
 /// piece by piece with its recorded timing (or as the replay's timing says), reshaped when
 /// the request's `stream` flag asks for the other shape ([`reshape`]). Recorded headers
 /// HTTP/1.1 cannot carry are dropped and named in `notes.replay.dropped_headers`.
-pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequest) -> Response {
+pub(crate) async fn answer(replay: &Replay, draft: Draft, req: &MessagesRequest) -> Response {
+    answer_as(replay, draft, req, req.stream()).await
+}
+
+/// [`answer`] for a request that asks for a stream when `stream` is true (a Gemini
+/// request says so in its URL).
+pub(crate) async fn answer_as(
+    replay: &Replay,
+    mut draft: Draft,
+    req: &MessagesRequest,
+    stream: bool,
+) -> Response {
     let rid = format!("req_agentwire_{:06}", draft.id);
-    let Some((recorded, mut m)) = replay.find(req) else {
+    let Some((recorded, mut m)) = replay.find_as(req, stream) else {
         if req.dialect == Dialect::Responses {
             let msg = "the replayed trace has no Responses exchange with an answer";
             return super::reply::openai_error_response(draft, 500, msg, &rid, "replay_empty");
@@ -446,12 +467,12 @@ pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequ
             .insert("replay".into(), serde_json::to_value(m).unwrap_or_default());
     };
     // A recorded WebSocket answer is first made the HTTP answer it stands for.
-    let from_ws = (recorded.websocket.is_some())
-        .then(|| super::replay_responses::as_http(recorded, req.stream()));
+    let from_ws =
+        (recorded.websocket.is_some()).then(|| super::replay_responses::as_http(recorded, stream));
     let answered = match &from_ws {
         Some((resp, what)) => Ok((resp, StatusCode::OK, Shaped::converted(resp, what))),
         None => recorded_answer(recorded, m.recorded_id).and_then(|(resp, status)| {
-            let shaped = shaped(m.recorded_id, resp, req.stream(), req.dialect)?;
+            let shaped = shaped(m.recorded_id, resp, stream, req.dialect)?;
             Ok((resp, status, shaped))
         }),
     };
