@@ -71,6 +71,10 @@ pub struct ServeArgs {
     pub tls_key: Option<PathBuf>,
     #[command(flatten)]
     pub limits: LimitArgs,
+    /// Also serve the conversation viewer (`agentwire view`) on 127.0.0.1, live: each
+    /// exchange appears as it is recorded. Its URL (with its token) is printed on stderr.
+    #[arg(long)]
+    pub ui: bool,
 }
 
 /// `agentwire record`.

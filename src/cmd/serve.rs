@@ -36,6 +36,10 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
         // The base URL is the first line on stdout (on stderr when stdout is the trace).
         print_summary(&format!("{}\n", srv.base_url()), &a.output)?;
         announce(&a, &srv);
+        if a.ui {
+            let url = super::view::start_live(&a.output, srv.subscribe()).await?;
+            message!("agentwire: live viewer at {url}");
+        }
         let reader_gone = tokio::select! {
             _ = stop => false,
             _ = srv.output_closed() => true,

@@ -249,7 +249,7 @@ const LAYERS: &[&[&str]] = &[
     &["input"],
     &["gate"],
     &["diff", "analyze"],
-    &["report"],
+    &["report", "viewer"],
 ];
 
 /// The layer of a top-level module, if the table names it.
