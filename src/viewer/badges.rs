@@ -32,6 +32,7 @@ pub fn apply(m: &mut Model, a: &Analysis) {
         t.cost_usd = r.cost_usd;
         t.cache = Some(r.status.clone());
         t.cause = r.cause_detail.clone();
+        t.cause_name = r.cause.as_ref().map(|c| c.name().to_string());
         t.miss_cost_usd = r.miss_cost_usd;
         if r.status == "miss" || r.status == "partial" {
             let cost = r.miss_cost_usd.map_or_else(|| "unpriced".to_string(), usd);

@@ -105,13 +105,35 @@ pub fn detail(m: &Model, n: usize) -> Result<Value, ViewerError> {
     Ok(out)
 }
 
-/// Messages the two requests share from the start (by their bytes).
+/// Messages the two requests share from the start: the same bytes, or the same JSON once
+/// `cache_control` markers are dropped (clients move the breakpoint to the newest message,
+/// which does not make the message new).
 fn common_prefix(p: &MessagesRequest, pb: &[u8], r: &MessagesRequest, b: &[u8]) -> usize {
     p.messages
         .iter()
         .zip(&r.messages)
-        .take_while(|(a, c)| a.span.slice(pb) == c.span.slice(b))
+        .take_while(|(a, c)| {
+            let (x, y) = (a.span.slice(pb), c.span.slice(b));
+            x == y || without_markers(x).is_some_and(|v| Some(v) == without_markers(y))
+        })
         .count()
+}
+
+/// A message's JSON without its `cache_control` members (`None`: not JSON).
+fn without_markers(bytes: &[u8]) -> Option<Value> {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(o) => {
+                o.remove("cache_control");
+                o.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v: Value = serde_json::from_slice(bytes).ok()?;
+    strip(&mut v);
+    Some(v)
 }
 
 /// What changed before the cache breakpoint, compared with the previous request of the

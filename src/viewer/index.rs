@@ -90,6 +90,8 @@ pub struct TurnRow {
     pub cache: Option<String>,
     /// The miss cause as text (`gap 330.1 s > 300 s`).
     pub cause: Option<String>,
+    /// The miss cause's name (`ttl_expired`), as the summary groups misses.
+    pub cause_name: Option<String>,
     /// The miss's extra cost over cache reads, USD.
     pub miss_cost_usd: Option<f64>,
     /// Audit badges.

