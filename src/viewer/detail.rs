@@ -106,8 +106,9 @@ pub fn detail(m: &Model, n: usize) -> Result<Value, ViewerError> {
 }
 
 /// Messages the two requests share from the start: the same bytes, or the same JSON once
-/// `cache_control` markers are dropped (clients move the breakpoint to the newest message,
-/// which does not make the message new).
+/// `cache_control` markers are dropped and string contents read as their text block
+/// (clients move the breakpoint to the newest message and re-send a message in the other
+/// form; neither makes it new).
 fn common_prefix(p: &MessagesRequest, pb: &[u8], r: &MessagesRequest, b: &[u8]) -> usize {
     p.messages
         .iter()
@@ -119,7 +120,8 @@ fn common_prefix(p: &MessagesRequest, pb: &[u8], r: &MessagesRequest, b: &[u8]) 
         .count()
 }
 
-/// A message's JSON without its `cache_control` members (`None`: not JSON).
+/// A message's JSON without its `cache_control` members, a plain string `content` as the
+/// one text block it means (`None`: not JSON).
 fn without_markers(bytes: &[u8]) -> Option<Value> {
     fn strip(v: &mut Value) {
         match v {
@@ -133,6 +135,9 @@ fn without_markers(bytes: &[u8]) -> Option<Value> {
     }
     let mut v: Value = serde_json::from_slice(bytes).ok()?;
     strip(&mut v);
+    if let Some(c) = v.get_mut("content").filter(|c| c.is_string()) {
+        *c = json!([{"type": "text", "text": c.take()}]);
+    }
     Some(v)
 }
 

@@ -93,6 +93,7 @@ pub fn app(state: Arc<ViewerState>) -> Router {
             "/app.css",
             get(|| async { asset(APP_CSS, "text/css; charset=utf-8") }),
         )
+        .route("/favicon.ico", get(|| async { StatusCode::NO_CONTENT }))
         .route("/api/turns", get(turns))
         .route("/api/summary", get(summary))
         .route("/api/turn/{n}", get(turn))

@@ -183,3 +183,153 @@ fn added_by(trace: &Path, n: u64) -> (Vec<String>, String, String) {
     }
     (kinds, cmd, result)
 }
+
+/// Bidi controls that would reorder what the reader sees if they were not shown as text.
+const BIDI: &str = "\u{202E}evil\u{202C} \u{2066}x\u{2069} \u{200F}";
+
+/// A trace with markup, script and bidi characters in every string it holds: system
+/// prompt, tool names, descriptions and schemas, user text, tool inputs and results, the
+/// response, a header.
+fn hostile_trace(path: &Path) {
+    use crate::hand_trace::{tool_result, tool_use, Conv, TraceBuilder};
+    use crate::report_injection::PAYLOADS;
+    let all = format!("{} {BIDI}", PAYLOADS.join(" "));
+    let mut conv = Conv::new(PAYLOADS[0]);
+    conv.system = vec![json!({"type": "text", "text": all})];
+    conv.tools = vec![json!({"name": PAYLOADS[2], "description": all,
+        "input_schema": {"type": "object", "properties": {PAYLOADS[4]: {"type": "string", "description": all}}}})];
+    conv.user(vec![json!({"type": "text", "text": all})]);
+    let mut b = TraceBuilder::default();
+    b.send(&conv, 0.0, vec![json!({"type": "text", "text": all})], json!({"input_tokens": 1, "output_tokens": 1}));
+    conv.assistant(vec![tool_use("toolu_h", PAYLOADS[2], json!({"q": all}))]);
+    conv.user(vec![tool_result("toolu_h", &all, false)]);
+    b.send(&conv, 1.0, vec![json!({"type": "text", "text": all})], json!({"input_tokens": 1, "output_tokens": 1}));
+    for x in &mut b.exchanges {
+        x.request.headers.push(("user-agent".into(), all.clone()));
+    }
+    let mut w = agentwire::trace::TraceWriter::create(path, &agentwire::trace::Context::new()).unwrap();
+    for x in &b.exchanges {
+        w.write_exchange(x).unwrap();
+    }
+}
+
+#[test]
+fn hostile_text_runs_nothing_and_the_viewer_needs_its_token() {
+    use crate::report_injection::PAYLOADS;
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("hostile.jsonl");
+    hostile_trace(&trace);
+    let v = View::start(&trace);
+    let addr = v.base().trim_start_matches("http://").to_string();
+    let token = v.url.split("token=").nth(1).unwrap().to_string();
+    // No token, a wrong one, a rebound host name, another origin: refused.
+    assert_eq!(status_of(&addr, "/api/turns", &addr), 403);
+    assert_eq!(status_of(&addr, "/", &addr), 403);
+    assert_eq!(status_of(&addr, "/api/turns?token=0000", &addr), 403);
+    let with = format!("/api/turns?token={token}");
+    assert_eq!(status_of(&addr, &with, "attacker.example"), 403);
+    assert_eq!(status_of(&addr, &with, &addr), 200);
+
+    let mut br = Browser::launch(1200, 900);
+    open(&mut br, &v.url);
+    br.key("j");
+    br.key("j");
+    br.key("Enter");
+    br.wait_for("document.querySelector('#added .item')", Duration::from_secs(10));
+    br.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
+    br.eval("new Promise(r => setTimeout(() => r(1), 300))");
+    let m = br.misdeeds("");
+    assert!(m.dialogs.is_empty() && m.exceptions.is_empty() && m.console.is_empty(), "{m:#?}");
+    assert_eq!(foreign_requests(&br, v.base()), Vec::<String>::new(), "a request left");
+    assert_eq!(br.eval("document.scripts.length"), json!(1));
+    let made = br.eval("document.querySelectorAll('main img, main svg, main iframe, main script, main a[href^=javascript]').length");
+    assert_eq!(made, json!(0), "markup from the trace became elements");
+    let handlers = br.eval("[...document.querySelectorAll('*')].flatMap(e => [...e.attributes].filter(a => a.name.startsWith('on')).map(a => e.tagName + ' ' + a.name))");
+    assert_eq!(handlers, json!([]));
+    let text = br.eval("document.querySelector('main').textContent").as_str().unwrap().to_string();
+    for p in PAYLOADS {
+        assert!(text.contains(p), "{p} not shown as text");
+    }
+    assert!(text.contains(BIDI), "bidi characters not shown as text");
+    // The CSP the page runs under.
+    let csp = http_header(&addr, &format!("/?token={token}"), "content-security-policy");
+    assert!(csp.starts_with("default-src 'none'"), "{csp}");
+}
+
+/// The value of response header `name` of a GET.
+fn http_header(addr: &str, target: &str, name: &str) -> String {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out.lines()
+        .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim().to_string()))
+        .unwrap_or_default()
+}
+
+/// POST a Messages body to the fake server at `addr`; returns the response status.
+fn post_messages(addr: &str, body: &[u8]) -> u16 {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "POST /v1/messages HTTP/1.1\r\nHost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    s.write_all(body).unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out.split(' ').nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn serve_ui_shows_each_exchange_within_a_second_of_its_trace_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("live.jsonl");
+    let mut child = Command::new(bin())
+        .args(["serve", "--ui", "-o"])
+        .arg(&trace)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut base = String::new();
+    out.read_line(&mut base).unwrap();
+    let server = base.trim().trim_start_matches("http://").to_string();
+    // The viewer's URL (with its token) is the second line on stdout.
+    let mut ui = String::new();
+    out.read_line(&mut ui).unwrap();
+    let ui = ui.trim().to_string();
+    assert!(ui.contains("/?token="), "{ui}");
+    let mut br = Browser::launch(1200, 800);
+    open(&mut br, &ui);
+    let mut worst = Duration::ZERO;
+    for i in 0..5u64 {
+        assert_eq!(post_messages(&server, &crate::common::messages_body(3000, i)), 200);
+        let (mut written, start) = (None, Instant::now());
+        let shown = loop {
+            let lines = std::fs::read_to_string(&trace).unwrap_or_default().lines().count() as u64;
+            // the header line, then one line per exchange
+            if written.is_none() && lines >= i + 2 {
+                written = Some(Instant::now());
+            }
+            if br.eval(&format!("!!document.querySelector('#list .row[data-id=\"{i}\"]')")) == json!(true) {
+                break Instant::now();
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "exchange {i} never shown");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let lag = shown.saturating_duration_since(written.unwrap_or(shown));
+        println!("exchange {i}: trace line to DOM row {} ms", lag.as_millis());
+        worst = worst.max(lag);
+    }
+    assert!(worst < Duration::from_secs(1), "worst {worst:?}");
+    // the re-analysis reaches the rows: each has its cache status; these bodies carry no
+    // cache_control breakpoint, so nothing can be cached: `uncached`
+    br.wait_for("[...document.querySelectorAll('#list .row')].every(r => / (hit|partial|miss|cold|uncached)$/.test(r.querySelector('.c-status').textContent))", Duration::from_secs(5));
+    assert_eq!(br.eval("document.querySelector('#list .row[data-id=\"0\"] .c-status').textContent"), json!("200 uncached"));
+    save_screenshot("viewer-live", &br.screenshot());
+    crate::common::signal(child.id(), libc::SIGTERM);
+    let _ = child.wait();
+}

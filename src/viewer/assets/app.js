@@ -215,7 +215,7 @@ function move(d) {
 // ---- one turn -----------------------------------------------------------------------
 
 function item(it) {
-  const head = [it.role, it.kind, it.name, it.id ? '(' + it.id + ')' : null, fmtBytes(it.bytes)].filter(Boolean).join(' · ');
+  const head = [it.role, it.kind, it.name, it.id ? '(' + it.id + ')' : null, it.bytes ? fmtBytes(it.bytes) : null].filter(Boolean).join(' · ');
   const body = [];
   if (it.kind === 'image') body.push(el('pre', { class: 'placeholder' }, `[image ${it.media_type || ''}, ${fmtBytes(it.bytes)}]`));
   if (it.input !== undefined) body.push(el('pre', { class: 'input' }, it.input));
