@@ -119,6 +119,10 @@ pub struct RecordArgs {
     /// Claude Code, `exec --skip-git-repo-check hello` for Codex), or the command to run.
     #[arg(last = true)]
     pub args: Vec<String>,
+    /// Serve the conversation viewer live while the CLI runs (as `serve --ui`); its URL,
+    /// with its token, is the first line on stdout.
+    #[arg(long)]
+    pub ui: bool,
 }
 
 /// `agentwire matrix`.

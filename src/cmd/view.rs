@@ -77,14 +77,22 @@ pub(super) async fn start_live(
     trace: &Path,
     rx: tokio::sync::broadcast::Receiver<Arc<agentwire::trace::Exchange>>,
 ) -> Result<String> {
+    let (url, st) = live_viewer(trace).await?;
+    tokio::spawn(live::follow(st, rx));
+    Ok(url)
+}
+
+/// Serve an empty live viewer of a recording to `trace` on 127.0.0.1 (re-analysed as it
+/// grows); returns its URL and its state, for [`live::follow`] to feed.
+pub(super) async fn live_viewer(trace: &Path) -> Result<(String, Arc<ViewerState>)> {
     let listener = bind("127.0.0.1:0".parse()?).await?;
     let addr = listener.local_addr()?;
     let st = ViewerState::new(Model::new(trace), addr, Default::default(), true);
-    tokio::spawn(live::follow(st.clone(), rx));
     tokio::spawn(live::analyse_while_live(st.clone()));
     let url = st.url(addr);
-    tokio::spawn(async move { axum::serve(listener, viewer::app(st)).await });
-    Ok(url)
+    let app = viewer::app(st.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok((url, st))
 }
 
 /// Open `url` in the default browser; a failure is a warning.

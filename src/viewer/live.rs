@@ -137,17 +137,15 @@ impl<S: Stream<Item = Result<Event, Infallible>> + Send> ChainEvents for S {
     ) -> impl Stream<Item = Result<Event, Infallible>> + Send {
         use futures_util::StreamExt;
         let rest = stream::unfold(rx, |mut rx| async move {
-            loop {
-                match rx.recv().await {
-                    Ok(text) => return Some((Ok(Event::default().data(text)), rx)),
-                    // a page that fell behind reloads the list
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        let text = json!({"type": "analysis"}).to_string();
-                        return Some((Ok(Event::default().data(text)), rx));
-                    }
-                    Err(broadcast::error::RecvError::Closed) => return None,
+            let text = match rx.recv().await {
+                Ok(text) => text,
+                // a page that fell behind reloads the list
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    json!({"type": "analysis"}).to_string()
                 }
-            }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            };
+            Some((Ok(Event::default().data(text)), rx))
         });
         self.chain(rest)
     }

@@ -218,7 +218,10 @@ impl Browser {
             .iter()
             .any(|e| e["method"] == "Page.loadEventFired")
         {
-            assert!(start.elapsed() < Duration::from_secs(60), "{url} did not load");
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "{url} did not load"
+            );
             let v = self.read();
             self.events.push(v);
         }

@@ -27,7 +27,14 @@ fn bg_trace() -> &'static Path {
         let out = dir.path().join("bg.jsonl");
         let script = repo().join("captures/scenarios/bg-build.json");
         let o = Command::new(bin())
-            .args(["record", "--cli", "claude-code@2.1.304", "--route", "base-url", "--script"])
+            .args([
+                "record",
+                "--cli",
+                "claude-code@2.1.304",
+                "--route",
+                "base-url",
+                "--script",
+            ])
             .arg(&script)
             .arg("-o")
             .arg(&out)
@@ -49,7 +56,10 @@ struct View {
 impl View {
     fn start(input: &Path) -> View {
         let (child, url) = crate::common::spawn_first_line(
-            Command::new(bin()).arg("view").arg(input).stderr(Stdio::null()),
+            Command::new(bin())
+                .arg("view")
+                .arg(input)
+                .stderr(Stdio::null()),
         );
         assert!(url.starts_with("http://127.0.0.1:"), "{url}");
         View { child, url }
@@ -71,7 +81,11 @@ impl Drop for View {
 /// A raw HTTP/1.1 GET with `host`; returns the status code.
 fn status_of(addr: &str, target: &str, host: &str) -> u16 {
     let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(s, "GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
     out.split(' ').nth(1).unwrap().parse().unwrap()
@@ -80,13 +94,19 @@ fn status_of(addr: &str, target: &str, host: &str) -> u16 {
 /// Open the viewer at `url` and wait for its first render.
 fn open(br: &mut Browser, url: &str) {
     br.navigate(url);
-    br.wait_for("document.body.dataset.ready === '1'", Duration::from_secs(20));
+    br.wait_for(
+        "document.body.dataset.ready === '1'",
+        Duration::from_secs(20),
+    );
 }
 
 /// Requests the page made that left the viewer's origin.
 fn foreign_requests(br: &Browser, base: &str) -> Vec<String> {
     let m = br.misdeeds("");
-    m.requests.into_iter().filter(|u| !u.starts_with(base)).collect()
+    m.requests
+        .into_iter()
+        .filter(|u| !u.starts_with(base))
+        .collect()
 }
 
 #[test]
@@ -111,7 +131,11 @@ fn background_job_session_reads_with_its_polls_on_the_right_turns() {
     open(&mut br, &v.url);
     let ids = br.eval("[...document.querySelectorAll('#list .row')].map(r => +r.dataset.id)");
     let n = want["exchanges"].as_u64().unwrap();
-    assert_eq!(ids, json!((0..n).collect::<Vec<_>>()), "one row per exchange");
+    assert_eq!(
+        ids,
+        json!((0..n).collect::<Vec<_>>()),
+        "one row per exchange"
+    );
     let polls = br.eval("[...document.querySelectorAll('#list .row')].filter(r => r.querySelector('.badge.poll, .badge.redundant')).map(r => +r.dataset.id)");
     assert_eq!(polls, want["poll_turns"]);
     let redundant = br.eval("[...document.querySelectorAll('#list .row')].filter(r => r.querySelector('.badge.redundant')).map(r => +r.dataset.id)");
@@ -123,29 +147,51 @@ fn background_job_session_reads_with_its_polls_on_the_right_turns() {
         br.key("j");
     }
     br.key("Enter");
-    br.wait_for("document.querySelector('#added .item')", Duration::from_secs(10));
+    br.wait_for(
+        "document.querySelector('#added .item')",
+        Duration::from_secs(10),
+    );
     assert_eq!(br.eval("location.hash"), json!(format!("#t={first_poll}")));
     let (want_items, cmd, result) = added_by(trace, first_poll);
     let kinds = br.eval("[...document.querySelectorAll('#added .item')].map(e => e.dataset.kind)");
     assert_eq!(kinds, json!(want_items), "what this request added");
-    let added = br.eval("document.querySelector('#added').textContent").as_str().unwrap().to_string();
+    let added = br
+        .eval("document.querySelector('#added').textContent")
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(added.contains(&cmd), "tool call input {cmd:?} in {added}");
     assert!(added.contains(&result), "tool result {result:?} in {added}");
     save_screenshot("viewer-bg-build", &br.screenshot());
 
     // Search: a word of that tool result finds it on that turn.
-    let word = result.split(|c: char| !c.is_alphanumeric()).max_by_key(|w| w.len()).unwrap().to_string();
+    let word = result
+        .split(|c: char| !c.is_alphanumeric())
+        .max_by_key(|w| w.len())
+        .unwrap()
+        .to_string();
     br.key("/");
     br.call("Input.insertText", json!({"text": word}), true);
-    br.wait_for("document.querySelector('#hits .hit')", Duration::from_secs(10));
-    let hits = br.eval("[...document.querySelectorAll('#hits .hit')].map(h => [+h.dataset.n, h.textContent])");
+    br.wait_for(
+        "document.querySelector('#hits .hit')",
+        Duration::from_secs(10),
+    );
+    let hits = br.eval(
+        "[...document.querySelectorAll('#hits .hit')].map(h => [+h.dataset.n, h.textContent])",
+    );
     assert!(
-        hits.as_array().unwrap().iter().any(|h| h[0] == json!(first_poll) && h[1].as_str().unwrap().contains("tool_result")),
+        hits.as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h[0] == json!(first_poll) && h[1].as_str().unwrap().contains("tool_result")),
         "{word}: {hits}"
     );
     assert_eq!(foreign_requests(&br, v.base()), Vec::<String>::new());
     let m = br.misdeeds("");
-    assert!(m.console.is_empty() && m.exceptions.is_empty() && m.log.is_empty(), "{m:#?}");
+    assert!(
+        m.console.is_empty() && m.exceptions.is_empty() && m.log.is_empty(),
+        "{m:#?}"
+    );
 }
 
 /// What exchange `n`'s request added to the previous one's messages, read from the
@@ -200,14 +246,25 @@ fn hostile_trace(path: &Path) {
         "input_schema": {"type": "object", "properties": {PAYLOADS[4]: {"type": "string", "description": all}}}})];
     conv.user(vec![json!({"type": "text", "text": all})]);
     let mut b = TraceBuilder::default();
-    b.send(&conv, 0.0, vec![json!({"type": "text", "text": all})], json!({"input_tokens": 1, "output_tokens": 1}));
+    b.send(
+        &conv,
+        0.0,
+        vec![json!({"type": "text", "text": all})],
+        json!({"input_tokens": 1, "output_tokens": 1}),
+    );
     conv.assistant(vec![tool_use("toolu_h", PAYLOADS[2], json!({"q": all}))]);
     conv.user(vec![tool_result("toolu_h", &all, false)]);
-    b.send(&conv, 1.0, vec![json!({"type": "text", "text": all})], json!({"input_tokens": 1, "output_tokens": 1}));
+    b.send(
+        &conv,
+        1.0,
+        vec![json!({"type": "text", "text": all})],
+        json!({"input_tokens": 1, "output_tokens": 1}),
+    );
     for x in &mut b.exchanges {
         x.request.headers.push(("user-agent".into(), all.clone()));
     }
-    let mut w = agentwire::trace::TraceWriter::create(path, &agentwire::trace::Context::new()).unwrap();
+    let mut w =
+        agentwire::trace::TraceWriter::create(path, &agentwire::trace::Context::new()).unwrap();
     for x in &b.exchanges {
         w.write_exchange(x).unwrap();
     }
@@ -235,35 +292,61 @@ fn hostile_text_runs_nothing_and_the_viewer_needs_its_token() {
     br.key("j");
     br.key("j");
     br.key("Enter");
-    br.wait_for("document.querySelector('#added .item')", Duration::from_secs(10));
+    br.wait_for(
+        "document.querySelector('#added .item')",
+        Duration::from_secs(10),
+    );
     br.eval("document.querySelectorAll('details').forEach(d => d.open = true)");
     br.eval("new Promise(r => setTimeout(() => r(1), 300))");
     let m = br.misdeeds("");
-    assert!(m.dialogs.is_empty() && m.exceptions.is_empty() && m.console.is_empty(), "{m:#?}");
-    assert_eq!(foreign_requests(&br, v.base()), Vec::<String>::new(), "a request left");
+    assert!(
+        m.dialogs.is_empty() && m.exceptions.is_empty() && m.console.is_empty(),
+        "{m:#?}"
+    );
+    assert_eq!(
+        foreign_requests(&br, v.base()),
+        Vec::<String>::new(),
+        "a request left"
+    );
     assert_eq!(br.eval("document.scripts.length"), json!(1));
     let made = br.eval("document.querySelectorAll('main img, main svg, main iframe, main script, main a[href^=javascript]').length");
     assert_eq!(made, json!(0), "markup from the trace became elements");
     let handlers = br.eval("[...document.querySelectorAll('*')].flatMap(e => [...e.attributes].filter(a => a.name.startsWith('on')).map(a => e.tagName + ' ' + a.name))");
     assert_eq!(handlers, json!([]));
-    let text = br.eval("document.querySelector('main').textContent").as_str().unwrap().to_string();
+    let text = br
+        .eval("document.querySelector('main').textContent")
+        .as_str()
+        .unwrap()
+        .to_string();
     for p in PAYLOADS {
         assert!(text.contains(p), "{p} not shown as text");
     }
     assert!(text.contains(BIDI), "bidi characters not shown as text");
     // The CSP the page runs under.
-    let csp = http_header(&addr, &format!("/?token={token}"), "content-security-policy");
+    let csp = http_header(
+        &addr,
+        &format!("/?token={token}"),
+        "content-security-policy",
+    );
     assert!(csp.starts_with("default-src 'none'"), "{csp}");
 }
 
 /// The value of response header `name` of a GET.
 fn http_header(addr: &str, target: &str, name: &str) -> String {
     let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(s, "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET {target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
     out.lines()
-        .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim().to_string()))
+        .find_map(|l| {
+            l.split_once(':')
+                .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.trim().to_string())
+        })
         .unwrap_or_default()
 }
 
@@ -306,18 +389,30 @@ fn serve_ui_shows_each_exchange_within_a_second_of_its_trace_line() {
     open(&mut br, &ui);
     let mut worst = Duration::ZERO;
     for i in 0..5u64 {
-        assert_eq!(post_messages(&server, &crate::common::messages_body(3000, i)), 200);
+        assert_eq!(
+            post_messages(&server, &crate::common::messages_body(3000, i)),
+            200
+        );
         let (mut written, start) = (None, Instant::now());
         let shown = loop {
-            let lines = std::fs::read_to_string(&trace).unwrap_or_default().lines().count() as u64;
+            let lines = std::fs::read_to_string(&trace)
+                .unwrap_or_default()
+                .lines()
+                .count() as u64;
             // the header line, then one line per exchange
             if written.is_none() && lines >= i + 2 {
                 written = Some(Instant::now());
             }
-            if br.eval(&format!("!!document.querySelector('#list .row[data-id=\"{i}\"]')")) == json!(true) {
+            if br.eval(&format!(
+                "!!document.querySelector('#list .row[data-id=\"{i}\"]')"
+            )) == json!(true)
+            {
                 break Instant::now();
             }
-            assert!(start.elapsed() < Duration::from_secs(10), "exchange {i} never shown");
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "exchange {i} never shown"
+            );
             std::thread::sleep(Duration::from_millis(10));
         };
         let lag = shown.saturating_duration_since(written.unwrap_or(shown));
@@ -328,8 +423,82 @@ fn serve_ui_shows_each_exchange_within_a_second_of_its_trace_line() {
     // the re-analysis reaches the rows: each has its cache status; these bodies carry no
     // cache_control breakpoint, so nothing can be cached: `uncached`
     br.wait_for("[...document.querySelectorAll('#list .row')].every(r => / (hit|partial|miss|cold|uncached)$/.test(r.querySelector('.c-status').textContent))", Duration::from_secs(5));
-    assert_eq!(br.eval("document.querySelector('#list .row[data-id=\"0\"] .c-status').textContent"), json!("200 uncached"));
+    assert_eq!(
+        br.eval("document.querySelector('#list .row[data-id=\"0\"] .c-status').textContent"),
+        json!("200 uncached")
+    );
     save_screenshot("viewer-live", &br.screenshot());
     crate::common::signal(child.id(), libc::SIGTERM);
     let _ = child.wait();
+}
+
+/// GET `target` (token in the header) and parse the JSON body.
+fn get_json(addr: &str, target: &str, token: &str) -> (u16, Value) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET {target} HTTP/1.1\r\nHost: {addr}\r\nX-Agentwire-Token: {token}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let status = out.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = out.split_once("\r\n\r\n").unwrap().1;
+    (status, serde_json::from_str(body).unwrap_or(Value::Null))
+}
+
+#[test]
+fn bad_lines_are_marked_with_their_line_numbers_and_the_rest_opens() {
+    use crate::hand_trace::{text, Conv, TraceBuilder};
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("bad.jsonl");
+    let mut conv = Conv::new("claude-sonnet-4-5");
+    conv.user(vec![text(200, 'u')]);
+    let mut b = TraceBuilder::default();
+    b.send_text(&conv, 0.0);
+    b.send_text(&conv, 1.0);
+    // exchange 2: a request body that is not JSON
+    b.send_text(&conv, 2.0);
+    b.exchanges[2].request.body = agentwire::trace::Body::new(b"not json {".to_vec());
+    let mut w =
+        agentwire::trace::TraceWriter::create(&trace, &agentwire::trace::Context::new()).unwrap();
+    for x in &b.exchanges {
+        w.write_exchange(x).unwrap();
+    }
+    drop(w);
+    // Lines: 1 header, 2-4 exchanges; then a garbage line 5, and a last line 6 cut short
+    // (a file still being written).
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&trace)
+        .unwrap();
+    f.write_all(b"{\"type\":\"exchange\",garbage\n{\"type\":\"exchange\",\"id\":9,\"star")
+        .unwrap();
+    drop(f);
+    let v = View::start(&trace);
+    let addr = v.base().trim_start_matches("http://").to_string();
+    let token = v.url.split("token=").nth(1).unwrap().to_string();
+    let (status, turns) = get_json(&addr, "/api/turns", &token);
+    assert_eq!(status, 200);
+    let lines: Vec<u64> = turns["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, [5, 6]);
+    let rows = turns["turns"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert!(
+        rows[2]["problem"]
+            .as_str()
+            .unwrap()
+            .contains("request body"),
+        "{}",
+        rows[2]
+    );
+    // Every turn still opens; the server keeps serving after the bad one.
+    for n in 0..3 {
+        let (status, d) = get_json(&addr, &format!("/api/turn/{n}"), &token);
+        assert_eq!(status, 200, "{d}");
+    }
+    let (status, d) = get_json(&addr, "/api/turn/7", &token);
+    assert_eq!(status, 404);
+    assert!(d["error"].as_str().unwrap().contains("no turn 7"), "{d}");
 }
