@@ -1,8 +1,8 @@
 //! `agentwire view`: the conversation viewer, a local web app over a trace (or any input
 //! agentwire reads) and, live, over what `serve --ui` / `record --ui` are recording.
 //!
-//! Where it sits: beside [`crate::report`] (it uses `analyze`, `input`, `api` and `trace`;
-//! only the command glue uses it). [`index`] builds the turn list once, by byte offset for a
+//! Where it sits: on top of [`crate::report`] (it uses `analyze`, `input`, `api` and
+//! `trace`, and `report` for its export; only the command glue uses it). [`index`] builds the turn list once, by byte offset for a
 //! plain trace file; [`detail`] reads one turn back on demand; [`badges`] puts `analyze`'s
 //! answers on the turns; [`search`] searches the trace; [`server`] is the axum app with its
 //! security checks ([`security`]) and the live feed ([`live`]). The page itself

@@ -249,7 +249,9 @@ const LAYERS: &[&[&str]] = &[
     &["input"],
     &["gate"],
     &["diff", "analyze"],
-    &["report", "viewer"],
+    &["report"],
+    // the conversation viewer: answers and their renderers (its export is the HTML report)
+    &["viewer"],
 ];
 
 /// The layer of a top-level module, if the table names it.
