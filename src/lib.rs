@@ -16,7 +16,8 @@
 //!   stream, with format detection;
 //! - answers: [`diff`] (requests and traces compared) and [`analyze`] (polling, prompt
 //!   cache, background jobs);
-//! - [`report`]: the renderers (terminal, Markdown, JSON, HTML, Parquet).
+//! - [`report`]: the renderers (terminal, Markdown, JSON, HTML, Parquet); above it
+//!   [`viewer`], the local web app that shows a trace's conversation with the audit on it.
 //!
 //! The binary's `cli` and `cmd` sit on top.
 
@@ -35,3 +36,4 @@ pub mod output;
 pub mod report;
 pub mod text;
 pub mod trace;
+pub mod viewer;

@@ -372,8 +372,24 @@ impl RecordOutcome {
 /// lines (downloads); what goes wrong on the way (an MCP server left unrecorded, lines
 /// that did not read back) is reported to `cfg.server.diagnostics`.
 pub async fn record(
+    cfg: RecordConfig,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<RecordOutcome, RecordError> {
+    record_observed(cfg, progress, |_| {}).await
+}
+
+/// The exchanges a recording writes, each just after its trace line
+/// ([`server::RunningServer::subscribe`]).
+pub type LiveExchanges = tokio::sync::broadcast::Receiver<std::sync::Arc<crate::trace::Exchange>>;
+
+/// [`record`], handing `observe` the recording's exchanges as they are written, once the
+/// server is up and before the target starts (`record --ui` feeds its live viewer so).
+///
+/// Errors: as [`record`].
+pub async fn record_observed(
     mut cfg: RecordConfig,
     progress: &(dyn Fn(&str) + Sync),
+    observe: impl FnOnce(LiveExchanges),
 ) -> Result<RecordOutcome, RecordError> {
     cfg.route = Some(route_of(&cfg)?);
     let (program, args, mut context) = program_and_context(&cfg, progress)?;
@@ -381,6 +397,7 @@ pub async fn record(
     let tmp_trace = working_trace(&cfg.output, sandbox.path())?;
     // Start the server first: the base URL goes into the context and the env.
     let (srv, ca_path) = start_server(&cfg, &tmp_trace).await?;
+    observe(srv.subscribe());
     let base_url = srv.base_url();
     let env = run_env(
         &cfg,

@@ -241,3 +241,19 @@ pub struct ExportArgs {
     #[arg(long, default_value = "http://localhost", value_parser = parse_base_url)]
     pub base_url: Url,
 }
+
+/// `agentwire view`.
+#[derive(Args, Debug)]
+pub struct ViewArgs {
+    /// Trace file, directory, packet capture or another tool's file (imported on the fly).
+    pub input: PathBuf,
+    /// Open the viewer in the default browser (`xdg-open`, `open`).
+    #[arg(long)]
+    pub open: bool,
+    /// Address to listen on (port 0 picks a free one). Anything but loopback lets others
+    /// on the network reach the viewer (the token still guards it): a warning says so.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0", value_parser = super::parse::parse_listen_addr)]
+    pub bind: std::net::SocketAddr,
+    #[command(flatten)]
+    pub settings: AnalysisArgs,
+}

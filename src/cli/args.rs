@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use super::answers::{
-    AnalyzeArgs, DiffArgs, ExportArgs, PromptArgs, ReplayArgs, ReportCommand, ShowArgs,
+    AnalyzeArgs, DiffArgs, ExportArgs, PromptArgs, ReplayArgs, ReportCommand, ShowArgs, ViewArgs,
 };
 use super::sources::{
     CaptureArgs, HistoryArgs, ImportArgs, MatrixArgs, McpTapArgs, PcapArgs, RecordArgs, ServeArgs,
@@ -73,6 +73,9 @@ pub enum Command {
     Import(ImportArgs),
     /// Write a trace in another format (HAR 1.2) for the tools people use to look at HTTP.
     Export(ExportArgs),
+    /// Read a trace's conversation in the browser, with the audit on its turns (a local
+    /// web app; prints its URL).
+    View(ViewArgs),
 }
 
 /// `agentwire ca`.

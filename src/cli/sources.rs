@@ -71,6 +71,10 @@ pub struct ServeArgs {
     pub tls_key: Option<PathBuf>,
     #[command(flatten)]
     pub limits: LimitArgs,
+    /// Also serve the conversation viewer (`agentwire view`) on 127.0.0.1, live: each
+    /// exchange appears as it is recorded. Its URL (with its token) is printed on stderr.
+    #[arg(long)]
+    pub ui: bool,
 }
 
 /// `agentwire record`.
@@ -115,6 +119,10 @@ pub struct RecordArgs {
     /// Claude Code, `exec --skip-git-repo-check hello` for Codex), or the command to run.
     #[arg(last = true)]
     pub args: Vec<String>,
+    /// Serve the conversation viewer live while the CLI runs (as `serve --ui`); its URL,
+    /// with its token, is the first line on stdout.
+    #[arg(long)]
+    pub ui: bool,
 }
 
 /// `agentwire matrix`.

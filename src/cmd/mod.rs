@@ -27,6 +27,7 @@ mod report;
 mod serve;
 mod show;
 mod term;
+mod view;
 
 pub use diag::fail;
 
@@ -59,5 +60,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::McpTap(a) => mcp_tap::mcp_tap(a),
         Command::Import(a) => import::import(a),
         Command::Export(a) => export::export(a),
+        Command::View(a) => view::view(a),
     }
 }

@@ -7,7 +7,7 @@ use anyhow::Result;
 use agentwire::capture::record::{self, RecordError, Target};
 use agentwire::capture::versions;
 
-use super::io::{print_summary, report_setup, runtime};
+use super::io::{print_stdout, print_summary, report_setup, runtime};
 use super::term::progress_spinner;
 use crate::cli::exit::{degraded_if, exit, npm_error, usage, ERROR};
 use crate::cli::{config, RecordArgs};
@@ -20,7 +20,18 @@ pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
     let cfg = config::record(&a, target, server);
     let spinner = progress_spinner();
     let report = |msg: &str| spinner.set_message(msg.to_string());
-    let outcome = runtime()?.block_on(record::record(cfg, &report))?;
+    let outcome = runtime()?.block_on(async {
+        if !a.ui {
+            return Ok(record::record(cfg, &report).await?);
+        }
+        // The viewer's URL (it holds the token) is the first line on stdout.
+        let (url, st) = super::view::live_viewer(&a.output).await?;
+        print_stdout(&format!("{url}\n"))?;
+        let observe = move |rx| {
+            tokio::spawn(agentwire::viewer::live::follow(st, rx));
+        };
+        anyhow::Ok(record::record_observed(cfg, &report, observe).await?)
+    })?;
     spinner.finish_and_clear();
     print_summary(&format!("{}\n", outcome.summary(&a.output)), &a.output)?;
     if outcome.timed_out || outcome.exit_code != Some(0) {

@@ -9,7 +9,7 @@ use agentwire::text::fmt::plural;
 use agentwire::trace::Context;
 
 use super::diag::warn;
-use super::io::{display_name, live_trace, print_summary, report_setup, runtime};
+use super::io::{display_name, live_trace, print_stdout, print_summary, report_setup, runtime};
 use crate::cli::exit::{degraded_if, exit, DEGRADED};
 use crate::cli::{config, ServeArgs};
 
@@ -17,6 +17,11 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
     // `degraded`: the replayed trace had unreadable lines (reported already): exit 3.
     let (base, degraded) = report_setup(config::server(a.addr, &a.reply, &a.limits)?)?;
     let config = config::serve(&a, base)?;
+    if a.ui && agentwire::output::is_stdout(&a.output) {
+        return Err(crate::cli::exit::usage(anyhow::anyhow!(
+            "--ui prints the viewer's URL on stdout, where -o - writes the trace: give -o FILE"
+        )));
+    }
     let mut context = Context::new();
     context.route = Some(
         if a.intercept.is_some() {
@@ -36,6 +41,13 @@ pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
         // The base URL is the first line on stdout (on stderr when stdout is the trace).
         print_summary(&format!("{}\n", srv.base_url()), &a.output)?;
         announce(&a, &srv);
+        if a.ui {
+            // The URL carries the viewer's token, which the diagnostics sink would redact:
+            // it is the second line on stdout.
+            let url = super::view::start_live(&a.output, srv.subscribe()).await?;
+            print_stdout(&format!("{url}\n"))?;
+            message!("agentwire: live viewer at the URL on stdout's second line (it holds the viewer's token)");
+        }
         let reader_gone = tokio::select! {
             _ = stop => false,
             _ = srv.output_closed() => true,

@@ -104,6 +104,19 @@ impl<R: BufRead> TraceReader<R> {
         self
     }
 
+    /// Bytes of the input consumed so far. One line at a time (not [`Self::parallel`]),
+    /// its values before and after a call bound the bytes of the record that call returned
+    /// (blank lines before it included): what an index by byte offset keeps.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Lines read so far (the line number, from 1, of the record last returned in
+    /// single-line mode).
+    pub fn line_no(&self) -> u64 {
+        self.line_no
+    }
+
     /// The reader the lines come from.
     pub fn get_ref(&self) -> &R {
         &self.input

@@ -207,6 +207,66 @@ impl Browser {
         url
     }
 
+    /// Navigate to `url` (an `http://` page, such as the viewer's) and wait for its load
+    /// event (60 s at most).
+    pub fn navigate(&mut self, url: &str) {
+        self.events.clear();
+        self.call("Page.navigate", json!({"url": url}), true);
+        let start = Instant::now();
+        while !self
+            .events
+            .iter()
+            .any(|e| e["method"] == "Page.loadEventFired")
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "{url} did not load"
+            );
+            let v = self.read();
+            self.events.push(v);
+        }
+    }
+
+    /// Wait until the JavaScript expression `cond` is truthy (polled every 20 ms; panics
+    /// after `limit`). Returns how long it took.
+    pub fn wait_for(&mut self, cond: &str, limit: Duration) -> Duration {
+        let start = Instant::now();
+        loop {
+            if self.eval(&format!("!!({cond})")) == json!(true) {
+                return start.elapsed();
+            }
+            assert!(start.elapsed() < limit, "timed out waiting for `{cond}`");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Press a key in the page (`j`, `k`, `/`, `Enter`), as the keyboard would.
+    pub fn key(&mut self, key: &str) {
+        let (text, code) = match key {
+            "Enter" => ("\r", "Enter"),
+            k => (k, k),
+        };
+        for kind in ["keyDown", "keyUp"] {
+            let mut p = json!({"type": kind, "key": key, "code": code});
+            if kind == "keyDown" {
+                p["text"] = json!(text);
+                if key == "Enter" {
+                    p["windowsVirtualKeyCode"] = json!(13);
+                }
+            }
+            self.call("Input.dispatchKeyEvent", p, true);
+        }
+    }
+
+    /// Click the first element matching the CSS `selector` (panics when none does).
+    pub fn click(&mut self, selector: &str) {
+        let sel = serde_json::to_string(selector).unwrap();
+        let ok = self.eval(&format!(
+            "(() => {{ const e = document.querySelector({sel}); if (!e) return false; e.click(); return true; }})()"
+        ));
+        assert_eq!(ok, json!(true), "no element matches {selector}");
+    }
+
     /// Evaluate a JavaScript expression in the page (awaiting promises) and return its
     /// value as JSON.
     pub fn eval(&mut self, expr: &str) -> Value {

@@ -250,6 +250,8 @@ const LAYERS: &[&[&str]] = &[
     &["gate"],
     &["diff", "analyze"],
     &["report"],
+    // the conversation viewer: answers and their renderers (its export is the HTML report)
+    &["viewer"],
 ];
 
 /// The layer of a top-level module, if the table names it.

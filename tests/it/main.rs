@@ -142,3 +142,5 @@ mod terminal;
 mod tshark;
 // CLI specs resolved through the real npm registry.
 mod versions;
+// The conversation viewer in headless Chromium: the bg-build session, hostile text, live.
+mod viewer;

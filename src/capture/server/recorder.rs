@@ -17,6 +17,8 @@ use tokio::sync::{mpsc, Notify};
 use crate::capture::Diagnostics;
 use crate::trace::{Exchange, TraceError, TraceWriter};
 
+/// Exchanges a live viewer may fall behind by before it skips some (and reloads).
+const LIVE_BACKLOG: usize = 1024;
 /// How long the writer waits between attempts to write a record that failed.
 const RETRY: Duration = Duration::from_millis(200);
 /// Attempts at shutdown before a record that cannot be written is given up (≈ 2 s).
@@ -58,6 +60,9 @@ struct Shared {
     reader_gone: AtomicBool,
     /// Woken when `reader_gone` is set.
     gone: Notify,
+    /// Each exchange once written, for live viewers ([`Recorder::subscribe`]); its
+    /// non-body strings redacted as the trace has them.
+    live: tokio::sync::broadcast::Sender<Arc<Exchange>>,
 }
 
 /// What the recorder did, for the server's closing summary.
@@ -127,6 +132,7 @@ pub fn spawn(
         not_recorded: AtomicU64::new(0),
         reader_gone: AtomicBool::new(false),
         gone: Notify::new(),
+        live: tokio::sync::broadcast::channel(LIVE_BACKLOG).0,
     });
     let sh = shared.clone();
     let handle = std::thread::Builder::new()
@@ -172,7 +178,13 @@ fn write_loop(
             }
         };
         match write_with_retry(&mut writer, &x, sh, diagnostics, &mut stopping) {
-            Ok(true) => n += 1,
+            Ok(true) => {
+                n += 1;
+                if sh.live.receiver_count() > 0 {
+                    let y = crate::trace::redact::exchange(&x).unwrap_or(*x);
+                    let _ = sh.live.send(Arc::new(y));
+                }
+            }
             Ok(false) => {}
             Err(e) => {
                 first_err.get_or_insert(e);
@@ -256,6 +268,12 @@ fn is_broken_pipe(e: &TraceError) -> bool {
 }
 
 impl Recorder {
+    /// Every exchange from now on, just after its line is written to the trace (what
+    /// `serve --ui` shows live). Sending costs nothing while no one subscribes.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<Exchange>> {
+        self.shared.live.subscribe()
+    }
+
     /// Wait until the trace's reader is gone (its pipe closed); pending forever otherwise.
     pub async fn reader_gone(&self) {
         loop {

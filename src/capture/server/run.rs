@@ -44,6 +44,11 @@ impl RunningServer {
         format!("{scheme}://{}", self.addr)
     }
 
+    /// Every exchange recorded from now on, once written ([`recorder::Recorder::subscribe`]).
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<crate::trace::Exchange>> {
+        self.state.recorder.subscribe()
+    }
+
     /// Exchanges recorded so far.
     pub fn recorded(&self) -> u64 {
         self.state.recorder.count()
