@@ -243,6 +243,7 @@ impl MessagesRequest {
         match dialect {
             Dialect::Messages => super::messages::parse_with(body, true),
             Dialect::Responses => super::responses::parse(body),
+            Dialect::ChatCompletions => super::chat::parse(body),
             d => Err(ApiError::NoParser { dialect: d.name() }),
         }
     }

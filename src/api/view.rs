@@ -38,6 +38,10 @@ pub fn exchange_response_with_items(x: &Exchange) -> Option<(ResponseBody, Vec<V
     let decoded = super::response_body(resp);
     let (body, items) = match Dialect::of(x) {
         Some(Dialect::Responses) => read_responses_body(ct, &decoded.bytes, x.websocket.is_some()),
+        Some(Dialect::ChatCompletions) => (
+            super::chat::stream::read_body(ct, &decoded.bytes),
+            Vec::new(),
+        ),
         _ => (read_response(ct, &decoded.bytes), Vec::new()),
     };
     let body = with_coding_problem(body, decoded.error.filter(|_| !resp.body.truncated));

@@ -383,6 +383,7 @@ fn diff_params(a: &MessagesRequest, b: &MessagesRequest, norm: &mut Norm) -> Vec
         }
         let documented = match a.dialect {
             crate::api::Dialect::Responses => crate::api::responses::KNOWN_PARAMS,
+            crate::api::Dialect::ChatCompletions => crate::api::chat::KNOWN_PARAMS,
             _ => crate::api::KNOWN_PARAMS,
         };
         rows.push(ParamRow {
