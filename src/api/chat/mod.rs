@@ -7,6 +7,7 @@
 //! object"; the shapes opencode 1.18.33 sends through an `@ai-sdk/openai-compatible`
 //! provider were measured on 2026-12-01.
 
+pub mod events;
 mod request;
 pub mod stream;
 

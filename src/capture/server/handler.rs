@@ -226,6 +226,9 @@ async fn route(st: &AppState, draft: Draft, parts: Parts, rid: &str) -> Response
         ("POST", "/v1/messages") => messages(st, draft, rid).await,
         ("POST", "/v1/messages/count_tokens") => count_tokens(draft, rid),
         ("POST", p) if p.ends_with("/responses") => super::responses::answer(st, draft, rid).await,
+        ("POST", p) if p.ends_with("/chat/completions") => {
+            super::chat::answer(st, draft, rid).await
+        }
         // First-party side endpoints Claude Code calls before its first message, answered
         // as for a user without managed settings or policy limits (the shape the CLI
         // itself falls back to: no restrictions, no taints, no notice, no defaults).

@@ -246,6 +246,7 @@ impl Replay {
                     MessagesRequest::parse(&request_body(&x.request).bytes).ok()
                 }
                 Some(Dialect::Responses) => responses.request(&x),
+                Some(Dialect::ChatCompletions) => super::chat::recorded_request(&x),
                 _ => None,
             };
             let (Some(req), Some(dialect)) = (req, dialect) else {
@@ -428,8 +429,11 @@ fn reshape(body: &[u8], recorded_sse: bool) -> Result<(Vec<u8>, &'static str, St
 pub(crate) async fn answer(replay: &Replay, mut draft: Draft, req: &MessagesRequest) -> Response {
     let rid = format!("req_agentwire_{:06}", draft.id);
     let Some((recorded, mut m)) = replay.find(req) else {
-        if req.dialect == Dialect::Responses {
-            let msg = "the replayed trace has no Responses exchange with an answer";
+        if req.dialect != Dialect::Messages {
+            let msg = match req.dialect {
+                Dialect::Responses => "the replayed trace has no Responses exchange with an answer",
+                _ => "the replayed trace has no exchange of this API with an answer",
+            };
             return super::reply::openai_error_response(draft, 500, msg, &rid, "replay_empty");
         }
         let msg = "the replayed trace has no /v1/messages exchange with a 200 response";
@@ -576,6 +580,9 @@ fn shaped(
         Some(e) => Err(e.clone()),
         None if dialect == Dialect::Responses => {
             super::replay_responses::reshape(&decoded.bytes, recorded_sse)
+        }
+        None if dialect == Dialect::ChatCompletions => {
+            super::chat::reshape(&decoded.bytes, recorded_sse)
         }
         None => reshape(&decoded.bytes, recorded_sse),
     };
