@@ -32,6 +32,8 @@ pub enum Agent {
     ClaudeCode,
     /// OpenAI's Codex (npm `@openai/codex`).
     Codex,
+    /// opencode (npm `opencode-ai`), on any of its three providers ([`super::opencode`]).
+    Opencode,
 }
 
 impl Agent {
@@ -40,6 +42,7 @@ impl Agent {
         match cli {
             "claude-code" | "claude" => Some(Agent::ClaudeCode),
             "codex" => Some(Agent::Codex),
+            "opencode" => Some(Agent::Opencode),
             _ => None,
         }
     }
@@ -49,6 +52,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode => &[Route::FirstParty, Route::BaseUrl],
             Agent::Codex => &[Route::CustomProvider, Route::Builtin],
+            Agent::Opencode => super::opencode::ROUTES,
         }
     }
 
@@ -62,6 +66,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode => vec!["-p".into(), prompt.into()],
             Agent::Codex => vec!["exec".into(), "--skip-git-repo-check".into(), prompt.into()],
+            Agent::Opencode => super::opencode::print_args(prompt),
         }
     }
 
@@ -76,6 +81,9 @@ impl Agent {
         base_url: &str,
         env: &mut BTreeMap<String, String>,
     ) -> std::io::Result<()> {
+        if self == Agent::Opencode {
+            return super::opencode::prepare(route, home, base_url, env);
+        }
         if self != Agent::Codex {
             return Ok(());
         }

@@ -200,6 +200,7 @@ fn main_package(name: &str) -> Result<&'static str, NpmError> {
     match name {
         "claude-code" | "claude" => Ok("@anthropic-ai/claude-code"),
         "codex" => Ok("@openai/codex"),
+        "opencode" => Ok("opencode-ai"),
         _ => Err(NpmError::UnknownCli { name: name.into() }),
     }
 }
