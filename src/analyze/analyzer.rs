@@ -37,6 +37,8 @@ pub struct Analyzer {
     /// The MCP servers a recording context named (opencode's `NAME_TOOL` tools), by the
     /// index of the input whose header named them.
     mcp_servers: HashMap<usize, Vec<String>>,
+    /// Chat Completions requests by host whose provider's cache rules are not known.
+    unknown_cache_hosts: std::collections::BTreeMap<String, usize>,
 }
 
 impl Analyzer {
@@ -54,6 +56,7 @@ impl Analyzer {
             orphan_results: Vec::new(),
             notes: Vec::new(),
             mcp_servers: HashMap::new(),
+            unknown_cache_hosts: Default::default(),
             claims: Vec::new(),
             mcp: Vec::new(),
         }
@@ -133,6 +136,9 @@ impl Analyzer {
             self.begin_trace("(input)");
         }
         let seq = self.requests.len();
+        if let Some(host) = crate::api::chat::unknown_provider_host(x) {
+            *self.unknown_cache_hosts.entry(host).or_default() += 1;
+        }
         if !x.request.captured() {
             self.count_unrequested(x);
             return;
@@ -273,7 +279,8 @@ impl Analyzer {
         let model_mcp = self.model_mcp_calls(labels.len());
         let model_mcp: Vec<(usize, &ToolCall)> = model_mcp.iter().map(|(t, c)| (*t, c)).collect();
         let mcp = mcp::analyze(&self.mcp, &model_mcp, &self.notes, &labels);
-        Analysis::build(BuildInput {
+        let unknown = std::mem::take(&mut self.unknown_cache_hosts);
+        let mut analysis = Analysis::build(BuildInput {
             cfg: &self.cfg,
             inputs: self.inputs,
             skipped_files: self.skipped_files,
@@ -285,7 +292,13 @@ impl Analyzer {
             episodes,
             jobs,
             mcp,
-        })
+        });
+        analysis.warnings.extend(unknown.into_iter().map(|(host, n)| {
+            format!(
+                "unknown provider: cache rules not known for the {n} Chat Completions request(s) to {host:?}; their cache figures assume OpenAI's rules (only api.openai.com is known to follow them)"
+            )
+        }));
+        analysis
     }
 }
 

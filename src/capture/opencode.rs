@@ -39,7 +39,8 @@ pub fn config(route: Route, api: &str) -> Value {
     let (model, provider) = match route {
         Route::OpenAi => (
             "openai/gpt-6-sol".to_string(),
-            json!({"openai": {"options": {"baseURL": api, "apiKey": FAKE_OPENAI_KEY}}}),
+            json!({"openai": {"options": {"baseURL": api, "apiKey": FAKE_OPENAI_KEY},
+                "models": {"gpt-6-sol": {"name": "gpt-6-sol"}}}}),
         ),
         Route::Compatible => (
             format!("{COMPAT_PROVIDER}/{COMPAT_MODEL}"),

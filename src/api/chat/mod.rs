@@ -12,3 +12,18 @@ mod request;
 pub mod stream;
 
 pub use request::{parse, KNOWN_PARAMS};
+
+/// The host OpenAI's own Chat Completions API is served from.
+pub const OPENAI_HOST: &str = "api.openai.com";
+
+/// The host a Chat Completions request of `x` went to when its provider's cache rules are
+/// not known: any host but [`OPENAI_HOST`] (an OpenAI-compatible provider, or agentwire's
+/// fake server standing for one). `None` for other dialects and for OpenAI itself.
+pub fn unknown_provider_host(x: &crate::trace::Exchange) -> Option<String> {
+    if super::Dialect::of(x) != Some(super::Dialect::ChatCompletions) {
+        return None;
+    }
+    let host = crate::http::headers::header_value(&x.request.headers, "host").unwrap_or("");
+    let name = host.rsplit_once(':').map_or(host, |(h, _)| h);
+    (name != OPENAI_HOST).then(|| host.to_string())
+}
