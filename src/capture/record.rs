@@ -859,6 +859,9 @@ fn outcome(
             0 => "/v1/messages".into(),
             1 if dialects.contains(&crate::api::Dialect::Responses) => "/v1/responses".into(),
             1 if dialects.contains(&crate::api::Dialect::Messages) => "/v1/messages".into(),
+            1 if dialects.contains(&crate::api::Dialect::ChatCompletions) => {
+                "/v1/chat/completions".into()
+            }
             _ => "model requests".into(),
         },
         tools,

@@ -27,3 +27,28 @@ pub fn unknown_provider_host(x: &crate::trace::Exchange) -> Option<String> {
     let name = host.rsplit_once(':').map_or(host, |(h, _)| h);
     (name != OPENAI_HOST).then(|| host.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_openai_itself_has_known_cache_rules_and_affinity_names_the_session() {
+        let body = br#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#;
+        let at = |host: &str| {
+            let h = [("host", host), ("x-session-affinity", "ses_1")];
+            crate::trace::test_exchange("POST", "/v1/chat/completions", &h, body)
+        };
+        assert_eq!(unknown_provider_host(&at("api.openai.com")), None);
+        assert_eq!(unknown_provider_host(&at("api.openai.com:443")), None);
+        assert_eq!(
+            unknown_provider_host(&at("127.0.0.1:9")).as_deref(),
+            Some("127.0.0.1:9")
+        );
+        let x = at("127.0.0.1:9");
+        let id = crate::api::session::client_session_id(&x.request.headers, None);
+        assert_eq!(id.map(|(s, _)| s).as_deref(), Some("ses_1"));
+        let m = crate::trace::test_exchange("POST", "/v1/messages", &[("host", "h")], body);
+        assert_eq!(unknown_provider_host(&m), None);
+    }
+}
