@@ -13,6 +13,9 @@
 //!   a refused upgrade (route `builtin`; it authenticates with `CODEX_API_KEY`). `codex exec
 //!   --skip-git-repo-check PROMPT` runs one prompt (sandbox `read-only`, approvals `never` by
 //!   default).
+//! - **opencode** (1.18.25, 1.18.33): `~/.config/opencode/opencode.json` names one provider
+//!   at agentwire (routes `anthropic`, `openai`, `compatible`: Messages, Responses or Chat
+//!   Completions); `opencode run PROMPT` ([`super::opencode`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;

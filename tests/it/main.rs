@@ -22,6 +22,7 @@ mod bad_input_kinds;
 mod ca_tunnel;
 // Real Codex from npm: versions, models and routes diffed, polls analysed, transports compared.
 mod chat_bad;
+mod chat_server;
 mod codex;
 // Shared helpers: the built binary, `TestServer`, the shared captures.
 mod common;
