@@ -248,7 +248,10 @@ fn the_polled_job_is_the_same_on_all_three_wire_formats() {
             (Some(1), Some(3), Some(1)),
             "{p}: {m}"
         );
-        assert_eq!(a["mcp"]["tasks"][0]["task"], "job-1", "{p}");
+        let task = &a["mcp"]["tasks"][0];
+        assert_eq!(task["task_id"], "job-1", "{p}");
+        // Nothing but the model's own poll delivered the result.
+        assert_eq!(task["result_via"], "model_poll", "{p}");
     }
 }
 
