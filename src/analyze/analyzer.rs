@@ -34,6 +34,11 @@ pub struct Analyzer {
     claims: Vec<(usize, usize)>,
     /// MCP records with the index of the input they came from.
     mcp: Vec<(usize, McpRecord)>,
+    /// The MCP servers a recording context named (opencode's `NAME_TOOL` tools), by the
+    /// index of the input whose header named them.
+    mcp_servers: HashMap<usize, Vec<String>>,
+    /// Chat Completions requests by host whose provider's cache rules are not known.
+    unknown_cache_hosts: std::collections::BTreeMap<String, usize>,
 }
 
 impl Analyzer {
@@ -50,6 +55,8 @@ impl Analyzer {
             call_index: HashMap::new(),
             orphan_results: Vec::new(),
             notes: Vec::new(),
+            mcp_servers: HashMap::new(),
+            unknown_cache_hosts: Default::default(),
             claims: Vec::new(),
             mcp: Vec::new(),
         }
@@ -80,6 +87,10 @@ impl Analyzer {
     pub fn context(&mut self, c: &crate::trace::Context) {
         self.stage.new_context();
         self.stage.set_cli_version(c.cli_version.clone());
+        if !c.mcp_servers.is_empty() {
+            let input = self.inputs.len().saturating_sub(1);
+            self.mcp_servers.insert(input, c.mcp_servers.clone());
+        }
     }
 
     /// Files of a directory input that were not read, with why (see
@@ -125,6 +136,9 @@ impl Analyzer {
             self.begin_trace("(input)");
         }
         let seq = self.requests.len();
+        if let Some(host) = crate::api::chat::unknown_provider_host(x) {
+            *self.unknown_cache_hosts.entry(host).or_default() += 1;
+        }
         if !x.request.captured() {
             self.count_unrequested(x);
             return;
@@ -227,17 +241,30 @@ impl Analyzer {
 
     /// The model's MCP tool calls with the input (trace) their thread was seen in, to link
     /// them with the MCP records.
-    fn model_mcp_calls(&self, threads: usize) -> Vec<(usize, &ToolCall)> {
+    /// A call of an MCP tool named `SERVER_TOOL` (opencode) where the input's context named
+    /// `SERVER` is given its Claude Code name (`mcp__SERVER__TOOL`), the one the MCP records
+    /// are linked by; a name is never read as MCP from an underscore alone.
+    fn model_mcp_calls(&self, threads: usize) -> Vec<(usize, ToolCall)> {
         let mut trace_of = vec![0usize; threads];
         for (r, _) in &self.requests {
             if let Some(t) = trace_of.get_mut(r.thread) {
                 *t = r.trace;
             }
         }
+        let none = Vec::new();
         self.calls
             .iter()
-            .filter(|c| c.name.starts_with("mcp__"))
-            .map(|c| (trace_of.get(c.thread).copied().unwrap_or(0), c))
+            .filter_map(|c| {
+                let trace = trace_of.get(c.thread).copied().unwrap_or(0);
+                if c.name.starts_with("mcp__") {
+                    return Some((trace, c.clone()));
+                }
+                let servers = self.mcp_servers.get(&trace).unwrap_or(&none);
+                let (server, tool) = crate::capture::opencode::mcp_tool(&c.name, servers)?;
+                let mut c = c.clone();
+                c.name = super::mcp::tasks::model_tool_name(server, tool);
+                Some((trace, c))
+            })
             .collect()
     }
 
@@ -250,8 +277,10 @@ impl Analyzer {
             jobs::find_jobs(&self.calls, &self.notes, &self.claims, &labels, &session_of);
         let episodes = polling::find_episodes(&self.calls, &self.notes, &mut jobs, &labels);
         let model_mcp = self.model_mcp_calls(labels.len());
+        let model_mcp: Vec<(usize, &ToolCall)> = model_mcp.iter().map(|(t, c)| (*t, c)).collect();
         let mcp = mcp::analyze(&self.mcp, &model_mcp, &self.notes, &labels);
-        Analysis::build(BuildInput {
+        let unknown = std::mem::take(&mut self.unknown_cache_hosts);
+        let mut analysis = Analysis::build(BuildInput {
             cfg: &self.cfg,
             inputs: self.inputs,
             skipped_files: self.skipped_files,
@@ -263,7 +292,13 @@ impl Analyzer {
             episodes,
             jobs,
             mcp,
-        })
+        });
+        analysis.warnings.extend(unknown.into_iter().map(|(host, n)| {
+            format!(
+                "unknown provider: cache rules not known for the {n} Chat Completions request(s) to {host:?}; their cache figures assume OpenAI's rules (only api.openai.com is known to follow them)"
+            )
+        }));
+        analysis
     }
 }
 

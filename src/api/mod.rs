@@ -12,6 +12,7 @@
 
 pub mod betas;
 pub mod cache;
+pub mod chat;
 mod content;
 pub mod decode;
 pub mod dialect;

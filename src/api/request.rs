@@ -244,7 +244,7 @@ impl MessagesRequest {
             Dialect::Messages => super::messages::parse_with(body, true),
             Dialect::Responses => super::responses::parse(body),
             Dialect::Gemini => super::gemini::parse(body),
-            d => Err(ApiError::NoParser { dialect: d.name() }),
+            Dialect::ChatCompletions => super::chat::parse(body),
         }
     }
 

@@ -42,8 +42,14 @@ use crate::trace::Source;
 pub const SESSION_HEADER: &str = "x-claude-code-session-id";
 
 /// Session headers, in the order they are asked: Claude Code's, Codex's (`session-id`,
-/// the same value as its `thread-id`), opencode's.
-pub const SESSION_HEADERS: &[&str] = &[SESSION_HEADER, "session-id", "x-session-id"];
+/// the same value as its `thread-id`), opencode's (`x-session-id`, and `x-session-affinity`
+/// with the same `ses_…` value; measured on opencode 1.18.33).
+pub const SESSION_HEADERS: &[&str] = &[
+    SESSION_HEADER,
+    "session-id",
+    "x-session-id",
+    "x-session-affinity",
+];
 
 /// What identified a session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -39,6 +39,10 @@ pub fn exchange_response_with_items(x: &Exchange) -> Option<(ResponseBody, Vec<V
     let (body, items) = match Dialect::of(x) {
         Some(Dialect::Responses) => read_responses_body(ct, &decoded.bytes, x.websocket.is_some()),
         Some(Dialect::Gemini) => (super::gemini::read_body(ct, &decoded.bytes), Vec::new()),
+        Some(Dialect::ChatCompletions) => (
+            super::chat::stream::read_body(ct, &decoded.bytes),
+            Vec::new(),
+        ),
         _ => (read_response(ct, &decoded.bytes), Vec::new()),
     };
     let body = with_coding_problem(body, decoded.error.filter(|_| !resp.body.truncated));

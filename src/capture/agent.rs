@@ -18,6 +18,9 @@
 //!   `GEMINI_CLI_TRUST_WORKSPACE=true` (headless runs refuse an untrusted folder: exit 55);
 //!   `http://` is accepted for 127.0.0.1 only (route `base-url`). `gemini -p PROMPT`;
 //!   `--yolo` (the shell tools) is passed through like any argument.
+//! - **opencode** (1.18.25, 1.18.33): `~/.config/opencode/opencode.json` names one provider
+//!   at agentwire (routes `anthropic`, `openai`, `compatible`: Messages, Responses or Chat
+//!   Completions); `opencode run PROMPT` ([`super::opencode`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -45,6 +48,8 @@ pub enum Agent {
     Codex,
     /// Google's Gemini CLI (npm `@google/gemini-cli`).
     Gemini,
+    /// opencode (npm `opencode-ai`), on any of its three providers ([`super::opencode`]).
+    Opencode,
 }
 
 impl Agent {
@@ -54,6 +59,7 @@ impl Agent {
             "claude-code" | "claude" => Some(Agent::ClaudeCode),
             "codex" => Some(Agent::Codex),
             "gemini" | "gemini-cli" => Some(Agent::Gemini),
+            "opencode" => Some(Agent::Opencode),
             _ => None,
         }
     }
@@ -64,6 +70,7 @@ impl Agent {
             Agent::ClaudeCode => &[Route::FirstParty, Route::BaseUrl],
             Agent::Codex => &[Route::CustomProvider, Route::Builtin],
             Agent::Gemini => &[Route::BaseUrl],
+            Agent::Opencode => super::opencode::ROUTES,
         }
     }
 
@@ -77,6 +84,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode | Agent::Gemini => vec!["-p".into(), prompt.into()],
             Agent::Codex => vec!["exec".into(), "--skip-git-repo-check".into(), prompt.into()],
+            Agent::Opencode => super::opencode::print_args(prompt),
         }
     }
 
@@ -94,6 +102,7 @@ impl Agent {
         match self {
             Agent::ClaudeCode => return Ok(()),
             Agent::Gemini => return prepare_gemini(home, base_url, env),
+            Agent::Opencode => return super::opencode::prepare(route, home, base_url, env),
             Agent::Codex => {}
         }
         let codex_home = home.join(".codex");

@@ -12,6 +12,7 @@ pub mod diagnostics;
 pub mod matrix;
 pub mod mcp;
 pub mod npm;
+pub mod opencode;
 pub mod pcap;
 pub mod record;
 pub mod resend;

@@ -225,6 +225,7 @@ impl CliSpec {
                 platform,
                 tag: None,
             }),
+            "opencode" => opencode(version, platform),
             _ => Err(NpmError::UnknownCli { name: name.into() }),
         }
     }
@@ -233,6 +234,31 @@ impl CliSpec {
     pub fn package_spec(&self) -> String {
         format!("{}@{}", self.package, self.package_version)
     }
+}
+
+/// opencode's spec: the platform build `opencode-PLATFORM@VERSION` (the one the launcher
+/// of `opencode-ai` picks), whose executable is `bin/opencode`.
+fn opencode(version: &str, platform: String) -> Result<CliSpec, NpmError> {
+    let npm_platform = match platform.as_str() {
+        "win32-x64" => "windows-x64",
+        "linux-x64" | "linux-arm64" | "darwin-x64" | "darwin-arm64" | "linux-x64-musl"
+        | "linux-arm64-musl" => platform.as_str(),
+        _ => return Err(NpmError::Platform { platform }),
+    };
+    Ok(CliSpec {
+        name: "opencode".into(),
+        version: version.into(),
+        package: format!("opencode-{npm_platform}"),
+        package_version: version.into(),
+        binary: if platform.starts_with("win32") {
+            "bin/opencode.exe"
+        } else {
+            "bin/opencode"
+        }
+        .into(),
+        platform,
+        tag: None,
+    })
 }
 
 /// Codex's spec: the platform build `@openai/codex@VERSION-PLATFORM`, whose binary is

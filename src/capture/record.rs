@@ -126,6 +126,13 @@ pub enum Route {
     /// Responses WebSocket first, HTTP after a refused upgrade), as a user of OpenAI's own
     /// endpoint runs it.
     Builtin,
+    /// opencode's `anthropic` provider with `baseURL` at agentwire (`POST /v1/messages`).
+    Anthropic,
+    /// opencode's `openai` provider with `baseURL` at agentwire (`POST /v1/responses`).
+    OpenAi,
+    /// An `@ai-sdk/openai-compatible` provider of opencode at agentwire
+    /// (`POST /v1/chat/completions`).
+    Compatible,
 }
 
 impl Route {
@@ -136,6 +143,9 @@ impl Route {
             Route::BaseUrl => "base-url",
             Route::CustomProvider => "custom-provider",
             Route::Builtin => "builtin",
+            Route::Anthropic => "anthropic",
+            Route::OpenAi => "openai",
+            Route::Compatible => "compatible",
         }
     }
 
@@ -409,6 +419,7 @@ pub async fn record_observed(
     )?;
     let ran = run_command(&cfg, &sandbox, srv, (&program, &args), &env).await?;
     set_context(&mut context, &cfg, base_url, (&program, &args), &env);
+    context.mcp_servers = ran.mcp_servers.clone();
     // The trace as written (sorted, final context): the summary is computed from it,
     // not by reading the file back.
     let trace = finalize_or_keep(&cfg, &tmp_trace, &context, &ran.mcp_dir)?;
@@ -484,6 +495,8 @@ struct Ran {
     timed_out: bool,
     mcp_dir: PathBuf,
     out_path: PathBuf,
+    /// MCP servers moved into the CLI's own configuration (opencode).
+    mcp_servers: Vec<String>,
 }
 
 /// Run the command in the sandbox, its MCP servers under agentwire's tap or proxy, until
@@ -518,6 +531,14 @@ async fn run_command(
     for s in &mcp.skipped {
         diagnostics.warn(&format!("MCP server {s}"));
     }
+    let mut mcp = mcp;
+    let mut mcp_servers = Vec::new();
+    if agent_of(cfg) == Some(Agent::Opencode) {
+        match super::opencode::adopt_mcp(&mut mcp.args, &sandbox.home) {
+            Ok(names) => mcp_servers = names,
+            Err(e) => diagnostics.warn(&format!("MCP servers not given to opencode: {e}")),
+        }
+    }
     let out_path = sandbox.path().join("output.txt");
     let mut cmd = command(program, &mcp.args, env, &cwd, &out_path)?;
     // Listen before the child runs: an interrupt from then on stops it and saves the trace.
@@ -545,6 +566,7 @@ async fn run_command(
         timed_out,
         mcp_dir,
         out_path,
+        mcp_servers,
     })
 }
 
@@ -586,7 +608,11 @@ fn set_context(
     context.route = Some(route.name().into());
     context.base_url = Some(match route {
         Route::FirstParty => format!("https://{FIRST_PARTY_HOST} (via proxy {base_url})"),
-        Route::CustomProvider | Route::Builtin => {
+        Route::CustomProvider
+        | Route::Builtin
+        | Route::Anthropic
+        | Route::OpenAi
+        | Route::Compatible => {
             format!("{}/v1", base_url.trim_end_matches('/'))
         }
         Route::BaseUrl => base_url,
@@ -850,6 +876,9 @@ fn outcome(
             0 => "/v1/messages".into(),
             1 if dialects.contains(&crate::api::Dialect::Responses) => "/v1/responses".into(),
             1 if dialects.contains(&crate::api::Dialect::Messages) => "/v1/messages".into(),
+            1 if dialects.contains(&crate::api::Dialect::ChatCompletions) => {
+                "/v1/chat/completions".into()
+            }
             _ => "model requests".into(),
         },
         tools,

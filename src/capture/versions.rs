@@ -201,6 +201,7 @@ fn main_package(name: &str) -> Result<&'static str, NpmError> {
         "claude-code" | "claude" => Ok("@anthropic-ai/claude-code"),
         "codex" => Ok("@openai/codex"),
         "gemini" | "gemini-cli" => Ok("@google/gemini-cli"),
+        "opencode" => Ok("opencode-ai"),
         _ => Err(NpmError::UnknownCli { name: name.into() }),
     }
 }

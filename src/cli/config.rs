@@ -58,6 +58,9 @@ impl From<RouteArg> for Route {
             RouteArg::BaseUrl => Self::BaseUrl,
             RouteArg::CustomProvider => Self::CustomProvider,
             RouteArg::Builtin => Self::Builtin,
+            RouteArg::Anthropic => Self::Anthropic,
+            RouteArg::OpenAi => Self::OpenAi,
+            RouteArg::Compatible => Self::Compatible,
         }
     }
 }

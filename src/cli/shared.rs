@@ -65,6 +65,13 @@ pub enum RouteArg {
     /// Codex's built-in OpenAI provider with openai_base_url at agentwire (the Responses
     /// WebSocket first).
     Builtin,
+    /// opencode's anthropic provider at agentwire (POST /v1/messages).
+    Anthropic,
+    /// opencode's openai provider at agentwire (POST /v1/responses).
+    #[value(name = "openai")]
+    OpenAi,
+    /// An OpenAI-compatible provider of opencode at agentwire (POST /v1/chat/completions).
+    Compatible,
 }
 
 /// What `serve` does with a Responses WebSocket upgrade.

@@ -107,8 +107,10 @@ pub struct RecordArgs {
     /// HTTPS_PROXY + agentwire's CA, what a user of api.anthropic.com sends) or `base-url`
     /// (ANTHROPIC_BASE_URL: what a gateway user sends). Codex: `custom-provider` (the
     /// default: a custom model provider, HTTP) or `builtin` (the built-in provider with
-    /// openai_base_url: the Responses WebSocket).
-    #[arg(long, value_enum)]
+    /// openai_base_url: the Responses WebSocket). opencode (also `--provider`):
+    /// `anthropic` (the default: POST /v1/messages), `openai` (POST /v1/responses) or
+    /// `compatible` (an OpenAI-compatible provider: POST /v1/chat/completions).
+    #[arg(long, value_enum, visible_alias = "provider")]
     pub route: Option<RouteArg>,
     /// The fake server's answer to a Responses WebSocket upgrade (see `serve
     /// --websocket`): `refuse` makes Codex's built-in route fall back to HTTP, to compare

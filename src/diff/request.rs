@@ -385,6 +385,7 @@ fn diff_params(a: &MessagesRequest, b: &MessagesRequest, norm: &mut Norm) -> Vec
         let documented = match a.dialect {
             crate::api::Dialect::Responses => crate::api::responses::KNOWN_PARAMS,
             crate::api::Dialect::Gemini => crate::api::gemini::KNOWN_PARAMS,
+            crate::api::Dialect::ChatCompletions => crate::api::chat::KNOWN_PARAMS,
             _ => crate::api::KNOWN_PARAMS,
         };
         rows.push(ParamRow {

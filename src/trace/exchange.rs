@@ -322,6 +322,10 @@ pub struct Context {
     /// Free-form label (e.g. a matrix cell name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// The MCP servers the client was configured with, by name, when the recording set
+    /// them up (opencode names their tools `NAME_TOOL`; the list tells those apart).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<String>,
 }
 
 impl Context {

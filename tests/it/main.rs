@@ -22,6 +22,8 @@ mod bad_input_kinds;
 // `agentwire ca` and `serve --intercept --tunnel-others` through the binary.
 mod ca_tunnel;
 // Real Codex from npm: versions, models and routes diffed, polls analysed, transports compared.
+mod chat_bad;
+mod chat_server;
 mod codex;
 mod gemini;
 mod gemini_bad;
@@ -89,6 +91,7 @@ mod npm_integrity;
 // Numbers read from a trace are range-checked.
 mod numbers;
 // One output policy for every writer.
+mod opencode;
 mod outputs;
 // Output paths at the edges of the output policy.
 mod outputs_edges;

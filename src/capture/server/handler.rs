@@ -229,6 +229,9 @@ async fn route(st: &AppState, draft: Draft, parts: Parts, rid: &str) -> Response
         ("POST", p) if crate::api::dialect::gemini_method(p).is_some() => {
             super::gemini::answer(st, draft, p, parts.uri.query(), rid).await
         }
+        ("POST", p) if p.ends_with("/chat/completions") => {
+            super::chat::answer(st, draft, rid).await
+        }
         // First-party side endpoints Claude Code calls before its first message, answered
         // as for a user without managed settings or policy limits (the shape the CLI
         // itself falls back to: no restrictions, no taints, no notice, no defaults).

@@ -18,6 +18,7 @@
 //! WebSocket: sessions, frames, relay), [`proxy`], [`playback`] (with `replay_responses`),
 //! [`script`], [`recorder`] (the trace writer thread), [`tls`].
 
+mod chat;
 pub mod config;
 mod conn;
 mod draft;

@@ -249,6 +249,7 @@ impl Replay {
                 Some(Dialect::Gemini) if x.response.as_ref().is_some_and(|r| r.status == 200) => {
                     crate::api::view::parse(&x).request.map(|c| c.req)
                 }
+                Some(Dialect::ChatCompletions) => super::chat::recorded_request(&x),
                 _ => None,
             };
             let (Some(req), Some(dialect)) = (req, dialect) else {
@@ -449,8 +450,11 @@ pub(crate) async fn answer_as(
 ) -> Response {
     let rid = format!("req_agentwire_{:06}", draft.id);
     let Some((recorded, mut m)) = replay.find_as(req, stream) else {
-        if req.dialect == Dialect::Responses {
-            let msg = "the replayed trace has no Responses exchange with an answer";
+        if req.dialect != Dialect::Messages {
+            let msg = match req.dialect {
+                Dialect::Responses => "the replayed trace has no Responses exchange with an answer",
+                _ => "the replayed trace has no exchange of this API with an answer",
+            };
             return super::reply::openai_error_response(draft, 500, msg, &rid, "replay_empty");
         }
         let msg = "the replayed trace has no /v1/messages exchange with a 200 response";
@@ -597,6 +601,9 @@ fn shaped(
         Some(e) => Err(e.clone()),
         None if dialect == Dialect::Responses => {
             super::replay_responses::reshape(&decoded.bytes, recorded_sse)
+        }
+        None if dialect == Dialect::ChatCompletions => {
+            super::chat::reshape(&decoded.bytes, recorded_sse)
         }
         None => reshape(&decoded.bytes, recorded_sse),
     };
