@@ -18,6 +18,8 @@ mod analyze_polls;
 mod analyze_report;
 // Adversarial faults, one test per kind of bad input.
 mod bad_input_kinds;
+// Bounded expansion: blob references, gzip'd documents, relayed MCP answers.
+mod bounds;
 // `agentwire ca` and `serve --intercept --tunnel-others` through the binary.
 mod ca_tunnel;
 // Real Codex from npm: versions, models and routes diffed, polls analysed, transports compared.
@@ -63,6 +65,8 @@ mod import;
 mod import_codex;
 // Inputs agentwire does not read, and how inputs are opened.
 mod import_foreign;
+// Every JSON type at every field of every import: no reader panics.
+mod import_types;
 // Imports of files written by the real tools (mitmproxy, claude-tap, claude-trace).
 mod import_peers;
 // The first-party route: TLS interception with agentwire's CA.
