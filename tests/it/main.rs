@@ -129,6 +129,8 @@ mod responses_bad;
 mod responses_ws;
 // Secrets never reach disk or another host.
 mod secrets;
+// The unique key through every write path added since round 2: analyze, reports, export, mcp-tap.
+mod secrets_sinks;
 // The fake server over real loopback sockets.
 mod server;
 // Two real sessions recorded by one server, told apart.

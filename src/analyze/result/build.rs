@@ -185,7 +185,7 @@ impl Analysis {
         );
         let summary = input.totals(&rows, &episodes, &jobs, threads.len(), unpriced);
         warnings.extend(disagreement_warning(cfg.usage, summary.agreement.as_ref()));
-        Analysis {
+        let mut a = Analysis {
             schema_version: SCHEMA_VERSION,
             usage_mode: cfg.usage,
             usage_used: usage_used(&rows),
@@ -202,7 +202,9 @@ impl Analysis {
             requests: rows,
             jobs,
             mcp: input.mcp,
-        }
+        };
+        super::redact::analysis(&mut a);
+        a
     }
 }
 

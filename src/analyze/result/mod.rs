@@ -3,6 +3,7 @@
 //! report, [`Analysis`], priced and assembled by [`Analysis::build`]).
 
 pub mod build;
+mod redact;
 pub mod rows;
 pub mod summary;
 

