@@ -334,7 +334,10 @@ pub fn redact_argv(argv: &[String]) -> Vec<String> {
                 _ => {}
             }
         }
-        out.push(redact_text(a));
+        match json_argument(a) {
+            Some(j) => out.push(j),
+            None => out.push(redact_text(a)),
+        }
     }
     out
 }
@@ -485,32 +488,66 @@ fn headers_dirty(h: &[(String, String)]) -> bool {
 
 /// True when a JSON value holds something [`redact_json`] would change.
 pub fn json_dirty(v: &serde_json::Value) -> bool {
-    match v {
-        serde_json::Value::String(s) => is_dirty(s),
-        serde_json::Value::Array(a) => a.iter().any(json_dirty),
-        serde_json::Value::Object(o) => o
-            .iter()
-            .any(|(k, v)| (is_secret_name(k) && v.is_string()) || json_dirty(v)),
-        _ => false,
-    }
+    let mut r = v.clone();
+    redact_json(&mut r);
+    r != *v
 }
 
-/// Redact every string of a JSON value in place ([`redact_text`]); string values under
-/// secret names ([`is_secret_name`]) become markers. Used for notes and MCP messages.
+/// Redact every string of a JSON value in place ([`redact_text`]); values under secret
+/// names ([`is_secret_name`]) become markers, whatever their type (a number, every string
+/// of an object or array; `null` and booleans stay); an array of strings is a command
+/// line and passes [`redact_argv`] (`"args": ["--api-key", "V"]`). Used for notes, MCP
+/// messages and records, and command-line arguments that are JSON (`--mcp-config '{…}'`).
 pub fn redact_json(v: &mut serde_json::Value) {
+    use serde_json::Value;
     match v {
-        serde_json::Value::String(s) => *s = redact_text(s),
-        serde_json::Value::Array(a) => a.iter_mut().for_each(redact_json),
-        serde_json::Value::Object(o) => {
+        Value::String(s) => *s = redact_text(s),
+        Value::Array(a) if !a.is_empty() && a.iter().all(Value::is_string) => {
+            let argv: Vec<String> = a
+                .iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect();
+            *a = redact_argv(&argv).into_iter().map(Value::String).collect();
+        }
+        Value::Array(a) => a.iter_mut().for_each(redact_json),
+        Value::Object(o) => {
             for (k, v) in o.iter_mut() {
-                match v {
-                    serde_json::Value::String(s) if is_secret_name(k) => *s = hide(s),
-                    _ => redact_json(v),
+                if is_secret_name(k) {
+                    hide_json(v);
+                } else {
+                    redact_json(v);
                 }
             }
         }
         _ => {}
     }
+}
+
+/// Every string and number inside `v` replaced by its marker (`null`, booleans, and
+/// empty strings stay).
+fn hide_json(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) if !s.is_empty() => *s = hide(s),
+        Value::Number(n) => *v = Value::String(hide(&n.to_string())),
+        Value::Array(a) => a.iter_mut().for_each(hide_json),
+        Value::Object(o) => o.values_mut().for_each(hide_json),
+        _ => {}
+    }
+}
+
+/// A command-line argument that is a JSON object or array (an inline `--mcp-config`,
+/// `--settings`) with [`redact_json`] applied, re-serialized when that changed it; `None`
+/// for any other argument (and one with nothing to redact, kept as written).
+fn json_argument(a: &str) -> Option<String> {
+    let t = a.trim_start();
+    if !(t.starts_with('{') || t.starts_with('[')) {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(a).ok()?;
+    let mut r = v.clone();
+    redact_json(&mut r);
+    (r != v).then(|| r.to_string())
 }
 
 #[cfg(test)]

@@ -123,3 +123,82 @@ fn a_key_in_tool_inputs_reaches_no_analyze_or_report_output() {
     }
     assert_no_key_in(d, &[&t], &printed);
 }
+
+/// A secret that is not key-shaped: only the name and argv rules can find it.
+const PLAIN: &str = "QSECRETxPLAINxVALUEx8d2c";
+
+#[test]
+fn mcp_tap_argv_and_json_rpc_values_under_secret_names_reach_no_file() {
+    // Before: the `started` record passed argv through the text rule, keeping
+    // `--password QSECRET…`; params kept `"password": ["QSECRET…"]`, `"api_key": 9…` and
+    // `"args": ["--token", "QSECRET…"]` as sent; `record` kept an inline --mcp-config's
+    // `"--api-key","QSECRET…"`.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let trace = d.join("mcp.jsonl");
+    // An echo server: every line it reads comes back as its answer.
+    let echo = "import sys\nfor l in sys.stdin:\n    sys.stdout.write(l); sys.stdout.flush()";
+    let mut child = std::process::Command::new(bin())
+        .args(["mcp-tap", "--name", "echo", "-o"])
+        .arg(&trace)
+        .args([
+            "--",
+            "python3",
+            "-c",
+            echo,
+            "--password",
+            PLAIN,
+            &format!("--api-key={PLAIN}"),
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let msg = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "login",
+        "arguments": {"password": [PLAIN], "api_key": 987654321987u64, "args": ["--token", PLAIN],
+            "credentials": {"user": PLAIN}}}});
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "{msg}").unwrap();
+    }
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        msg.to_string(),
+        "relayed byte for byte"
+    );
+    let rec = std::process::Command::new(bin())
+        .args(["record", "--route", "base-url", "-o"])
+        .arg(d.join("record.jsonl"))
+        .args(["--", "true", "--mcp-config"])
+        .arg(format!(
+            r#"{{"mcpServers":{{"s":{{"command":"srv","args":["--api-key","{PLAIN}"]}}}}}}"#
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        rec.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rec.stderr)
+    );
+    let mut printed = String::from_utf8_lossy(&o.stderr).into_owned();
+    printed.push_str(&String::from_utf8_lossy(&rec.stderr));
+    printed.push_str(&String::from_utf8_lossy(&rec.stdout));
+    for f in files_under(d) {
+        let bytes = std::fs::read(&f).unwrap();
+        for needle in [PLAIN, "987654321987"] {
+            assert_eq!(
+                count(&bytes, needle.as_bytes()),
+                0,
+                "{needle} in {}",
+                f.display()
+            );
+        }
+    }
+    assert_eq!(count(printed.as_bytes(), PLAIN.as_bytes()), 0, "{printed}");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.contains("--password [redacted"), "{text}");
+}
