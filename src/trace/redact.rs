@@ -140,11 +140,16 @@ static BODY_KEY: LazyLock<BytesRegex> = LazyLock::new(|| {
 /// `Token`, `Negotiate`) or the key-type prefix of an Anthropic key (`sk-ant-api03`); the
 /// fingerprint is the first 8 hex digits of the SHA-256 of the whole value.
 pub fn marker(value: &str) -> String {
-    let fp = &hex::encode(Sha256::digest(value.as_bytes()))[..8];
+    let fp = fingerprint(value);
     match scheme(value) {
         Some(s) => format!("[redacted {s} fp={fp}]"),
         None => format!("[redacted fp={fp}]"),
     }
+}
+
+/// The fingerprint a marker shows: the first 8 hex digits of the SHA-256 of `value`.
+pub fn fingerprint(value: &str) -> String {
+    hex::encode(Sha256::digest(value.as_bytes()))[..8].to_string()
 }
 
 fn scheme(value: &str) -> Option<String> {
