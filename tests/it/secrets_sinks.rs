@@ -202,3 +202,91 @@ fn mcp_tap_argv_and_json_rpc_values_under_secret_names_reach_no_file() {
     let text = std::fs::read_to_string(&trace).unwrap();
     assert!(text.contains("--password [redacted"), "{text}");
 }
+
+#[test]
+fn a_hand_edited_traces_clear_secrets_reach_no_export_report_or_prompt() {
+    // Before: `export --har` wrote `url` from the raw `Host: u:QSECRET…@h` and
+    // `redirectURL` from the raw `Location`; report and prompt titles showed the
+    // context's `MY_PASSWORD=QSECRET…`, since the trace claimed to be redacted (the first
+    // failure on main: "leaked into …/d.json", the diff report's input settings).
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sample = std::fs::read_to_string(repo().join("captures/sample-session.jsonl")).unwrap();
+    let edited = sample
+        .replacen("\"env\":{", &format!("\"env\":{{\"MY_PASSWORD\":\"{PLAIN}\","), 1)
+        .replace(
+            "[\"host\",\"127.0.0.1:37609\"]",
+            &format!("[\"host\",\"u:{PLAIN}@127.0.0.1:37609\"]"),
+        )
+        .replace(
+            "\"response\":{\"status\":200,\"version\":\"HTTP/1.1\",\"headers\":[",
+            &format!("\"response\":{{\"status\":200,\"version\":\"HTTP/1.1\",\"headers\":[[\"location\",\"https://u:{PLAIN}@h/next\"],"),
+        );
+    assert!(edited.matches(PLAIN).count() > 3, "the edits applied");
+    let t = d.join("edited.jsonl");
+    std::fs::write(&t, &edited).unwrap();
+    let ts = t.to_str().unwrap();
+    let mut printed = String::new();
+    let runs: Vec<Vec<String>> = vec![
+        vec!["export".into(), "--har".into(), ts.into()],
+        vec!["prompt".into(), ts.into()],
+        vec!["prompt".into(), "--format".into(), "json".into(), ts.into()],
+        vec!["show".into(), ts.into()],
+        vec![
+            "analyze".into(),
+            "--format".into(),
+            "json".into(),
+            ts.into(),
+        ],
+    ];
+    for args in &runs {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = agentwire(&a);
+        assert!(
+            o.status.success(),
+            "{a:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        printed.push_str(&String::from_utf8_lossy(&o.stdout));
+        printed.push_str(&String::from_utf8_lossy(&o.stderr));
+    }
+    for f in ["html", "md", "json"] {
+        let out = d.join(format!("r.{f}"));
+        let o = agentwire(&[
+            "report",
+            "analyze",
+            ts,
+            "--format",
+            f,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let o = agentwire(&[
+            "report",
+            "diff",
+            ts,
+            ts,
+            "--format",
+            f,
+            "-o",
+            d.join(format!("d.{f}")).to_str().unwrap(),
+        ]);
+        printed.push_str(&String::from_utf8_lossy(&o.stderr));
+    }
+    assert!(printed.contains("\"redirectURL\""), "the HAR was printed");
+    for f in files_under(d) {
+        if f == t {
+            continue;
+        }
+        let bytes = std::fs::read(&f).unwrap();
+        assert_eq!(
+            count(&bytes, PLAIN.as_bytes()),
+            0,
+            "leaked into {}",
+            f.display()
+        );
+    }
+    let leaks: Vec<&str> = printed.lines().filter(|l| l.contains(PLAIN)).collect();
+    assert!(leaks.is_empty(), "printed: {leaks:#?}");
+}
