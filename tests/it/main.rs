@@ -139,6 +139,8 @@ mod sessions;
 mod show;
 // A hostile recorded name through every --fail-on gate and warning path: stderr stays clean.
 mod stderr_escape;
+// Request targets that would leave the upstream's base path: normalized once, refused.
+mod targets;
 // Terminal conventions: colour and progress only on a terminal, never with NO_COLOR.
 mod terminal;
 // Test input from the real captures without agentwire's pcap reader (tshark).
