@@ -46,6 +46,8 @@ mod dir_inputs;
 mod exit_codes;
 // Cargo features: a build without live capture (libpcap).
 mod features;
+// Files agentwire deletes stay inside the directory it owns.
+mod files;
 // Fleet tables: `analyze DIR --parquet` over generated traces.
 mod fleet;
 // HTTP framing at the server and the recording proxy.
