@@ -119,7 +119,7 @@ fn label_value(name: &str, v: &Option<String>) -> String {
 }
 
 /// File name for a cell's trace inside the matrix directory: the label with every
-/// character but ASCII letters, digits, `.` and `=` as `_`, at most [`MAX_FILE_NAME`]
+/// character but ASCII letters, digits, `.` and `=` as `_`, at most 160
 /// bytes (a longer one keeps its start and the fingerprint of the whole label).
 pub fn file_name(label: &str) -> String {
     let s: String = label
