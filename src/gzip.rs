@@ -4,11 +4,17 @@
 //! it. A capture or trace compressed and then cut short so keeps everything decompressed
 //! before the error, as the same file uncompressed would.
 //!
+//! It also holds the bounds on expansion a user's file can ask for ([`Bounds`]): the bytes a
+//! compressed file read whole may decompress to, and the bytes a document's internal
+//! references may expand to; [`Bounded`] is the reader that enforces the first. Going
+//! past a bound is an error naming the input, the bound and the flag that raises it.
+//!
 //! Where it sits: at the bottom, beside `output`, so both readers of compressed files use
 //! it: the packet capture reader (`capture::pcap::read_packets`) and the input layer
 //! (`input`, any gzip-compressed input).
 
 use std::io::{self, ErrorKind, Read};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// gzip's ID1 ID2 (RFC 1952 §2.3.1).
 pub const MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -71,6 +77,103 @@ impl<R: Read> Read for StopAtError<R> {
     }
 }
 
+/// Default of [`Bounds::decompressed`]: 256 MiB.
+pub const DEFAULT_DECOMPRESSED: u64 = 256 << 20;
+/// Default of [`Bounds::expanded`]: 256 MiB.
+pub const DEFAULT_EXPANDED: u64 = 256 << 20;
+/// The flag that raises [`Bounds::decompressed`].
+pub const DECOMPRESSED_FLAG: &str = "--max-decompressed";
+/// The flag that raises [`Bounds::expanded`].
+pub const EXPANDED_FLAG: &str = "--max-expanded";
+
+static DECOMPRESSED: AtomicU64 = AtomicU64::new(DEFAULT_DECOMPRESSED);
+static EXPANDED: AtomicU64 = AtomicU64::new(DEFAULT_EXPANDED);
+
+/// The bounds on expansion, one per kind, for the whole process (the binary sets them
+/// once from its flags, [`set_bounds`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// Largest decompressed size of a compressed input read whole (a HAR, a claude-tap
+    /// export, a transcript), in bytes. Inputs read record by record stream and have no
+    /// such bound.
+    pub decompressed: u64,
+    /// Largest size a document's internal references (claude-tap bundle blobs) may
+    /// expand to, in bytes of JSON, per document.
+    pub expanded: u64,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            decompressed: DEFAULT_DECOMPRESSED,
+            expanded: DEFAULT_EXPANDED,
+        }
+    }
+}
+
+/// Set the process's bounds (the binary, from `--max-decompressed` and `--max-expanded`).
+pub fn set_bounds(b: Bounds) {
+    DECOMPRESSED.store(b.decompressed, Ordering::Relaxed);
+    EXPANDED.store(b.expanded, Ordering::Relaxed);
+}
+
+/// The process's bounds.
+pub fn bounds() -> Bounds {
+    Bounds {
+        decompressed: DECOMPRESSED.load(Ordering::Relaxed),
+        expanded: EXPANDED.load(Ordering::Relaxed),
+    }
+}
+
+/// The error of going past a bound: `what` went past `bound` bytes, raise it with `flag`.
+pub fn past_bound(what: &str, bound: u64, flag: &str) -> String {
+    format!("{what} is larger than {bound} bytes, the bound; raise it with {flag} BYTES")
+}
+
+/// A reader that yields at most `bound` bytes of `inner`, then fails with
+/// [`past_bound`]'s message (kind `InvalidData`) if `inner` has more.
+#[derive(Debug)]
+pub struct Bounded<R> {
+    inner: R,
+    left: u64,
+    bound: u64,
+}
+
+impl<R> Bounded<R> {
+    /// At most `bound` bytes of `inner`, the decompression bound.
+    pub fn new(inner: R, bound: u64) -> Self {
+        Bounded {
+            inner,
+            left: bound,
+            bound,
+        }
+    }
+}
+
+impl<R: Read> Read for Bounded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if self.left == 0 {
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(io::Error::new(
+                    ErrorKind::InvalidData,
+                    past_bound("the decompressed input", self.bound, DECOMPRESSED_FLAG),
+                )),
+            };
+        }
+        let room = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..room])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,6 +202,17 @@ mod tests {
         assert!(r.error().is_some(), "the error is kept");
         assert_eq!(r.bytes_read(), got.len() as u64);
         assert_eq!(r.read(&mut [0; 8]).unwrap(), 0, "nothing after the error");
+    }
+
+    #[test]
+    fn bounded_reads_up_to_the_bound_then_names_the_flag() {
+        let mut got = Vec::new();
+        Bounded::new(&b"abcd"[..], 4).read_to_end(&mut got).unwrap();
+        assert_eq!(got, b"abcd", "exactly the bound is fine");
+        let e = Bounded::new(&b"abcde"[..], 4)
+            .read_to_end(&mut Vec::new())
+            .unwrap_err();
+        assert!(e.to_string().contains("4 bytes") && e.to_string().contains(DECOMPRESSED_FLAG));
     }
 
     #[test]

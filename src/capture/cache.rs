@@ -74,10 +74,14 @@ fn size(p: &Path) -> u64 {
     }
 }
 
-fn children(p: &Path) -> Vec<(String, PathBuf)> {
+/// The entries of directory `p`, sorted; symbolic links among them only with `links`
+/// (a linked name or version directory is never entered: what `prune` deletes stays
+/// inside the cache, never reached through a link).
+fn children(p: &Path, links: bool) -> Vec<(String, PathBuf)> {
     let mut v: Vec<(String, PathBuf)> = std::fs::read_dir(p)
         .map(|d| {
             d.flatten()
+                .filter(|e| links || !e.file_type().is_ok_and(|t| t.is_symlink()))
                 .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
                 .collect()
         })
@@ -91,11 +95,11 @@ pub fn list() -> Vec<Entry> {
     let root = cache_root();
     let mut out = Vec::new();
     for (kind, sub) in [("cli", "cli"), ("recording", "recordings")] {
-        for (name, np) in children(&root.join(sub)) {
-            let mut versions = children(&np);
+        for (name, np) in children(&root.join(sub), false) {
+            let mut versions = children(&np, false);
             versions.sort_by_key(|(v, _)| version_order(v));
             for (version, vp) in versions {
-                for (detail, path) in children(&vp) {
+                for (detail, path) in children(&vp, true) {
                     if detail.ends_with(".tmp") {
                         continue;
                     }
@@ -138,10 +142,16 @@ pub fn prune(kind: Option<&str>, keep: usize, dry_run: bool) -> std::io::Result<
             continue;
         }
         if !dry_run {
-            if e.path.is_dir() {
-                std::fs::remove_dir_all(&e.path)?;
+            // A link is removed as a link (its target stays); a directory's removal does
+            // not follow the links inside it.
+            let named = |err: std::io::Error| {
+                std::io::Error::new(err.kind(), format!("{}: {err}", e.path.display()))
+            };
+            let meta = std::fs::symlink_metadata(&e.path).map_err(named)?;
+            if meta.is_dir() {
+                std::fs::remove_dir_all(&e.path).map_err(named)?;
             } else {
-                std::fs::remove_file(&e.path)?;
+                std::fs::remove_file(&e.path).map_err(named)?;
             }
             if let Some(parent) = e.path.parent() {
                 // The version directory goes when it is empty.

@@ -66,11 +66,8 @@ pub fn plan(specs: &[CliSpec], axes: &[EnvAxis], routes: &[Route]) -> Vec<Cell> 
             .flat_map(|c| {
                 axis.values.iter().map(move |v| {
                     let mut c = c.clone();
-                    c.label.push_str(&format!(
-                        " {}={}",
-                        axis.name,
-                        v.as_deref().unwrap_or("unset")
-                    ));
+                    c.label
+                        .push_str(&format!(" {}={}", axis.name, label_value(&axis.name, v)));
                     c.env.push((axis.name.clone(), v.clone()));
                     c
                 })
@@ -96,7 +93,34 @@ pub fn plan(specs: &[CliSpec], axes: &[EnvAxis], routes: &[Route]) -> Vec<Cell> 
         .collect()
 }
 
-/// File name for a cell's trace inside the matrix directory.
+/// Longest value shown whole in a label, in bytes.
+const MAX_LABEL_VALUE: usize = 48;
+/// Longest file name [`file_name`] makes, in bytes (file systems allow 255).
+const MAX_FILE_NAME: usize = 160;
+
+/// How a cell's label shows an environment value: `unset`; `fp-XXXXXXXX` (the
+/// fingerprint of [`crate::trace::redact::marker`]) for a value the redaction would hide
+/// (a secret-named variable such as `GITHUB_TOKEN`, a key-shaped value, URL userinfo), so
+/// the value never reaches file names, tables or messages; a long value cut to its first
+/// 32 characters and the fingerprint of the whole.
+fn label_value(name: &str, v: &Option<String>) -> String {
+    use crate::trace::redact::{fingerprint, redact_env};
+    let Some(v) = v else {
+        return "unset".into();
+    };
+    if redact_env(name, v) != *v {
+        return format!("fp-{}", fingerprint(v));
+    }
+    if v.len() <= MAX_LABEL_VALUE {
+        return v.clone();
+    }
+    let head: String = v.chars().take(32).collect();
+    format!("{head}…fp-{}", fingerprint(v))
+}
+
+/// File name for a cell's trace inside the matrix directory: the label with every
+/// character but ASCII letters, digits, `.` and `=` as `_`, at most 160
+/// bytes (a longer one keeps its start and the fingerprint of the whole label).
 pub fn file_name(label: &str) -> String {
     let s: String = label
         .chars()
@@ -108,7 +132,11 @@ pub fn file_name(label: &str) -> String {
             }
         })
         .collect();
-    format!("{s}.jsonl")
+    if s.len() <= MAX_FILE_NAME {
+        return format!("{s}.jsonl");
+    }
+    let fp = crate::trace::redact::fingerprint(label);
+    format!("{}_fp-{fp}.jsonl", &s[..MAX_FILE_NAME - 12])
 }
 
 /// Record every cell into `dir`, at most `parallel` at a time; results in cell order.
@@ -208,5 +236,42 @@ mod tests {
         assert_eq!(cells.len(), 4);
         assert_eq!(cells[1].label, "claude-code@2.1.303 route=base-url");
         assert_eq!(cells[1].route, Some(Route::BaseUrl));
+    }
+
+    #[test]
+    fn a_secret_env_value_is_a_fingerprint_in_labels_and_file_names() {
+        // Before: `--env GITHUB_TOKEN=ghp_…` made the label `GITHUB_TOKEN=ghp_…`, and so
+        // the trace's file name, the table's run column and the error lines.
+        let spec = vec![CliSpec::parse("claude-code@2.1.304").unwrap()];
+        let v = "ghp_0123456789abcdefSECRET";
+        let axes = vec![
+            EnvAxis::parse(&format!("GITHUB_TOKEN={v}")).unwrap(),
+            EnvAxis::parse("PLAIN=sk-ant-api03-abcdefabcdefabcdef").unwrap(),
+        ];
+        let cells = plan(&spec, &axes, &[]);
+        let fp = crate::trace::redact::fingerprint(v);
+        assert!(
+            cells[0].label.contains(&format!("GITHUB_TOKEN=fp-{fp}")),
+            "{}",
+            cells[0].label
+        );
+        assert!(!cells[0].label.contains("SECRET") && !cells[0].label.contains("abcdef"));
+        assert_eq!(
+            cells[0].env[0].1.as_deref(),
+            Some(v),
+            "the run gets the value"
+        );
+        assert!(!file_name(&cells[0].label).contains("SECRET"));
+    }
+
+    #[test]
+    fn a_long_env_value_makes_a_bounded_file_name() {
+        // Before: a 300-byte value made a 330-byte file name (ENAMETOOLONG, the run failed).
+        let spec = vec![CliSpec::parse("claude-code@2.1.304").unwrap()];
+        let axes = vec![EnvAxis::parse(&format!("MODEL={}", "m".repeat(300))).unwrap()];
+        let label = &plan(&spec, &axes, &[])[0].label;
+        assert!(label.len() < 100, "{label}");
+        assert!(file_name(&"x".repeat(400)).len() <= MAX_FILE_NAME + 6);
+        assert_ne!(file_name(&"x".repeat(400)), file_name(&"x".repeat(401)));
     }
 }

@@ -13,6 +13,7 @@ use clap::{Args, Parser, Subcommand};
 use super::answers::{
     AnalyzeArgs, DiffArgs, ExportArgs, PromptArgs, ReplayArgs, ReportCommand, ShowArgs, ViewArgs,
 };
+use super::parse::parse_bound;
 use super::sources::{
     CaptureArgs, HistoryArgs, ImportArgs, MatrixArgs, McpTapArgs, PcapArgs, RecordArgs, ServeArgs,
 };
@@ -24,6 +25,14 @@ pub struct Cli {
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
+    /// Largest size a gzip-compressed input read whole (a HAR, a claude-tap export, a
+    /// transcript) may decompress to, in bytes (1 to 64 GiB).
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = agentwire::gzip::DEFAULT_DECOMPRESSED, value_parser = parse_bound)]
+    pub max_decompressed: u64,
+    /// Largest size one claude-tap bundle record may expand to through its blob
+    /// references, in bytes of JSON (1 to 64 GiB).
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = agentwire::gzip::DEFAULT_EXPANDED, value_parser = parse_bound)]
+    pub max_expanded: u64,
 }
 
 /// Subcommands.

@@ -61,6 +61,20 @@ pub(super) fn parse_max_body(s: &str) -> Result<usize, String> {
     usize::try_from(v).map_err(|_| format!("{s:?} is too large for this platform"))
 }
 
+/// `--max-decompressed`, `--max-expanded`: bytes, from 1 to 64 GiB.
+pub(super) fn parse_bound(s: &str) -> Result<u64, String> {
+    let v: u64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of bytes"))?;
+    if !(1..=64 << 30).contains(&v) {
+        return Err(format!(
+            "{s:?} is out of range: give 1 to 68719476736 bytes"
+        ));
+    }
+    Ok(v)
+}
+
 /// `--timing`: `recorded`, `none` or `xN` with N from 0.001 to 1000000.
 pub(super) fn parse_timing(s: &str) -> Result<Timing, String> {
     Timing::parse(s).ok_or_else(|| {
@@ -334,18 +348,18 @@ mod tests {
         #[test]
         fn numeric_flags_never_panic(v in numbers(), us in any::<u64>()) {
             let now = Instant::now();
-            if let Ok(Cli { command: Command::Replay(a) }) =
+            if let Ok(Cli { command: Command::Replay(a), .. }) =
                 Cli::try_parse_from(["agentwire", "replay", "t", "--to", "http://x", "--rate", &v, "--concurrency", &v])
             {
                 let _ = now + Duration::from_secs_f64(1e7 / a.rate.unwrap_or(1.0));
                 prop_assert!(a.concurrency >= 1);
             }
-            if let Ok(Cli { command: Command::Replay(a) }) =
+            if let Ok(Cli { command: Command::Replay(a), .. }) =
                 Cli::try_parse_from(["agentwire", "replay", "t", "--to", "http://x", "--rate", &v])
             {
                 let _ = now + Duration::from_secs_f64(1e7 / a.rate.unwrap_or(1.0));
             }
-            if let Ok(Cli { command: Command::Capture(a) }) =
+            if let Ok(Cli { command: Command::Capture(a), .. }) =
                 Cli::try_parse_from(["agentwire", "capture", "--iface", "lo", "--duration", &v])
             {
                 let _ = now + a.duration.unwrap();
@@ -355,13 +369,13 @@ mod tests {
                 if flag == "--upstream-timeout" {
                     args.extend(["--upstream", "http://x"]);
                 }
-                if let Ok(Cli { command: Command::Serve(a) }) = Cli::try_parse_from(args) {
+                if let Ok(Cli { command: Command::Serve(a), .. }) = Cli::try_parse_from(args) {
                     let _ = now + Duration::from_secs(a.limits.body_timeout);
                     let _ = now + Duration::from_secs(a.upstream_timeout);
                     prop_assert!(a.limits.max_body >= 1);
                 }
             }
-            if let Ok(Cli { command: Command::Serve(a) }) =
+            if let Ok(Cli { command: Command::Serve(a), .. }) =
                 Cli::try_parse_from(["agentwire", "serve", "--replay", "t", "--timing", &format!("x{v}")])
             {
                 let t = a.reply.timing;
@@ -369,12 +383,12 @@ mod tests {
                 prop_assert!(d <= MAX_DELAY);
                 let _ = tokio::time::Instant::now() + d;
             }
-            if let Ok(Cli { command: Command::Record(a) }) =
+            if let Ok(Cli { command: Command::Record(a), .. }) =
                 Cli::try_parse_from(["agentwire", "record", "--timeout", &v, "--", "true"])
             {
                 let _ = now + Duration::from_secs(a.timeout);
             }
-            if let Ok(Cli { command: Command::Matrix(a) }) =
+            if let Ok(Cli { command: Command::Matrix(a), .. }) =
                 Cli::try_parse_from(["agentwire", "matrix", "--cli", "c@1", "--parallel", &v])
             {
                 prop_assert!((1..=32).contains(&a.parallel));

@@ -40,6 +40,10 @@ use crate::cli::{Cli, Command};
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     alloc::tune();
+    agentwire::gzip::set_bounds(agentwire::gzip::Bounds {
+        decompressed: cli.max_decompressed,
+        expanded: cli.max_expanded,
+    });
     match cli.command {
         Command::Show(a) => show::show(a),
         Command::Serve(a) => serve::serve(a),

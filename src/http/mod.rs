@@ -15,6 +15,7 @@ pub mod fields;
 pub mod framing;
 pub mod headers;
 pub mod host;
+pub mod target;
 pub mod websocket;
 
 pub use fields::is_event_stream;

@@ -13,6 +13,7 @@
 //! format does not hold (`response bytes`, `request headers`, ...), so an absent figure is
 //! never read as zero. Importers never analyse; they only rebuild exchanges.
 
+mod blobs;
 mod canonical;
 pub mod claude_trace;
 pub mod codex;

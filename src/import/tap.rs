@@ -14,6 +14,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::blobs::Expander;
+#[cfg(test)]
+use super::blobs::BLOB_REF;
 use super::{
     foreign_headers, import_source, imported, json_body, object_headers, response, target_of,
     Format,
@@ -25,8 +28,6 @@ use crate::trace::Exchange;
 pub const BUNDLE_MARKER: &str = "__claude_tap_compact_trace__";
 /// Key marking a compact record (the record itself is under `record`).
 pub const RECORD_MARKER: &str = "__claude_tap_compact_record__";
-/// Key of a reference into the bundle's blob table.
-const BLOB_REF: &str = "__claude_tap_blob_ref__";
 
 /// What claude-tap records never hold.
 const MISSING: &[&str] = &[
@@ -47,8 +48,15 @@ pub fn import_document(doc: Value, path: &Path) -> Option<(Vec<Exchange>, Vec<St
                 _ => Vec::new(),
             };
             let (mut xs, mut problems) = (Vec::new(), Vec::new());
+            let mut expander = Expander::new(&blobs);
             for (i, r) in records.into_iter().enumerate() {
-                let r = materialize(unwrap_record(r), &blobs);
+                let r = match expander.expand(unwrap_record(r)) {
+                    Ok(r) => r,
+                    Err(why) => {
+                        problems.push(format!("record {i}: {why}; it was skipped"));
+                        continue;
+                    }
+                };
                 match import_record(&r, path) {
                     Some(x) => xs.push(x),
                     None => problems.push(format!(
@@ -72,31 +80,6 @@ fn unwrap_record(v: Value) -> Value {
         Value::Object(mut o) if o.contains_key(RECORD_MARKER) => {
             o.remove("record").unwrap_or(Value::Null)
         }
-        other => other,
-    }
-}
-
-/// Replace every blob reference by its payload.
-fn materialize(v: Value, blobs: &Value) -> Value {
-    match v {
-        Value::Object(o) => {
-            if o.len() == 1 {
-                if let Some(hash) = o
-                    .get(BLOB_REF)
-                    .and_then(|r| r.get("hash"))
-                    .and_then(Value::as_str)
-                {
-                    let payload = blobs.get(hash).and_then(|b| b.get("payload")).cloned();
-                    return materialize(payload.unwrap_or(Value::Null), blobs);
-                }
-            }
-            Value::Object(
-                o.into_iter()
-                    .map(|(k, x)| (k, materialize(x, blobs)))
-                    .collect(),
-            )
-        }
-        Value::Array(a) => Value::Array(a.into_iter().map(|x| materialize(x, blobs)).collect()),
         other => other,
     }
 }

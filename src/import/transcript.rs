@@ -213,7 +213,12 @@ impl Reply<'_> {
     /// The reply as the API's message object: the last entry's message with the content
     /// of all entries.
     fn message(&self) -> Value {
-        let mut m = self.last().get("message").cloned().unwrap_or(json!({}));
+        // A `message` that is not an object (a string, by hand or by a newer layout) reads
+        // as an empty one: indexing a string to set `content` panicked.
+        let mut m = match self.last().get("message") {
+            Some(Value::Object(o)) => Value::Object(o.clone()),
+            _ => json!({}),
+        };
         let content: Vec<Value> = self
             .entries
             .iter()

@@ -8,6 +8,7 @@
 use std::io::{BufRead, BufReader, Cursor, Read};
 use std::path::Path;
 
+use crate::gzip::Bounded;
 use crate::import::{Format, ImportError};
 use crate::trace::{Record, TraceError, TraceReader};
 
@@ -138,15 +139,44 @@ fn open_stream(stream: Stream, path: &Path) -> Result<(Format, Records), InputEr
             return Ok((f, Box::new(ThenStop::new(lines, path))));
         }
         Detected::Format(Format::ClaudeCodeTranscript) => {
-            formats::transcript(Cursor::new(head).chain(&mut r), path)
+            let left = whole_bound(r.get_ref(), head.len(), path)?;
+            formats::transcript(Cursor::new(head).chain(Bounded::new(&mut r, left)), path)
         }
         Detected::Format(Format::CodexRollout) => return formats::rollout(whole(head, r), path),
         Detected::Format(Format::Pcap) => formats::pcap(Cursor::new(head).chain(&mut r), path),
         Detected::Format(Format::Har | Format::RequestBody) | Detected::Document => {
-            formats::document(head, &mut r, &detected, path)
+            let left = whole_bound(r.get_ref(), head.len(), path)?;
+            formats::document(head, &mut Bounded::new(&mut r, left), &detected, path)
         }
     };
     finish(opened, r.get_ref(), path)
+}
+
+/// Bytes left to read of an input read whole after its `head` bytes: the rest of the
+/// decompression bound for a gzip stream ([`crate::gzip::Bounds::decompressed`]), no
+/// bound for a plain file (its size is on disk, for the user to see).
+///
+/// Errors: the head alone is past the bound.
+fn whole_bound(stream: &Stream, head: usize, path: &Path) -> Result<u64, InputError> {
+    let Stream::Gunzip(_) = stream else {
+        return Ok(u64::MAX);
+    };
+    let bound = crate::gzip::bounds().decompressed;
+    match bound.checked_sub(head as u64) {
+        Some(left) => Ok(left),
+        None => Err(InputError::Trace(TraceError::Read {
+            path: path.display().to_string(),
+            offset: 0,
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                crate::gzip::past_bound(
+                    "the decompressed input",
+                    bound,
+                    crate::gzip::DECOMPRESSED_FLAG,
+                ),
+            ),
+        })),
+    }
 }
 
 /// The records of an input read whole, closed by the problem its gzip stream stopped

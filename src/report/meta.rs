@@ -85,14 +85,18 @@ impl InputMeta {
                 None => (None, false),
             },
         };
+        // Every field is written into report and prompt titles: each passes the redaction
+        // whatever the trace claims (a hand-edited or older trace's `MY_PASSWORD=V`).
+        use crate::trace::redact::{redact_env, redact_text};
         let settings = chosen_env(&c.env)
-            .map(|(k, v)| format!("{k}={v}"))
+            .map(|(k, v)| redact_text(&format!("{k}={}", redact_env(k, v))))
             .collect();
+        let clean = |s: Option<String>| s.map(|s| redact_text(&s));
         InputMeta {
-            input: input.to_string(),
-            client,
-            version,
-            route,
+            input: redact_text(input),
+            client: clean(client),
+            version: clean(version),
+            route: clean(route),
             route_inferred,
             settings,
             settings_recorded: !c.env.is_empty(),
@@ -196,7 +200,7 @@ impl Meta {
             i.setup = i.setup();
         }
         Meta {
-            title,
+            title: crate::trace::redact::redact_text(&title),
             generated_at: chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
             agentwire_version: env!("CARGO_PKG_VERSION").to_string(),
             inputs,

@@ -42,6 +42,15 @@ const SECRET_PREFIXES: &[&str] = &["auth", "secret", "credential", "cookie", "pa
 /// Words that make a name secret only when a word equals one.
 const SECRET_EXACT: &[&str] = &["pwd", "sig", "pat", "jwt", "jsessionid", "phpsessid"];
 
+/// Words that make a name secret when they are its last word: `x-session`, a `session`
+/// cookie (a session's *identifier* names end in `id`: `x-session-id`, `sessionId`,
+/// `Mcp-Session-Id`, and are kept, as grouping needs them), `x-vercel-protection-bypass`
+/// and other `*-bypass` tokens (a word ending in `bypass` elsewhere is not `pass`).
+const SECRET_LAST: &[&str] = &["session", "bypass"];
+/// Whole names (lowercase) that carry a secret without a secret-looking word: Honeycomb's
+/// API key header.
+const SECRET_NAMES: &[&str] = &["x-honeycomb-team"];
+
 /// True when a name (header, environment variable, query parameter, command-line flag)
 /// denotes a secret. The name is split into words at every non-alphanumeric character
 /// (`x-api-key` → x, api, key; `OPENAI_APIKEY` → openai, apikey); it is secret when a word
@@ -53,18 +62,47 @@ const SECRET_EXACT: &[&str] = &["pwd", "sig", "pat", "jwt", "jsessionid", "phpse
 /// secrets, and stay. Plurals such as `tokens` (`max_tokens`,
 /// `anthropic-ratelimit-tokens-remaining`) are counts, not secrets.
 pub fn is_secret_name(name: &str) -> bool {
-    name.split(|c: char| !c.is_ascii_alphanumeric())
+    let lower = name.to_ascii_lowercase();
+    if SECRET_NAMES.contains(&lower.as_str()) {
+        return true;
+    }
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(str::to_ascii_lowercase)
-        .any(|w| {
-            SECRET_EXACT.contains(&w.as_str())
-                || SECRET_SUFFIXES
-                    .iter()
-                    .any(|s| w.ends_with(s) && !w.ends_with("bypass"))
-                || SECRET_PREFIXES.iter().any(|s| {
-                    w.starts_with(s) && (!w.starts_with("author") || w.starts_with("authoriz"))
-                })
-        })
+        .collect();
+    if words.last().is_some_and(|w| SECRET_LAST.contains(w)) {
+        return true;
+    }
+    words.iter().any(|w| {
+        SECRET_EXACT.contains(w)
+            || SECRET_SUFFIXES
+                .iter()
+                .any(|s| w.ends_with(s) && !w.ends_with("bypass"))
+            || SECRET_PREFIXES.iter().any(|s| {
+                w.starts_with(s) && (!w.starts_with("author") || w.starts_with("authoriz"))
+            })
+    })
+}
+
+/// UUIDs and prefixed ids (`ses_…`, `sess_…`): the value shapes of session identifiers.
+static SESSION_ID: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[a-z]{2,8}_[A-Za-z0-9]{6,64})$")
+        .expect("static regex")
+});
+
+/// True when `value` under `name` is hidden: the name is secret ([`is_secret_name`]) and
+/// the pair is not a session *identifier* kept by rule (a name ending in `session` with
+/// a UUID or `ses_…`-style id value, which grouping keys on; any other value of such a
+/// name, a session cookie, is hidden).
+pub fn hides(name: &str, value: &str) -> bool {
+    if !is_secret_name(name) {
+        return false;
+    }
+    let last_is_session = name
+        .rsplit(|c: char| !c.is_ascii_alphanumeric())
+        .find(|w| !w.is_empty())
+        .is_some_and(|w| w.eq_ignore_ascii_case("session"));
+    !(last_is_session && SESSION_ID.is_match(value.trim()))
 }
 
 /// True when a header with this name carries a secret (see [`is_secret_name`]).
@@ -141,11 +179,16 @@ static BODY_KEY: LazyLock<BytesRegex> = LazyLock::new(|| {
 /// `Token`, `Negotiate`) or the key-type prefix of an Anthropic key (`sk-ant-api03`); the
 /// fingerprint is the first 8 hex digits of the SHA-256 of the whole value.
 pub fn marker(value: &str) -> String {
-    let fp = &hex::encode(Sha256::digest(value.as_bytes()))[..8];
+    let fp = fingerprint(value);
     match scheme(value) {
         Some(s) => format!("[redacted {s} fp={fp}]"),
         None => format!("[redacted fp={fp}]"),
     }
+}
+
+/// The fingerprint a marker shows: the first 8 hex digits of the SHA-256 of `value`.
+pub fn fingerprint(value: &str) -> String {
+    hex::encode(Sha256::digest(value.as_bytes()))[..8].to_string()
 }
 
 fn scheme(value: &str) -> Option<String> {
@@ -181,7 +224,7 @@ pub fn redact_headers(headers: &mut [(String, String)]) {
         if is_marker(value) {
             continue;
         }
-        if is_secret_header(name) {
+        if hides(name, value) {
             *value = marker(value);
         } else {
             let v = redact_text_cow(value);
@@ -279,6 +322,13 @@ pub fn redact_authority(target: &str) -> String {
     }
 }
 
+/// An OAuth authorization code in a query string (`code=…`, RFC 6749 §4.1.2): `code` is
+/// no secret name elsewhere (exit codes, error codes), so only as `code=` with a value of
+/// 8 or more characters.
+fn oauth_code(name: &str, sep: &str, value: &str) -> bool {
+    sep == "=" && name.eq_ignore_ascii_case("code") && value.len() >= 8
+}
+
 /// The `name=value` / `name: value` rule of [`redact_text_cow`]. The value of a pair whose
 /// name is not secret is searched again: it can hold pairs of its own (`http://h/?token=T`
 /// matches as `http` `:` `//h/?token=T`, a Referer or `url=` value holds a whole URL), and
@@ -293,7 +343,7 @@ fn redact_pairs(text: &str) -> Cow<'_, str> {
         };
         if inner.is_empty() || inner.starts_with("[redacted") {
             c[0].to_string()
-        } else if is_secret_name(name) {
+        } else if hides(name, inner) || oauth_code(name, sep, inner) {
             format!("{name}{close}{sep}{open}{}{end}", marker(inner))
         } else {
             format!("{name}{close}{sep}{open}{}{end}", redact_pairs(inner))
@@ -335,7 +385,10 @@ pub fn redact_argv(argv: &[String]) -> Vec<String> {
                 _ => {}
             }
         }
-        out.push(redact_text(a));
+        match json_argument(a) {
+            Some(j) => out.push(j),
+            None => out.push(redact_text(a)),
+        }
     }
     out
 }
@@ -429,10 +482,27 @@ fn exchange_dirty(x: &Exchange) -> bool {
             .is_some_and(|r| headers_dirty(&r.headers))
         || is_dirty(&x.request.target)
         || is_dirty(&x.request.method)
-        || x.source.upstream.as_deref().is_some_and(is_dirty)
-        || x.source.server.as_deref().is_some_and(is_dirty)
+        || is_dirty(&x.request.version)
+        || x.response.as_ref().is_some_and(|r| is_dirty(&r.version))
+        || source_strings(&x.source).any(|s| is_dirty(s))
         || x.error.as_ref().is_some_and(|e| is_dirty(&e.message))
         || x.notes.values().any(json_dirty)
+}
+
+/// The strings of a source that come from outside: addresses, file, format, mode and
+/// what an import says is missing.
+fn source_strings(s: &super::Source) -> impl Iterator<Item = &String> {
+    [
+        &s.upstream,
+        &s.server,
+        &s.client,
+        &s.file,
+        &s.format,
+        &s.mode,
+    ]
+    .into_iter()
+    .flatten()
+    .chain(&s.missing)
 }
 
 /// [`exchange`] for an exchange the caller owns: the same strings redacted in place, so
@@ -447,10 +517,25 @@ pub fn exchange_in_place(y: &mut Exchange) {
     }
     y.request.target = redact_text(&y.request.target);
     y.request.method = redact_text(&y.request.method);
-    for s in [&mut y.source.upstream, &mut y.source.server]
-        .into_iter()
-        .flatten()
+    y.request.version = redact_text(&y.request.version);
+    if let Some(r) = y.response.as_mut() {
+        r.version = redact_text(&r.version);
+    }
+    let src = &mut y.source;
+    for s in [
+        &mut src.upstream,
+        &mut src.server,
+        &mut src.client,
+        &mut src.file,
+        &mut src.format,
+        &mut src.mode,
+    ]
+    .into_iter()
+    .flatten()
     {
+        *s = redact_text(s);
+    }
+    for s in &mut src.missing {
         *s = redact_text(s);
     }
     if let Some(e) = y.error.as_mut() {
@@ -481,37 +566,71 @@ fn is_dirty(s: &str) -> bool {
 
 fn headers_dirty(h: &[(String, String)]) -> bool {
     h.iter()
-        .any(|(k, v)| !is_marker(v) && ((is_secret_header(k) && !v.is_empty()) || is_dirty(v)))
+        .any(|(k, v)| !is_marker(v) && ((hides(k, v) && !v.is_empty()) || is_dirty(v)))
 }
 
 /// True when a JSON value holds something [`redact_json`] would change.
 pub fn json_dirty(v: &serde_json::Value) -> bool {
-    match v {
-        serde_json::Value::String(s) => is_dirty(s),
-        serde_json::Value::Array(a) => a.iter().any(json_dirty),
-        serde_json::Value::Object(o) => o
-            .iter()
-            .any(|(k, v)| (is_secret_name(k) && v.is_string()) || json_dirty(v)),
-        _ => false,
-    }
+    let mut r = v.clone();
+    redact_json(&mut r);
+    r != *v
 }
 
-/// Redact every string of a JSON value in place ([`redact_text`]); string values under
-/// secret names ([`is_secret_name`]) become markers. Used for notes and MCP messages.
+/// Redact every string of a JSON value in place ([`redact_text`]); values under secret
+/// names ([`is_secret_name`]) become markers, whatever their type (a number, every string
+/// of an object or array; `null` and booleans stay); an array of strings is a command
+/// line and passes [`redact_argv`] (`"args": ["--api-key", "V"]`). Used for notes, MCP
+/// messages and records, and command-line arguments that are JSON (`--mcp-config '{…}'`).
 pub fn redact_json(v: &mut serde_json::Value) {
+    use serde_json::Value;
     match v {
-        serde_json::Value::String(s) => *s = redact_text(s),
-        serde_json::Value::Array(a) => a.iter_mut().for_each(redact_json),
-        serde_json::Value::Object(o) => {
+        Value::String(s) => *s = redact_text(s),
+        Value::Array(a) if !a.is_empty() && a.iter().all(Value::is_string) => {
+            let argv: Vec<String> = a
+                .iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect();
+            *a = redact_argv(&argv).into_iter().map(Value::String).collect();
+        }
+        Value::Array(a) => a.iter_mut().for_each(redact_json),
+        Value::Object(o) => {
             for (k, v) in o.iter_mut() {
-                match v {
-                    serde_json::Value::String(s) if is_secret_name(k) => *s = hide(s),
-                    _ => redact_json(v),
+                if hides(k, v.as_str().unwrap_or("")) {
+                    hide_json(v);
+                } else {
+                    redact_json(v);
                 }
             }
         }
         _ => {}
     }
+}
+
+/// Every string and number inside `v` replaced by its marker (`null`, booleans, and
+/// empty strings stay).
+fn hide_json(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) if !s.is_empty() => *s = hide(s),
+        Value::Number(n) => *v = Value::String(hide(&n.to_string())),
+        Value::Array(a) => a.iter_mut().for_each(hide_json),
+        Value::Object(o) => o.values_mut().for_each(hide_json),
+        _ => {}
+    }
+}
+
+/// A command-line argument that is a JSON object or array (an inline `--mcp-config`,
+/// `--settings`) with [`redact_json`] applied, re-serialized when that changed it; `None`
+/// for any other argument (and one with nothing to redact, kept as written).
+fn json_argument(a: &str) -> Option<String> {
+    let t = a.trim_start();
+    if !(t.starts_with('{') || t.starts_with('[')) {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(a).ok()?;
+    let mut r = v.clone();
+    redact_json(&mut r);
+    (r != v).then(|| r.to_string())
 }
 
 #[cfg(test)]
@@ -749,6 +868,61 @@ mod tests {
         );
         let argv = redact_argv(&["curl".into(), "https://x/?token=ARGSECRET5".into()]);
         assert!(!argv[1].contains("ARGSECRET5"), "{argv:?}");
+    }
+
+    /// The rule table of the README's Security section, one row per line: a header (or
+    /// any `name: value` / `name=value` / JSON pair) and whether its value is hidden.
+    /// Before issue 32, `x-session`, `x-vercel-protection-bypass`, `x-honeycomb-team` and
+    /// `?code=` were kept.
+    const RULES: &[(&str, &str, bool)] = &[
+        ("x-api-key", "k1234567", true),
+        ("authorization", "Bearer abcdefgh", true),
+        ("x-session", "0123abcd0123abcd", true),
+        ("session", "s%3Aabc.def", true),
+        ("x-vercel-protection-bypass", "bypass12345678", true),
+        ("x-honeycomb-team", "hcteam12345678", true),
+        ("x-session-id", "ses_01HXYZabcdef", false),
+        ("x-session", "01a30000-0000-7000-8000-00000000c1a5", false),
+        (
+            "x-claude-code-session-id",
+            "9f0e8d7c-0000-4000-8000-000000000000",
+            false,
+        ),
+        ("mcp-session-id", "anything-at-all", false),
+        ("max_tokens", "1024", false),
+        ("anthropic-version", "2023-06-01", false),
+    ];
+
+    #[test]
+    fn each_row_of_the_name_rule_table() {
+        for (name, value, hidden) in RULES {
+            let mut h = vec![(name.to_string(), value.to_string())];
+            redact_headers(&mut h);
+            assert_eq!(is_marker(&h[0].1), *hidden, "header {name}: {value}");
+            let mut j = serde_json::json!({ *name: value });
+            redact_json(&mut j);
+            assert_eq!(
+                j[name].as_str().is_some_and(is_marker),
+                *hidden,
+                "json {name}"
+            );
+        }
+        // `code=` only as a query parameter with a code-sized value
+        assert!(!redact_text("/cb?code=4/0AeanS0ZxYz&state=s").contains("0AeanS0ZxYz"));
+        assert!(redact_text("exit code=1").contains("code=1"));
+        let mut j = serde_json::json!({"code": 12345678, "error": {"code": "invalid_request"}});
+        redact_json(&mut j);
+        assert_eq!(j["code"], 12345678, "an error code is no secret");
+    }
+
+    #[test]
+    fn version_and_missing_are_written_redacted() {
+        // Before: `request.version` and `source.missing` were written as given.
+        let mut x = crate::trace::test_exchange("POST", "/v1/messages", &[], b"{}");
+        x.request.version = format!("HTTP/1.1 {KEY}");
+        x.source.missing = vec![format!("key {KEY}")];
+        let y = exchange(&x).expect("dirty");
+        assert!(!y.request.version.contains("UNIQUE") && !y.source.missing[0].contains("UNIQUE"));
     }
 
     /// Reported by an adversarial tester: `jwt=` and session-cookie query parameters

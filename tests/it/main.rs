@@ -19,6 +19,8 @@ mod analyze_polls;
 mod analyze_report;
 // Adversarial faults, one test per kind of bad input.
 mod bad_input_kinds;
+// Bounded expansion: blob references, gzip'd documents, relayed MCP answers.
+mod bounds;
 // `agentwire ca` and `serve --intercept --tunnel-others` through the binary.
 mod ca_tunnel;
 // Real Codex from npm: versions, models and routes diffed, polls analysed, transports compared.
@@ -49,6 +51,8 @@ mod dir_inputs;
 mod exit_codes;
 // Cargo features: a build without live capture (libpcap).
 mod features;
+// Files agentwire deletes stay inside the directory it owns.
+mod files;
 // Fleet tables: `analyze DIR --parquet` over generated traces.
 mod fleet;
 // HTTP framing at the server and the recording proxy.
@@ -68,6 +72,8 @@ mod import;
 mod import_codex;
 // Inputs agentwire does not read, and how inputs are opened.
 mod import_foreign;
+// Every JSON type at every field of every import: no reader panics.
+mod import_types;
 // Imports of files written by the real tools (mitmproxy, claude-tap, claude-trace).
 mod import_peers;
 // The first-party route: TLS interception with agentwire's CA.
@@ -131,6 +137,8 @@ mod responses_bad;
 mod responses_ws;
 // Secrets never reach disk or another host.
 mod secrets;
+// The unique key through every write path added since round 2: analyze, reports, export, mcp-tap.
+mod secrets_sinks;
 // The fake server over real loopback sockets.
 mod server;
 // Two real sessions recorded by one server, told apart.
@@ -139,6 +147,8 @@ mod sessions;
 mod show;
 // A hostile recorded name through every --fail-on gate and warning path: stderr stays clean.
 mod stderr_escape;
+// Request targets that would leave the upstream's base path: normalized once, refused.
+mod targets;
 // Terminal conventions: colour and progress only on a terminal, never with NO_COLOR.
 mod terminal;
 // Test input from the real captures without agentwire's pcap reader (tshark).

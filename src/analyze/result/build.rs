@@ -188,7 +188,7 @@ impl Analysis {
         warnings.extend(disagreement_warning(cfg.usage, summary.agreement.as_ref()));
         warnings.extend(rows.iter().filter_map(ttl_warning));
         warnings.extend(api_error_warning(&rows));
-        Analysis {
+        let mut a = Analysis {
             schema_version: SCHEMA_VERSION,
             usage_mode: cfg.usage,
             usage_used: usage_used(&rows),
@@ -205,7 +205,9 @@ impl Analysis {
             requests: rows,
             jobs,
             mcp: input.mcp,
-        }
+        };
+        super::redact::analysis(&mut a);
+        a
     }
 }
 

@@ -5,6 +5,7 @@
 pub mod attribution;
 pub mod build;
 mod reconcile;
+mod redact;
 pub mod rows;
 pub mod summary;
 

@@ -117,7 +117,20 @@ fn header(h: &HeaderMap, name: &str) -> Option<String> {
 
 impl Proxy {
     fn record(&self, direction: McpDirection, bytes: &[u8], http: &McpHttp, cut: bool) {
+        self.record_sized(direction, bytes, bytes.len() as u64, http, cut);
+    }
+
+    /// [`Proxy::record`] of the first bytes of a message of `size` bytes (its wire size).
+    fn record_sized(
+        &self,
+        direction: McpDirection,
+        bytes: &[u8],
+        size: u64,
+        http: &McpHttp,
+        cut: bool,
+    ) {
         let mut r = McpRecord::message(&self.name, McpTransport::Http, direction, bytes, cut);
+        r.size = size;
         if bytes.is_empty() {
             r.raw = None;
         }
@@ -190,9 +203,7 @@ async fn handle(State(p): State<Arc<Proxy>>, req: Request) -> Response {
         http.sse = true;
         relay_events(p.clone(), http, resp)
     } else {
-        let body = resp.bytes().await.unwrap_or_default();
-        p.record(McpDirection::ToClient, &body, &http, false);
-        AxumBody::from(body)
+        relay_answer(p.clone(), http, resp)
     };
     let mut r = Response::new(body);
     *r.status_mut() = upstream_status;
@@ -230,6 +241,56 @@ fn relay_events(p: Arc<Proxy>, http: McpHttp, resp: reqwest::Response) -> AxumBo
         events.extend(parser.finish());
         for ev in events.drain(..).filter(|e| !e.data.is_empty()) {
             p.record(McpDirection::ToClient, ev.data.as_bytes(), &http, !clean);
+        }
+    });
+    AxumBody::from_stream(tokio_stream_from(rx))
+}
+
+/// The body of a JSON (not event-stream) answer, passed on as it arrives by a task that
+/// records it once whole: at most [`MAX_BODY`] bytes are kept for the record (a larger
+/// answer is recorded cut, with an error event saying so), never the whole answer (a
+/// 200 MB answer once took 1.1 GB). The last chunk is held back until the record is
+/// written, so a client that has the whole answer finds it in the trace.
+fn relay_answer(p: Arc<Proxy>, http: McpHttp, resp: reqwest::Response) -> AxumBody {
+    let mut upstream = resp.bytes_stream();
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<bytes::Bytes, std::io::Error>>(16);
+    tokio::spawn(async move {
+        let (mut kept, mut total, mut clean) = (Vec::new(), 0u64, true);
+        let mut held: Option<bytes::Bytes> = None;
+        while let Some(chunk) = upstream.next().await {
+            let chunk = match chunk {
+                Ok(c) => c,
+                Err(e) => {
+                    clean = false;
+                    if let Some(h) = held.take() {
+                        let _ = tx.send(Ok(h)).await;
+                    }
+                    let _ = tx.send(Err(std::io::Error::other(e))).await;
+                    break;
+                }
+            };
+            total += chunk.len() as u64;
+            let room = MAX_BODY.saturating_sub(kept.len()).min(chunk.len());
+            kept.extend_from_slice(&chunk[..room]);
+            if let Some(h) = held.replace(chunk) {
+                if tx.send(Ok(h)).await.is_err() {
+                    clean = false;
+                    break;
+                }
+            }
+        }
+        let over = total > MAX_BODY as u64;
+        p.record_sized(McpDirection::ToClient, &kept, total, &http, over || !clean);
+        if over {
+            let why = format!(
+                "request {}: answer of {total} bytes relayed whole; recorded its first {MAX_BODY} bytes, the bound of a recorded MCP message",
+                http.request
+            );
+            p.sink
+                .write(McpRecord::event(&p.name, McpTransport::Http, "error", &why));
+        }
+        if let Some(h) = held {
+            let _ = tx.send(Ok(h)).await;
         }
     });
     AxumBody::from_stream(tokio_stream_from(rx))

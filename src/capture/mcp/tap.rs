@@ -131,7 +131,8 @@ pub fn run(cfg: &TapConfig) -> Result<i32, McpError> {
         &cfg.name,
         McpTransport::Stdio,
         "started",
-        &cfg.command.join(" "),
+        // the argv rule: `--api-key V` hides V (the text rule alone kept it)
+        &crate::trace::redact::redact_argv(&cfg.command).join(" "),
     ));
     let framer = |direction| Framer {
         sink: sink.clone(),

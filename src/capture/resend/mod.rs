@@ -220,6 +220,23 @@ async fn send_one(
     let (path, query) = target
         .split_once('?')
         .map_or((target, None), |(p, q)| (p, Some(q)));
+    // Normalized once: a recorded `/v1/../../admin` would leave `--to`'s base path.
+    let path = match crate::http::target::normalize_path(path) {
+        Ok(p) => p,
+        Err(e) => {
+            return Outcome {
+                id: x.id,
+                status: None,
+                latency_ms: 0.0,
+                error: Some(crate::trace::redact::redact_text(&format!(
+                    "exchange #{}: {e}; the request was not sent",
+                    x.id
+                ))),
+                differences: Vec::new(),
+                dropped_headers: Vec::new(),
+            }
+        }
+    };
     url.set_path(&format!("{}{path}", base.path().trim_end_matches('/')));
     url.set_query(query);
     // A recorded method that is not an HTTP token is not sent as something else.

@@ -17,6 +17,7 @@ use super::draft::{Draft, RecordingStream, StreamFailure};
 use super::error::ServerError;
 use super::reply::error_response;
 use crate::http::fields::{self, is_hop_by_hop, skip_request};
+use crate::http::target::{normalize_path, TargetError};
 use crate::http::Headers;
 use crate::trace::redact::{redact_headers, redact_text};
 use crate::trace::ExchangeError;
@@ -107,13 +108,17 @@ impl Upstream {
         })
     }
 
-    /// The upstream URL for a request target `uri` (path and query after the base's).
-    pub(crate) fn url_for(&self, uri: &Uri) -> reqwest::Url {
+    /// The upstream URL for a request target `uri`: its path normalized once
+    /// ([`crate::http::target::normalize_path`]) after the base's path, and its query.
+    ///
+    /// Errors: the path climbs above its root, so it would leave the base path.
+    pub(crate) fn url_for(&self, uri: &Uri) -> Result<reqwest::Url, TargetError> {
+        let path = normalize_path(uri.path())?;
         let mut u = self.base.clone();
         let prefix = self.base.path().trim_end_matches('/');
-        u.set_path(&format!("{prefix}{}", uri.path()));
+        u.set_path(&format!("{prefix}{path}"));
         u.set_query(uri.query());
-        u
+        Ok(u)
     }
 
     /// A request for `uri` (path and query, appended to the base) carrying `headers`
@@ -125,7 +130,10 @@ impl Upstream {
         uri: &Uri,
         headers: &HeaderMap,
     ) -> reqwest::RequestBuilder {
-        let mut req = self.client.request(method, self.url_for(uri));
+        // A target that would leave the base goes to the base itself, where no route
+        // answers it; callers refuse such targets before ([`Upstream::url_for`]).
+        let url = self.url_for(uri).unwrap_or_else(|_| self.base.clone());
+        let mut req = self.client.request(method, url);
         for (k, v) in headers {
             if !skip_request(k.as_str()) {
                 req = req.header(k, v);
@@ -174,7 +182,25 @@ pub(crate) async fn forward(
         );
         return error_response(draft, 403, &msg, rid, "refused_upstream");
     }
-    let mut req = up.client.request(method, up.url_for(&uri));
+    let (url, path) = match up
+        .url_for(&uri)
+        .and_then(|u| Ok((u, normalize_path(uri.path())?)))
+    {
+        Ok(x) => x,
+        Err(e) => {
+            let msg = redact_text(&e.to_string());
+            return error_response(draft, 400, &msg, rid, "refused_target");
+        }
+    };
+    // The target is recorded as forwarded: normalized once (as received when that
+    // changed nothing, so an absolute-form target stays as the client wrote it).
+    if path != uri.path() {
+        draft.request.target = redact_text(&match uri.query() {
+            Some(q) => format!("{path}?{q}"),
+            None => path,
+        });
+    }
+    let mut req = up.client.request(method, url);
     let named = connection_named(&headers);
     for (k, v) in &headers {
         if !skip_request(k.as_str()) && !named.iter().any(|n| n == k.as_str()) {

@@ -202,7 +202,7 @@ fn handshake_request(
 
 /// The upstream URL of a WebSocket request for `uri`: the HTTP URL with `ws` or `wss`.
 fn ws_url(up: &Upstream, uri: &axum::http::Uri) -> Result<reqwest::Url, String> {
-    let mut url = up.url_for(uri);
+    let mut url = up.url_for(uri).map_err(|e| e.to_string())?;
     let scheme = if url.scheme() == "https" { "wss" } else { "ws" };
     url.set_scheme(scheme)
         .map_err(|()| format!("cannot make a {scheme}:// URL of the upstream"))?;
