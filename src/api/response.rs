@@ -111,10 +111,17 @@ pub enum ResponseBody {
 
 /// The type and message of an API error object as `type: message` (Anthropic
 /// `{"type":"overloaded_error","message":"Overloaded"}`; OpenAI `{"code":…,"message":…}`
-/// or `{"type":…}`): the type alone when there is no message, `error` when there is no type.
+/// or `{"type":…}`; Google `{"code":429,"message":…,"status":"RESOURCE_EXHAUSTED"}`): the
+/// type alone when there is no message, `error` when there is no type.
 pub fn error_text(v: &Value) -> String {
     let s = |k: &str| v.get(k).and_then(Value::as_str).filter(|s| !s.is_empty());
-    let kind = s("type").or_else(|| s("code")).unwrap_or("error");
+    let code = v.get("code").and_then(Value::as_u64).map(|c| c.to_string());
+    let kind = s("type")
+        .or_else(|| s("status"))
+        .or_else(|| s("code"))
+        .map(str::to_string)
+        .or(code)
+        .unwrap_or_else(|| "error".into());
     match s("message") {
         Some(m) => format!("{kind}: {m}"),
         None => kind.to_string(),

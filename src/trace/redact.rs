@@ -84,9 +84,11 @@ pub fn is_secret_name(name: &str) -> bool {
     })
 }
 
-/// UUIDs and prefixed ids (`ses_…`, `sess_…`): the value shapes of session identifiers.
+/// UUIDs, prefixed ids (`ses_…`, `sess_…`) and small decimal numbers (a process or
+/// terminal session, e.g. Codex's `session:27907` job reference; a cookie is never ten
+/// digits or fewer): the value shapes of session identifiers.
 static SESSION_ID: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[a-z]{2,8}_[A-Za-z0-9]{6,64})$")
+    Regex::new(r"^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|[a-z]{2,8}_[A-Za-z0-9]{6,64}|[0-9]{1,10})$")
         .expect("static regex")
 });
 
@@ -883,6 +885,8 @@ mod tests {
         ("x-honeycomb-team", "hcteam12345678", true),
         ("x-session-id", "ses_01HXYZabcdef", false),
         ("x-session", "01a30000-0000-7000-8000-00000000c1a5", false),
+        // A process session number (Codex's `write_stdin {session_id}`), kept.
+        ("session", "27907", false),
         (
             "x-claude-code-session-id",
             "9f0e8d7c-0000-4000-8000-000000000000",

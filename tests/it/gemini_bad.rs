@@ -171,7 +171,8 @@ fn the_fake_server_answers_gemini_by_url_and_fails_as_google_does() {
     );
     let (code, _) = serve.stop();
     assert_eq!(code, Some(0));
-    // The recorded exchanges name the injected failures as the scenario caused them.
+    // The recorded exchanges name the failures by Google's own error status (the stop is
+    // the API's error type wherever an error shows; the injection stays among the problems).
     let o = agentwire(&["show", trace.to_str().unwrap(), "--format", "json"]);
     let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let stops: Vec<&str> = rows
@@ -180,8 +181,5 @@ fn the_fake_server_answers_gemini_by_url_and_fails_as_google_does() {
         .iter()
         .map(|r| r["stop"].as_str().unwrap_or("-"))
         .collect();
-    assert_eq!(
-        stops,
-        ["STOP", "injected_status", "injected_sse_error", "STOP"]
-    );
+    assert_eq!(stops, ["STOP", "RESOURCE_EXHAUSTED", "INTERNAL", "STOP"]);
 }
