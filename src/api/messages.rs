@@ -13,7 +13,7 @@ use super::memo::{remembered, Memo};
 use super::request::{
     block_at, parse_at, Message, MessageDerived, MessagesRequest, Param, System, Tool,
 };
-use super::span::{array_items, document, object_members, Member, Span};
+use super::span::{array_items, object_members, Member, Span};
 use super::ApiError;
 
 thread_local! {
@@ -46,22 +46,7 @@ pub const KNOWN_PARAMS: &[&str] = &[
 /// Parse a Messages body already checked to be valid JSON; `deep: false` reads only the
 /// top level (see [`MessagesRequest::parse_head`]).
 pub(super) fn parse_with(body: &[u8], deep: bool) -> Result<MessagesRequest, ApiError> {
-    let doc = document(body);
-    if body.get(doc.start) != Some(&b'{') {
-        return Err(ApiError::NotAnObject);
-    }
-    let mut req = MessagesRequest {
-        dialect: Dialect::Messages,
-        body_bytes: body.len(),
-        model: None,
-        system: None,
-        tools: Vec::new(),
-        tools_span: None,
-        more_tools_spans: Vec::new(),
-        messages: Vec::new(),
-        messages_span: None,
-        params: Vec::new(),
-    };
+    let (doc, mut req) = MessagesRequest::start(Dialect::Messages, body)?;
     for Member { key, value, .. } in object_members(body, doc) {
         match key.as_str() {
             "model" => req.model = parse_at(body, value).as_str().map(str::to_string),

@@ -226,6 +226,33 @@ pub(super) fn block_at(body: &[u8], span: Span) -> Block {
 }
 
 impl MessagesRequest {
+    /// The start of every dialect's parser: the top-level value of `body` (already checked
+    /// to be valid JSON) and an empty canonical request of `dialect` for it.
+    ///
+    /// Errors: [`ApiError::NotAnObject`] when the top-level value is not an object.
+    pub(super) fn start(
+        dialect: Dialect,
+        body: &[u8],
+    ) -> Result<(super::span::Span, MessagesRequest), ApiError> {
+        let doc = super::span::document(body);
+        if body.get(doc.start) != Some(&b'{') {
+            return Err(ApiError::NotAnObject);
+        }
+        let req = MessagesRequest {
+            dialect,
+            body_bytes: body.len(),
+            model: None,
+            system: None,
+            tools: Vec::new(),
+            tools_span: None,
+            more_tools_spans: Vec::new(),
+            messages: Vec::new(),
+            messages_span: None,
+            params: Vec::new(),
+        };
+        Ok((doc, req))
+    }
+
     /// Parse a request body of `dialect`.
     ///
     /// Errors: as [`MessagesRequest::parse`]; a dialect agentwire has no parser for yet is

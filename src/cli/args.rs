@@ -18,7 +18,7 @@ use super::sources::{
     CaptureArgs, HistoryArgs, ImportArgs, MatrixArgs, McpTapArgs, PcapArgs, RecordArgs, ServeArgs,
 };
 
-/// Record what AI agent CLIs send to the Anthropic Messages API, and explain it.
+/// Record what AI agent CLIs send to model APIs (Anthropic Messages, OpenAI Responses and Chat Completions, Gemini), and explain it.
 #[derive(Parser, Debug)]
 #[command(name = "agentwire", version, about, long_about = None)]
 pub struct Cli {
@@ -38,7 +38,7 @@ pub struct Cli {
 /// Subcommands.
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Run the fake Messages API server and record every exchange.
+    /// Run the fake model-API server (Messages, Responses, Chat Completions, Gemini) and record every exchange.
     Serve(ServeArgs),
     /// Run a CLI (an npm-published Claude Code version, or any command) under the server.
     Record(RecordArgs),
@@ -48,7 +48,7 @@ pub enum Command {
     Replay(ReplayArgs),
     /// agentwire's local CA for the first-party route: print it, its path, or rotate it.
     Ca(CaArgs),
-    /// Compare the Messages requests of two traces (or the turns of one, with --within).
+    /// Compare the model requests of two traces (or the turns of one, with --within).
     Diff(DiffArgs),
     /// Record every combination of CLI versions × settings × routes and tabulate them.
     Matrix(MatrixArgs),

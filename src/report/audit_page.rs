@@ -15,7 +15,7 @@ use super::meta::{InputMeta, Meta};
 use super::page;
 use super::table::Table;
 use super::DocFormat;
-use crate::analyze::Analysis;
+use crate::analyze::{Analysis, MissCause};
 use crate::text::fmt::{noun_form, pct_of_rate as pct, thousands, usd};
 
 /// Rendering options.
@@ -130,7 +130,8 @@ fn cache_sentence(a: &Analysis) -> String {
         .iter()
         .filter_map(|r| {
             let c = r.cause.as_ref()?.name();
-            if c == "cold_start" {
+            // A cause with no missed tokens (below the cacheable minimum) is no miss.
+            if c == "cold_start" || r.miss_tokens == 0 {
                 return None;
             }
             let detail = r.cause_detail.clone().filter(|d| !d.is_empty());
@@ -141,9 +142,22 @@ fn cache_sentence(a: &Analysis) -> String {
             })
         })
         .collect();
+    let uncacheable = a
+        .requests
+        .iter()
+        .filter(|r| r.miss_tokens == 0 && matches!(r.cause, Some(MissCause::BelowMinimum { .. })))
+        .count();
+    let below = if uncacheable == 0 {
+        String::new()
+    } else {
+        format!(
+            " {} below the model's minimum cacheable length: nothing could be cached, no miss.",
+            count(uncacheable, "request was", "requests were")
+        )
+    };
     if misses.is_empty() {
         return format!(
-            "Cache hit rate {}; no cache misses beyond cold starts.",
+            "Cache hit rate {}; no cache misses beyond cold starts.{below}",
             pct(s.cache_hit_rate)
         );
     }
@@ -161,7 +175,7 @@ fn cache_sentence(a: &Analysis) -> String {
         ));
     }
     format!(
-        "Cache hit rate {}; {} beyond cold starts ({}) cost {} tokens, {} extra: {listed}.",
+        "Cache hit rate {}; {} beyond cold starts ({}) cost {} tokens, {} extra: {listed}.{below}",
         pct(s.cache_hit_rate),
         count(misses.len(), "cache miss", "cache misses"),
         by_cause.join(", "),

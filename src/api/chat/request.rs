@@ -24,7 +24,7 @@ use super::super::memo::{remembered, Memo};
 use super::super::request::{
     parse_at, Message, MessageDerived, MessagesRequest, Param, System, Tool,
 };
-use super::super::span::{array_items, document, object_members, Span};
+use super::super::span::{array_items, object_members, Span};
 use super::super::ApiError;
 
 thread_local! {
@@ -73,22 +73,7 @@ pub const KNOWN_PARAMS: &[&str] = &[
 ///
 /// Errors: [`ApiError::NotAnObject`] when it is not a JSON object.
 pub fn parse(body: &[u8]) -> Result<MessagesRequest, ApiError> {
-    let doc = document(body);
-    if body.get(doc.start) != Some(&b'{') {
-        return Err(ApiError::NotAnObject);
-    }
-    let mut req = MessagesRequest {
-        dialect: Dialect::ChatCompletions,
-        body_bytes: body.len(),
-        model: None,
-        system: None,
-        tools: Vec::new(),
-        tools_span: None,
-        more_tools_spans: Vec::new(),
-        messages: Vec::new(),
-        messages_span: None,
-        params: Vec::new(),
-    };
+    let (doc, mut req) = MessagesRequest::start(Dialect::ChatCompletions, body)?;
     for m in object_members(body, doc) {
         match m.key.as_str() {
             "model" => req.model = parse_at(body, m.value).as_str().map(str::to_string),

@@ -27,7 +27,7 @@ use super::super::memo::{remembered, Memo};
 use super::super::request::{
     parse_at, Message, MessageDerived, MessagesRequest, Param, System, Tool,
 };
-use super::super::span::{array_items, document, object_members, Member, Span};
+use super::super::span::{array_items, object_members, Member, Span};
 use super::super::ApiError;
 use super::parts::{canonical_role, part_block, CallIds};
 
@@ -54,22 +54,7 @@ pub const KNOWN_PARAMS: &[&str] = &[
 ///
 /// Errors: [`ApiError::NotAnObject`] when it is not a JSON object.
 pub fn parse(body: &[u8]) -> Result<MessagesRequest, ApiError> {
-    let doc = document(body);
-    if body.get(doc.start) != Some(&b'{') {
-        return Err(ApiError::NotAnObject);
-    }
-    let mut req = MessagesRequest {
-        dialect: Dialect::Gemini,
-        body_bytes: body.len(),
-        model: None,
-        system: None,
-        tools: Vec::new(),
-        tools_span: None,
-        more_tools_spans: Vec::new(),
-        messages: Vec::new(),
-        messages_span: None,
-        params: Vec::new(),
-    };
+    let (doc, mut req) = MessagesRequest::start(Dialect::Gemini, body)?;
     let mut ids = CallIds::default();
     for Member { key, value, .. } in object_members(body, doc) {
         match key.as_str() {

@@ -15,13 +15,12 @@
 use std::collections::BTreeMap;
 
 use axum::body::Body as AxumBody;
-use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
 use super::config::Mode;
-use super::draft::{Draft, RecordingStream, ScriptedEvents, StreamFault};
+use super::draft::{Draft, ScriptedEvents, StreamFault};
 use super::reply::respond_json;
 use super::script::Failure;
 use super::state::AppState;
@@ -178,18 +177,5 @@ fn stream(draft: Draft, chunks: &[Value], fault: Option<Failure>, rid: &str) -> 
         ("x-request-id".into(), rid.to_string()),
     ]
     .into();
-    let mut head = axum::http::HeaderMap::new();
-    for (k, v) in &headers {
-        if let (Ok(k), Ok(v)) = (
-            axum::http::HeaderName::from_bytes(k.as_bytes()),
-            HeaderValue::from_str(v),
-        ) {
-            head.append(k, v);
-        }
-    }
-    let stream = RecordingStream::new(draft, 200, headers, ScriptedEvents::new(events, fault));
-    let mut r = Response::new(AxumBody::from_stream(stream));
-    *r.status_mut() = StatusCode::OK;
-    *r.headers_mut() = head;
-    r
+    super::reply::scripted_stream(draft, headers, ScriptedEvents::new(events, fault))
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 use axum::body::Body as AxumBody;
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 use chrono::Utc;
@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::config::Mode;
-use super::draft::{Draft, RecordingStream, ScriptedEvents, StreamFault};
+use super::draft::{Draft, ScriptedEvents, StreamFault};
 use super::reply::{error_response, error_type_for, plain, respond_json, sse, Reply};
 use super::script::Failure;
 use super::state::{AppState, ConnInfo};
@@ -475,22 +475,7 @@ fn answer_stream(draft: Draft, reply: &Reply, fault: Option<Failure>, rid: &str)
         ("request-id".into(), rid.to_string()),
     ]
     .into();
-    // Built without a builder, so no builder error can turn into an empty 200; the
-    // request id is agentwire's own (`req_agentwire_` and digits), a valid header value.
-    let mut head = axum::http::HeaderMap::new();
-    for (k, v) in &headers {
-        if let (Ok(k), Ok(v)) = (
-            axum::http::HeaderName::from_bytes(k.as_bytes()),
-            HeaderValue::from_str(v),
-        ) {
-            head.append(k, v);
-        }
-    }
-    let source = ScriptedEvents::new(events, fault);
-    let stream = RecordingStream::new(draft, 200, headers, source);
-    let mut r = Response::new(AxumBody::from_stream(stream));
-    *r.headers_mut() = head;
-    r
+    super::reply::scripted_stream(draft, headers, ScriptedEvents::new(events, fault))
 }
 
 fn count_tokens(draft: Draft, rid: &str) -> Response {

@@ -11,7 +11,7 @@ use bytes::Bytes;
 use chrono::Utc;
 use serde_json::{json, Value};
 
-use super::draft::Draft;
+use super::draft::{Draft, RecordingStream, ScriptedEvents};
 use crate::api::estimate_tokens;
 use crate::http::Headers;
 use crate::trace::{Body, ExchangeError, HttpResponse};
@@ -321,6 +321,26 @@ pub(crate) fn plain(status: StatusCode, body: Bytes, ct: &'static str) -> Respon
     *r.status_mut() = status;
     r.headers_mut()
         .insert("content-type", HeaderValue::from_static(ct));
+    r
+}
+
+/// A 200 event-stream answer: `headers` (agentwire's own, valid header values) as its head,
+/// `source`'s events as its body, each recorded in `draft` as it is sent. Built without a
+/// builder, so no builder error can turn into an empty 200.
+pub(crate) fn scripted_stream(draft: Draft, headers: Headers, source: ScriptedEvents) -> Response {
+    let mut head = axum::http::HeaderMap::new();
+    for (k, v) in &headers {
+        if let (Ok(k), Ok(v)) = (
+            axum::http::HeaderName::from_bytes(k.as_bytes()),
+            axum::http::HeaderValue::from_str(v),
+        ) {
+            head.append(k, v);
+        }
+    }
+    let stream = RecordingStream::new(draft, 200, headers, source);
+    let mut r = Response::new(AxumBody::from_stream(stream));
+    *r.status_mut() = axum::http::StatusCode::OK;
+    *r.headers_mut() = head;
     r
 }
 

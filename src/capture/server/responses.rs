@@ -11,13 +11,12 @@
 use std::collections::BTreeMap;
 
 use axum::body::Body as AxumBody;
-use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
 use super::config::Mode;
-use super::draft::{Draft, RecordingStream, ScriptedEvents, StreamFault};
+use super::draft::{Draft, ScriptedEvents, StreamFault};
 use super::reply::{openai_error_response, respond_json};
 use super::script::Failure;
 use super::state::AppState;
@@ -174,19 +173,5 @@ fn answer_stream(draft: Draft, answer: &Answer, fault: Option<Failure>, rid: &st
         ("x-request-id".into(), rid.to_string()),
     ]
     .into();
-    let mut head = axum::http::HeaderMap::new();
-    for (k, v) in &headers {
-        if let (Ok(k), Ok(v)) = (
-            axum::http::HeaderName::from_bytes(k.as_bytes()),
-            HeaderValue::from_str(v),
-        ) {
-            head.append(k, v);
-        }
-    }
-    let source = ScriptedEvents::new(events, fault);
-    let stream = RecordingStream::new(draft, 200, headers, source);
-    let mut r = Response::new(AxumBody::from_stream(stream));
-    *r.status_mut() = StatusCode::OK;
-    *r.headers_mut() = head;
-    r
+    super::reply::scripted_stream(draft, headers, ScriptedEvents::new(events, fault))
 }
