@@ -76,21 +76,6 @@ fn record(dir: &Path, name: &str, r: Run) -> PathBuf {
     out
 }
 
-/// `agentwire CMD ARGS --format json`, parsed.
-fn json_of(args: &[&str]) -> Value {
-    let o = Command::new(bin())
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        matches!(o.status.code(), Some(0 | 4)),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap()
-}
-
 /// What the independent reader says of one request body.
 fn python(trace: &Path, id: u64) -> Value {
     let o = Command::new("python3")

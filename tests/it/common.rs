@@ -345,3 +345,18 @@ pub fn tls_client_config(ca_pem: &[u8]) -> std::sync::Arc<rustls::ClientConfig> 
     .with_no_client_auth();
     std::sync::Arc::new(cfg)
 }
+
+/// `agentwire ARGS --format json`, parsed; the command must exit 0 or 4 (a gate tripped).
+pub fn json_of(args: &[&str]) -> serde_json::Value {
+    let o = std::process::Command::new(bin())
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        matches!(o.status.code(), Some(0 | 4)),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}

@@ -79,21 +79,6 @@ fn python(trace: &Path) -> Vec<Value> {
     v
 }
 
-/// `agentwire ARGS --format json`, parsed.
-fn json_of(args: &[&str]) -> Value {
-    let o = Command::new(bin())
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        matches!(o.status.code(), Some(0 | 4)),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap()
-}
-
 /// The reader's main request (the streamed one with tools) of a trace.
 fn main_request(reader: &[Value]) -> &Value {
     reader

@@ -107,21 +107,6 @@ fn python(trace: &Path) -> Vec<Value> {
     v.as_array().unwrap().clone()
 }
 
-/// `agentwire CMD ARGS --format json`, parsed.
-fn json_of(args: &[&str]) -> Value {
-    let o = Command::new(bin())
-        .args(args)
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        matches!(o.status.code(), Some(0 | 4)),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap()
-}
-
 #[test]
 fn every_request_on_every_provider_and_version_reads_as_its_wire_format() {
     let r = recordings();
