@@ -184,6 +184,24 @@ fn a_prompt_below_the_models_minimum_is_no_miss_and_costs_nothing_extra() {
         a.summary.misses_by_cause
     );
     assert_eq!(a.summary.cache_miss_tokens, 0);
+    // The audit's summary says so, and lists no miss (a new user saw "5 cache misses
+    // beyond cold starts () cost 0 tokens" when every one was below the minimum).
+    use agentwire::report::{audit_page, meta::InputMeta, DocFormat};
+    let md = audit_page::render(
+        &a,
+        vec![InputMeta::of(
+            "t.jsonl",
+            &agentwire::trace::Trace::default(),
+        )],
+        DocFormat::Markdown,
+        &audit_page::Options::default(),
+    );
+    assert!(!md.contains("()"), "{md}");
+    assert!(md.contains("no cache misses beyond cold starts"), "{md}");
+    assert!(
+        md.contains("1 request was below the model's minimum cacheable length"),
+        "{md}"
+    );
 }
 
 /// Item 8. Breakpoints that ask for the 1-hour TTL, billed at the 5-minute rate
