@@ -39,7 +39,7 @@ pub use messages::KNOWN_PARAMS;
 pub use request::{
     Message, MessageDerived, MessagesRequest, NestedTool, Param, System, Tool, ToolDerived,
 };
-pub use response::{ResponseBody, ResponseMessage};
+pub use response::{error_text, ResponseBody, ResponseMessage};
 pub use span::Span;
 pub use usage::{estimate_tokens, OpenAiNames, Usage, CHAT_USAGE, MAX_TOKENS, RESPONSES_USAGE};
 pub use view::read_response;

@@ -225,6 +225,27 @@ pub(super) fn block_at(body: &[u8], span: Span) -> Block {
     Block::from_value(parse_at(body, span), span)
 }
 
+impl System {
+    /// Add a message that opens the conversation (a system or developer message of the
+    /// OpenAI dialects) to the system prompt `system`: its span and its blocks.
+    pub(super) fn add_part(system: &mut Option<System>, span: Span, blocks: Vec<Block>) {
+        match system {
+            Some(s) => {
+                s.more_spans.push(span);
+                s.blocks.extend(blocks);
+            }
+            None => {
+                *system = Some(System {
+                    span,
+                    more_spans: Vec::new(),
+                    is_string: false,
+                    blocks,
+                })
+            }
+        }
+    }
+}
+
 impl MessagesRequest {
     /// The start of every dialect's parser: the top-level value of `body` (already checked
     /// to be valid JSON) and an empty canonical request of `dialect` for it.

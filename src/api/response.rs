@@ -129,7 +129,7 @@ pub fn error_text(v: &Value) -> String {
 }
 
 impl ResponseMessage {
-    /// The API error the stream reported (its last `error` event), as `error_text` makes it.
+    /// The API error the stream reported (its last `error` event), as [`error_text`](crate::api::error_text) makes it.
     pub fn stream_error(&self) -> Option<String> {
         self.stream_errors.last().map(error_text)
     }
@@ -137,7 +137,7 @@ impl ResponseMessage {
 
 impl ResponseBody {
     /// The API error this body holds: an error body, or a stream that reported one
-    /// (`error_text` form: `overloaded_error: Overloaded`).
+    /// ([`error_text`](crate::api::error_text) form: `overloaded_error: Overloaded`).
     pub fn api_error(&self) -> Option<String> {
         match self {
             ResponseBody::Error {

@@ -159,6 +159,14 @@ pub fn object_members(b: &[u8], span: Span) -> Vec<Member> {
     }
 }
 
+/// The value span of member `key` of the object at `span` (the first one with that key).
+pub fn member(b: &[u8], span: Span, key: &str) -> Option<Span> {
+    object_members(b, span)
+        .into_iter()
+        .find(|m| m.key == key)
+        .map(|m| m.value)
+}
+
 /// The item spans of the array whose value spans `span` in `b`. Empty if not an array.
 pub fn array_items(b: &[u8], span: Span) -> Vec<Span> {
     let mut out = Vec::new();

@@ -24,7 +24,7 @@ use super::super::memo::{remembered, Memo};
 use super::super::request::{
     parse_at, Message, MessageDerived, MessagesRequest, Param, System, Tool,
 };
-use super::super::span::{array_items, object_members, Span};
+use super::super::span::{array_items, member, object_members, Span};
 use super::super::ApiError;
 
 thread_local! {
@@ -122,7 +122,7 @@ fn read_messages(body: &[u8], span: Span, req: &mut MessagesRequest) {
         let side = side_of(&role);
         let blocks = message_blocks(body, item, &role);
         if opening && side == Side::Instructions {
-            add_system_part(&mut req.system, item, blocks);
+            System::add_part(&mut req.system, item, blocks);
             continue;
         }
         opening = false;
@@ -157,32 +157,6 @@ fn finish((_, role, first, last, content): (Side, String, Span, Span, Vec<Block>
         content,
         derived: MessageDerived::default(),
     }
-}
-
-/// Add an opening system or developer message to the system prompt.
-fn add_system_part(system: &mut Option<System>, span: Span, blocks: Vec<Block>) {
-    match system {
-        Some(s) => {
-            s.more_spans.push(span);
-            s.blocks.extend(blocks);
-        }
-        None => {
-            *system = Some(System {
-                span,
-                more_spans: Vec::new(),
-                is_string: false,
-                blocks,
-            })
-        }
-    }
-}
-
-/// The span of member `key` of the object at `span`.
-fn member(body: &[u8], span: Span, key: &str) -> Option<Span> {
-    object_members(body, span)
-        .into_iter()
-        .find(|m| m.key == key)
-        .map(|m| m.value)
 }
 
 /// One message's blocks: a `tool` message is one tool result; otherwise its content (a

@@ -29,7 +29,7 @@ use super::super::memo::{remembered, Memo};
 use super::super::request::{
     parse_at, Message, MessageDerived, MessagesRequest, Param, System, Tool,
 };
-use super::super::span::{array_items, object_members, Member, Span};
+use super::super::span::{array_items, member, object_members, Member, Span};
 use super::super::ApiError;
 use super::items::{is_message, item_block, item_side, Side};
 
@@ -152,17 +152,14 @@ fn read_input(body: &[u8], span: Span, req: &mut MessagesRequest, system: &mut O
         let v = parse_at(body, item);
         let side = item_side(&v);
         if side == Side::Tools {
-            if let Some(tools) = v
-                .get("tools")
-                .and_then(|_| member_span(body, item, "tools"))
-            {
+            if let Some(tools) = v.get("tools").and_then(|_| member(body, item, "tools")) {
                 req.more_tools_spans.push(tools);
                 req.tools.extend(tools_of(body, tools));
             }
             continue;
         }
         if opening && side == Side::Developer {
-            add_system_part(system, item, message_blocks(body, item));
+            System::add_part(system, item, message_blocks(body, item));
             continue;
         }
         opening = false;
@@ -186,35 +183,9 @@ fn read_input(body: &[u8], span: Span, req: &mut MessagesRequest, system: &mut O
     }
 }
 
-/// Add an opening developer message to the system prompt.
-fn add_system_part(system: &mut Option<System>, span: Span, blocks: Vec<Block>) {
-    match system {
-        Some(s) => {
-            s.more_spans.push(span);
-            s.blocks.extend(blocks);
-        }
-        None => {
-            *system = Some(System {
-                span,
-                more_spans: Vec::new(),
-                is_string: false,
-                blocks,
-            })
-        }
-    }
-}
-
-/// The span of member `key` of the object at `span`.
-fn member_span(body: &[u8], span: Span, key: &str) -> Option<Span> {
-    object_members(body, span)
-        .into_iter()
-        .find(|m| m.key == key)
-        .map(|m| m.value)
-}
-
 /// The content parts of a message item as blocks (a string `content` is one text block).
 pub(super) fn message_blocks(body: &[u8], item: Span) -> Vec<Block> {
-    let Some(content) = member_span(body, item, "content") else {
+    let Some(content) = member(body, item, "content") else {
         return Vec::new();
     };
     if body.get(content.start) == Some(&b'"') {

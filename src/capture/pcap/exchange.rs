@@ -302,13 +302,12 @@ fn stream_error(resp: Option<&HttpResponse>) -> Option<ExchangeError> {
     // line: a stream without the word has none, and is not parsed (most are long).
     memchr::memmem::find(&body.bytes, b"error")?;
     let first = crate::api::sse::first_error(&body.bytes)?;
-    let kind = first
-        .get("type")
-        .and_then(|v| v.as_str())
-        .unwrap_or("error");
-    let text = first.get("message").and_then(|v| v.as_str()).unwrap_or("");
+    // The one rendering of an API error object (the same text show and analyze give).
     Some(err(
         "stream_error",
-        &format!("error event in the stream: {kind}: {text}"),
+        &format!(
+            "error event in the stream: {}",
+            crate::api::error_text(&first)
+        ),
     ))
 }
