@@ -8,7 +8,13 @@ use std::collections::HashMap;
 use crate::analyze::Analysis;
 use crate::text::fmt::usd;
 
-use super::index::{Badge, Model};
+use super::model::{Badge, Model};
+
+/// Put `analyze`'s answers on `m`'s turns ([`apply`]) and keep the analysis in `m`.
+pub fn attach(m: &mut Model, a: Analysis) {
+    apply(m, &a);
+    m.analysis = Some(a);
+}
 
 /// Apply `a` to `m`'s rows (badges from an earlier analysis are replaced).
 pub fn apply(m: &mut Model, a: &Analysis) {
