@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::npm::{self, CliSpec};
-use super::record::{self, RecordConfig, RecordError, RecordOutcome, Route, Target};
+use super::record::{self, RecordConfig, RecordError, RecordOutcome, Target};
+use super::route::Route;
 use super::server::ServerConfig;
 
 /// One environment dimension: a variable and the values to try (`unset` removes it).

@@ -8,7 +8,8 @@ use anyhow::Result;
 
 use agentwire::capture::agent::Agent;
 use agentwire::capture::npm::{self, CliSpec};
-use agentwire::capture::record::{RecordError, Route};
+use agentwire::capture::record::RecordError;
+use agentwire::capture::route::Route;
 use agentwire::capture::versions;
 use agentwire::capture::{cache, matrix};
 use agentwire::input::open_trace;

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use agentwire::capture::record::{RecordError, RecordOutcome, Route};
+use agentwire::capture::record::{RecordError, RecordOutcome};
+use agentwire::capture::route::Route;
 use agentwire::capture::server::ServerConfig;
 use agentwire::capture::{matrix, versions};
 use agentwire::input::open_trace;

@@ -16,7 +16,6 @@ mod error;
 mod finish;
 mod run;
 
-pub use super::route::{Route, FAKE_API_KEY, FIRST_PARTY_HOST};
 pub use config::{route_of, RecordConfig, Target};
 pub use env::{chosen_env, clean_env, parse_env, sandbox_env, RouteEnv, HOME_FOLDERS};
 pub use error::RecordError;

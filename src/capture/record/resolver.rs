@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::{record, RecordConfig, RecordError, RecordOutcome, Route, Target};
+use super::{record, RecordConfig, RecordError, RecordOutcome, Target};
 use crate::capture::npm::CliSpec;
+use crate::capture::route::Route;
 use crate::capture::server::ServerConfig;
 use crate::capture::versions::CliRequest;
 use crate::trace::Trace;
