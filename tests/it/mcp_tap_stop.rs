@@ -38,7 +38,7 @@ fn alive(pid: i32) -> bool {
 fn stop_tap(dir: &Path, server_argv: &[String], pid_file: &Path, sig: i32) -> (i32, i32, f64) {
     let trace = dir.join("t.jsonl");
     let mut tap = Command::new(bin())
-        .args(["mcp-tap", "--name", "s", "--stop-grace", "300ms", "-o"])
+        .args(["mcp-tap", "--name", "s", "--stop-grace", "1s", "-o"])
         .arg(&trace)
         .arg("--")
         .args(server_argv)
@@ -91,7 +91,7 @@ fn mcp_tap_sigterm_left_the_server_orphaned() {
 }
 
 /// What broke: a server that ignores the signal kept running after the tap was gone.
-/// Now it is killed once `--stop-grace` (300 ms here) has passed.
+/// Now it is killed once `--stop-grace` (1 s here) has passed.
 #[test]
 fn mcp_tap_sighup_to_a_server_that_stays_kills_it_after_the_grace() {
     let d = tempfile::tempdir().unwrap();
@@ -101,10 +101,10 @@ fn mcp_tap_sighup_to_a_server_that_stays_kills_it_after_the_grace() {
     let (code, pid, took) = stop_tap(d.path(), &server(&pid_file, true), &pid_file, libc::SIGTERM);
     assert!(!alive(pid), "the server {pid} outlived the tap");
     assert_eq!(code, 128 + libc::SIGKILL);
-    assert!(took >= 0.3, "killed before the grace time ({took} s)");
+    assert!(took >= 1.0, "killed before the grace time ({took} s)");
     let t = open_trace(&d.path().join("t.jsonl")).unwrap();
     let detail = t.mcp.last().unwrap().detail.clone().unwrap();
-    assert!(detail.contains("killed (SIGKILL) after 0.3 s"), "{detail}");
+    assert!(detail.contains("killed (SIGKILL) after 1 s"), "{detail}");
 
     let pid_file = d.path().join("pid2");
     std::fs::remove_file(d.path().join("t.jsonl")).unwrap();
@@ -201,7 +201,9 @@ fn mcp_tap_on_a_full_disk_lost_records_and_exited_0() {
             String::from_utf8_lossy(&o.stderr)
         );
         assert!(
-            text.contains("missing from the trace") || text.contains("records lost"),
+            text.contains("without the server's `exited` record")
+                || text.contains("missing from the trace")
+                || text.contains("lost (seq"),
             "{cmd:?}: {text}"
         );
     }
