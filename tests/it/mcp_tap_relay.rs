@@ -31,8 +31,11 @@ fn message() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
+/// Messages, each with `true` when it ends with `\r\n`, and a last one with no end.
+type Stream = (Vec<(Vec<u8>, bool)>, Option<Vec<u8>>);
+
 /// A stream: messages each ended by `\n` or `\r\n`, and maybe a last one with no end.
-fn stream() -> impl Strategy<Value = (Vec<(Vec<u8>, bool)>, Option<Vec<u8>>)> {
+fn stream() -> impl Strategy<Value = Stream> {
     (
         prop::collection::vec((message(), any::<bool>()), 0..24),
         prop::option::of(prop::collection::vec(
