@@ -217,6 +217,10 @@ pub struct McpTapArgs {
     /// 127.0.0.1 (its URL is the first stdout line) until interrupted.
     #[arg(long, value_name = "URL", conflicts_with_all = ["command", "cwd"], value_parser = parse_http_url)]
     pub http: Option<Url>,
+    /// After SIGTERM, SIGINT or SIGHUP (forwarded to the server), how long the server may
+    /// take to exit before it is killed: seconds, or a number with `s`, `m` or `h`.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration, conflicts_with = "http")]
+    pub stop_grace: Duration,
     /// The server command and its arguments.
     #[arg(last = true, required_unless_present = "http")]
     pub command: Vec<String>,

@@ -174,8 +174,14 @@ type Partition = (String, String);
 
 /// A partition value as Hive writes it in a directory name: characters other than
 /// letters, digits and `.-_+` as `%XX` (Hive's `FileUtils.escapePathName`), an empty or
-/// unknown value as Hive's null marker.
+/// unknown value as Hive's null marker; at most [`crate::text::name::MAX_VALUE`] bytes
+/// (a longer one is cut and ends with a digest of the whole:
+/// [`crate::text::name::bounded`]).
 fn partition_value(v: &str) -> String {
+    crate::text::name::bounded(&hive_escape(v), crate::text::name::MAX_VALUE)
+}
+
+fn hive_escape(v: &str) -> String {
     if v.is_empty() {
         return "__HIVE_DEFAULT_PARTITION__".into();
     }

@@ -92,6 +92,14 @@ mod mcp_live;
 mod mcp_report;
 // `mcp-tap` against the real test MCP server, byte for byte.
 mod mcp_tap;
+// Issue 32's last round-3 kinds, each through the real binary.
+mod hostile_round3;
+// The `cargo fuzz` targets' properties, bounded, on stable.
+mod fuzz_props;
+// How `mcp-tap` stops (signals forwarded), loses records (said) and what it refuses.
+mod mcp_tap_stop;
+// The relay under arbitrary splits and interleavings: bytes out == bytes in.
+mod mcp_tap_relay;
 // The cold-cache download of a published CLI, integrity checked.
 mod npm_integrity;
 // Numbers read from a trace are range-checked.

@@ -78,7 +78,7 @@ impl SpecResolver {
         };
         let (dir, temp) = match record_dir {
             Some(d) => {
-                std::fs::create_dir_all(d).map_err(dir_err(d))?;
+                crate::output::create_private_dir(d).map_err(dir_err(d))?;
                 (d.to_path_buf(), None)
             }
             None => {
