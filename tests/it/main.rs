@@ -84,6 +84,8 @@ mod interrupted;
 mod limits;
 // `matrix` recorded live from npm.
 mod matrix;
+// One matrix across Claude Code, Codex, Gemini CLI and opencode, rows checked per agent.
+mod matrix_agents;
 // Streamable HTTP MCP recording through agentwire's proxy.
 mod mcp_http;
 // Real Claude Code with the test MCP server.
