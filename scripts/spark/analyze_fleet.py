@@ -14,15 +14,15 @@
    (found with `SparkFiles`), else `--agentwire PATH`, else `agentwire` on the PATH.
    Sessions never span files, so every file's figures are what the single-machine
    `agentwire analyze DIR --parquet` gives.
-3. Spark writes each table (`requests`, `episodes`, `jobs`, `decisions`, `threads`) below
+3. Each Parquet file agentwire wrote comes back as a row; Spark reads them with PyArrow
+   and writes each table (`requests`, `episodes`, `jobs`, `decisions`, `threads`) below
    OUTPUT/TABLE, partitioned by `cli_version` and `date` as agentwire's own tables are,
    with the same columns, plus `batch` (the task that ran agentwire: session and thread
    labels are unique within a batch, so join on `batch` and `thread`). In `requests`,
    `file` is the file's Hadoop path and `trace` its index among the listed files (sorted).
 
-Bounds: Spark's `binaryFile` reads files of at most 2 GiB; a task holds one file's bytes
-in memory at a time (`spark.sql.execution.arrow.maxRecordsPerBatch` is set to 1) and
-its files on local disk while agentwire runs. A task whose agentwire run fails fails with
+Bounds: Spark's `binaryFile` reads files of at most 2 GiB; a task streams its files to
+local disk one at a time and keeps them there while agentwire runs. A task whose agentwire run fails fails with
 agentwire's message (Spark retries it, then stops the job). Needs PySpark and PyArrow on
 the driver and the workers. No scheduler of its own: Spark places and retries the tasks.
 """
@@ -85,11 +85,10 @@ def worker_binary(wanted):
 
 
 def run_batch(binary, extra_args, index):
-    """The task body: each input batch holds `path` and `content` rows; yields one row
-    per Parquet file agentwire wrote (`table`, `cli_version`, `date`, `batch`, `data`)."""
+    """The task body: `rows` are (`path`, `content`) of this task's files; yields one
+    tuple per Parquet file agentwire wrote: (table, cli_version, date, batch, bytes)."""
 
-    def run(batches):
-        import pyarrow as pa
+    def run(rows):
         from pyspark import TaskContext
 
         batch = TaskContext.get().partitionId()
@@ -97,14 +96,12 @@ def run_batch(binary, extra_args, index):
             traces = os.path.join(tmp, "traces")
             os.mkdir(traces)
             n = 0
-            for b in batches:
-                for path, content in zip(b.column("path").to_pylist(),
-                                         b.column("content").to_pylist()):
-                    # The global index first: the directory's order is the listing's.
-                    name = "%08d-%s" % (index.value[path], os.path.basename(path))
-                    with open(os.path.join(traces, name), "wb") as f:
-                        f.write(content)
-                    n += 1
+            for path, content in rows:
+                # The global index first: the directory's order is the listing's.
+                name = "%08d-%s" % (index.value[path], os.path.basename(path))
+                with open(os.path.join(traces, name), "wb") as f:
+                    f.write(content)
+                n += 1
             if n == 0:
                 return
             tables = os.path.join(tmp, "tables")
@@ -115,17 +112,14 @@ def run_batch(binary, extra_args, index):
                 raise RuntimeError("analyze_fleet: agentwire analyze failed (exit %d) on "
                                    "batch %d: %s" % (done.returncode, batch,
                                                      done.stderr.decode(errors="replace")))
+            key = lambda v: None if v == HIVE_NULL else unquote(v)
             for table in TABLES:
                 for root, _, files in os.walk(os.path.join(tables, table)):
                     for f in sorted(files):
                         version = os.path.basename(os.path.dirname(root)).split("=", 1)[1]
                         date = os.path.basename(root).split("=", 1)[1]
                         with open(os.path.join(root, f), "rb") as fh:
-                            data = fh.read()
-                        key = lambda v: None if v == HIVE_NULL else unquote(v)
-                        yield pa.RecordBatch.from_pydict({
-                            "table": [table], "cli_version": [key(version)],
-                            "date": [key(date)], "batch": [batch], "data": [data]})
+                            yield (table, key(version), key(date), batch, fh.read())
 
     return run
 
@@ -161,33 +155,23 @@ def table_schema(sample):
 
 
 def read_files(paths):
-    """The task body of one table: agentwire's files (rows of `data`) as Arrow batches,
-    with `batch` and the partition keys; in `requests`, `file` and `trace` name the
-    listed file."""
+    """The rows of one table from agentwire's files (`blobs` tuples), with `batch` and
+    the partition keys; in `requests`, `file` and `trace` name the listed file."""
 
-    def read(batches):
+    def read(blob):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        for b in batches:
-            for row in b.to_pylist():
-                t = pq.read_table(pa.BufferReader(row["data"]))
-                if t.num_rows == 0:
-                    continue
-                if "file" in t.column_names and "trace" in t.column_names:
-                    ix = [int(os.path.basename(f).split("-", 1)[0])
-                          for f in t.column("file").to_pylist()]
-                    t = t.set_column(t.column_names.index("file"),
-                                     t.schema.field("file"),
-                                     pa.array([paths.value[i] for i in ix], pa.string()))
-                    t = t.set_column(t.column_names.index("trace"),
-                                     t.schema.field("trace"), pa.array(ix, pa.int64()))
-                n = t.num_rows
-                t = t.append_column(pa.field("batch", pa.int64(), False),
-                                    pa.array([row["batch"]] * n, pa.int64()))
-                t = t.append_column("cli_version", pa.array([row["cli_version"]] * n, pa.string()))
-                t = t.append_column("date", pa.array([row["date"]] * n, pa.string()))
-                yield from t.to_batches()
+        _, version, date, batch, data = blob
+        t = pq.read_table(pa.BufferReader(data))
+        cols = t.column_names
+        rows = zip(*(t.column(c).to_pylist() for c in cols)) if t.num_rows else []
+        for row in rows:
+            row = dict(zip(cols, row))
+            if "file" in row and "trace" in row:
+                ix = int(os.path.basename(row["file"]).split("-", 1)[0])
+                row["file"], row["trace"] = paths.value[ix], ix
+            yield tuple(row[c] for c in cols) + (batch, version, date)
 
     return read
 
@@ -198,7 +182,6 @@ def main(argv=None):
     from pyspark.sql import types as T
 
     spark = SparkSession.builder.appName("agentwire analyze_fleet").getOrCreate()
-    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1")
     files = (spark.read.format("binaryFile")
              .option("recursiveFileLookup", "true")
              .option("pathGlobFilter", args.glob)
@@ -211,21 +194,14 @@ def main(argv=None):
     index = sc.broadcast({p: i for i, p in enumerate(paths)})
     listed = sc.broadcast(paths)
     parts = args.partitions or sc.defaultParallelism
-    blob = T.StructType([T.StructField("table", T.StringType()),
-                         T.StructField("cli_version", T.StringType()),
-                         T.StructField("date", T.StringType()),
-                         T.StructField("batch", T.LongType()),
-                         T.StructField("data", T.BinaryType())])
-    blobs = (files.select("path", "content").repartition(parts)
-             .mapInArrow(run_batch(args.agentwire, args.analyze_arg, index), blob)
+    blobs = (files.select("path", "content").repartition(parts).rdd
+             .mapPartitions(run_batch(args.agentwire, args.analyze_arg, index))
              .persist())
     mode = "overwrite" if args.overwrite else "errorifexists"
     for table in TABLES:
-        of_table = blobs.filter(blobs.table == table)
-        sample = of_table.select("data").first()
-        if sample is None:
-            raise RuntimeError("analyze_fleet: agentwire wrote no %s table" % table)
-        (of_table.mapInArrow(read_files(listed), table_schema(sample.data))
+        of_table = blobs.filter(lambda b, t=table: b[0] == t)
+        sample = of_table.first()
+        (spark.createDataFrame(of_table.flatMap(read_files(listed)), table_schema(sample[4]))
          .write.mode(mode).partitionBy("cli_version", "date")
          .parquet(args.output.rstrip("/") + "/" + table))
     blobs.unpersist()
