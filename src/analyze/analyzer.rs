@@ -87,6 +87,7 @@ impl Analyzer {
     pub fn context(&mut self, c: &crate::trace::Context) {
         self.stage.new_context();
         self.stage.set_cli_version(c.cli_version.clone());
+        self.stage.set_cli(c.cli.clone());
         if !c.mcp_servers.is_empty() {
             let input = self.inputs.len().saturating_sub(1);
             self.mcp_servers.insert(input, c.mcp_servers.clone());

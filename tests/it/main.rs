@@ -55,6 +55,8 @@ mod features;
 mod files;
 // Fleet tables: `analyze DIR --parquet` over generated traces.
 mod fleet;
+// One Parquet table set over all four agents: agent, provider, dialect columns.
+mod fleet_agents;
 // HTTP framing at the server and the recording proxy.
 mod framing;
 // Builder of hand-made traces with blocks of exact sizes.
@@ -151,6 +153,8 @@ mod secrets;
 mod secrets_sinks;
 // The fake server over real loopback sockets.
 mod server;
+// PySpark over the fleet tables, and the Spark job running analyze on its workers.
+mod spark;
 // Two real sessions recorded by one server, told apart.
 mod sessions;
 // `show` on the shipped sample.

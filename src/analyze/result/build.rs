@@ -204,6 +204,8 @@ impl BuildInput<'_> {
             at: r.at,
             model: r.model,
             cli_version: r.cli_version,
+            agent: r.agent,
+            dialect: r.dialect,
             usage: usage.to_string(),
             usage_reason: reason,
             status: status(&pred.cause, pred.miss_tokens, tokens.read).to_string(),
