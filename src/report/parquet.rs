@@ -304,10 +304,8 @@ fn write_file(path: &Path, table: &str, cols: &[Col]) -> Result<(), ParquetError
     }
     let file = crate::output::create_in_place(path, true)?;
     let schema = Arc::new(parse_message_type(&schema(table, cols)).map_err(err)?);
-    let version = parquet::file::metadata::KeyValue::new(
-        SCHEMA_KEY.to_string(),
-        SCHEMA_VERSION.to_string(),
-    );
+    let version =
+        parquet::file::metadata::KeyValue::new(SCHEMA_KEY.to_string(), SCHEMA_VERSION.to_string());
     let props = Arc::new(
         WriterProperties::builder()
             .set_key_value_metadata(Some(vec![version]))

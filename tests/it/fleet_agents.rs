@@ -25,10 +25,22 @@ fn one_parquet_query_spans_claude_code_codex_gemini_and_opencode() {
     let mut want: BTreeMap<String, [&str; 4]> = BTreeMap::new();
     let g = crate::gemini::NEW;
     let o = crate::opencode::NEW;
-    want.insert(claude.display().to_string(), ["claude-code", "anthropic", "messages", "2.1.304"]);
-    want.insert(gemini.display().to_string(), ["gemini", "google", "gemini", g]);
-    want.insert(oc("anthropic").display().to_string(), ["opencode", "anthropic", "messages", o]);
-    want.insert(oc("openai").display().to_string(), ["opencode", "openai", "responses", o]);
+    want.insert(
+        claude.display().to_string(),
+        ["claude-code", "anthropic", "messages", "2.1.304"],
+    );
+    want.insert(
+        gemini.display().to_string(),
+        ["gemini", "google", "gemini", g],
+    );
+    want.insert(
+        oc("anthropic").display().to_string(),
+        ["opencode", "anthropic", "messages", o],
+    );
+    want.insert(
+        oc("openai").display().to_string(),
+        ["opencode", "openai", "responses", o],
+    );
     want.insert(
         oc("compatible").display().to_string(),
         ["opencode", "openai", "chat_completions", o],

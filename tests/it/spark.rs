@@ -107,8 +107,8 @@ fn pyspark_reads_the_fleet_tables_and_the_spark_job_gives_the_single_machine_tot
     );
     assert_eq!(s["polls"].as_i64(), Some(scenario.polls));
     assert_eq!(s["redundant"].as_i64(), Some(scenario.redundant));
-    let rows: BTreeMap<String, i64> = serde_json::from_value(s["rows"]["requests"].clone())
-        .unwrap();
+    let rows: BTreeMap<String, i64> =
+        serde_json::from_value(s["rows"]["requests"].clone()).unwrap();
     assert_eq!(rows, scenario.requests);
     // Wasted dollars per CLI version: DuckDB's sum over the same files.
     let by_version = duckdb(
@@ -133,7 +133,11 @@ fn pyspark_reads_the_fleet_tables_and_the_spark_job_gives_the_single_machine_tot
     for k in ["requests", "polls", "redundant", "rows", "origin"] {
         assert_eq!(f[k], s[k], "{k}");
     }
-    close(&f["wasted_cost_usd"], s["wasted_cost_usd"].as_f64().unwrap(), "total");
+    close(
+        &f["wasted_cost_usd"],
+        s["wasted_cost_usd"].as_f64().unwrap(),
+        "total",
+    );
     for v in VERSIONS {
         let want = s["wasted_by_version"][v].as_f64().unwrap();
         close(&f["wasted_by_version"][v], want, v);
