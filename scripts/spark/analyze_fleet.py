@@ -20,6 +20,7 @@
    with the same columns, plus `batch` (the task that ran agentwire: session and thread
    labels are unique within a batch, so join on `batch` and `thread`). In `requests`,
    `file` is the file's Hadoop path and `trace` its index among the listed files (sorted).
+   A table without rows is one empty file in Hive's null partition, as agentwire writes it.
 
 Bounds: Spark's `binaryFile` reads files of at most 2 GiB; a task streams its files to
 local disk one at a time and keeps them there while agentwire runs. A task whose agentwire run fails fails with
@@ -201,9 +202,16 @@ def main(argv=None):
     for table in TABLES:
         of_table = blobs.filter(lambda b, t=table: b[0] == t)
         sample = of_table.first()
-        (spark.createDataFrame(of_table.flatMap(read_files(listed)), table_schema(sample[4]))
-         .write.mode(mode).partitionBy("cli_version", "date")
-         .parquet(args.output.rstrip("/") + "/" + table))
+        df = spark.createDataFrame(of_table.flatMap(read_files(listed)),
+                                   table_schema(sample[4]))
+        out = args.output.rstrip("/") + "/" + table
+        if df.isEmpty():
+            # Spark writes no file for an empty partitioned table; agentwire's convention
+            # (one empty file in Hive's null partition) keeps its schema readable.
+            (df.drop("cli_version", "date").coalesce(1).write.mode(mode)
+             .parquet("%s/cli_version=%s/date=%s" % (out, HIVE_NULL, HIVE_NULL)))
+        else:
+            df.write.mode(mode).partitionBy("cli_version", "date").parquet(out)
     blobs.unpersist()
     print("analyze_fleet: %d files in %d batches: tables in %s"
           % (len(paths), parts, args.output))

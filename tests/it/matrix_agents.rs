@@ -56,7 +56,7 @@ fn one_matrix_across_four_agents_agrees_with_each_agents_own_trace() {
         let file = dir
             .path()
             .join("runs")
-            .join(format!("{}.jsonl", label.replace('@', "_")));
+            .join(format!("{}.jsonl", label.replace(['@', '-'], "_")));
         assert_no_key(&file);
         let r = reader(&file, row["exchange"].as_u64().unwrap());
         assert_eq!(r["sha256_matches"], true, "{label}: the body as sent");

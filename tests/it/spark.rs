@@ -35,9 +35,21 @@ fn generate(dir: &Path) -> Scenario {
     };
     for i in 0..TRACES {
         let n = write_trace(dir, i) as i64;
-        let key = format!("{}|2027-01-{}", VERSIONS[i % VERSIONS.len()], 15 + i % 3);
-        *s.requests.entry(key).or_default() += n;
         let checks = 1 + (i % 4) as i64;
+        // `write_trace`'s clock: the session starts at `t0`, polls every 10 s, answers
+        // 10 s after the last poll; each request is dated by its own UTC day.
+        let t0 = (i % 3) as f64 * 86_400.0 + i as f64 * 600.0;
+        let times = std::iter::once(0)
+            .chain((0..=checks).map(|k| 10 * (k + 1)))
+            .chain([10 * (checks + 2)]);
+        let mut sent = 0;
+        for dt in times {
+            let day = crate::hand_trace::at(t0 + dt as f64).date_naive();
+            let key = format!("{}|{day}", VERSIONS[i % VERSIONS.len()]);
+            *s.requests.entry(key).or_default() += 1;
+            sent += 1;
+        }
+        assert_eq!(sent, n, "the scenario's requests of trace {i}");
         s.polls += checks + 1;
         s.redundant += checks - 1;
     }

@@ -35,6 +35,15 @@ pub enum RecordError {
         #[source]
         source: std::io::Error,
     },
+    /// The CLI's version could not be fetched (a `matrix` cell whose version failed before
+    /// any cell ran).
+    #[error("cannot fetch {spec}: {reason}")]
+    Fetch {
+        /// The CLI and version (`NAME@VERSION`).
+        spec: String,
+        /// Why (the npm step's error).
+        reason: String,
+    },
     /// Neither a CLI nor a command was given.
     #[error("nothing to run: give --cli NAME@VERSION or a command after `--`")]
     NothingToRun,

@@ -15,7 +15,8 @@ count is a count of the bytes that crossed the wire), the body's bytes, the numb
 tools (Responses namespaces flattened; Gemini: every functionDeclaration), the bytes of
 the tool definitions as sent (Messages, Responses, Chat Completions: the `tools` array,
 plus Responses `additional_tools` items' arrays; Gemini: `tools`), the bytes of the system
-prompt (Messages: `system`; Responses: the developer/system items that open `input`;
+prompt (Messages: `system`; Responses: the developer/system items that open `input`,
+`additional_tools` items skipped (they are tools);
 Chat Completions: the system/developer messages that open `messages`; Gemini:
 `systemInstruction`), and the beta names of the provider's beta headers (Anthropic
 `anthropic-beta`; OpenAI `openai-beta` and `x-codex-beta-features`; Google none), comma
@@ -47,6 +48,8 @@ def provider(path):
 def opening(items):
     total = 0
     for item in items:
+        if item.get("type") == "additional_tools":
+            continue  # tool definitions (counted as tools), not prompt text
         if item.get("role") not in ("system", "developer"):
             break
         total += len(compact(item))

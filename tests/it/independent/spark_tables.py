@@ -21,8 +21,17 @@ import analyze_fleet
 TABLES = ["requests", "episodes", "jobs", "decisions", "threads"]
 
 
+def read(spark, path):
+    try:
+        return spark.read.parquet(path)
+    except Exception as e:
+        import os
+        listing = [os.path.join(d, f) for d, _, fs in os.walk(path.replace("file:", "")) for f in fs]
+        raise SystemExit("spark cannot read %s (files: %s): %s" % (path, listing, e))
+
+
 def figures(spark, root):
-    t = {name: spark.read.parquet(root + "/" + name) for name in TABLES}
+    t = {name: read(spark, root + "/" + name) for name in TABLES}
     ep = t["episodes"].agg(F.sum("polls"), F.sum("redundant"), F.sum("wasted_cost_usd")).first()
     by_version = {r[0]: r[1] for r in t["episodes"].groupBy("cli_version")
                   .agg(F.sum("wasted_cost_usd")).collect()}
