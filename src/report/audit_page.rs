@@ -257,9 +257,15 @@ fn figures(a: &Analysis) -> Vec<Figure> {
 const MAX_LANES: usize = 40;
 
 /// A lane chart of at most [`MAX_LANES`] lanes, the busiest; its title says so when
-/// lanes were left out. `what` names the lanes, their weight and the table that lists
+/// lanes were left out; its time axis covers at least `span_s` seconds (charts of one
+/// page share it). `what` names the lanes, their weight and the table that lists
 /// every row (`("targets", "polls", "Poll episodes")`).
-fn lane_chart(title: &str, bars: Vec<LaneBar>, what: (&str, &str, &str)) -> minijinja::Value {
+fn lane_chart(
+    title: &str,
+    bars: Vec<LaneBar>,
+    span_s: f64,
+    what: (&str, &str, &str),
+) -> minijinja::Value {
     let (lanes, weight, table) = what;
     let (bars, total) = chart::busiest_lanes(bars, MAX_LANES);
     let title = if total <= MAX_LANES {
@@ -267,7 +273,48 @@ fn lane_chart(title: &str, bars: Vec<LaneBar>, what: (&str, &str, &str)) -> mini
     } else {
         format!("{title}: {MAX_LANES} of {total} {lanes}, those with the most {weight} (all in the {table} table)")
     };
-    page::svg(chart::lanes(&title, &bars))
+    page::svg(chart::lanes(&title, &bars, span_s))
+}
+
+/// The poll episodes as lanes, in seconds from `t0`.
+fn poll_lanes(a: &Analysis, t0: DateTime<Utc>) -> Vec<LaneBar> {
+    a.episodes
+        .iter()
+        .map(|e| LaneBar {
+            lane: format!("{}: {}", e.thread, e.target),
+            start_s: secs(t0, e.first_at),
+            end_s: secs(t0, e.last_at),
+            label: format!("{} polls, {} redundant", e.polls, e.redundant),
+            category: e.kind.clone(),
+            weight: e.polls as u64,
+        })
+        .collect()
+}
+
+/// The background jobs as lanes (a job runs until its notification, else the last
+/// request), in seconds from `t0`.
+fn job_lanes(a: &Analysis, t0: DateTime<Utc>) -> Vec<LaneBar> {
+    let last = a.requests.iter().map(|r| r.at).max();
+    a.jobs
+        .iter()
+        .map(|j| {
+            let end = j.job.notified_at.or(last).unwrap_or(j.job.started_at);
+            LaneBar {
+                lane: session_of(a, &j.job.thread_label).to_string(),
+                start_s: secs(t0, j.job.started_at),
+                end_s: secs(t0, end),
+                label: format!(
+                    "{} ({}, {}, thread {})",
+                    j.job.reference,
+                    j.job.tool,
+                    j.job.state.name(),
+                    j.job.thread_label
+                ),
+                category: j.job.state.name().to_string(),
+                weight: 1,
+            }
+        })
+        .collect()
 }
 
 fn secs(t0: DateTime<Utc>, t: DateTime<Utc>) -> f64 {
@@ -301,23 +348,32 @@ fn charts(a: &Analysis) -> Charts {
         })
         .collect();
     let t0 = a.requests.iter().map(|r| r.at).min();
-    let polls = t0.filter(|_| !a.episodes.is_empty()).map(|t0| {
-        let lanes: Vec<LaneBar> = a
-            .episodes
-            .iter()
-            .map(|e| LaneBar {
-                lane: format!("{}: {}", e.thread, e.target),
-                start_s: secs(t0, e.first_at),
-                end_s: secs(t0, e.last_at),
-                label: format!("{} polls, {} redundant", e.polls, e.redundant),
-                category: e.kind.clone(),
-                weight: e.polls as u64,
-            })
-            .collect();
+    let poll_lanes = t0
+        .filter(|_| !a.episodes.is_empty())
+        .map(|t0| poll_lanes(a, t0));
+    let job_lanes = t0.filter(|_| !a.jobs.is_empty()).map(|t0| job_lanes(a, t0));
+    // One time axis for both lane charts (a 0.4 s poll episode in a 320 s job shows as
+    // such): from the first request to the last request or bar end.
+    let last = a.requests.iter().map(|r| r.at).max();
+    let span = t0.zip(last).map_or(0.0, |(t0, l)| secs(t0, l));
+    let span = (poll_lanes.iter().chain(&job_lanes))
+        .flatten()
+        .map(|b| b.end_s)
+        .fold(span, f64::max);
+    let polls = poll_lanes.map(|lanes| {
         lane_chart(
             "Poll episodes over time, per target",
             lanes,
+            span,
             ("targets", "polls", "Poll episodes"),
+        )
+    });
+    let jobs = job_lanes.map(|lanes| {
+        lane_chart(
+            "Background jobs per session",
+            lanes,
+            span,
+            ("sessions", "jobs", "Background jobs"),
         )
     });
     // Every dollar once (the parts sum to the total cost).
@@ -335,35 +391,6 @@ fn charts(a: &Analysis) -> Charts {
             &cost,
             "USD",
         ))
-    });
-    let last = a.requests.iter().map(|r| r.at).max();
-    let jobs = t0.filter(|_| !a.jobs.is_empty()).map(|t0| {
-        let lanes: Vec<LaneBar> = a
-            .jobs
-            .iter()
-            .map(|j| {
-                let end = j.job.notified_at.or(last).unwrap_or(j.job.started_at);
-                LaneBar {
-                    lane: session_of(a, &j.job.thread_label).to_string(),
-                    start_s: secs(t0, j.job.started_at),
-                    end_s: secs(t0, end),
-                    label: format!(
-                        "{} ({}, {}, thread {})",
-                        j.job.reference,
-                        j.job.tool,
-                        j.job.state.name(),
-                        j.job.thread_label
-                    ),
-                    category: j.job.state.name().to_string(),
-                    weight: 1,
-                }
-            })
-            .collect();
-        lane_chart(
-            "Background jobs per session",
-            lanes,
-            ("sessions", "jobs", "Background jobs"),
-        )
     });
     Charts {
         timeline: page::svg(chart::request_timeline(&bars, &causes)),

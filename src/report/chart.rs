@@ -329,10 +329,11 @@ pub fn request_timeline(reqs: &[RequestBar], causes: &[String]) -> Result<String
         let w = if n > 200 { 0.0 } else { 0.12 };
         let stack = |lo: fn(&RequestBar) -> u64, hi: fn(&RequestBar) -> u64, c: RGBColor| {
             bars.iter().enumerate().map(move |(i, b)| {
+                // bar i is centred on tick i
                 Rectangle::new(
                     [
-                        (i as f64 + w, lo(b) as f64),
-                        (i as f64 + 1.0 - w, hi(b) as f64),
+                        (i as f64 - 0.5 + w, lo(b) as f64),
+                        (i as f64 + 0.5 - w, hi(b) as f64),
                     ],
                     c.filled(),
                 )
@@ -406,9 +407,16 @@ fn timeline_chart<'a, 'b>(
         .margin(10)
         .x_label_area_size(35)
         .y_label_area_size(70)
-        .build_cartesian_2d(0f64..n as f64, 0f64..max)
+        .build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0f64..max)
         .map_err(err)?;
-    let gfmt = |v: &f64| format!("{}", (*v as usize) * group);
+    // Ticks at whole bar numbers, under the bars' centres.
+    let gfmt = |v: &f64| {
+        if *v < 0.0 || v.fract().abs() > 1e-9 {
+            String::new()
+        } else {
+            format!("{}", (*v as usize) * group)
+        }
+    };
     let yfmt = |v: &f64| format!("{v:.0}");
     chart
         .configure_mesh()
@@ -441,7 +449,7 @@ fn miss_marks(
                     .filter(|(_, b)| b.miss.as_deref() == Some(cause.as_str()))
                     .map(|(i, b)| {
                         let top = (b.uncached + b.write + b.read) as f64;
-                        Circle::new((i as f64 + 0.5, top + max * 0.04), 5, c.filled())
+                        Circle::new((i as f64, top + max * 0.04), 5, c.filled())
                     }),
             )
             .map_err(err)?;
@@ -460,7 +468,7 @@ fn gap_lines(chart: &mut TimelineChart, bars: &[RequestBar], max: f64) -> Result
         let Some(g) = &b.gap else { continue };
         chart
             .draw_series(DashedLineSeries::new(
-                [(i as f64, 0.0), (i as f64, max * 0.92)],
+                [(i as f64 - 0.5, 0.0), (i as f64 - 0.5, max * 0.92)],
                 6,
                 4,
                 RED.stroke_width(2),
@@ -482,10 +490,10 @@ fn gap_lines(chart: &mut TimelineChart, bars: &[RequestBar], max: f64) -> Result
         let (style, x) = if right {
             (
                 style.pos(Pos::new(HPos::Right, VPos::Center)),
-                i as f64 - 0.1,
+                i as f64 - 0.6,
             )
         } else {
-            (style, i as f64 + 0.1)
+            (style, i as f64 - 0.4)
         };
         chart
             .draw_series(std::iter::once(Text::new(
@@ -598,15 +606,16 @@ fn clip_label(s: &str, max: usize) -> String {
 }
 
 /// Bars on lanes over time (Gantt-like): one lane per distinct [`LaneBar::lane`], in order
-/// of first appearance; bars of a lane that overlap in time stack on rows under it.
-pub fn lanes(title: &str, bars: &[LaneBar]) -> Result<String, String> {
+/// of first appearance; bars of a lane that overlap in time stack on rows under it. The
+/// time axis covers at least `span_s` seconds, so charts of one page can share it.
+pub fn lanes(title: &str, bars: &[LaneBar], span_s: f64) -> Result<String, String> {
     let mut cats: Vec<&str> = Vec::new();
     for b in bars {
         if !cats.contains(&b.category.as_str()) {
             cats.push(&b.category);
         }
     }
-    let end = bars.iter().map(|b| b.end_s).fold(1.0f64, f64::max) * 1.6;
+    let end = bars.iter().map(|b| b.end_s).fold(span_s.max(1.0), f64::max) * 1.6;
     // A bar is drawn at least this wide; the label after it needs room too.
     let min_w = end * 0.004;
     let (row_of, mut labels) = lane_rows(bars, end * 0.25);
@@ -702,10 +711,21 @@ pub fn lines(title: &str, x: &[String], series: &[(String, Vec<u64>)]) -> Result
         .unwrap_or(1)
         .max(1) as f64
         * 1.15;
+    // A series equal to an earlier one is drawn under it: the legend says so, and its
+    // points are rings around the earlier one's dots.
+    let same_as: Vec<Option<usize>> = (0..series.len())
+        .map(|k| (0..k).find(|&j| series[j].1 == series[k].1))
+        .collect();
     let items: Vec<(String, Swatch)> = series
         .iter()
         .enumerate()
-        .map(|(k, s)| (s.0.clone(), Swatch::Line(color(k))))
+        .map(|(k, s)| {
+            let name = match same_as[k] {
+                Some(j) => format!("{} (= {})", s.0, series[j].0),
+                None => s.0.clone(),
+            };
+            (name, Swatch::Line(color(k)))
+        })
         .collect();
     draw(WIDTH, 340, |root| {
         let (root, side) = legend_column(root, &items);
@@ -742,8 +762,12 @@ pub fn lines(title: &str, x: &[String], series: &[(String, Vec<u64>)]) -> Result
             chart
                 .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
                 .map_err(err)?;
+            let rings = same_as[k].is_some();
             chart
-                .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))
+                .draw_series(pts.into_iter().map(|p| match rings {
+                    true => Circle::new(p, 7, c.stroke_width(2)),
+                    false => Circle::new(p, 4, c.filled()),
+                }))
                 .map_err(err)?;
         }
         Ok(())
@@ -892,7 +916,8 @@ mod tests {
         ];
         let series: Vec<(String, Vec<u64>)> = names
             .iter()
-            .map(|n| (n.to_string(), vec![20, 12, 12, 20]))
+            .zip(0u64..)
+            .map(|(n, k)| (n.to_string(), vec![20 - k, 12, 12, 20]))
             .collect();
         let x: Vec<String> = (0..4).map(|i| format!("2.1.30{i}")).collect();
         let svg = lines("Tools per version", &x, &series).unwrap();
@@ -913,7 +938,7 @@ mod tests {
             "job-7f3a ({})",
             "mcp__jobs__start_job, completed, ".repeat(4)
         );
-        let svg = lanes("Background jobs per session", &[b]).unwrap();
+        let svg = lanes("Background jobs per session", &[b], 0.0).unwrap();
         let text = regex::Regex::new(r#"<text x="([\d.]+)"[^>]*>\s*(completed: [^<]*?)\s*</text>"#)
             .unwrap();
         let c = text.captures(&svg).expect("the bar's label");
@@ -921,6 +946,67 @@ mod tests {
         assert!(c[2].ends_with('…'), "{}", &c[2]);
         let right = x + c[2].chars().count() as f64 * LABEL_CHAR_PX;
         assert!(right <= WIDTH as f64, "label ends at {right} px");
+    }
+
+    /// Issue 31 kind 15: a timeline bar sat between two tick labels (bar i spanned i..i+1
+    /// and tick i was its left edge); each tick label is now under its bar's centre.
+    #[test]
+    fn timeline_bars_between_ticks() {
+        let bars: Vec<RequestBar> = (0..5u64)
+            .map(|i| RequestBar {
+                uncached: 100 + i,
+                write: 0,
+                read: 0,
+                miss: None,
+                gap: None,
+            })
+            .collect();
+        let svg = request_timeline(&bars, &[]).unwrap();
+        let names = ["0", "1", "2", "3", "4"];
+        let (drawn, labels) = drawn_and_labels(&svg, &names);
+        // the five bars: the tallest rectangles of the grey layer, left to right
+        let mut bars: Vec<[f64; 4]> = drawn.into_iter().filter(|r| r[3] - r[1] > 20.0).collect();
+        bars.sort_by(|a, b| a[0].total_cmp(&b[0]));
+        bars.retain(|r| r[2] - r[0] < 200.0);
+        assert_eq!(bars.len(), 5, "{bars:?}");
+        let text_x = regex::Regex::new(
+            r#"<text x="([-\d.]+)"[^>]*text-anchor="middle"[^>]*>\s*([0-4])\s*</text>"#,
+        )
+        .unwrap();
+        let ticks: Vec<(f64, usize)> = text_x
+            .captures_iter(&svg)
+            .map(|c| (c[1].parse().unwrap(), c[2].parse().unwrap()))
+            .collect();
+        assert_eq!(ticks.len(), 5, "{labels:?} {ticks:?}");
+        for (x, i) in ticks {
+            let centre = (bars[i][0] + bars[i][2]) / 2.0;
+            assert!(
+                (x - centre).abs() <= 1.5,
+                "tick {i} at {x}, bar centre {centre}"
+            );
+        }
+    }
+
+    /// Issue 31 kind 15: two series with equal values were drawn one on top of the other
+    /// in the history chart (one invisible); the legend names the equality and the later
+    /// series' points are rings around the earlier one's dots.
+    #[test]
+    fn history_series_drawn_on_top_of_each_other() {
+        let x = ["2.1.303".to_string(), "2.1.304".to_string()];
+        let series = [
+            ("tools".to_string(), vec![20, 12]),
+            ("loaded tools".to_string(), vec![20, 12]),
+            ("deferred".to_string(), vec![0, 10]),
+        ];
+        let svg = lines("Tools per version", &x, &series).unwrap();
+        assert!(svg.contains("loaded tools (= tools)"), "{svg}");
+        assert!(!svg.contains("deferred (="));
+        let ring = regex::Regex::new(r#"<circle [^>]*r="7"[^>]*fill="none""#).unwrap();
+        assert_eq!(
+            ring.find_iter(&svg).count(),
+            2,
+            "one ring per point of the equal series"
+        );
     }
 
     #[test]

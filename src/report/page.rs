@@ -69,6 +69,29 @@ fn signed(v: Value) -> String {
     }
 }
 
+/// HTML of a plain-words text that marks code with Markdown backticks (the glossary's):
+/// escaped, each closed `` `span` `` as `<code>`; an unclosed backtick stays as it is.
+fn code_spans(s: &str) -> Value {
+    let esc = minijinja::HtmlEscape(&printable_lines(s)).to_string();
+    let parts: Vec<&str> = esc.split('`').collect();
+    let mut out = String::with_capacity(esc.len() + 16);
+    for (i, part) in parts.iter().enumerate() {
+        match (i % 2, i + 1 < parts.len()) {
+            (0, _) => out.push_str(part),
+            (_, true) => {
+                out.push_str("<code>");
+                out.push_str(part);
+                out.push_str("</code>");
+            }
+            (_, false) => {
+                out.push('`');
+                out.push_str(part);
+            }
+        }
+    }
+    Value::from_safe_string(out)
+}
+
 /// The environment with every report template and filter.
 fn environment() -> Environment<'static> {
     let mut env = Environment::new();
@@ -96,6 +119,7 @@ fn environment() -> Environment<'static> {
     env.add_filter("code", |s: String| md_code(&s));
     env.add_filter("fence", |s: String| fence(&s));
     env.add_filter("printable", |s: String| printable(&s));
+    env.add_filter("spans", |s: String| code_spans(&s));
     env.add_filter("num", num);
     env.add_filter("signed", signed);
     env.add_filter("usd", usd_or_unpriced);
@@ -145,6 +169,20 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(signed(Value::from(1450)), "+1,450");
         assert_eq!(signed(Value::from(0)), "0");
+    }
+
+    #[test]
+    fn backticks_become_code_and_the_rest_is_escaped() {
+        let html = |s: &str| code_spans(s).to_string();
+        assert_eq!(
+            html("size of the `tools` array <b>"),
+            "size of the <code>tools</code> array &lt;b&gt;"
+        );
+        assert_eq!(html("an unclosed ` stays"), "an unclosed ` stays");
+        assert_eq!(
+            html("`a` and `b<`"),
+            "<code>a</code> and <code>b&lt;</code>"
+        );
     }
 
     #[test]

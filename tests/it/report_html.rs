@@ -92,9 +92,60 @@ fn diff_report_shows_20_to_12_tools_and_names_the_ten_deferred(br: &mut Browser)
     for t in &moved {
         assert!(strings(&svg_labels).contains(t), "{t} not in the chart");
     }
+    // Issue 31 kind 15: the glossary showed Markdown's backticks literally
+    // ("size of the `tools` array"); they are code in the page.
+    let meanings =
+        br.eval("Array.from(document.querySelectorAll('#glossary dd')).map(d => d.textContent)");
+    let meanings = strings(&meanings);
+    assert!(meanings
+        .iter()
+        .any(|m| m.contains("size of the tools array")));
+    assert!(meanings.iter().all(|m| !m.contains('`')), "{meanings:?}");
+    let code = br
+        .eval("Array.from(document.querySelectorAll('#glossary dd code')).map(c => c.textContent)");
+    assert!(strings(&code).contains(&"tools".to_string()), "{code:?}");
     let m = br.misdeeds(&url);
     assert!(m.none(), "{m:#?}");
     save_screenshot("report-diff", &br.screenshot());
+}
+
+/// Issue 31 kind 15: the job lanes and the poll episodes were drawn each on its own time
+/// axis (scaled to its own bars), so "the polls came in the first seconds of a long job"
+/// could not be seen. Both axes now run from the first request over the same span: the
+/// same tick labels, and the session's last request (from tshark's frame times) inside.
+fn job_lanes_and_poll_episodes_on_separate_time_axes(br: &mut Browser) {
+    let bg = capture("cc2.1.304-bg-polling.pcap");
+    let starts: Vec<_> = exchanges_from_pcap(&bg)
+        .iter()
+        .filter(|x| x.is_messages())
+        .map(|x| x.started_at)
+        .collect();
+    let span = (starts[starts.len() - 1] - starts[0]).num_milliseconds() as f64 / 1e3;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("audit.html");
+    agentwire_ok(&[
+        "report",
+        "analyze",
+        bg.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    br.open(&out);
+    let mut ticks = |id: &str| -> Vec<f64> {
+        let t = br.eval(&format!(
+            "Array.from(document.querySelectorAll('#{id} svg text')).map(t => t.textContent.trim())"
+        ));
+        strings(&t).iter().filter_map(|s| s.parse().ok()).collect()
+    };
+    let polls = ticks("chart-polls");
+    let jobs = ticks("chart-jobs");
+    assert!(polls.len() >= 3, "tick labels of the poll chart: {polls:?}");
+    assert_eq!(polls, jobs, "one time axis");
+    let top = polls.iter().copied().fold(0.0, f64::max);
+    assert!(
+        top >= span,
+        "the axis ({top} s) covers the session ({span} s)"
+    );
 }
 
 /// Must-show 1 (audit): 19 redundant polls, the 330 s TTL miss.
@@ -203,6 +254,7 @@ fn html_reports_in_one_headless_chromium() {
     let mut br = Browser::launch(1200, 1500);
     diff_report_shows_20_to_12_tools_and_names_the_ten_deferred(&mut br);
     audit_report_shows_19_redundant_polls_and_the_330_s_ttl_miss(&mut br);
+    job_lanes_and_poll_episodes_on_separate_time_axes(&mut br);
     history_report_tabulates_tool_counts_per_capture(&mut br);
     crate::report_injection::injected_markup_never_runs(&mut br);
     report_scale::ten_thousand_request_audit_stays_usable(&mut br);
