@@ -170,6 +170,9 @@ struct ScriptRepr {
     threads: Vec<ThreadRepr>,
     #[serde(default)]
     default_text: Option<String>,
+    /// A part per agent ([`super::script_agents`]).
+    #[serde(default)]
+    agents: std::collections::BTreeMap<String, Value>,
 }
 
 /// A loaded scenario.
@@ -180,6 +183,8 @@ pub struct Script {
     default_text: String,
     /// Bare-array form: turns are counted by arrival order.
     arrival_order: bool,
+    /// The parts of a scenario written per agent (empty: one scenario for every agent).
+    pub(super) agents: Vec<super::script_agents::AgentPart>,
 }
 
 /// The scripted answer for one request.
@@ -216,7 +221,7 @@ impl Script {
             path: path.display().to_string(),
             source: e,
         })?;
-        Self::parse(&text).map_err(|message| ScriptError::Invalid {
+        Self::parse_at(&text, path.parent()).map_err(|message| ScriptError::Invalid {
             path: path.display().to_string(),
             message,
         })
@@ -224,6 +229,11 @@ impl Script {
 
     /// Parse scenario text; the error is a message naming what is wrong.
     pub fn parse(text: &str) -> Result<Script, String> {
+        Self::parse_at(text, None)
+    }
+
+    /// Parse scenario text whose part files (`agents`) are named relative to `base`.
+    pub(super) fn parse_at(text: &str, base: Option<&Path>) -> Result<Script, String> {
         let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
         if let Value::Array(replies) = v {
             let turns = replies
@@ -249,6 +259,7 @@ impl Script {
                 captures: Vec::new(),
                 default_text: "ok".into(),
                 arrival_order: true,
+                agents: Vec::new(),
             });
         }
         let r: ScriptRepr = serde_json::from_value(v).map_err(|e| e.to_string())?;
@@ -269,11 +280,16 @@ impl Script {
                     .map_err(|e| format!("capture {:?}: bad regex: {e}", c.name))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let agents = super::script_agents::parts(r.agents, base)?;
+        if !agents.is_empty() && !r.threads.is_empty() {
+            return Err("a scenario with `agents` has its threads in each agent's part; move the top-level `threads` into the parts".into());
+        }
         Ok(Script {
             threads: r.threads,
             captures,
             default_text: r.default_text.unwrap_or_else(|| "ok".into()),
             arrival_order: false,
+            agents,
         })
     }
 
