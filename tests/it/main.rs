@@ -63,6 +63,8 @@ mod framing;
 mod hand_trace;
 // `history` over real published Claude Code versions (npm).
 mod history;
+// `history` of another agent (Codex), checked by the independent reader.
+mod history_agents;
 // Nothing hostile in a trace reaches the terminal on stdout.
 mod hostile;
 // House rules on the source itself: nothing under src/ prints but the diagnostics sink,
