@@ -82,6 +82,8 @@ mod import_types;
 mod import_peers;
 // The first-party route: TLS interception with agentwire's CA.
 mod intercept;
+// `serve --intercept generativelanguage.googleapis.com` with real Gemini CLI.
+mod intercept_gemini;
 // A run stopped by a signal removes its temporary output and ends by that signal.
 mod interrupted;
 // The server under stress: shutdown mid-stream, a full disk, bytes in flight, load.
