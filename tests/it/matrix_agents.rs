@@ -137,3 +137,41 @@ fn one_matrix_across_four_agents_on_one_scenario_agrees_with_each_agents_own_tra
     assert!(page.contains("Bytes of the first request"));
     assert!(!page.contains("chart not drawn"));
 }
+
+/// A scenario written per agent names what is missing: recording an agent it has no part
+/// for fails before anything runs (the parts it has are listed), and `serve`, which
+/// answers one scenario, refuses it.
+#[test]
+fn a_scenario_with_parts_per_agent_refuses_an_agent_it_has_no_part_for_and_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("codex-only.json");
+    std::fs::write(
+        &file,
+        r#"{"agents": {"codex": {"scenario": [[{"type": "text", "text": "ok"}]]}}}"#,
+    )
+    .unwrap();
+    let o = Command::new(bin())
+        .args(["record", "--cli", "gemini@0.61.0", "--script"])
+        .arg(&file)
+        .arg("-o")
+        .arg(dir.path().join("t.jsonl"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("the scenario has no part for gemini (its agents: codex)"),
+        "{err}"
+    );
+    assert!(!dir.path().join("t.jsonl").exists());
+    let o = Command::new(bin())
+        .args(["serve", "--script"])
+        .arg(repo().join(SCENARIO))
+        .arg("-o")
+        .arg(dir.path().join("s.jsonl"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("has a part per agent (`agents`)"), "{err}");
+}

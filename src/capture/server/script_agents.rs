@@ -20,20 +20,28 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::script::Script;
 use crate::capture::agent::Agent;
 
-/// What a scenario says for one agent.
+/// What a scenario says for one agent (`S`: the scenario type, [`super::script::Script`]).
 #[derive(Clone, Debug)]
-pub struct AgentPart {
+pub struct AgentPart<S> {
     /// The agent, as `--cli` names it (`claude-code`, `codex`, `gemini`, `opencode`).
     pub name: String,
     /// The agent it is for.
     pub agent: Agent,
     /// Its scenario.
-    pub script: Arc<Script>,
+    pub script: Arc<S>,
     /// The CLI's arguments for a run that names none (`${scenario_dir}` replaced).
     pub args: Vec<String>,
+}
+
+/// Where a part's scenario is: a file, or text written inline; both name their own part
+/// files relative to the directory given.
+pub(super) enum Source<'a> {
+    /// A scenario file.
+    File(&'a Path),
+    /// Scenario JSON text, and the directory its relative paths start from.
+    Inline(&'a str, &'a Path),
 }
 
 #[derive(Deserialize)]
@@ -45,35 +53,36 @@ struct PartRepr {
 }
 
 /// Read the `agents` object of a scenario whose part files are named relative to `base`
-/// (`None`: the current directory). The error names the part and what is wrong.
-pub(super) fn parts(
+/// (`None`: the current directory), each part's scenario read by `load`. The error names
+/// the part and what is wrong.
+pub(super) fn parts<S>(
     agents: BTreeMap<String, Value>,
     base: Option<&Path>,
-) -> Result<Vec<AgentPart>, String> {
+    load: &dyn Fn(Source<'_>) -> Result<S, String>,
+) -> Result<Vec<AgentPart<S>>, String> {
     if agents.is_empty() {
         return Ok(Vec::new());
     }
     let dir = absolute(base.filter(|b| !b.as_os_str().is_empty()));
     agents
         .into_iter()
-        .map(|(name, v)| part(&name, v, &dir).map_err(|e| format!("agents.{name}: {e}")))
+        .map(|(name, v)| part(&name, v, &dir, load).map_err(|e| format!("agents.{name}: {e}")))
         .collect()
 }
 
-fn part(name: &str, v: Value, dir: &Path) -> Result<AgentPart, String> {
+fn part<S>(
+    name: &str,
+    v: Value,
+    dir: &Path,
+    load: &dyn Fn(Source<'_>) -> Result<S, String>,
+) -> Result<AgentPart<S>, String> {
     let agent = Agent::of(name)
         .ok_or("not an agent `--cli` runs; write claude-code, codex, gemini or opencode")?;
     let p: PartRepr = serde_json::from_value(v).map_err(|e| e.to_string())?;
     let script = match p.scenario {
-        Value::String(file) => {
-            let path = dir.join(file);
-            Script::load(&path).map_err(|e| e.to_string())?
-        }
-        inline => Script::parse_at(&inline.to_string(), Some(dir))?,
+        Value::String(file) => load(Source::File(&dir.join(file)))?,
+        inline => load(Source::Inline(&inline.to_string(), dir))?,
     };
-    if !script.agents.is_empty() {
-        return Err("a part's scenario has parts per agent itself; give it one scenario".into());
-    }
     let dir_text = dir.display().to_string();
     Ok(AgentPart {
         name: name.to_string(),
@@ -96,61 +105,52 @@ fn absolute(base: Option<&Path>) -> PathBuf {
     }
 }
 
-impl Script {
-    /// The parts of a scenario written per agent (empty: one scenario for every agent).
-    pub fn agents(&self) -> &[AgentPart] {
-        &self.agents
-    }
-
-    /// The part for `agent`, if the scenario has one.
-    pub fn for_agent(&self, agent: Agent) -> Option<&AgentPart> {
-        self.agents.iter().find(|p| p.agent == agent)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A loader that names what it was given: `file:NAME` or `inline:TEXT`.
+    fn named(source: Source<'_>) -> Result<String, String> {
+        Ok(match source {
+            Source::File(p) => format!("file:{}", p.file_name().unwrap().to_string_lossy()),
+            Source::Inline(text, _) => format!("inline:{text}"),
+        })
+    }
+
+    fn agents(json: &str) -> BTreeMap<String, Value> {
+        serde_json::from_str(json).unwrap()
+    }
+
     #[test]
-    fn parts_load_inline_and_from_files_beside_the_scenario() {
+    fn parts_name_files_beside_the_scenario_and_replace_its_directory_in_args() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("claude.json"),
-            r#"{"threads":[{"name":"main","turns":[{"content":[{"type":"text","text":"c"}]}]}]}"#,
-        )
-        .unwrap();
-        let file = dir.path().join("all.json");
-        std::fs::write(
-            &file,
-            r#"{"agents":{"claude-code":{"scenario":"claude.json","args":["-p","x"]},
-                "gemini":{"scenario":[[{"type":"text","text":"g"}]],
-                          "args":["--mcp-config","${scenario_dir}/m.json"]}}}"#,
-        )
-        .unwrap();
-        let s = Script::load(&file).unwrap();
-        assert_eq!(s.agents().len(), 2);
-        assert!(s.for_agent(Agent::Codex).is_none());
-        let g = s.for_agent(Agent::Gemini).unwrap();
+        let a = agents(
+            r#"{"claude-code": {"scenario": "claude.json", "args": ["-p", "x"]},
+                "gemini": {"scenario": [[]], "args": ["--mcp-config", "${scenario_dir}/m.json"]}}"#,
+        );
+        let p = parts(a, Some(dir.path()), &named).unwrap();
+        assert_eq!(p.len(), 2);
+        assert_eq!(
+            (p[0].agent, p[0].script.as_str()),
+            (Agent::ClaudeCode, "file:claude.json")
+        );
+        assert_eq!(p[0].args, ["-p", "x"]);
+        assert_eq!(
+            (p[1].agent, p[1].script.as_str()),
+            (Agent::Gemini, "inline:[[]]")
+        );
         let abs = std::fs::canonicalize(dir.path()).unwrap();
-        assert_eq!(g.args[1], format!("{}/m.json", abs.display()));
-        assert_eq!(s.for_agent(Agent::ClaudeCode).unwrap().args, ["-p", "x"]);
+        assert_eq!(p[1].args[1], format!("{}/m.json", abs.display()));
     }
 
     #[test]
     fn a_bad_part_is_named() {
-        let e = Script::parse(r#"{"agents":{"cursor":{"scenario":[]}}}"#).unwrap_err();
+        let e = parts(agents(r#"{"cursor": {"scenario": []}}"#), None, &named).unwrap_err();
         assert!(e.contains("agents.cursor: not an agent"), "{e}");
-        let e = Script::parse(r#"{"agents":{"codex":{"scenario":"/nonexistent/x.json"}}}"#)
-            .unwrap_err();
-        assert!(
-            e.contains("agents.codex: cannot read scenario /nonexistent/x.json"),
-            "{e}"
-        );
-        let e = Script::parse(
-            r#"{"threads":[{"name":"m","turns":[]}],"agents":{"codex":{"scenario":[]}}}"#,
-        )
-        .unwrap_err();
-        assert!(e.contains("move the top-level `threads`"), "{e}");
+        let e = parts(agents(r#"{"codex": {"args": []}}"#), None, &named).unwrap_err();
+        assert!(e.contains("agents.codex: missing field `scenario`"), "{e}");
+        let failing = |_: Source<'_>| -> Result<String, String> { Err("cannot read x".into()) };
+        let e = parts(agents(r#"{"codex": {"scenario": "x"}}"#), None, &failing).unwrap_err();
+        assert_eq!(e, "agents.codex: cannot read x");
     }
 }
