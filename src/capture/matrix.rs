@@ -140,17 +140,13 @@ pub fn file_name(label: &str) -> String {
     format!("{}_fp-{fp}.jsonl", &s[..MAX_FILE_NAME - 12])
 }
 
-/// Record every cell into `dir`, at most `parallel` at a time; results in cell order.
-pub async fn run(
-    cells: &[Cell],
-    dir: &Path,
-    args: &[String],
-    server: &ServerConfig,
-    parallel: usize,
-    progress: Arc<dyn Fn(&str) + Send + Sync>,
-) -> Vec<(PathBuf, Result<RecordOutcome, RecordError>)> {
-    // Fetch each version once, before the parallel runs; a version that cannot be fetched
-    // fails its own cells only (the others still record).
+/// Fetch each version of `cells` once, before the parallel runs: per version, why it
+/// could not be fetched (`None`: fetched). A version that cannot be fetched fails its own
+/// cells only; the others still record.
+async fn fetch_each<'a>(
+    cells: &'a [Cell],
+    progress: &Arc<dyn Fn(&str) + Send + Sync>,
+) -> Vec<(&'a CliSpec, Option<String>)> {
     let mut fetched: Vec<(&CliSpec, Option<String>)> = Vec::new();
     for c in cells {
         if !fetched.iter().any(|(s, _)| *s == &c.spec) {
@@ -165,6 +161,19 @@ pub async fn run(
             fetched.push((&c.spec, failed));
         }
     }
+    fetched
+}
+
+/// Record every cell into `dir`, at most `parallel` at a time; results in cell order.
+pub async fn run(
+    cells: &[Cell],
+    dir: &Path,
+    args: &[String],
+    server: &ServerConfig,
+    parallel: usize,
+    progress: Arc<dyn Fn(&str) + Send + Sync>,
+) -> Vec<(PathBuf, Result<RecordOutcome, RecordError>)> {
+    let fetched = fetch_each(cells, &progress).await;
     let fetch_error = |spec: &CliSpec| {
         fetched
             .iter()
