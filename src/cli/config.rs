@@ -112,6 +112,14 @@ pub struct Replayed {
 /// listening on `addr` (`serve`).
 pub fn server(addr: SocketAddr, reply: &ReplyArgs, limits: &LimitArgs) -> Result<ServerSetup> {
     let mut setup = reply_server(reply)?;
+    if let Mode::Script(s) = &setup.config.mode {
+        if !s.agents().is_empty() {
+            anyhow::bail!(
+                "{} has a part per agent (`agents`); serve answers with one scenario: give it one part's scenario, or run the agents with `record --cli` / `matrix --cli`",
+                reply.script.as_deref().unwrap_or(std::path::Path::new("")).display()
+            );
+        }
+    }
     setup.config.addr = addr;
     setup.config.max_body = limits.max_body;
     setup.config.body_timeout = Duration::from_secs(limits.body_timeout);

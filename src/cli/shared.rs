@@ -87,6 +87,9 @@ pub enum WebSocketArg {
 #[derive(Args, Debug, Clone)]
 pub struct ReplyArgs {
     /// Scenario file: per-thread turns of assistant content, delays and injected failures.
+    /// A file with a part per agent (`{"agents": {"codex": {"scenario": …, "args": […]}}}`)
+    /// drives each `--cli` agent of `record` / `matrix` with its own part and arguments
+    /// (docs/scenario-format.md; `captures/scenarios/agents-bg-build.json`).
     #[arg(long, conflicts_with = "replay")]
     pub script: Option<PathBuf>,
     /// Answer with the recorded responses of this trace, matched by thread and turn.

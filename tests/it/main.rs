@@ -63,6 +63,8 @@ mod framing;
 mod hand_trace;
 // `history` over real published Claude Code versions (npm).
 mod history;
+// `history` of another agent (Codex), checked by the independent reader.
+mod history_agents;
 // Nothing hostile in a trace reaches the terminal on stdout.
 mod hostile;
 // House rules on the source itself: nothing under src/ prints but the diagnostics sink,
@@ -80,6 +82,8 @@ mod import_types;
 mod import_peers;
 // The first-party route: TLS interception with agentwire's CA.
 mod intercept;
+// `serve --intercept generativelanguage.googleapis.com` with real Gemini CLI.
+mod intercept_gemini;
 // A run stopped by a signal removes its temporary output and ends by that signal.
 mod interrupted;
 // The server under stress: shutdown mid-stream, a full disk, bytes in flight, load.

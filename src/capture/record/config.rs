@@ -7,7 +7,7 @@ use super::RecordError;
 use crate::capture::agent::Agent;
 use crate::capture::npm::CliSpec;
 use crate::capture::route::Route;
-use crate::capture::server::ServerConfig;
+use crate::capture::server::{Mode, ServerConfig};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -74,4 +74,33 @@ pub fn route_of(cfg: &RecordConfig) -> Result<Route, RecordError> {
             .collect::<Vec<_>>()
             .join(", "),
     })
+}
+
+/// A scenario written per agent ([`crate::capture::server::script_agents`]) replaced by
+/// the part for the agent this recording runs; the part's arguments are the run's when it
+/// names none. Errors: [`RecordError::ScenarioPart`] when the scenario has no such part.
+pub(super) fn take_scenario_part(cfg: &mut RecordConfig) -> Result<(), RecordError> {
+    let Mode::Script(s) = &cfg.server.mode else {
+        return Ok(());
+    };
+    if s.agents().is_empty() {
+        return Ok(());
+    }
+    let Some(part) = agent_of(cfg).and_then(|a| s.for_agent(a)) else {
+        let agent = match &cfg.target {
+            Target::Cli(spec) => spec.name.clone(),
+            Target::Command(c) => c.first().cloned().unwrap_or_default(),
+        };
+        let have: Vec<&str> = s.agents().iter().map(|p| p.name.as_str()).collect();
+        return Err(RecordError::ScenarioPart {
+            agent,
+            have: have.join(", "),
+        });
+    };
+    let (script, args) = (part.script.clone(), part.args.clone());
+    cfg.server.mode = Mode::Script(script);
+    if cfg.args.is_empty() {
+        cfg.args = args;
+    }
+    Ok(())
 }

@@ -17,6 +17,14 @@ pub enum RecordError {
         /// The routes it can take, the default first.
         supported: String,
     },
+    /// The scenario has a part per agent, and none for this run's agent.
+    #[error("the scenario has no part for {agent} (its agents: {have}); add \"{agent}\" to its `agents`, or record with one of those")]
+    ScenarioPart {
+        /// The agent run (or the command, for a run that is not a known CLI).
+        agent: String,
+        /// The agents the scenario has parts for.
+        have: String,
+    },
     /// Resolving or fetching the CLI failed.
     #[error(transparent)]
     Npm(#[from] NpmError),

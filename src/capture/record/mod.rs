@@ -53,6 +53,7 @@ pub async fn record_observed(
     observe: impl FnOnce(LiveExchanges),
 ) -> Result<RecordOutcome, RecordError> {
     cfg.route = Some(route_of(&cfg)?);
+    config::take_scenario_part(&mut cfg)?;
     let (program, args, mut context) = program_and_context(&cfg, progress)?;
     let sandbox = Sandbox::create()?;
     let tmp_trace = working_trace(&cfg.output, sandbox.path())?;

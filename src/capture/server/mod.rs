@@ -35,6 +35,7 @@ pub mod reply;
 mod responses;
 mod run;
 pub mod script;
+pub mod script_agents;
 mod state;
 mod tee;
 pub mod tls;

@@ -23,7 +23,9 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::script_agents::{self, AgentPart, Source};
 use crate::api::{BlockKind, MessagesRequest};
+use crate::capture::agent::Agent;
 
 /// Errors reading a scenario file.
 #[derive(Debug, thiserror::Error)]
@@ -170,6 +172,9 @@ struct ScriptRepr {
     threads: Vec<ThreadRepr>,
     #[serde(default)]
     default_text: Option<String>,
+    /// A part per agent ([`super::script_agents`]).
+    #[serde(default)]
+    agents: std::collections::BTreeMap<String, Value>,
 }
 
 /// A loaded scenario.
@@ -180,6 +185,8 @@ pub struct Script {
     default_text: String,
     /// Bare-array form: turns are counted by arrival order.
     arrival_order: bool,
+    /// The parts of a scenario written per agent (empty: one scenario for every agent).
+    agents: Vec<AgentPart<Script>>,
 }
 
 /// The scripted answer for one request.
@@ -216,7 +223,7 @@ impl Script {
             path: path.display().to_string(),
             source: e,
         })?;
-        Self::parse(&text).map_err(|message| ScriptError::Invalid {
+        Self::parse_at(&text, path.parent()).map_err(|message| ScriptError::Invalid {
             path: path.display().to_string(),
             message,
         })
@@ -224,6 +231,11 @@ impl Script {
 
     /// Parse scenario text; the error is a message naming what is wrong.
     pub fn parse(text: &str) -> Result<Script, String> {
+        Self::parse_at(text, None)
+    }
+
+    /// Parse scenario text whose part files (`agents`) are named relative to `base`.
+    pub(super) fn parse_at(text: &str, base: Option<&Path>) -> Result<Script, String> {
         let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
         if let Value::Array(replies) = v {
             let turns = replies
@@ -249,6 +261,7 @@ impl Script {
                 captures: Vec::new(),
                 default_text: "ok".into(),
                 arrival_order: true,
+                agents: Vec::new(),
             });
         }
         let r: ScriptRepr = serde_json::from_value(v).map_err(|e| e.to_string())?;
@@ -269,11 +282,16 @@ impl Script {
                     .map_err(|e| format!("capture {:?}: bad regex: {e}", c.name))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let agents = script_agents::parts(r.agents, base, &part_scenario)?;
+        if !agents.is_empty() && !r.threads.is_empty() {
+            return Err("a scenario with `agents` has its threads in each agent's part; move the top-level `threads` into the parts".into());
+        }
         Ok(Script {
             threads: r.threads,
             captures,
             default_text: r.default_text.unwrap_or_else(|| "ok".into()),
             arrival_order: false,
+            agents,
         })
     }
 
@@ -352,6 +370,30 @@ impl Script {
 ///
 /// A string that is exactly `${name:json}` becomes the captured value read as JSON (a
 /// number stays a number: `"session_id": "${sid:json}"` gives `"session_id": 99109`).
+/// A part's scenario ([`script_agents`]): one scenario, not parts of its own.
+fn part_scenario(source: Source<'_>) -> Result<Script, String> {
+    let script = match source {
+        Source::File(path) => Script::load(path).map_err(|e| e.to_string())?,
+        Source::Inline(text, dir) => Script::parse_at(text, Some(dir))?,
+    };
+    if !script.agents.is_empty() {
+        return Err("a part's scenario has parts per agent itself; give it one scenario".into());
+    }
+    Ok(script)
+}
+
+impl Script {
+    /// The parts of a scenario written per agent (empty: one scenario for every agent).
+    pub fn agents(&self) -> &[AgentPart<Script>] {
+        &self.agents
+    }
+
+    /// The part for `agent`, if the scenario has one.
+    pub fn for_agent(&self, agent: Agent) -> Option<&AgentPart<Script>> {
+        self.agents.iter().find(|p| p.agent == agent)
+    }
+}
+
 fn substitute(v: &Value, vars: &HashMap<String, String>, unresolved: &mut Vec<String>) -> Value {
     let typed = (v.as_str())
         .and_then(|s| s.strip_prefix("${"))
@@ -479,6 +521,31 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn a_scenario_per_agent_keeps_its_threads_in_the_parts_and_one_level_deep() {
+        let s =
+            Script::parse(r#"{"agents":{"codex":{"scenario":[[{"type":"text","text":"c"}]]}}}"#)
+                .unwrap();
+        assert!(s.for_agent(Agent::Codex).is_some() && s.for_agent(Agent::Gemini).is_none());
+        let e = Script::parse(
+            r#"{"threads":[],"agents":{"codex":{"scenario":{"threads":[{"name":"m","turns":[]}]}}},"default_text":"x","captures":[]}"#,
+        );
+        assert!(e.is_ok(), "empty top-level threads are no threads");
+        let e = Script::parse(
+            r#"{"threads":[{"name":"m","turns":[]}],"agents":{"codex":{"scenario":[]}}}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("move the top-level `threads`"), "{e}");
+        let e = Script::parse(
+            r#"{"agents":{"codex":{"scenario":{"agents":{"gemini":{"scenario":[]}}}}}}"#,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("agents.codex: a part's scenario has parts per agent itself"),
+            "{e}"
+        );
     }
 
     #[test]
