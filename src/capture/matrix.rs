@@ -185,6 +185,7 @@ pub async fn run(
             route: c.route,
             // The matrix directory's own check decided what may be replaced.
             force: true,
+            tty: None,
         };
         let (sem, p, label) = (sem.clone(), progress.clone(), c.label.clone());
         tasks.push(tokio::spawn(async move {

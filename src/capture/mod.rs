@@ -18,6 +18,7 @@ pub mod record;
 pub mod resend;
 pub mod sendable;
 pub mod server;
+pub mod tty;
 pub mod versions;
 
 pub use diagnostics::{Diagnostics, Level};

@@ -91,6 +91,9 @@ pub enum RecordError {
     /// The run's MCP servers cannot be recorded.
     #[error(transparent)]
     Mcp(#[from] super::mcp::McpError),
+    /// The terminal session (`--tty`) failed.
+    #[error(transparent)]
+    Tty(#[from] super::tty::TtyError),
     /// The working trace next to the output exists: an earlier run did not finish.
     #[error("{path} exists: it is the working trace of an earlier `record` run that did not finish, and may hold that run's exchanges; recover them with `agentwire import {path} -o FILE` or remove it, then run again")]
     WorkingTraceExists {
@@ -195,6 +198,9 @@ pub struct RecordConfig {
     pub route: Option<Route>,
     /// Replace an output that appears at `output` while the CLI runs (`--force`).
     pub force: bool,
+    /// Run the CLI interactively in a pseudo-terminal (`record --tty`); `None`: stdin
+    /// empty, output into a file (print mode).
+    pub tty: Option<super::tty::TtyConfig>,
 }
 
 /// Folders a user's home usually has; the recorded CLI finds them in its fresh HOME.
@@ -340,6 +346,8 @@ pub struct RecordOutcome {
     /// Lines of the working trace that could not be read back when it was rewritten into
     /// the output (each warned about; the working trace is then kept, see `finalize`).
     pub unreadable_lines: usize,
+    /// The terminal session, for `record --tty`.
+    pub tty: Option<super::tty::TtyOutcome>,
 }
 
 impl RecordOutcome {
@@ -353,10 +361,22 @@ impl RecordOutcome {
             (Some(c), None) => c.clone(),
             _ => "command".into(),
         };
-        let exit = match (self.exit_code, self.timed_out) {
-            (_, true) => "timed out".to_string(),
-            (Some(c), _) => format!("exit {c}"),
-            (None, _) => "killed".to_string(),
+        let exit = match (self.exit_code, self.timed_out, &self.tty) {
+            (_, _, Some(t)) => format!(
+                "terminal session: {} after {:.1} s ({} cast events in {}{})",
+                t.end.reason(),
+                t.seconds,
+                t.cast_events,
+                t.cast.display(),
+                if t.cast_dropped > 0 {
+                    format!(", {} output events past the cast's bound left out", t.cast_dropped)
+                } else {
+                    String::new()
+                }
+            ),
+            (_, true, _) => "timed out".to_string(),
+            (Some(c), _, _) => format!("exit {c}"),
+            (None, _, _) => "killed".to_string(),
         };
         format!(
             "{who}: {exit}; {} ({} {}), {} tools, {} request body bytes{} -> {}",
@@ -423,7 +443,12 @@ pub async fn record_observed(
     // The trace as written (sorted, final context): the summary is computed from it,
     // not by reading the file back.
     let trace = finalize_or_keep(&cfg, &tmp_trace, &context, &ran.mcp_dir)?;
-    Ok(outcome(&trace, &ran.out_path, ran.exit_code, ran.timed_out))
+    let mut out = outcome(&trace, &ran.out_path, ran.exit_code, ran.timed_out);
+    if let Some(t) = &ran.tty {
+        out.output_tail = t.screen.trim_end().to_string();
+    }
+    out.tty = ran.tty;
+    Ok(out)
 }
 
 /// The directory a recorded run lives in (removed when dropped): a fresh HOME with the
@@ -497,6 +522,8 @@ struct Ran {
     out_path: PathBuf,
     /// MCP servers moved into the CLI's own configuration (opencode).
     mcp_servers: Vec<String>,
+    /// The terminal session (`record --tty`).
+    tty: Option<super::tty::TtyOutcome>,
 }
 
 /// Run the command in the sandbox, its MCP servers under agentwire's tap or proxy, until
@@ -540,6 +567,22 @@ async fn run_command(
         }
     }
     let out_path = sandbox.path().join("output.txt");
+    if let Some(tty) = &cfg.tty {
+        let spawn = (program.to_string(), mcp.args.clone(), env.clone(), cwd);
+        let ran = in_terminal(cfg, tty, sandbox, &srv, spawn).await;
+        srv.shutdown().await?;
+        let mcp_dir = mcp.dir.clone();
+        mcp.stop().await;
+        let t = ran?;
+        return Ok(Ran {
+            exit_code: t.exit_code,
+            timed_out: matches!(t.end, super::tty::End::Timeout { .. } | super::tty::End::Step { .. }),
+            mcp_dir,
+            out_path,
+            mcp_servers,
+            tty: Some(t),
+        });
+    }
     let mut cmd = command(program, &mcp.args, env, &cwd, &out_path)?;
     // Listen before the child runs: an interrupt from then on stops it and saves the trace.
     let stop = interrupted();
@@ -567,7 +610,24 @@ async fn run_command(
         mcp_dir,
         out_path,
         mcp_servers,
+        tty: None,
     })
+}
+
+/// The command in a terminal session ([`super::tty`]); Claude Code finds its onboarding
+/// done, the key approved and its folder trusted ([`super::tty::seed_claude`]).
+async fn in_terminal(
+    cfg: &RecordConfig,
+    tty: &super::tty::TtyConfig,
+    sandbox: &Sandbox,
+    srv: &server::RunningServer,
+    spawn: (String, Vec<String>, BTreeMap<String, String>, PathBuf),
+) -> Result<super::tty::TtyOutcome, RecordError> {
+    if matches!(agent_of(cfg), None | Some(Agent::ClaudeCode)) {
+        let key = spawn.2.get("ANTHROPIC_API_KEY").map(String::as_str);
+        super::tty::seed_claude(&sandbox.config, key, &[&spawn.3])?;
+    }
+    Ok(super::tty::run(spawn, tty, srv.subscribe(), interrupted()).await?)
 }
 
 /// The recorded command: in its own process group, with exactly `env`, in `cwd`, stdin
@@ -742,7 +802,7 @@ fn program_and_context(
     Ok(match &cfg.target {
         Target::Cli(spec) => {
             let bin = tokio::task::block_in_place(|| npm::ensure(spec, progress))?;
-            let args = if cfg.args.is_empty() {
+            let args = if cfg.args.is_empty() && cfg.tty.is_none() {
                 Agent::of(&spec.name)
                     .unwrap_or(Agent::ClaudeCode)
                     .print_args("hello")
@@ -891,6 +951,7 @@ fn outcome(
         output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
         context: trace.context.clone(),
         unreadable_lines: trace.problems.len(),
+        tty: None,
     }
 }
 

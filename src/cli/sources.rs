@@ -125,6 +125,18 @@ pub struct RecordArgs {
     /// with its token, is the first line on stdout.
     #[arg(long)]
     pub ui: bool,
+    /// Run the CLI interactively in a pseudo-terminal, driven by the `terminal` part of
+    /// the `--script` scenario (default: type `hello`, wait for idle, Ctrl-D); the screen
+    /// is written as an asciicast v2 file beside the trace (`--cast`).
+    #[arg(long)]
+    pub tty: bool,
+    /// The asciicast v2 file of `--tty` (default: the trace's name with `.cast`).
+    #[arg(long, requires = "tty")]
+    pub cast: Option<PathBuf>,
+    /// Largest cast of `--tty`, in bytes (1 KiB to 4 GiB); output past it is counted in
+    /// the summary, not written.
+    #[arg(long, default_value_t = agentwire::capture::tty::MAX_CAST_BYTES, requires = "tty", value_parser = clap::value_parser!(u64).range(1024..=4 << 30))]
+    pub max_cast: u64,
 }
 
 /// `agentwire matrix`.

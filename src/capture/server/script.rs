@@ -170,6 +170,9 @@ struct ScriptRepr {
     threads: Vec<ThreadRepr>,
     #[serde(default)]
     default_text: Option<String>,
+    /// What `record --tty` types and waits for (read by [`crate::capture::tty::scenario`]).
+    #[serde(default, rename = "terminal")]
+    _terminal: Option<serde_json::Value>,
 }
 
 /// A loaded scenario.
