@@ -4,7 +4,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # What building needs (libpcap headers, for live capture), and what the tests add: tshark as
 # their cross-check, chromium (headless) for the HTML reports, shells and man for completions.
 BUILD_PACKAGES := libpcap-dev
-TEST_PACKAGES := tshark man-db fish zsh chromium
+TEST_PACKAGES := tshark man-db fish zsh chromium asciinema python3-pyte
 BIN := target/debug/agentwire
 # `make install`: where to (PREFIX, DESTDIR for packagers), cargo flags (FEATURES, e.g.
 # --no-default-features for a build without libpcap), or an already built binary (FROM).
@@ -36,7 +36,7 @@ deps: ## install what building and running need: libpcap headers (apt-get), and 
 	@echo "deps: cargo, npm and python3 present"
 
 test-deps: deps ## also install what the tests use (apt-get): tshark, headless chromium, fish, zsh, man-db
-	$(call apt,$(TEST_PACKAGES),tshark as the tests' cross-check; chromium (headless) to test the HTML reports; fish, zsh and man-db for the shell completions and man page)
+	$(call apt,$(TEST_PACKAGES),tshark as the tests' cross-check; chromium (headless) to test the HTML reports; fish, zsh and man-db for the shell completions and man page; asciinema and python3-pyte to play the casts of record --tty)
 
 build: deps ## build agentwire (debug)
 	cargo build --locked

@@ -260,7 +260,9 @@ fn steps(
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => std::thread::sleep(TICK),
         }
-        while let Ok(b) = rx.try_recv() {
+        // At most a few chunks a tick: output that never stops must not starve the bounds.
+        for _ in 0..16 {
+            let Ok(b) = rx.try_recv() else { break };
             run.output(&b).map_err(TtyError::Cast)?;
         }
         run.markers(exchanges).map_err(TtyError::Cast)?;
