@@ -17,11 +17,12 @@ use agentwire::api::normalize::{Normalizer, PendingNormalizer};
 use agentwire::api::view::ExchangeProblem;
 use agentwire::capture::pcap;
 use agentwire::capture::record::resolver::SpecResolver;
-use agentwire::capture::record::{RecordConfig, Route, Target};
+use agentwire::capture::record::{RecordConfig, Target};
 use agentwire::capture::resend::ResendConfig;
-use agentwire::capture::tty::{Terminal, TtyConfig};
+use agentwire::capture::route::Route;
 use agentwire::capture::server::playback::{Coverage, Replay};
 use agentwire::capture::server::{self, InterceptConfig, Mode, Script, ServerConfig};
+use agentwire::capture::tty::{Terminal, TtyConfig};
 use agentwire::report::{DocFormat, Format};
 use agentwire::trace::{ReadProblem, SourceKind};
 

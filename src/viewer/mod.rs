@@ -17,12 +17,16 @@ pub mod badges;
 pub mod detail;
 pub mod index;
 pub mod live;
+pub mod model;
 pub mod search;
 pub mod security;
 pub mod server;
+pub mod state;
 
-pub use index::{open, Model, TurnRow};
-pub use server::{app, ViewerState};
+pub use index::open;
+pub use model::{Model, TurnRow};
+pub use server::app;
+pub use state::ViewerState;
 
 /// Errors of the viewer.
 #[derive(Debug, thiserror::Error)]

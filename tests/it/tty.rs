@@ -83,8 +83,14 @@ fn claude_code_303_and_304_run_a_terminal_session_with_a_permission_and_a_backgr
             .filter(|r| !r.tools.is_empty() && user_texts(r).iter().any(|s| s.contains("build")))
             .collect();
         // The typed prompt, the tool's result after the permission, the job's notification.
-        assert!(main.len() >= 3, "{version}: {} main-thread requests", main.len());
-        assert!(user_texts(&main[0]).iter().any(|s| s.contains("run the build")));
+        assert!(
+            main.len() >= 3,
+            "{version}: {} main-thread requests",
+            main.len()
+        );
+        assert!(user_texts(&main[0])
+            .iter()
+            .any(|s| s.contains("run the build")));
         let results: Vec<String> = main[1]
             .messages
             .iter()
@@ -111,23 +117,46 @@ fn claude_code_303_and_304_run_a_terminal_session_with_a_permission_and_a_backgr
         );
         // The cast: every line JSON, one marker per exchange, the session's end on screen.
         let v = cast_reader(&cast);
-        assert_eq!((v["version"].as_i64(), v["width"].as_i64()), (Some(2), Some(120)));
+        assert_eq!(
+            (v["version"].as_i64(), v["width"].as_i64()),
+            (Some(2), Some(120))
+        );
         assert_eq!(v["monotonic"], true);
         let markers = v["markers"].as_array().unwrap();
-        assert_eq!(markers.len(), t.exchanges.len(), "{version}: a marker per exchange");
+        assert_eq!(
+            markers.len(),
+            t.exchanges.len(),
+            "{version}: a marker per exchange"
+        );
         let last = v["last_time"].as_f64().unwrap();
         for (m, x) in markers.iter().zip(&t.exchanges) {
-            assert!(m[1].as_str().unwrap().starts_with(&format!("exchange {}:", x.id)));
+            assert!(m[1]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("exchange {}:", x.id)));
             let at = m[0].as_f64().unwrap();
-            assert!((0.0..=last).contains(&at), "{version}: marker at {at} s of {last} s");
+            assert!(
+                (0.0..=last).contains(&at),
+                "{version}: marker at {at} s of {last} s"
+            );
         }
         assert!(v["counts"]["i"].as_i64().unwrap() >= 5, "{v}");
         let end = screen(&v);
-        assert!(end.contains("Build done: the job reported"), "{version}:\n{end}");
-        assert!(end.contains("/exit"), "{version}: the last screen shows the exit:\n{end}");
+        assert!(
+            end.contains("Build done: the job reported"),
+            "{version}:\n{end}"
+        );
+        assert!(
+            end.contains("/exit"),
+            "{version}: the last screen shows the exit:\n{end}"
+        );
         let played = Command::new("asciinema").arg("cat").arg(&cast).output();
         let played = played.expect("asciinema (make test-deps)");
-        assert!(played.status.success(), "{}", String::from_utf8_lossy(&played.stderr));
+        assert!(
+            played.status.success(),
+            "{}",
+            String::from_utf8_lossy(&played.stderr)
+        );
         assert!(String::from_utf8_lossy(&played.stdout).contains("Build done"));
     }
 }
@@ -140,16 +169,27 @@ fn running_with(token: &str) -> Vec<String> {
             let p = e.ok()?.path();
             let cmd = std::fs::read(p.join("cmdline")).ok()?;
             let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            cmd.contains(token).then(|| format!("{}: {cmd}", p.display()))
+            cmd.contains(token)
+                .then(|| format!("{}: {cmd}", p.display()))
         })
         .collect()
 }
 
 /// `record --tty` of a shell command under `terminal` (the scenario's terminal part);
 /// returns (success, stdout, stderr, cast reader's answer). The trace and cast must exist.
-fn session(dir: &Path, name: &str, terminal: Value, command: &str, extra: &[&str]) -> (bool, String, String, Value) {
+fn session(
+    dir: &Path,
+    name: &str,
+    terminal: Value,
+    command: &str,
+    extra: &[&str],
+) -> (bool, String, String, Value) {
     let script = dir.join(format!("{name}.json"));
-    std::fs::write(&script, serde_json::json!({"terminal": terminal}).to_string()).unwrap();
+    std::fs::write(
+        &script,
+        serde_json::json!({"terminal": terminal}).to_string(),
+    )
+    .unwrap();
     let out = dir.join(format!("{name}.jsonl"));
     let o = Command::new(bin())
         .args(["record", "--route", "base-url", "--tty", "--script"])
@@ -192,9 +232,18 @@ fn a_session_that_hangs_ends_at_its_bound_with_trace_and_cast_kept_and_no_proces
 fn a_crash_a_question_and_endless_binary_output_end_with_their_reasons() {
     let dir = tempfile::tempdir().unwrap();
     let wait_done = serde_json::json!({"timeout_s": 20, "step_timeout_s": 1.5, "steps": [{"wait": "all done"}]});
-    let (ok, _, stderr, v) = session(dir.path(), "crash", wait_done.clone(), "echo boom; exit 3", &[]);
+    let (ok, _, stderr, v) = session(
+        dir.path(),
+        "crash",
+        wait_done.clone(),
+        "echo boom; exit 3",
+        &[],
+    );
     assert!(!ok);
-    assert!(stderr.contains("the CLI exited (code 3) before the scenario finished"), "{stderr}");
+    assert!(
+        stderr.contains("the CLI exited (code 3) before the scenario finished"),
+        "{stderr}"
+    );
     assert!(screen(&v).contains("boom"));
     let (ok, _, stderr, v) = session(
         dir.path(),
@@ -204,7 +253,10 @@ fn a_crash_a_question_and_endless_binary_output_end_with_their_reasons() {
         &[],
     );
     assert!(!ok);
-    assert!(stderr.contains("step 1 waited 1.5 s for the screen to show /all done/"), "{stderr}");
+    assert!(
+        stderr.contains("step 1 waited 1.5 s for the screen to show /all done/"),
+        "{stderr}"
+    );
     assert!(stderr.contains("add it to `answers`"), "{stderr}");
     assert!(screen(&v).contains("Overwrite the file? [y/N]"));
     // The same question answered by the scenario.
@@ -220,7 +272,8 @@ fn a_crash_a_question_and_endless_binary_output_end_with_their_reasons() {
     );
     assert!(ok, "{stdout}{stderr}");
     // Binary output that never stops: never idle, the cast stays within its bound.
-    let idle = serde_json::json!({"timeout_s": 20, "step_timeout_s": 1.5, "steps": [{"idle": 500}]});
+    let idle =
+        serde_json::json!({"timeout_s": 20, "step_timeout_s": 1.5, "steps": [{"idle": 500}]});
     let (ok, stdout, stderr, v) = session(
         dir.path(),
         "binary",
@@ -230,8 +283,13 @@ fn a_crash_a_question_and_endless_binary_output_end_with_their_reasons() {
     );
     assert!(!ok);
     assert!(stderr.contains("500 ms without output"), "{stderr}");
-    assert!(stdout.contains("output events past the cast's bound left out"), "{stdout}");
-    let size = std::fs::metadata(dir.path().join("binary.cast")).unwrap().len();
+    assert!(
+        stdout.contains("output events past the cast's bound left out"),
+        "{stdout}"
+    );
+    let size = std::fs::metadata(dir.path().join("binary.cast"))
+        .unwrap()
+        .len();
     assert!(size <= 200_000 + 200, "{size} bytes");
     assert!(v["counts"]["o"].as_i64().unwrap() > 0);
 }

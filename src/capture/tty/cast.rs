@@ -164,15 +164,22 @@ mod tests {
         c.output(0.1, &tick[..1]).unwrap();
         c.output(0.2, &tick[1..]).unwrap();
         c.output(0.3, b"\xff\xfeok").unwrap();
-        c.event(0.4, Code::Marker, "key sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345")
-            .unwrap();
+        c.event(
+            0.4,
+            Code::Marker,
+            "key sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345",
+        )
+        .unwrap();
         for _ in 0..10 {
-            c.output(0.5, b"0123456789012345678901234567890123456789").unwrap();
+            c.output(0.5, b"0123456789012345678901234567890123456789")
+                .unwrap();
         }
         c.finish(0.6).unwrap();
         let text = std::fs::read_to_string(&p).unwrap();
-        let lines: Vec<serde_json::Value> =
-            text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(lines[0]["version"], 2);
         assert_eq!(lines[0]["width"], 80);
         assert_eq!(lines[1], serde_json::json!([0.2, "o", "✓"]));

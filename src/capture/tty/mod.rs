@@ -22,6 +22,10 @@ pub mod session;
 
 pub use scenario::Terminal;
 
+/// The exchanges the recording server writes, each just after its trace line
+/// ([`crate::capture::server::RunningServer::subscribe`]); the session marks each in the cast.
+pub type LiveExchanges = tokio::sync::broadcast::Receiver<Arc<crate::trace::Exchange>>;
+
 /// Largest cast written, in bytes (64 MiB); output past it is counted, not written.
 pub const MAX_CAST_BYTES: u64 = 64 << 20;
 
@@ -152,7 +156,7 @@ pub struct TtyOutcome {
 pub async fn run(
     spawn: (String, Vec<String>, BTreeMap<String, String>, PathBuf),
     cfg: &TtyConfig,
-    exchanges: crate::capture::record::LiveExchanges,
+    exchanges: LiveExchanges,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<TtyOutcome, TtyError> {
     let flag = Arc::new(AtomicBool::new(false));
@@ -165,7 +169,14 @@ pub async fn run(
             env,
             cwd,
         };
-        session::drive(s, &cfg2.terminal, &cfg2.cast, cfg2.max_cast_bytes, exchanges, &f)
+        session::drive(
+            s,
+            &cfg2.terminal,
+            &cfg2.cast,
+            cfg2.max_cast_bytes,
+            exchanges,
+            &f,
+        )
     });
     tokio::pin!(task);
     tokio::select! {
@@ -214,12 +225,20 @@ mod tests {
     fn claude_gets_its_onboarding_key_approval_and_trust_seeded() {
         let dir = tempfile::tempdir().unwrap();
         let work = dir.path().join("work");
-        seed_claude(dir.path(), Some("sk-ant-0123456789abcdefghijKLMN"), &[&work]).unwrap();
+        seed_claude(
+            dir.path(),
+            Some("sk-ant-0123456789abcdefghijKLMN"),
+            &[&work],
+        )
+        .unwrap();
         let v: serde_json::Value =
             serde_json::from_slice(&std::fs::read(dir.path().join(".claude.json")).unwrap())
                 .unwrap();
         assert_eq!(v["hasCompletedOnboarding"], true);
-        assert_eq!(v["customApiKeyResponses"]["approved"][0], "456789abcdefghijKLMN");
+        assert_eq!(
+            v["customApiKeyResponses"]["approved"][0],
+            "456789abcdefghijKLMN"
+        );
         assert_eq!(
             v["projects"][work.to_str().unwrap()]["hasTrustDialogAccepted"],
             true

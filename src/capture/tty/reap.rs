@@ -15,7 +15,12 @@ fn processes() -> Vec<(i32, i32, i32, i32)> {
         // `pid (comm) state ppid pgrp session …`; comm may hold spaces and parentheses.
         let rest = &stat[stat.rfind(')')? + 2..];
         let f: Vec<&str> = rest.split(' ').take(4).collect();
-        Some((pid, f.get(1)?.parse().ok()?, f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?))
+        Some((
+            pid,
+            f.get(1)?.parse().ok()?,
+            f.get(2)?.parse().ok()?,
+            f.get(3)?.parse().ok()?,
+        ))
     })
     .collect()
 }
@@ -75,7 +80,11 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         let fam = family(leader);
-        assert_eq!(fam.len(), 3, "sh, sleep 312 and the setsid'd sleep 311: {fam:?}");
+        assert_eq!(
+            fam.len(),
+            3,
+            "sh, sleep 312 and the setsid'd sleep 311: {fam:?}"
+        );
         assert_eq!(kill_family(sh.id()), 3);
         let _ = sh.wait();
         std::thread::sleep(std::time::Duration::from_millis(100));

@@ -152,12 +152,17 @@ impl Terminal {
         let secs = |s: Option<f64>, d: f64, what: &str| {
             let s = s.unwrap_or(d);
             if !(0.1..=86_400.0).contains(&s) {
-                return Err(format!("{what} {s} is out of range: give 0.1 to 86400 seconds"));
+                return Err(format!(
+                    "{what} {s} is out of range: give 0.1 to 86400 seconds"
+                ));
             }
             Ok(Duration::from_secs_f64(s))
         };
         let regex = |p: &str| Regex::new(p).map_err(|e| format!("pattern {p:?}: {e}"));
-        let (cols, rows) = (r.cols.unwrap_or(DEFAULT_COLS), r.rows.unwrap_or(DEFAULT_ROWS));
+        let (cols, rows) = (
+            r.cols.unwrap_or(DEFAULT_COLS),
+            r.rows.unwrap_or(DEFAULT_ROWS),
+        );
         if !(20..=1000).contains(&cols) || !(5..=1000).contains(&rows) {
             return Err(format!(
                 "size {cols}x{rows} is out of range: cols 20 to 1000, rows 5 to 1000"
@@ -264,7 +269,10 @@ mod tests {
         let e = Terminal::from_scenario("s.json", r#"{"terminal": {"steps": [{"key": "f13"}]}}"#)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("s.json") && e.contains("unknown key \"f13\""), "{e}");
+        assert!(
+            e.contains("s.json") && e.contains("unknown key \"f13\""),
+            "{e}"
+        );
         let e = Terminal::from_scenario("s.json", r#"{"terminal": {"cols": 3}}"#)
             .unwrap_err()
             .to_string();

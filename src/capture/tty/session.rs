@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use super::cast::{Cast, Code};
 use super::scenario::{Step, Terminal};
+use super::LiveExchanges;
 use super::{End, TtyError, TtyOutcome};
-use crate::capture::record::LiveExchanges;
 
 /// How long one read from the terminal waits before the session looks at its clock.
 const TICK: Duration = Duration::from_millis(20);
@@ -86,12 +86,15 @@ impl Run<'_> {
         loop {
             match rx.try_recv() {
                 Ok(x) => {
-                    let us = (x.started_at - self.start_at).num_microseconds().unwrap_or(0);
+                    let us = (x.started_at - self.start_at)
+                        .num_microseconds()
+                        .unwrap_or(0);
                     let label = format!(
                         "exchange {}: {} {}",
                         x.id, x.request.method, x.request.target
                     );
-                    self.cast.event(us.max(0) as f64 / 1e6, Code::Marker, &label)?;
+                    self.cast
+                        .event(us.max(0) as f64 / 1e6, Code::Marker, &label)?;
                 }
                 Err(TryRecvError::Lagged(_)) => continue,
                 Err(_) => return Ok(()),
@@ -150,13 +153,10 @@ pub fn drive(
         cmd.env(k, v);
     }
     cmd.cwd(spawn.cwd);
-    let mut child = pair
-        .slave
-        .spawn_command(cmd)
-        .map_err(|e| TtyError::Spawn {
-            program: spawn.program.to_string(),
-            why: e.to_string(),
-        })?;
+    let mut child = pair.slave.spawn_command(cmd).map_err(|e| TtyError::Spawn {
+        program: spawn.program.to_string(),
+        why: e.to_string(),
+    })?;
     drop(pair.slave);
     let pid = child.process_id();
     let result = (|| {
@@ -276,7 +276,12 @@ fn steps(
             return Ok((End::Interrupted, i));
         }
         if Instant::now() >= deadline {
-            return Ok((End::Timeout { seconds: term.timeout.as_secs_f64() }, i));
+            return Ok((
+                End::Timeout {
+                    seconds: term.timeout.as_secs_f64(),
+                },
+                i,
+            ));
         }
         if let Some((code, at)) = exited {
             // Read its last frame before saying how it ended.
@@ -290,7 +295,11 @@ fn steps(
             }
             let done = i >= term.steps.len() || matches!(term.steps[i], Step::Exit);
             return Ok((
-                if done { End::Finished } else { End::Exited { code } },
+                if done {
+                    End::Finished
+                } else {
+                    End::Exited { code }
+                },
                 i + usize::from(done && i < term.steps.len()),
             ));
         }
