@@ -57,9 +57,14 @@ impl RecordOutcome {
         };
         let exit = match (self.exit_code, self.timed_out, &self.tty) {
             (_, _, Some(t)) => format!(
-                "terminal session: {} after {:.1} s ({} cast events in {}{})",
+                "terminal session: {} after {:.1} s ({}, {} cast events in {}{})",
                 t.end.reason(),
                 t.seconds,
+                crate::text::fmt::plural_irregular(
+                    t.answered as u64,
+                    "prompt answered",
+                    "prompts answered"
+                ),
                 t.cast_events,
                 t.cast.display(),
                 if t.cast_dropped > 0 {

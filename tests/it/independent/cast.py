@@ -7,8 +7,9 @@ usage: cast.py CAST
 
 Prints one JSON object: the header's version, width and height; the number of events of each
 code ("o" output, "i" input, "m" markers); whether event times never go back; the marker
-labels with their times; the time of the last event; and the last screen as pyte renders it
-(its lines, trailing spaces removed). Exits 1, naming the line, when a line is not JSON or not
+labels with their times; each input event with the screen it was typed into (time, data,
+screen lines); the time of the last event; and the last screen as pyte renders it (its lines,
+trailing spaces removed). Exits 1, naming the line, when a line is not JSON or not
 an event `[time, code, data]`.
 """
 import json
@@ -22,7 +23,7 @@ def main():
     header = json.loads(lines[0])
     screen = pyte.Screen(header["width"], header["height"])
     stream = pyte.Stream(screen)
-    counts, markers, last, monotonic = {}, [], 0.0, True
+    counts, markers, inputs, last, monotonic = {}, [], [], 0.0, True
     for n, line in enumerate(lines[1:], start=2):
         ev = json.loads(line)
         if not (isinstance(ev, list) and len(ev) == 3 and isinstance(ev[0], (int, float))
@@ -39,6 +40,8 @@ def main():
         last = t
         if code == "o":
             stream.feed(data)
+        elif code == "i":
+            inputs.append([t, data, [l.rstrip() for l in screen.display]])
     print(json.dumps({
         "version": header.get("version"),
         "width": header["width"],
@@ -46,6 +49,7 @@ def main():
         "counts": counts,
         "monotonic": monotonic,
         "markers": markers,
+        "inputs": inputs,
         "last_time": last,
         "screen": [l.rstrip() for l in screen.display],
     }))
