@@ -330,4 +330,9 @@ fn a_crash_a_question_and_endless_binary_output_end_with_their_reasons() {
         .len();
     assert!(size <= 200_000 + 200, "{size} bytes");
     assert!(v["counts"]["o"].as_i64().unwrap() > 0);
+    // Neither the waiting question nor the endless writer outlived its session.
+    for token in ["read a; echo all done", "65536 /dev/urandom"] {
+        let left = running_with(token);
+        assert!(left.is_empty(), "orphans: {left:?}");
+    }
 }

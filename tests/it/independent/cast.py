@@ -19,7 +19,9 @@ import pyte
 
 
 def main():
-    lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+    # Lines end at "\n" only: JSON strings may hold U+0085 or U+2028 unescaped, which
+    # str.splitlines would also split at.
+    lines = open(sys.argv[1], encoding="utf-8").read().rstrip("\n").split("\n")
     header = json.loads(lines[0])
     screen = pyte.Screen(header["width"], header["height"])
     stream = pyte.Stream(screen)
