@@ -167,6 +167,8 @@ mod targets;
 mod terminal;
 // `record --tty`: real Claude Code in a pseudo-terminal, its cast; sessions that hang or crash.
 mod tty;
+// `diff` of print mode against terminal mode, its figures checked by an independent reader.
+mod tty_diff;
 // Test input from the real captures without agentwire's pcap reader (tshark).
 mod tshark;
 // CLI specs resolved through the real npm registry.
