@@ -178,6 +178,10 @@ pub struct MatrixArgs {
     /// How the fake server answers (a scenario drives every run the same way).
     #[command(flatten)]
     pub reply: ReplyArgs,
+    /// Run every CLI in a terminal session, as `record --tty` does (driven by the
+    /// `--script` scenario's `terminal` part); each cast beside its trace (`.cast`).
+    #[arg(long)]
+    pub tty: bool,
     /// Arguments for every CLI run (default `-p hello`); `--mcp-config FILE` servers are
     /// recorded too.
     #[arg(last = true)]
@@ -210,6 +214,10 @@ pub struct HistoryArgs {
     pub diff_dir: Option<PathBuf>,
     #[command(flatten)]
     pub out: DocOutputArgs,
+    /// Record every version in a terminal session, as `record --tty` does with its default
+    /// session (type `hello`, Enter, Ctrl-D); cached apart from print mode's recordings.
+    #[arg(long)]
+    pub tty: bool,
     /// Arguments for every recorded CLI run (default `-p hello`).
     #[arg(last = true)]
     pub args: Vec<String>,

@@ -169,6 +169,8 @@ mod terminal;
 mod tty;
 // `diff` of print mode against terminal mode, its figures checked by an independent reader.
 mod tty_diff;
+// `matrix --tty` and `history --tty`.
+mod tty_matrix;
 // Test input from the real captures without agentwire's pcap reader (tshark).
 mod tshark;
 // CLI specs resolved through the real npm registry.

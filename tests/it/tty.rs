@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::common::*;
 
 /// What the independent reader says of a cast.
-fn cast_reader(cast: &Path) -> Value {
+pub(crate) fn cast_reader(cast: &Path) -> Value {
     let o = Command::new("/usr/bin/python3")
         .arg(repo().join("tests/it/independent/cast.py"))
         .arg(cast)
@@ -27,7 +27,7 @@ fn cast_reader(cast: &Path) -> Value {
 }
 
 /// The screen lines of a reader's answer, as one text.
-fn screen(v: &Value) -> String {
+pub(crate) fn screen(v: &Value) -> String {
     v["screen"]
         .as_array()
         .unwrap()

@@ -57,7 +57,7 @@ impl RecordOutcome {
         };
         let exit = match (self.exit_code, self.timed_out, &self.tty) {
             (_, _, Some(t)) => format!(
-                "terminal session: {} after {:.1} s ({}, {} cast events in {}{})",
+                "in a terminal, {} after {:.1} s ({}, {} cast events in {}{})",
                 t.end.reason(),
                 t.seconds,
                 crate::text::fmt::plural_irregular(

@@ -34,7 +34,8 @@ pub enum Step {
     Key(Vec<u8>),
     /// Wait until the screen shows a match of the pattern (at most the step timeout).
     Wait(Regex),
-    /// Wait until the terminal printed nothing for this long (at most the step timeout).
+    /// Wait until the terminal printed nothing for this long, counted from the CLI's first
+    /// output (at most the step timeout).
     Idle(Duration),
     /// Wait for the CLI to exit (at most the step timeout).
     Exit,

@@ -45,6 +45,8 @@ struct Run<'a> {
     start: Instant,
     start_at: chrono::DateTime<chrono::Utc>,
     last_output: Instant,
+    /// Whether the CLI printed anything yet (an idle wait starts at its first output).
+    printed: bool,
     last_write: Option<Instant>,
     armed: Vec<bool>,
     answered: usize,
@@ -58,6 +60,7 @@ impl Run<'_> {
     fn output(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.parser.process(bytes);
         self.last_output = Instant::now();
+        self.printed = true;
         let t = self.t();
         self.cast.output(t, bytes)
     }
@@ -182,6 +185,7 @@ pub fn drive(
             start: Instant::now(),
             start_at,
             last_output: Instant::now(),
+            printed: false,
             last_write: None,
             armed: vec![false; term.answers.len()],
             answered: 0,
@@ -311,7 +315,8 @@ fn steps(
             Step::Type(t) => run.write(t.as_bytes())?,
             Step::Key(k) => run.write(k)?,
             Step::Wait(re) => re.is_match(&run.parser.screen().contents()),
-            Step::Idle(d) => run.last_output.max(step_start).elapsed() >= *d,
+            // A CLI starting slowly (several at once) is not idle before its first output.
+            Step::Idle(d) => run.printed && run.last_output.max(step_start).elapsed() >= *d,
             Step::Exit => false,
         };
         if advance {
@@ -334,7 +339,7 @@ fn steps(
 fn describe(step: &Step) -> String {
     match step {
         Step::Wait(re) => format!("the screen to show /{}/", re.as_str()),
-        Step::Idle(d) => format!("{} ms without output", d.as_millis()),
+        Step::Idle(d) => format!("{} ms without output (after its first)", d.as_millis()),
         Step::Exit => "the CLI to exit".into(),
         Step::Type(_) | Step::Key(_) => "the terminal to take input".into(),
     }
