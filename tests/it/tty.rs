@@ -74,129 +74,146 @@ fn claude_code_303_and_304_run_a_terminal_session_with_a_permission_and_a_backgr
         assert!(o.status.success(), "{version}: {stdout}\n{stderr}");
         assert!(stdout.contains("the scenario finished"), "{stdout}");
         assert_no_key(&out);
-        let t = open_trace(&out).unwrap();
-        let main: Vec<MessagesRequest> = t
-            .exchanges
-            .iter()
-            .filter(|x| x.is_messages())
-            .map(|x| MessagesRequest::parse(&x.request.body.bytes).unwrap())
-            .filter(|r| !r.tools.is_empty() && user_texts(r).iter().any(|s| s.contains("build")))
-            .collect();
-        // The typed prompt, the tool's result after the permission, the job's notification.
+        let t = exchanges_of_the_session(version, &out);
+        cast_of_the_session(version, &cast, &t, &stdout);
+        played_by_asciinema(version, &cast);
+    }
+}
+
+/// The trace of the terminal session: the typed prompt, the tool's result after the
+/// permission, the job's start and its notification.
+fn exchanges_of_the_session(version: &str, out: &Path) -> agentwire::trace::Trace {
+    let t = open_trace(out).unwrap();
+    let main: Vec<MessagesRequest> = t
+        .exchanges
+        .iter()
+        .filter(|x| x.is_messages())
+        .map(|x| MessagesRequest::parse(&x.request.body.bytes).unwrap())
+        .filter(|r| !r.tools.is_empty() && user_texts(r).iter().any(|s| s.contains("build")))
+        .collect();
+    // The typed prompt, the tool's result after the permission, the job's notification.
+    assert!(
+        main.len() >= 3,
+        "{version}: {} main-thread requests",
+        main.len()
+    );
+    assert!(user_texts(&main[0])
+        .iter()
+        .any(|s| s.contains("run the build")));
+    let results: Vec<String> = main[1]
+        .messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|b| match &b.kind {
+            BlockKind::ToolResult {
+                tool_use_id,
+                text,
+                is_error,
+                ..
+            } if tool_use_id == "toolu_aw_01" => {
+                assert!(!is_error, "{version}: the permission was given: {text}");
+                Some(text.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 1, "{version}: the background start's result");
+    // The job started (its id in the tool's result) and its end was notified: Claude
+    // Code tells the model of a finished background command by a task notification
+    // naming the same id and tool use (the output stays in its file).
+    let id = results[0]
+        .split("with ID: ")
+        .nth(1)
+        .and_then(|r| r.split(|c: char| !c.is_alphanumeric()).next())
+        .unwrap_or_else(|| panic!("{version}: no job id in {:?}", results[0]));
+    let done = main.iter().skip(2).flat_map(user_texts).find(|s| {
+        s.contains(&format!("<task-id>{id}</task-id>"))
+            && s.contains("<tool-use-id>toolu_aw_01</tool-use-id>")
+    });
+    let done = done.unwrap_or_else(|| panic!("{version}: no notification of job {id}"));
+    assert!(done.contains("<status>completed</status>"), "{done}");
+    assert!(done.contains("(exit code 0)"), "{done}");
+    t
+}
+
+/// The cast: every line JSON, one marker per exchange, what was typed into which screen,
+/// the session's end on its last screen.
+fn cast_of_the_session(version: &str, cast: &Path, t: &agentwire::trace::Trace, stdout: &str) {
+    let v = cast_reader(cast);
+    assert_eq!(
+        (v["version"].as_i64(), v["width"].as_i64()),
+        (Some(2), Some(120))
+    );
+    assert_eq!(v["monotonic"], true);
+    let markers = v["markers"].as_array().unwrap();
+    assert_eq!(
+        markers.len(),
+        t.exchanges.len(),
+        "{version}: a marker per exchange"
+    );
+    let last = v["last_time"].as_f64().unwrap();
+    for (m, x) in markers.iter().zip(&t.exchanges) {
+        assert!(m[1]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("exchange {}:", x.id)));
+        let at = m[0].as_f64().unwrap();
         assert!(
-            main.len() >= 3,
-            "{version}: {} main-thread requests",
-            main.len()
-        );
-        assert!(user_texts(&main[0])
-            .iter()
-            .any(|s| s.contains("run the build")));
-        let results: Vec<String> = main[1]
-            .messages
-            .iter()
-            .flat_map(|m| &m.content)
-            .filter_map(|b| match &b.kind {
-                BlockKind::ToolResult {
-                    tool_use_id,
-                    text,
-                    is_error,
-                    ..
-                } if tool_use_id == "toolu_aw_01" => {
-                    assert!(!is_error, "{version}: the permission was given: {text}");
-                    Some(text.clone())
-                }
-                _ => None,
-            })
-            .collect();
-        assert_eq!(results.len(), 1, "{version}: the background start's result");
-        // The job started (its id in the tool's result) and its end was notified: Claude
-        // Code tells the model of a finished background command by a task notification
-        // naming the same id and tool use (the output stays in its file).
-        let id = results[0]
-            .split("with ID: ")
-            .nth(1)
-            .and_then(|r| r.split(|c: char| !c.is_alphanumeric()).next())
-            .unwrap_or_else(|| panic!("{version}: no job id in {:?}", results[0]));
-        let done = main.iter().skip(2).flat_map(user_texts).find(|s| {
-            s.contains(&format!("<task-id>{id}</task-id>"))
-                && s.contains("<tool-use-id>toolu_aw_01</tool-use-id>")
-        });
-        let done = done.unwrap_or_else(|| panic!("{version}: no notification of job {id}"));
-        assert!(done.contains("<status>completed</status>"), "{done}");
-        assert!(done.contains("(exit code 0)"), "{done}");
-        // The cast: every line JSON, one marker per exchange, the session's end on screen.
-        let v = cast_reader(&cast);
-        assert_eq!(
-            (v["version"].as_i64(), v["width"].as_i64()),
-            (Some(2), Some(120))
-        );
-        assert_eq!(v["monotonic"], true);
-        let markers = v["markers"].as_array().unwrap();
-        assert_eq!(
-            markers.len(),
-            t.exchanges.len(),
-            "{version}: a marker per exchange"
-        );
-        let last = v["last_time"].as_f64().unwrap();
-        for (m, x) in markers.iter().zip(&t.exchanges) {
-            assert!(m[1]
-                .as_str()
-                .unwrap()
-                .starts_with(&format!("exchange {}:", x.id)));
-            let at = m[0].as_f64().unwrap();
-            assert!(
-                (0.0..=last).contains(&at),
-                "{version}: marker at {at} s of {last} s"
-            );
-        }
-        // Typed: the prompt, Enter, the permission's answer, `/exit`, Enter; the answer
-        // went into the screen that asked for it.
-        assert!(stdout.contains("1 prompt answered"), "{stdout}");
-        let inputs = v["inputs"].as_array().unwrap();
-        let typed: Vec<&str> = inputs.iter().map(|i| i[1].as_str().unwrap()).collect();
-        assert_eq!(
-            typed,
-            ["run the build", "\r", "\r", "/exit", "\r"],
-            "{version}"
-        );
-        let asked = inputs[2][2].as_array().unwrap();
-        assert!(
-            asked
-                .iter()
-                .any(|l| l.as_str().unwrap().contains("Do you want to proceed?")),
-            "{version}: the permission's answer went to {asked:?}"
-        );
-        let end = screen(&v);
-        assert!(
-            end.contains("Build done: the job reported"),
-            "{version}:\n{end}"
-        );
-        assert!(
-            end.contains("/exit"),
-            "{version}: the last screen shows the exit:\n{end}"
-        );
-        // asciinema opens /dev/tty: it plays under util-linux `script`, on a terminal.
-        let played = Command::new("script")
-            .args([
-                "-qec",
-                &format!("asciinema cat '{}'", cast.display()),
-                "/dev/null",
-            ])
-            .stdin(std::process::Stdio::null())
-            .output();
-        let played = played.expect("asciinema (make test-deps)");
-        assert!(
-            played.status.success(),
-            "{}",
-            String::from_utf8_lossy(&played.stderr)
-        );
-        // Played as the terminal got it: words placed by cursor moves (`Build\x1b[9Gdone:`).
-        let played = String::from_utf8_lossy(&played.stdout);
-        assert!(
-            played.contains("Build\x1b[9Gdone:") && played.contains("reported"),
-            "{version}: {played}"
+            (0.0..=last).contains(&at),
+            "{version}: marker at {at} s of {last} s"
         );
     }
+    // Typed: the prompt, Enter, the permission's answer, `/exit`, Enter; the answer
+    // went into the screen that asked for it.
+    assert!(stdout.contains("1 prompt answered"), "{stdout}");
+    let inputs = v["inputs"].as_array().unwrap();
+    let typed: Vec<&str> = inputs.iter().map(|i| i[1].as_str().unwrap()).collect();
+    assert_eq!(
+        typed,
+        ["run the build", "\r", "\r", "/exit", "\r"],
+        "{version}"
+    );
+    let asked = inputs[2][2].as_array().unwrap();
+    assert!(
+        asked
+            .iter()
+            .any(|l| l.as_str().unwrap().contains("Do you want to proceed?")),
+        "{version}: the permission's answer went to {asked:?}"
+    );
+    let end = screen(&v);
+    assert!(
+        end.contains("Build done: the job reported"),
+        "{version}:\n{end}"
+    );
+    assert!(
+        end.contains("/exit"),
+        "{version}: the last screen shows the exit:\n{end}"
+    );
+}
+
+/// The cast as `asciinema cat` plays it.
+fn played_by_asciinema(version: &str, cast: &Path) {
+    // asciinema opens /dev/tty: it plays under util-linux `script`, on a terminal.
+    let played = Command::new("script")
+        .args([
+            "-qec",
+            &format!("asciinema cat '{}'", cast.display()),
+            "/dev/null",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output();
+    let played = played.expect("asciinema (make test-deps)");
+    assert!(
+        played.status.success(),
+        "{}",
+        String::from_utf8_lossy(&played.stderr)
+    );
+    // Played as the terminal got it: words placed by cursor moves (`Build\x1b[9Gdone:`).
+    let played = String::from_utf8_lossy(&played.stdout);
+    assert!(
+        played.contains("Build\x1b[9Gdone:") && played.contains("reported"),
+        "{version}: {played}"
+    );
 }
 
 /// The processes whose command line holds `token`.

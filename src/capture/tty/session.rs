@@ -292,34 +292,13 @@ fn steps(
             if at.elapsed() < DRAIN {
                 continue;
             }
-            // What its last frames showed still counts for the waits.
-            let screen = run.parser.screen().contents();
-            while matches!(term.steps.get(i), Some(Step::Wait(re)) if re.is_match(&screen)) {
-                i += 1;
-            }
-            let done = i >= term.steps.len() || matches!(term.steps[i], Step::Exit);
-            return Ok((
-                if done {
-                    End::Finished
-                } else {
-                    End::Exited { code }
-                },
-                i + usize::from(done && i < term.steps.len()),
-            ));
+            return Ok(after_exit(run, i, code));
         }
         run.answer()?;
         let Some(step) = term.steps.get(i) else {
             return Ok((End::Finished, i));
         };
-        let advance = match step {
-            Step::Type(t) => run.write(t.as_bytes())?,
-            Step::Key(k) => run.write(k)?,
-            Step::Wait(re) => re.is_match(&run.parser.screen().contents()),
-            // A CLI starting slowly (several at once) is not idle before its first output.
-            Step::Idle(d) => run.printed && run.last_output.max(step_start).elapsed() >= *d,
-            Step::Exit => false,
-        };
-        if advance {
+        if advance(run, step, step_start)? {
             i += 1;
             step_start = Instant::now();
         } else if step_start.elapsed() >= term.step_timeout {
@@ -333,6 +312,37 @@ fn steps(
             ));
         }
     }
+}
+
+/// How a session whose CLI exited at step `i` (from 0) ended: finished when what its last
+/// frames showed satisfies the remaining waits up to the end or an exit step; returns the
+/// end and the steps done.
+fn after_exit(run: &Run<'_>, mut i: usize, code: Option<i32>) -> (End, usize) {
+    let steps = &run.term.steps;
+    let screen = run.parser.screen().contents();
+    while matches!(steps.get(i), Some(Step::Wait(re)) if re.is_match(&screen)) {
+        i += 1;
+    }
+    let done = i >= steps.len() || matches!(steps[i], Step::Exit);
+    let end = if done {
+        End::Finished
+    } else {
+        End::Exited { code }
+    };
+    (end, i + usize::from(done && i < steps.len()))
+}
+
+/// Do `step` (typing) or look whether it is done (waiting) in the step begun at
+/// `step_start`; true when the session moves on to the next step.
+fn advance(run: &mut Run<'_>, step: &Step, step_start: Instant) -> Result<bool, TtyError> {
+    Ok(match step {
+        Step::Type(t) => run.write(t.as_bytes())?,
+        Step::Key(k) => run.write(k)?,
+        Step::Wait(re) => re.is_match(&run.parser.screen().contents()),
+        // A CLI starting slowly (several at once) is not idle before its first output.
+        Step::Idle(d) => run.printed && run.last_output.max(step_start).elapsed() >= *d,
+        Step::Exit => false,
+    })
 }
 
 /// What a waiting step waited for, for the end's reason.
