@@ -293,7 +293,7 @@ pub fn parse(x: &Exchange) -> Parsed {
         Dialect::Gemini => super::gemini::with_path(req, x.path()),
         _ => req,
     })
-    .and_then(|req| CanonicalRequest::of(req, &x.request.headers));
+    .and_then(|req| CanonicalRequest::of(req, x.sent_headers()));
     match parsed {
         Ok(mut r) => {
             if let std::borrow::Cow::Owned(decoded) = body {
@@ -328,7 +328,7 @@ fn names_previous_response(body: &[u8]) -> bool {
 /// indexing `body`; `problem`: why a continuation could not be rebuilt.
 fn parse_body(x: &Exchange, dialect: Dialect, body: Vec<u8>, problem: Option<String>) -> Parsed {
     match MessagesRequest::parse_as(dialect, &body)
-        .and_then(|req| CanonicalRequest::of(req, &x.request.headers))
+        .and_then(|req| CanonicalRequest::of(req, x.sent_headers()))
     {
         Ok(mut r) => {
             r.decoded = Some(body);

@@ -141,6 +141,30 @@ pub fn file_name(label: &str) -> String {
     format!("{}_fp-{fp}.jsonl", &s[..MAX_FILE_NAME - 12])
 }
 
+/// Fetch each version of `cells` once, before the parallel runs: per version, why it
+/// could not be fetched (`None`: fetched). A version that cannot be fetched fails its own
+/// cells only; the others still record.
+async fn fetch_each<'a>(
+    cells: &'a [Cell],
+    progress: &Arc<dyn Fn(&str) + Send + Sync>,
+) -> Vec<(&'a CliSpec, Option<String>)> {
+    let mut fetched: Vec<(&CliSpec, Option<String>)> = Vec::new();
+    for c in cells {
+        if !fetched.iter().any(|(s, _)| *s == &c.spec) {
+            let p = progress.clone();
+            let spec = c.spec.clone();
+            let r = tokio::task::spawn_blocking(move || npm::ensure(&spec, &*p)).await;
+            let failed = match r {
+                Ok(Ok(_)) => None,
+                Ok(Err(e)) => Some(e.to_string()),
+                Err(e) => Some(e.to_string()),
+            };
+            fetched.push((&c.spec, failed));
+        }
+    }
+    fetched
+}
+
 /// The cast of a terminal-mode run beside its trace `trace`: the same name with `.cast`.
 pub fn cast_of(trace: &Path) -> PathBuf {
     trace.with_extension("cast")
@@ -158,22 +182,7 @@ pub async fn run(
     tty: Option<&TtyConfig>,
     progress: Arc<dyn Fn(&str) + Send + Sync>,
 ) -> Vec<(PathBuf, Result<RecordOutcome, RecordError>)> {
-    // Fetch each version once, before the parallel runs; a version that cannot be fetched
-    // fails its own cells only (the others still record).
-    let mut fetched: Vec<(&CliSpec, Option<String>)> = Vec::new();
-    for c in cells {
-        if !fetched.iter().any(|(s, _)| *s == &c.spec) {
-            let p = progress.clone();
-            let spec = c.spec.clone();
-            let r = tokio::task::spawn_blocking(move || npm::ensure(&spec, &*p)).await;
-            let failed = match r {
-                Ok(Ok(_)) => None,
-                Ok(Err(e)) => Some(e.to_string()),
-                Err(e) => Some(e.to_string()),
-            };
-            fetched.push((&c.spec, failed));
-        }
-    }
+    let fetched = fetch_each(cells, &progress).await;
     let fetch_error = |spec: &CliSpec| {
         fetched
             .iter()

@@ -115,7 +115,7 @@ pub fn build(runs: &[(String, &Trace)], norm: &Normalizer) -> Matrix {
         };
         groups[g].1.push(label.clone());
         let v = ToolView::of(r);
-        let headers = &it.x.request.headers;
+        let headers = it.x.sent_headers();
         let betas = BetaSet::from_headers_of(r.dialect, headers);
         rows.push(MatrixRow {
             label: label.clone(),

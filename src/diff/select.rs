@@ -185,7 +185,7 @@ impl Item<'_> {
             exchange: Some(self.x.id),
             session: Some(self.session.clone()),
             thread: Some(self.thread.clone()),
-            headers: &self.x.request.headers,
+            headers: self.x.sent_headers(),
             body: &self.body,
         }
     }

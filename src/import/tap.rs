@@ -156,7 +156,7 @@ fn json_export_entry(e: &Value, path: &Path) -> Exchange {
             Format::ClaudeTap,
             path,
             &[
-                "request headers",
+                crate::trace::MISSING_REQUEST_HEADERS,
                 "request parameters other than model, system, tools and messages",
                 "request body bytes (rebuilt from the export's fields)",
                 "response headers and bytes (rebuilt from content, usage and stop reason)",

@@ -164,7 +164,12 @@ pub fn is_request_body(bytes: &[u8]) -> bool {
 /// Classify the first record of a JSON Lines input.
 fn classify_line(v: &Value) -> Detected {
     let Some(o) = v.as_object() else {
-        return classify_document(v);
+        return match classify_document(v) {
+            // a one-line (minified) `claude-tap export --format json` is a document, not
+            // JSON Lines of claude-tap records: read it whole
+            Detected::Format(Format::ClaudeTap) => Detected::Document,
+            other => other,
+        };
     };
     let s = |k: &str| o.get(k).and_then(Value::as_str);
     let kind = s("type");

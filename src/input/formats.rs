@@ -245,7 +245,7 @@ pub(super) fn request_body(mut bytes: Vec<u8>, path: &Path) -> Records {
     let source = import::import_source(
         Format::RequestBody,
         path,
-        &["request headers", "response", "timing"],
+        &[crate::trace::MISSING_REQUEST_HEADERS, "response", "timing"],
     );
     // Trimmed in place: a body is often megabytes.
     let start = bytes.len() - bytes.trim_ascii_start().len();

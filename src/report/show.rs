@@ -30,7 +30,8 @@ pub struct ShowRow {
     pub path: String,
     /// `model` of a Messages request.
     pub model: Option<String>,
-    /// Response status (`None`: no response).
+    /// Response status (`None`: no response, or no status known: a response whose head
+    /// the capture missed, or an HTTP/0.9 one, recorded with status 0).
     pub status: Option<u16>,
     /// Request body size in bytes.
     pub body_bytes: usize,
@@ -170,7 +171,7 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
             "(request not captured)".into()
         },
         model: parsed.as_ref().and_then(|r| r.model.clone()),
-        status: x.response.as_ref().map(|r| r.status),
+        status: x.response.as_ref().map(|r| r.status).filter(|&s| s != 0),
         body_bytes: x.request.body.len(),
         tools: parsed.as_ref().map(|r| r.tools.len()),
         stop,

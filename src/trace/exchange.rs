@@ -78,6 +78,17 @@ pub struct Exchange {
 }
 
 impl Exchange {
+    /// The request header lines as the client sent them: none when the source held none
+    /// ([`Source::request_headers_missing`]; lines an importer added, such as
+    /// `content-type`, are not what was sent), so every header figure and beta is unknown.
+    pub fn sent_headers(&self) -> &[(String, String)] {
+        if self.source.request_headers_missing() {
+            &[]
+        } else {
+            &self.request.headers
+        }
+    }
+
     /// Duration from the request's first byte to the response's last byte, in microseconds.
     pub fn duration_us(&self) -> Option<i64> {
         self.ended_at
@@ -265,7 +276,17 @@ pub struct Source {
     pub missing: Vec<String>,
 }
 
+/// The [`Source::missing`] entry of a source that held no request header at all (an
+/// export of bodies): its headers, and the betas they carry, are unknown, not empty.
+pub const MISSING_REQUEST_HEADERS: &str = "request headers";
+
 impl Source {
+    /// True when the source held no request header ([`MISSING_REQUEST_HEADERS`]): header
+    /// lines an importer wrote itself (`content-type`) say nothing about what was sent.
+    pub fn request_headers_missing(&self) -> bool {
+        self.missing.iter().any(|m| m == MISSING_REQUEST_HEADERS)
+    }
+
     /// A source of `kind` with every optional field empty.
     pub fn new(kind: SourceKind) -> Self {
         Source {

@@ -29,7 +29,7 @@ mod writer;
 pub use body::Body;
 pub use exchange::{
     header_value, origin_form, Context, Exchange, ExchangeError, Headers, HttpRequest,
-    HttpResponse, Source, SourceKind,
+    HttpResponse, Source, SourceKind, MISSING_REQUEST_HEADERS,
 };
 #[cfg(test)]
 pub(crate) use exchange::{test_exchange, test_headers};

@@ -105,6 +105,7 @@ mod mcp_tap_stop;
 // The relay under arbitrary splits and interleavings: bytes out == bytes in.
 mod mcp_tap_relay;
 // The cold-cache download of a published CLI, integrity checked.
+mod missing;
 mod npm_integrity;
 // Numbers read from a trace are range-checked.
 mod numbers;

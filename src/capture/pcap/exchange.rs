@@ -137,6 +137,12 @@ pub(super) fn build(info: &ConnInfo, e: Entry, why: &str) -> Option<Exchange> {
         .unwrap_or_default();
     let started = first.ts;
     let mut last = req_msg.as_ref().map_or(first, |m| m.last);
+    if resp_msg.as_ref().is_some_and(|m| m.head_not_captured) {
+        notes.insert(
+            "response_head_not_captured".into(),
+            "the capture started inside this response: status, headers and the first bytes are unknown".into(),
+        );
+    }
     let response = resp_msg.as_mut().map(|resp| {
         last = resp.last;
         let mut headers = resp.head.headers.clone();

@@ -327,10 +327,11 @@ impl HttpConn {
         http.into_iter().chain(ws).min()
     }
 
-    /// True once any message head was parsed on this connection.
+    /// True once any message head was parsed on this connection (or a response kept
+    /// without its head).
     pub fn saw_http(&self) -> bool {
         let (a, b) = (&self.parsers[0].stats, &self.parsers[1].stats);
-        a.heads + b.heads + a.cut_heads + b.cut_heads > 0
+        a.heads + b.heads + a.cut_heads + b.cut_heads + b.headless > 0
     }
 
     /// Run `f` on the parser of direction `dir` with the pairing state, then pair the

@@ -74,6 +74,9 @@ pub struct Message {
     /// Where this direction lost sync since the previous message (whole messages may
     /// have been lost there), if it did.
     pub lost_before: Option<u64>,
+    /// A response whose head preceded the capture ([`super::headless`]): status 0, no
+    /// version or fields.
+    pub head_not_captured: bool,
 }
 
 impl Message {
@@ -148,6 +151,8 @@ pub struct ParserStats {
     pub resyncs: u64,
     /// Heads cut off by a capture gap or invalid (reported as cut messages).
     pub cut_heads: u64,
+    /// Responses kept without their head: the capture started inside them.
+    pub headless: u64,
 }
 
 /// Incremental parser for the messages of one direction.
@@ -385,6 +390,12 @@ impl MessageParser {
         // Keep a tail that may hold the start of a method or status line.
         let drop = found.unwrap_or(self.buf.len().saturating_sub(16));
         match self.msg.as_mut() {
+            Some(m) if m.head_not_captured => {
+                let keep = drop.min(super::headless::MAX_HEADLESS.saturating_sub(m.body.len()));
+                m.body.extend_from_slice(&self.buf[..keep]);
+                self.stats.skipped += (drop - keep) as u64;
+                m.last = at;
+            }
             Some(m) => {
                 m.body.extend_from_slice(&self.buf[..drop]);
                 m.last = at;
@@ -432,6 +443,17 @@ impl MessageParser {
                 self.state = State::Resync;
                 self.stats.resyncs += 1;
                 self.lost.get_or_insert(off);
+                // The stream's start was not captured (no SYN): a response may be under
+                // way; its bytes are collected until the next status line.
+                let start = len == 0 && off == 0 && self.msg.is_none();
+                if start && !self.request && self.stats.heads == 0 {
+                    self.msg = Some(Message {
+                        first: at,
+                        last: at,
+                        head_not_captured: true,
+                        ..Message::default()
+                    });
+                }
             }
             State::Head => self.gap_in_head(len, off, at, sink),
         }
@@ -756,7 +778,16 @@ impl MessageParser {
         if let Some(mut m) = self.msg.take() {
             m.cut = cut;
             m.end = end;
-            sink.done(m);
+            if !m.head_not_captured {
+                return sink.done(m);
+            }
+            match super::headless::recover(m) {
+                Ok(m) => {
+                    self.stats.headless += 1;
+                    sink.done(m);
+                }
+                Err(skipped) => self.stats.skipped += skipped,
+            }
         }
     }
 }

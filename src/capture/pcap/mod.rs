@@ -25,6 +25,7 @@ pub mod driver;
 mod exchange;
 pub mod file;
 mod head;
+mod headless;
 pub mod http;
 pub mod ip;
 pub mod link;

@@ -201,3 +201,81 @@ fn pcapng_packets_without_timestamps_take_their_neighbours_time_not_1970() {
         sha(b"{\"a\":1}")
     );
 }
+
+/// Issue 31 kind 11: a capture that starts inside a response (its request and head sent
+/// before the capture; only server→client segments, the first two captured swapped) gave
+/// no exchange at all, while tshark exports the bytes. Now it is a response without its
+/// request or head, its chunked body de-chunked from the next chunk-size line, its
+/// event stream read: the deltas and usage after the cut.
+#[test]
+fn capture_starting_mid_response_without_a_head_gave_no_exchange() {
+    let words = ["alpha ", "bravo ", "charlie ", "delta ", "echo ", "foxtrot"];
+    let mut events = opening();
+    events.extend(words.iter().map(|w| delta(w)));
+    events.push((
+        "content_block_stop",
+        r#"{"type":"content_block_stop","index":0}"#.into(),
+    ));
+    events.push(("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":7}}"#.into()));
+    events.push(("message_stop", r#"{"type":"message_stop"}"#.into()));
+    let response = sse_response(&events);
+    let mut f = Flow::new("10.0.0.1:40002", "10.0.0.2:8080", 700, 900);
+    f.handshake(); // before the capture
+    f.send(true, &request(b"{\"stream\":true}"), 1448); // before the capture
+    let mss = 200;
+    let mut segs = f.send(false, &response, mss);
+    let cut = mss; // the first segment (head and first events) is not captured
+    segs.remove(0);
+    segs.swap(0, 1);
+    segs.push(f.ack(true));
+
+    // What the body holds from `cut` on, from the events as sent: the rest of the chunk
+    // the cut falls in, then every later chunk's data.
+    let head = response.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let (mut at, mut want) = (head, Vec::new());
+    for (name, data) in &events {
+        let ev = format!("event: {name}\ndata: {data}\n\n");
+        let line = format!("{:x}\r\n", ev.len()).len();
+        let (start, end) = (at + line, at + line + ev.len());
+        if end > cut {
+            assert!(
+                start <= cut || !want.is_empty(),
+                "the cut falls in chunk data"
+            );
+            want.extend_from_slice(&ev.as_bytes()[cut.saturating_sub(start)..]);
+        }
+        at = end + 2;
+    }
+
+    let (xs, s) = extract_bytes(&cap(&f, &segs));
+    assert_eq!(xs.len(), 1, "{s:?}");
+    let x = &xs[0];
+    assert!(!x.request.captured());
+    assert!(x.notes.contains_key("response_head_not_captured"));
+    let resp = x.response.as_ref().unwrap();
+    assert_eq!(resp.body.bytes, want);
+    let e = x.error.as_ref().expect("the response is incomplete");
+    assert_eq!(e.kind, "incomplete_response");
+    assert!(
+        e.message.contains("capture started inside this response"),
+        "{e:?}"
+    );
+    // The event stream after the cut: the words whose events came whole, the usage.
+    let msg = agentwire::api::sse::assemble(&resp.body.bytes);
+    let text = String::from_utf8_lossy(&want);
+    let whole: String = words
+        .iter()
+        .filter(|w| text.contains(&format!("\"text\":\"{w}\"")))
+        .copied()
+        .collect();
+    assert!(whole.len() >= "echo foxtrot".len(), "{text}");
+    let got: String = msg.content.iter().filter_map(|c| c.text()).collect();
+    assert!(
+        got.ends_with(&whole),
+        "{got:?} vs {whole:?}: {:?}",
+        msg.stream_problems
+    );
+    assert_eq!(msg.usage.output_tokens, Some(7));
+    assert_eq!(msg.stop_reason.as_deref(), Some("end_turn"));
+    assert_eq!((s.http_connections, s.non_http_connections), (1, 0));
+}
