@@ -74,7 +74,7 @@ pub struct Message {
     /// Where this direction lost sync since the previous message (whole messages may
     /// have been lost there), if it did.
     pub lost_before: Option<u64>,
-    /// A response whose head preceded the capture ([`super::headless`]): status 0, no
+    /// A response whose head preceded the capture (`pcap/headless.rs`): status 0, no
     /// version or fields.
     pub head_not_captured: bool,
 }
