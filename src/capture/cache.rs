@@ -1,6 +1,6 @@
 //! agentwire's caches on disk: downloaded CLIs (`cli/NAME/VERSION/PLATFORM`, written by
-//! [`super::npm::ensure`]) and recordings (`recordings/NAME/VERSION/ROUTE-KEY.jsonl`,
-//! written by `history`), both under [`super::npm::cache_root`]. A recording's key is a
+//! [`super::npm::ensure`]) and recordings (`recordings/NAME/VERSION/ROUTE-PLATFORM-KEY.jsonl`,
+//! `ROUTE-tty-PLATFORM-KEY.jsonl` and its `.cast` for a terminal session, written by `history`), both under [`super::npm::cache_root`]. A recording's key is a
 //! hash of everything that shapes it besides version and route: the environment changes
 //! and the CLI arguments, so a re-run with the same settings finds it and records nothing.
 
@@ -11,12 +11,15 @@ use sha2::{Digest, Sha256};
 use super::npm::{cache_root, CliSpec};
 use super::route::Route;
 
-/// Where the recording of `spec` with `route`, `env` and `args` is cached.
+/// Where the recording of `spec` with `route`, `env` and `args` is cached; a terminal
+/// session's (`tty`, `record --tty`'s default session) apart from print mode's, as
+/// `ROUTE-tty-PLATFORM-KEY.jsonl` with its cast beside it (`.cast`).
 pub fn recording_path(
     spec: &CliSpec,
     route: Route,
     env: &[(String, Option<String>)],
     args: &[String],
+    tty: bool,
 ) -> PathBuf {
     let mut env: Vec<String> = env
         .iter()
@@ -38,7 +41,12 @@ pub fn recording_path(
         .join("recordings")
         .join(&spec.name)
         .join(&spec.version)
-        .join(format!("{}-{}-{key}.jsonl", route.name(), spec.platform))
+        .join(format!(
+            "{}-{}{}-{key}.jsonl",
+            route.name(),
+            if tty { "tty-" } else { "" },
+            spec.platform
+        ))
 }
 
 /// Semver order of a cached version directory's name (`2.1.9` < `2.1.10`); names that

@@ -9,6 +9,7 @@ use super::npm::{self, CliSpec};
 use super::record::{self, RecordConfig, RecordError, RecordOutcome, Target};
 use super::route::Route;
 use super::server::ServerConfig;
+use super::tty::TtyConfig;
 
 /// One environment dimension: a variable and the values to try (`unset` removes it).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -164,13 +165,21 @@ async fn fetch_each<'a>(
     fetched
 }
 
+/// The cast of a terminal-mode run beside its trace `trace`: the same name with `.cast`.
+pub fn cast_of(trace: &Path) -> PathBuf {
+    trace.with_extension("cast")
+}
+
 /// Record every cell into `dir`, at most `parallel` at a time; results in cell order.
+/// With `tty` every cell runs in a terminal session ([`crate::capture::tty`]), its cast
+/// beside its trace ([`cast_of`]).
 pub async fn run(
     cells: &[Cell],
     dir: &Path,
     args: &[String],
     server: &ServerConfig,
     parallel: usize,
+    tty: Option<&TtyConfig>,
     progress: Arc<dyn Fn(&str) + Send + Sync>,
 ) -> Vec<(PathBuf, Result<RecordOutcome, RecordError>)> {
     let fetched = fetch_each(cells, &progress).await;
@@ -204,6 +213,10 @@ pub async fn run(
             route: c.route,
             // The matrix directory's own check decided what may be replaced.
             force: true,
+            tty: tty.map(|t| TtyConfig {
+                cast: cast_of(&out),
+                ..t.clone()
+            }),
         };
         let (sem, p, label) = (sem.clone(), progress.clone(), c.label.clone());
         tasks.push(tokio::spawn(async move {

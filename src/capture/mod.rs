@@ -19,6 +19,7 @@ pub mod resend;
 pub mod route;
 pub mod sendable;
 pub mod server;
+pub mod tty;
 pub mod versions;
 
 pub use diagnostics::{Diagnostics, Level};

@@ -22,6 +22,7 @@ use agentwire::capture::resend::ResendConfig;
 use agentwire::capture::route::Route;
 use agentwire::capture::server::playback::{Coverage, Replay};
 use agentwire::capture::server::{self, InterceptConfig, Mode, Script, ServerConfig};
+use agentwire::capture::tty::{Terminal, TtyConfig};
 use agentwire::report::{DocFormat, Format};
 use agentwire::trace::{ReadProblem, SourceKind};
 
@@ -197,8 +198,14 @@ pub fn serve(a: &ServeArgs, mut base: ServerConfig) -> Result<ServerConfig> {
 }
 
 /// `record`'s recording of `target` under `server`.
-pub fn record(a: &RecordArgs, target: Target, server: ServerConfig) -> RecordConfig {
-    RecordConfig {
+pub fn record(a: &RecordArgs, target: Target, server: ServerConfig) -> Result<RecordConfig> {
+    let tty = if a.tty {
+        let cast = a.cast.clone().unwrap_or_else(|| cast_of(&a.output));
+        Some(tty(a.reply.script.as_deref(), cast, a.max_cast)?)
+    } else {
+        None
+    };
+    Ok(RecordConfig {
         // `--` arguments are the CLI's with --cli, else the command itself (in `target`)
         args: if a.cli.is_some() {
             a.args.clone()
@@ -220,7 +227,36 @@ pub fn record(a: &RecordArgs, target: Target, server: ServerConfig) -> RecordCon
         label: None,
         route: a.route.map(Route::from),
         force: a.force,
+        tty,
+    })
+}
+
+/// The cast beside a trace: its name with `.cast` (`trace.cast` for standard output).
+pub fn cast_of(output: &Path) -> PathBuf {
+    if output == Path::new("-") {
+        return PathBuf::from("trace.cast");
     }
+    output.with_extension("cast")
+}
+
+/// A terminal session writing `cast` (at most `max_cast_bytes`), driven by the `terminal` part of the scenario
+/// `script` (the default session without one).
+///
+/// Errors: the scenario cannot be read or its terminal part is not valid.
+pub fn tty(script: Option<&Path>, cast: PathBuf, max_cast_bytes: u64) -> Result<TtyConfig> {
+    let terminal = match script {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| anyhow::anyhow!("cannot read the scenario {}: {e}", p.display()))?;
+            Terminal::from_scenario(&p.display().to_string(), &text)?
+        }
+        None => None,
+    };
+    Ok(TtyConfig {
+        terminal: terminal.unwrap_or_else(|| Terminal::default_for("hello")),
+        cast,
+        max_cast_bytes,
+    })
 }
 
 /// The resolver of CLI-spec inputs (`diff`, `report diff`): recorded with `env` and

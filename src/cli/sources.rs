@@ -125,6 +125,18 @@ pub struct RecordArgs {
     /// with its token, is the first line on stdout.
     #[arg(long)]
     pub ui: bool,
+    /// Run the CLI interactively in a pseudo-terminal, driven by the `terminal` part of
+    /// the `--script` scenario (default: type `hello`, wait for idle, Ctrl-D); the screen
+    /// is written as an asciicast v2 file beside the trace (`--cast`).
+    #[arg(long)]
+    pub tty: bool,
+    /// The asciicast v2 file of `--tty` (default: the trace's name with `.cast`).
+    #[arg(long, requires = "tty")]
+    pub cast: Option<PathBuf>,
+    /// Largest cast of `--tty`, in bytes (1 KiB to 4 GiB); output past it is counted in
+    /// the summary, not written.
+    #[arg(long, default_value_t = agentwire::capture::tty::MAX_CAST_BYTES, requires = "tty", value_parser = clap::value_parser!(u64).range(1024..=4 << 30))]
+    pub max_cast: u64,
 }
 
 /// `agentwire matrix`.
@@ -166,6 +178,10 @@ pub struct MatrixArgs {
     /// How the fake server answers (a scenario drives every run the same way).
     #[command(flatten)]
     pub reply: ReplyArgs,
+    /// Run every CLI in a terminal session, as `record --tty` does (driven by the
+    /// `--script` scenario's `terminal` part); each cast beside its trace (`.cast`).
+    #[arg(long)]
+    pub tty: bool,
     /// Arguments for every CLI run (default `-p hello`); `--mcp-config FILE` servers are
     /// recorded too.
     #[arg(last = true)]
@@ -198,6 +214,10 @@ pub struct HistoryArgs {
     pub diff_dir: Option<PathBuf>,
     #[command(flatten)]
     pub out: DocOutputArgs,
+    /// Record every version in a terminal session, as `record --tty` does with its default
+    /// session (type `hello`, Enter, Ctrl-D); cached apart from print mode's recordings.
+    #[arg(long)]
+    pub tty: bool,
     /// Arguments for every recorded CLI run (default `-p hello`).
     #[arg(last = true)]
     pub args: Vec<String>,

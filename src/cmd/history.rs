@@ -10,6 +10,7 @@ use agentwire::capture::agent::Agent;
 use agentwire::capture::npm::{self, CliSpec};
 use agentwire::capture::record::RecordError;
 use agentwire::capture::route::Route;
+use agentwire::capture::tty::MAX_CAST_BYTES;
 use agentwire::capture::versions;
 use agentwire::capture::{cache, matrix};
 use agentwire::input::open_trace;
@@ -112,7 +113,7 @@ fn versions(spec: &str, a: &HistoryArgs) -> Result<(String, Inputs)> {
     };
     let paths: Vec<PathBuf> = specs
         .iter()
-        .map(|s| cache::recording_path(s, route, &a.env, &a.args))
+        .map(|s| cache::recording_path(s, route, &a.env, &a.args, a.tty))
         .collect();
     let missing: Vec<usize> = (0..specs.len()).filter(|&i| !paths[i].is_file()).collect();
     if !missing.is_empty() {
@@ -164,10 +165,25 @@ fn record_missing(
         .collect();
     let tmp = tempfile::tempdir()?;
     let server = config::stub_server();
-    let results = super::matrix::run_cells(&cells, tmp.path(), &a.args, &server, a.parallel)?;
+    let tty = if a.tty {
+        Some(config::tty(None, PathBuf::new(), MAX_CAST_BYTES)?)
+    } else {
+        None
+    };
+    let results = super::matrix::run_cells(
+        &cells,
+        tmp.path(),
+        &a.args,
+        &server,
+        a.parallel,
+        tty.as_ref(),
+    )?;
     for ((cell, &i), (path, r)) in cells.iter().zip(missing).zip(results) {
         let o = r.map_err(|e| anyhow::anyhow!("{}: recording failed: {e:#}", cell.label))?;
         message!("{}", o.summary(&paths[i]));
+        if let Some(reason) = super::matrix::unfinished(&o) {
+            anyhow::bail!("{}: the terminal session ended early: {reason}", cell.label);
+        }
         if o.messages == 0 {
             let e = RecordError::NoMessages {
                 output_tail: o.output_tail,
@@ -177,6 +193,10 @@ fn record_missing(
         // Into the cache whole or not at all: a later run trusts what it finds there.
         agentwire::output::create_private_dir(paths[i].parent().expect("cache path has a parent"))?;
         write_file(&paths[i], &std::fs::read(&path)?, true)?;
+        if a.tty {
+            let cast = matrix::cast_of(&path);
+            write_file(&matrix::cast_of(&paths[i]), &std::fs::read(&cast)?, true)?;
+        }
     }
     Ok(())
 }

@@ -9,6 +9,7 @@ use anyhow::Result;
 use agentwire::capture::record::{RecordError, RecordOutcome};
 use agentwire::capture::route::Route;
 use agentwire::capture::server::ServerConfig;
+use agentwire::capture::tty::{End, TtyConfig, MAX_CAST_BYTES};
 use agentwire::capture::{matrix, versions};
 use agentwire::input::open_trace;
 use agentwire::report;
@@ -23,13 +24,26 @@ pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
     let cells = plan(&a)?;
     // (a replayed trace with unreadable lines makes the run degraded: exit 3)
     let (server, degraded) = report_setup(config::reply_server(&a.reply)?)?;
-    let results = run_cells(&cells, &a.dir, &a.args, &server, a.parallel)?;
+    let tty = if a.tty {
+        Some(config::tty(
+            a.reply.script.as_deref(),
+            PathBuf::new(),
+            MAX_CAST_BYTES,
+        )?)
+    } else {
+        None
+    };
+    let results = run_cells(&cells, &a.dir, &a.args, &server, a.parallel, tty.as_ref())?;
     let mut traces = Vec::new();
     let mut failed = degraded;
     for (cell, (path, r)) in cells.iter().zip(results) {
         match r {
             Ok(o) => {
                 message!("{}", o.summary(&path));
+                if let Some(reason) = unfinished(&o) {
+                    failed = true;
+                    error!("{}: the terminal session ended early: {reason}", cell.label);
+                }
                 traces.push((cell.label.clone(), open_trace(&path)?));
             }
             Err(e) => {
@@ -71,6 +85,13 @@ pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
     Ok(degraded_if(failed || !m.problems.is_empty()))
 }
 
+/// Why a terminal session ended before its scenario did (`None`: it finished, or the run
+/// was in print mode).
+pub(super) fn unfinished(o: &RecordOutcome) -> Option<String> {
+    let t = o.tty.as_ref()?;
+    (t.end != End::Finished).then(|| t.end.reason())
+}
+
 /// Every cell of the matrix (each `--cli` item names one version, a dist-tag or a range
 /// `A..B`), with their outputs checked: no run's trace replaces an earlier one unless
 /// `--force`; the directory is created.
@@ -88,7 +109,11 @@ fn plan(a: &MatrixArgs) -> Result<Vec<matrix::Cell>> {
         );
     }
     for c in &cells {
-        agentwire::output::check(&a.dir.join(matrix::file_name(&c.label)), a.force)?;
+        let trace = a.dir.join(matrix::file_name(&c.label));
+        agentwire::output::check(&trace, a.force)?;
+        if a.tty {
+            agentwire::output::check(&matrix::cast_of(&trace), a.force)?;
+        }
     }
     if let Some(h) = &a.html {
         agentwire::output::check(h, a.force)?;
@@ -116,6 +141,7 @@ pub(super) fn run_cells(
     args: &[String],
     server: &ServerConfig,
     parallel: u8,
+    tty: Option<&TtyConfig>,
 ) -> Result<Vec<MatrixResult>> {
     let spinner = Arc::new(progress_spinner());
     let sp = spinner.clone();
@@ -127,6 +153,7 @@ pub(super) fn run_cells(
         args,
         server,
         usize::from(parallel),
+        tty,
         progress,
     ));
     spinner.finish_and_clear();

@@ -17,7 +17,7 @@ pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
     let target = target(&a)?;
     // `degraded`: the replayed trace had unreadable lines (reported already): exit 3.
     let (server, degraded) = report_setup(config::reply_server(&a.reply)?)?;
-    let cfg = config::record(&a, target, server);
+    let cfg = config::record(&a, target, server)?;
     let spinner = progress_spinner();
     let report = |msg: &str| spinner.set_message(msg.to_string());
     let outcome = runtime()?.block_on(async {
@@ -34,6 +34,17 @@ pub(super) fn record(a: RecordArgs) -> Result<ExitCode> {
     })?;
     spinner.finish_and_clear();
     print_summary(&format!("{}\n", outcome.summary(&a.output)), &a.output)?;
+    if let Some(t) = &outcome.tty {
+        if t.end != agentwire::capture::tty::End::Finished {
+            error!(
+                "the terminal session ended early: {} (the trace and the cast keep what happened); its last screen:\n{}",
+                t.end.reason(),
+                outcome.output_tail
+            );
+            return Ok(exit(ERROR));
+        }
+        return Ok(degraded_if(degraded || outcome.unreadable_lines > 0));
+    }
     if outcome.timed_out || outcome.exit_code != Some(0) {
         let tail = if outcome.output_tail.trim().is_empty() {
             "(it printed nothing)".to_string()

@@ -170,6 +170,12 @@ mod stderr_escape;
 mod targets;
 // Terminal conventions: colour and progress only on a terminal, never with NO_COLOR.
 mod terminal;
+// `record --tty`: real Claude Code in a pseudo-terminal, its cast; sessions that hang or crash.
+mod tty;
+// `diff` of print mode against terminal mode, its figures checked by an independent reader.
+mod tty_diff;
+// `matrix --tty` and `history --tty`.
+mod tty_matrix;
 // Test input from the real captures without agentwire's pcap reader (tshark).
 mod tshark;
 // CLI specs resolved through the real npm registry.

@@ -40,6 +40,9 @@ pub struct RecordConfig {
     pub route: Option<Route>,
     /// Replace an output that appears at `output` while the CLI runs (`--force`).
     pub force: bool,
+    /// Run the CLI interactively in a pseudo-terminal (`record --tty`); `None`: stdin
+    /// empty, output into a file (print mode).
+    pub tty: Option<crate::capture::tty::TtyConfig>,
 }
 
 /// The agent a recording runs, for a fetched CLI.

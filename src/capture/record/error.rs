@@ -85,6 +85,9 @@ pub enum RecordError {
     /// The run's MCP servers cannot be recorded.
     #[error(transparent)]
     Mcp(#[from] crate::capture::mcp::McpError),
+    /// The terminal session (`--tty`) failed.
+    #[error(transparent)]
+    Tty(#[from] crate::capture::tty::TtyError),
     /// The working trace next to the output exists: an earlier run did not finish.
     #[error("{path} exists: it is the working trace of an earlier `record` run that did not finish, and may hold that run's exchanges; recover them with `agentwire import {path} -o FILE` or remove it, then run again")]
     WorkingTraceExists {

@@ -40,6 +40,8 @@ pub struct RecordOutcome {
     /// Lines of the working trace that could not be read back when it was rewritten into
     /// the output (each warned about; the working trace is then kept, see `finalize`).
     pub unreadable_lines: usize,
+    /// The terminal session, for `record --tty`.
+    pub tty: Option<crate::capture::tty::TtyOutcome>,
 }
 
 impl RecordOutcome {
@@ -53,10 +55,30 @@ impl RecordOutcome {
             (Some(c), None) => c.clone(),
             _ => "command".into(),
         };
-        let exit = match (self.exit_code, self.timed_out) {
-            (_, true) => "timed out".to_string(),
-            (Some(c), _) => format!("exit {c}"),
-            (None, _) => "killed".to_string(),
+        let exit = match (self.exit_code, self.timed_out, &self.tty) {
+            (_, _, Some(t)) => format!(
+                "in a terminal, {} after {:.1} s ({}, {} cast events in {}{})",
+                t.end.reason(),
+                t.seconds,
+                crate::text::fmt::plural_irregular(
+                    t.answered as u64,
+                    "prompt answered",
+                    "prompts answered"
+                ),
+                t.cast_events,
+                t.cast.display(),
+                if t.cast_dropped > 0 {
+                    format!(
+                        ", {} output events past the cast's bound left out",
+                        t.cast_dropped
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+            (_, true, _) => "timed out".to_string(),
+            (Some(c), _, _) => format!("exit {c}"),
+            (None, _, _) => "killed".to_string(),
         };
         format!(
             "{who}: {exit}; {} ({} {}), {} tools, {} request body bytes{} -> {}",
@@ -193,6 +215,7 @@ pub(super) fn outcome(
         output_tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
         context: trace.context.clone(),
         unreadable_lines: trace.problems.len(),
+        tty: None,
     }
 }
 

@@ -75,7 +75,12 @@ pub async fn record_observed(
     // The trace as written (sorted, final context): the summary is computed from it,
     // not by reading the file back.
     let trace = finalize_or_keep(&cfg, &tmp_trace, &context, &ran.mcp_dir)?;
-    Ok(outcome(&trace, &ran.out_path, ran.exit_code, ran.timed_out))
+    let mut out = outcome(&trace, &ran.out_path, ran.exit_code, ran.timed_out);
+    if let Some(t) = &ran.tty {
+        out.output_tail = t.screen.trim_end().to_string();
+    }
+    out.tty = ran.tty;
+    Ok(out)
 }
 
 /// The program to run, its arguments and the recording context naming it: a fetched CLI
@@ -88,7 +93,7 @@ fn program_and_context(
     Ok(match &cfg.target {
         Target::Cli(spec) => {
             let bin = tokio::task::block_in_place(|| npm::ensure(spec, progress))?;
-            let args = if cfg.args.is_empty() {
+            let args = if cfg.args.is_empty() && cfg.tty.is_none() {
                 Agent::of(&spec.name)
                     .unwrap_or(Agent::ClaudeCode)
                     .print_args("hello")

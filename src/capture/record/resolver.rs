@@ -160,6 +160,7 @@ impl SpecResolver {
             label: Some(input.to_string()),
             route: self.route,
             force: self.force,
+            tty: None,
         };
         let outcome = record(cfg, progress).await?;
         Ok(Recording { output, outcome })

@@ -86,6 +86,8 @@ pub(super) struct Ran {
     pub(super) out_path: PathBuf,
     /// MCP servers moved into the CLI's own configuration (opencode).
     pub(super) mcp_servers: Vec<String>,
+    /// The terminal session (`record --tty`).
+    pub(super) tty: Option<crate::capture::tty::TtyOutcome>,
 }
 
 /// Run the command in the sandbox, its MCP servers under agentwire's tap or proxy, until
@@ -135,6 +137,23 @@ pub(super) async fn run_command(
         }
     }
     let out_path = sandbox.path().join("output.txt");
+    if let Some(tty) = &cfg.tty {
+        let spawn = (program.to_string(), mcp.args.clone(), env.clone(), cwd);
+        let ran = in_terminal(cfg, tty, sandbox, &srv, spawn).await;
+        srv.shutdown().await?;
+        let mcp_dir = mcp.dir.clone();
+        mcp.stop().await;
+        let t = ran?;
+        use crate::capture::tty::End;
+        return Ok(Ran {
+            exit_code: t.exit_code,
+            timed_out: matches!(t.end, End::Timeout { .. } | End::Step { .. }),
+            mcp_dir,
+            out_path,
+            mcp_servers,
+            tty: Some(t),
+        });
+    }
     let mut cmd = command(program, &mcp.args, env, &cwd, &out_path)?;
     // Listen before the child runs: an interrupt from then on stops it and saves the trace.
     let stop = interrupted();
@@ -162,7 +181,25 @@ pub(super) async fn run_command(
         mcp_dir,
         out_path,
         mcp_servers,
+        tty: None,
     })
+}
+
+/// The command in a terminal session ([`crate::capture::tty`]); Claude Code finds its
+/// onboarding done, the key approved and its folder trusted
+/// ([`crate::capture::tty::seed_claude`]).
+async fn in_terminal(
+    cfg: &RecordConfig,
+    tty: &crate::capture::tty::TtyConfig,
+    sandbox: &Sandbox,
+    srv: &server::RunningServer,
+    spawn: (String, Vec<String>, BTreeMap<String, String>, PathBuf),
+) -> Result<crate::capture::tty::TtyOutcome, RecordError> {
+    if matches!(agent_of(cfg), None | Some(Agent::ClaudeCode)) {
+        let key = spawn.2.get("ANTHROPIC_API_KEY").map(String::as_str);
+        crate::capture::tty::seed_claude(&sandbox.config, key, &[&spawn.3])?;
+    }
+    Ok(crate::capture::tty::run(spawn, tty, srv.subscribe(), interrupted()).await?)
 }
 
 /// The recorded command: in its own process group, with exactly `env`, in `cwd`, stdin

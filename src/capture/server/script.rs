@@ -175,6 +175,9 @@ struct ScriptRepr {
     /// A part per agent ([`super::script_agents`]).
     #[serde(default)]
     agents: std::collections::BTreeMap<String, Value>,
+    /// What `record --tty` types and waits for (read by [`crate::capture::tty::scenario`]).
+    #[serde(default, rename = "terminal")]
+    _terminal: Option<serde_json::Value>,
 }
 
 /// A loaded scenario.

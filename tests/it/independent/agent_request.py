@@ -20,7 +20,9 @@ prompt (Messages: `system`; Responses: the developer/system items that open `inp
 Chat Completions: the system/developer messages that open `messages`; Gemini:
 `systemInstruction`), and the beta names of the provider's beta headers (Anthropic
 `anthropic-beta`; OpenAI `openai-beta` and `x-codex-beta-features`; Google none), comma
-lists split and trimmed, in order, each once; `null` when no header was recorded. And
+lists split and trimmed, in order, each once; `null` when no header was recorded;
+`tool_sizes`: each entry of the `tools` array in order as [name, bytes of its compact JSON]
+(the name is the entry's `name`, or its `function.name` for Chat Completions). And
 `model_requests`: how many exchanges of the whole trace are POSTs to one of those paths.
 """
 import hashlib
@@ -83,6 +85,14 @@ def tool_bytes(path, v):
     return total
 
 
+def tool_sizes(v):
+    out = []
+    for t in v.get("tools") or []:
+        name = t.get("name") or (t.get("function") or {}).get("name")
+        out.append([name, len(compact(t))])
+    return out
+
+
 def system_bytes(path, v):
     if path == "/v1/messages":
         return len(compact(v["system"])) if "system" in v else 0
@@ -138,6 +148,7 @@ def main():
             "tools_bytes": tool_bytes(p, v),
             "system_bytes": system_bytes(p, v),
             "betas": betas(prov, req.get("headers") or []),
+            "tool_sizes": tool_sizes(v),
             "model_requests": model,
         }, sys.stdout)
         return
