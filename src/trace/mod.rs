@@ -33,7 +33,7 @@ pub use exchange::{
 #[cfg(test)]
 pub(crate) use exchange::{test_exchange, test_headers};
 pub use mcp::McpRecord;
-pub use reader::{Part, Trace, TraceReader};
+pub use reader::{LineAt, Part, Trace, TraceReader};
 pub use record::{ReadProblem, Record};
 pub use writer::{stdout as trace_stdout, LineEncoder, TraceWriter};
 

@@ -12,11 +12,11 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::analyze::{Analysis, AnalyzeConfig, Analyzer};
-use crate::api::view::{exchange_response, Canonicalizer};
-use crate::api::ResponseBody;
+use crate::api::view::Canonicalizer;
 use crate::input::{open_input, InputOptions};
 use crate::trace::{Exchange, ReadProblem, Record, TraceReader};
 
+use super::row::{row_of, row_of_placed, ReadRow, ResponseFacts};
 use super::ViewerError;
 
 /// Where an exchange's bytes are.
@@ -195,8 +195,21 @@ impl Model {
         file_key: &str,
         line: Option<u64>,
     ) -> usize {
+        self.push_read(x, ReadRow::read(x), body, file_key, line)
+    }
+
+    /// [`Model::push`] of an exchange whose request and response were read already
+    /// ([`ReadRow`]: by the batched parse).
+    pub fn push_read(
+        &mut self,
+        x: &Exchange,
+        read: ReadRow,
+        body: BodyRef,
+        file_key: &str,
+        line: Option<u64>,
+    ) -> usize {
         let n = self.turns.len();
-        let mut row = row_of(x, &mut self.canon);
+        let (mut row, facts) = row_of(x, read, &mut self.canon);
         row.n = n;
         row.line = line;
         if file_key != self.input.display().to_string() {
@@ -204,7 +217,7 @@ impl Model {
         }
         let key = (row.session.clone(), row.thread.clone());
         let prev_in_thread = self.last_in_thread.insert(key, n);
-        let calls = response_calls(x);
+        let calls = facts.calls;
         for (id, name) in &calls {
             self.call_turn.insert(id.clone(), n);
             row.tools.push(name.clone());
@@ -225,17 +238,19 @@ impl Model {
         let Some(old) = self.turns.get(n) else {
             return;
         };
+        let facts = ResponseFacts::read(x);
         let mut row = row_of_placed(
             x,
             old.session.clone(),
             old.thread.clone(),
             old.model.clone(),
+            &facts,
         );
         row.n = n;
         row.file = old.file.clone();
         row.line = old.line;
         row.messages = old.messages;
-        for (id, name) in response_calls(x) {
+        for (id, name) in facts.calls {
             self.call_turn.insert(id.clone(), n);
             row.tools.push(name);
             self.extra[n].calls.push(id);
@@ -257,80 +272,6 @@ impl Model {
     }
 }
 
-/// `(id, name)` of each tool call in an exchange's response.
-fn response_calls(x: &Exchange) -> Vec<(String, String)> {
-    match exchange_response(x) {
-        Some(ResponseBody::Message(m)) => m
-            .tool_calls()
-            .map(|(id, name, _)| (id.to_string(), name.to_string()))
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// The row of the next exchange, placed by `canon`.
-fn row_of(x: &Exchange, canon: &mut Canonicalizer) -> TurnRow {
-    let view = canon.view(x);
-    let session = canon.session(view.place.session).label.clone();
-    let model = view.request.as_ref().and_then(|c| c.req.model.clone());
-    let messages = view.request.as_ref().map_or(0, |c| c.req.messages.len());
-    let mut row = row_of_placed(x, session, view.place.thread_label, model);
-    row.messages = messages;
-    if let Some(e) = view.error {
-        row.problem = Some(format!("request body: {e}"));
-    }
-    row
-}
-
-/// The row of an exchange already placed in `session` / `thread`.
-fn row_of_placed(x: &Exchange, session: String, thread: String, model: Option<String>) -> TurnRow {
-    let ms = |t: chrono::DateTime<chrono::Utc>| {
-        (t - x.started_at)
-            .num_microseconds()
-            .map(|u| u as f64 / 1000.0)
-    };
-    let resp = x.response.as_ref();
-    let mut row = TurnRow {
-        id: x.id,
-        time: x
-            .started_at
-            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        session,
-        thread,
-        method: x.request.method.clone(),
-        path: x.path().to_string(),
-        model,
-        status: resp.map(|r| r.status),
-        latency_ms: x.ended_at.and_then(ms),
-        ttft_ms: resp.and_then(|r| r.first_byte_at).and_then(ms),
-        error: x.error.is_some() || resp.is_some_and(|r| r.status >= 400),
-        ..TurnRow::default()
-    };
-    match exchange_response(x) {
-        Some(ResponseBody::Message(m)) => {
-            let u = &m.usage;
-            row.input_tokens = u.input_tokens.unwrap_or(0);
-            row.cached_tokens = u.cache_read_input_tokens.unwrap_or(0);
-            row.cache_write_tokens = u.cache_creation_input_tokens.unwrap_or(0);
-            row.output_tokens = u.output_tokens.unwrap_or(0);
-            row.stop = m.stop_reason.clone();
-            if let Some(p) = m.stream_problems.first() {
-                row.problem = Some(p.clone());
-            }
-        }
-        Some(ResponseBody::Error { error_type, .. }) => {
-            row.stop = Some(error_type);
-            row.error = true;
-        }
-        Some(ResponseBody::Undecodable { reason }) => row.problem = Some(reason),
-        Some(ResponseBody::Other) | None => {}
-    }
-    if let Some(e) = &x.error {
-        row.stop = Some(e.kind.clone());
-    }
-    row
-}
-
 /// Index an input in one pass, with `analyze` over it (fed in the same pass).
 ///
 /// Errors: the input cannot be opened, is not a format agentwire reads, or a read fails
@@ -339,7 +280,7 @@ pub fn open(path: &Path, cfg: AnalyzeConfig) -> Result<Model, ViewerError> {
     let mut model = Model::new(path);
     let mut a = Analyzer::new(cfg);
     if is_plain_trace(path)? {
-        index_file(path, &mut model, &mut a)?;
+        super::scan::index_file(path, &mut model, &mut a)?;
     } else {
         index_input(path, &mut model, &mut a)?;
     }
@@ -367,41 +308,6 @@ fn is_plain_trace(path: &Path) -> Result<bool, ViewerError> {
     )
     .unwrap_or(0);
     Ok(!(n == 2 && head == [0x1f, 0x8b]))
-}
-
-/// Index a plain trace file by byte offset.
-fn index_file(path: &Path, model: &mut Model, a: &mut Analyzer) -> Result<(), ViewerError> {
-    let mut r = TraceReader::open(path)?.verify_digests(false);
-    let key = path.display().to_string();
-    a.begin_trace(&key);
-    model.file = Some(path.to_path_buf());
-    loop {
-        let start = r.offset();
-        let Some(rec) = r.next() else { break };
-        match rec? {
-            Record::Exchange(x) => {
-                let at = BodyRef::At {
-                    offset: start,
-                    len: r.offset() - start,
-                };
-                model.push(&x, at, &key, Some(r.line_no()));
-                a.push(&x);
-            }
-            Record::Header { context, .. } => {
-                if !model.turns.is_empty() {
-                    model.new_context();
-                }
-                a.context(&context);
-            }
-            Record::Bad(p) => {
-                model.bad_line(&p);
-                a.bad_line(&p);
-            }
-            Record::Mcp(m) => a.push_mcp(*m),
-            Record::Other(_) => {}
-        }
-    }
-    Ok(())
 }
 
 /// Index any other input, keeping its exchanges in memory.
