@@ -461,7 +461,9 @@ where
                 response: &response,
             });
             let prepared = requests::prepare_parsed(x, parsed, |x| {
-                response.into_inner().unwrap_or_else(|| exchange_response(x))
+                response
+                    .into_inner()
+                    .unwrap_or_else(|| exchange_response(x))
             });
             (Some(prepared), extra)
         })

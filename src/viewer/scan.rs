@@ -40,7 +40,9 @@ impl<R: BufRead> Iterator for Located<R> {
 /// Body bytes a record holds.
 fn body_bytes(r: &Record) -> usize {
     match r {
-        Record::Exchange(x) => x.request.body.len() + x.response.as_ref().map_or(0, |r| r.body.len()),
+        Record::Exchange(x) => {
+            x.request.body.len() + x.response.as_ref().map_or(0, |r| r.body.len())
+        }
         _ => 0,
     }
 }
