@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::analyze::{Analysis, AnalyzeConfig, Analyzer};
 use crate::api::view::Canonicalizer;
 use crate::input::{open_input, InputOptions};
-use crate::trace::{Exchange, ReadProblem, Record, TraceReader};
+use crate::trace::{Exchange, ReadProblem, Record};
 
 use super::row::{row_of, row_of_placed, ReadRow, ResponseFacts};
 use super::ViewerError;
