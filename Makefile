@@ -5,6 +5,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # their cross-check, chromium (headless) for the HTML reports, shells and man for completions.
 BUILD_PACKAGES := libpcap-dev
 TEST_PACKAGES := tshark man-db fish zsh chromium
+# PySpark's tests need a JRE: Debian's default one, only where no `java` is on the PATH.
+TEST_PACKAGES += $(if $(shell command -v java),,default-jre-headless)
 BIN := target/debug/agentwire
 # `make install`: where to (PREFIX, DESTDIR for packagers), cargo flags (FEATURES, e.g.
 # --no-default-features for a build without libpcap), or an already built binary (FROM).
@@ -35,8 +37,8 @@ deps: ## install what building and running need: libpcap headers (apt-get), and 
 	@for t in cargo npm python3; do command -v $$t >/dev/null || { echo "deps: $$t is missing; install it first"; exit 1; }; done
 	@echo "deps: cargo, npm and python3 present"
 
-test-deps: deps ## also install what the tests use (apt-get): tshark, headless chromium, fish, zsh, man-db
-	$(call apt,$(TEST_PACKAGES),tshark as the tests' cross-check; chromium (headless) to test the HTML reports; fish, zsh and man-db for the shell completions and man page)
+test-deps: deps ## also install what the tests use (apt-get): tshark, headless chromium, fish, zsh, man-db, a JRE for PySpark
+	$(call apt,$(TEST_PACKAGES),tshark as the tests' cross-check; chromium (headless) to test the HTML reports; fish, zsh and man-db for the shell completions and man page; a JRE for the PySpark test)
 
 build: deps ## build agentwire (debug)
 	cargo build --locked

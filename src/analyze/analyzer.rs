@@ -89,6 +89,7 @@ impl Analyzer {
     pub fn context(&mut self, c: &crate::trace::Context) {
         self.stage.new_context();
         self.stage.set_cli_version(c.cli_version.clone());
+        self.stage.set_cli(c.cli.clone());
         if !c.mcp_servers.is_empty() {
             let input = self.inputs.len().saturating_sub(1);
             self.mcp_servers.insert(input, c.mcp_servers.clone());
@@ -270,6 +271,29 @@ impl Analyzer {
             .collect()
     }
 
+    /// Warnings about MCP records lost from each input (`lost` markers, unmarked gaps in
+    /// `seq`: [`crate::trace::mcp::Continuity`]), each naming its input.
+    fn mcp_loss(&self) -> Vec<String> {
+        let mut per_input: std::collections::BTreeMap<usize, crate::trace::mcp::Continuity> =
+            Default::default();
+        for (input, r) in &self.mcp {
+            per_input.entry(*input).or_default().see(r);
+        }
+        per_input
+            .into_iter()
+            .flat_map(|(i, c)| {
+                let path = self
+                    .inputs
+                    .get(i)
+                    .map_or("", |x| x.path.as_str())
+                    .to_string();
+                c.warnings()
+                    .into_iter()
+                    .map(move |w| format!("{path}: {w}"))
+            })
+            .collect()
+    }
+
     /// Finish: find jobs and episodes, price everything, build the report.
     pub fn finish(mut self) -> Analysis {
         self.pair_orphans();
@@ -281,6 +305,7 @@ impl Analyzer {
         let model_mcp = self.model_mcp_calls(labels.len());
         let model_mcp: Vec<(usize, &ToolCall)> = model_mcp.iter().map(|(t, c)| (*t, c)).collect();
         let mcp = mcp::analyze(&self.mcp, &model_mcp, &self.notes, &labels);
+        let lost = self.mcp_loss();
         let unknown = std::mem::take(&mut self.unknown_cache_hosts);
         let mut analysis = Analysis::build(BuildInput {
             cfg: &self.cfg,
@@ -295,6 +320,7 @@ impl Analyzer {
             jobs,
             mcp,
         });
+        analysis.warnings.extend(lost);
         analysis.warnings.extend(unknown.into_iter().map(|(host, n)| {
             format!(
                 "unknown provider: cache rules not known for the {n} Chat Completions request(s) to {host:?}; their cache figures assume OpenAI's rules (only api.openai.com is known to follow them)"

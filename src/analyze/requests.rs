@@ -49,6 +49,11 @@ pub struct Request {
     /// The client's version: `claude-cli/VERSION` of the User-Agent, else the recording
     /// context's `cli_version` (the Parquet tables' partition key).
     pub cli_version: Option<String>,
+    /// The agent CLI that sent it (`claude-code`, `codex`, `gemini`, `opencode`): the one
+    /// its User-Agent names ([`USER_AGENTS`]), else the recording context's `cli`.
+    pub agent: Option<String>,
+    /// The wire format it came in (its provider is [`crate::api::Dialect::provider`]).
+    pub dialect: crate::api::Dialect,
     /// The API error the response held, `type: message` (an error body such as a 529
     /// `overloaded_error`, or a 200 stream that ended with an `error` event).
     pub api_error: Option<String>,
@@ -58,13 +63,16 @@ pub struct Request {
 /// Claude Code (`claude-cli/2.1.304 (external, sdk-cli)`), Codex (`codex_exec/0.171.0
 /// (Debian 12.0.0; x86_64) …`, measured on 0.165.0 and 0.171.0; `codex_cli_rs/…` for its
 /// interactive mode), Gemini CLI (`GeminiCLI-tui/0.61.0/gemini-3.1-pro-preview (linux; x64;
-/// terminal)`, measured on 0.61.0; the version ends at a space or a slash).
+/// terminal)`, measured on 0.61.0; the version ends at a space or a slash), opencode
+/// (`opencode/1.18.33 ai-sdk/provider-utils/4.0.46 runtime/bun/1.3.14`, measured on
+/// 1.18.33 against all three of its wire formats).
 pub const USER_AGENTS: &[(&str, &str)] = &[
     ("claude-cli/", "claude-code"),
     ("codex_exec/", "codex"),
     ("codex_cli_rs/", "codex"),
     ("GeminiCLI-tui/", "gemini"),
     ("GeminiCLI/", "gemini"),
+    ("opencode/", "opencode"),
 ];
 
 /// The agent CLI and version a request names in its User-Agent (`claude-cli/2.1.304
@@ -194,6 +202,8 @@ pub struct InputStage {
     trace: usize,
     /// `cli_version` of the current trace's recording context.
     context_version: Option<String>,
+    /// `cli` of the current trace's recording context.
+    context_cli: Option<String>,
     canon: Canonicalizer,
     seen_results: HashSet<(usize, String)>,
     seen_calls: HashSet<(usize, String)>,
@@ -213,6 +223,7 @@ impl InputStage {
     pub fn begin_trace(&mut self, trace: usize) {
         self.trace = trace;
         self.context_version = None;
+        self.context_cli = None;
         self.canon.new_context();
     }
 
@@ -220,12 +231,18 @@ impl InputStage {
     /// client ids do not continue into it.
     pub fn new_context(&mut self) {
         self.context_version = None;
+        self.context_cli = None;
         self.canon.new_context();
     }
 
     /// The current trace's recording context says which CLI version made it.
     pub fn set_cli_version(&mut self, version: Option<String>) {
         self.context_version = version;
+    }
+
+    /// The current trace's recording context says which agent CLI made it (`cli`).
+    pub fn set_cli(&mut self, cli: Option<String>) {
+        self.context_cli = cli;
     }
 
     /// The canonicalizer (sessions seen so far).
@@ -281,6 +298,7 @@ impl InputStage {
         let response = response.as_deref();
         let mut request = self.request(x, at, c.turn, prefix, response);
         request.api_error = api_error;
+        request.dialect = c.req.dialect;
         let mut out = Extracted::new(request, response, response_problem);
         out.stream_problems.extend(c.chain_problem.clone());
         self.scan_history(&c.req, x, at, &mut out);
@@ -314,6 +332,10 @@ impl InputStage {
             synthesized: synthesized(x, response),
             output_estimate: crate::api::estimate_tokens(response.map_or(0, output_bytes)),
             cli_version: user_agent_cli_version(x).or_else(|| self.context_version.clone()),
+            agent: user_agent_cli(x)
+                .map(|(cli, _)| cli.to_string())
+                .or_else(|| self.context_cli.clone()),
+            dialect: crate::api::Dialect::default(),
             api_error: None,
         }
     }

@@ -17,6 +17,18 @@ pub const OPENAI_BETA_HEADER: &str = "openai-beta";
 /// Codex's feature-flag header (`remote_compaction_v2`, measured on Codex 0.171.0).
 pub const CODEX_BETA_HEADER: &str = "x-codex-beta-features";
 
+/// The header fields that carry beta names in requests of `dialect`, lowercase: Messages
+/// `anthropic-beta`; the OpenAI dialects `openai-beta` and Codex's
+/// `x-codex-beta-features`; Gemini none (the Gemini API has no beta header).
+pub fn fields_of(dialect: crate::api::Dialect) -> &'static [&'static str] {
+    use crate::api::Dialect as D;
+    match dialect {
+        D::Messages => &[BETA_HEADER],
+        D::Responses | D::ChatCompletions => &[OPENAI_BETA_HEADER, CODEX_BETA_HEADER],
+        D::Gemini => &[],
+    }
+}
+
 /// The beta names of one request.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct BetaSet {
@@ -38,14 +50,7 @@ impl BetaSet {
     /// dialects `openai-beta` (the Responses WebSocket's `responses_websockets=…`) and
     /// Codex's `x-codex-beta-features`; Gemini none.
     pub fn from_headers_of(dialect: crate::api::Dialect, headers: &[(String, String)]) -> BetaSet {
-        use crate::api::Dialect as D;
-        match dialect {
-            D::Messages => Self::from_fields(headers, &[BETA_HEADER]),
-            D::Responses | D::ChatCompletions => {
-                Self::from_fields(headers, &[OPENAI_BETA_HEADER, CODEX_BETA_HEADER])
-            }
-            D::Gemini => Self::from_fields(headers, &[]),
-        }
+        Self::from_fields(headers, fields_of(dialect))
     }
 
     /// The names in the header fields called one of `fields`.

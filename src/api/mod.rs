@@ -20,6 +20,7 @@ pub mod gemini;
 pub mod memo;
 mod messages;
 pub mod normalize;
+mod parse;
 pub mod prices;
 mod request;
 mod response;

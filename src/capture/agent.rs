@@ -25,10 +25,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::record::Route;
-
-/// A fake OpenAI key (the shape OpenAI's keys have; refused by any real server).
-pub const FAKE_OPENAI_KEY: &str = "sk-proj-agentwire-FAKE-KEY-000000000000000000000000";
+use super::route::{Route, FAKE_OPENAI_KEY};
 
 /// A fake Gemini API key (refused by any real server).
 pub const FAKE_GEMINI_KEY: &str = "agentwire-fake-gemini-key";

@@ -139,7 +139,7 @@ impl CertificateAuthority {
         dir: &Path,
         diagnostics: &Diagnostics,
     ) -> Result<Self, CaError> {
-        std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
+        crate::output::create_private_dir(dir).map_err(io_err("create", dir))?;
         let _lock = Lock::take(dir)?;
         Self::load_or_create_locked(dir, diagnostics)
     }
@@ -188,7 +188,7 @@ impl CertificateAuthority {
 
     /// Replace the CA in `dir` with a new one.
     pub fn rotate(dir: &Path) -> Result<Self, CaError> {
-        std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
+        crate::output::create_private_dir(dir).map_err(io_err("create", dir))?;
         let _lock = Lock::take(dir)?;
         let mut ca = Self::generate()?;
         ca.save(dir)?;

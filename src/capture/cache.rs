@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::npm::{cache_root, CliSpec};
-use super::record::Route;
+use super::route::Route;
 
 /// Where the recording of `spec` with `route`, `env` and `args` is cached.
 pub fn recording_path(

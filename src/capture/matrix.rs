@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::npm::{self, CliSpec};
-use super::record::{self, RecordConfig, RecordError, RecordOutcome, Route, Target};
+use super::record::{self, RecordConfig, RecordError, RecordOutcome, Target};
+use super::route::Route;
 use super::server::ServerConfig;
 
 /// One environment dimension: a variable and the values to try (`unset` removes it).
@@ -148,32 +149,41 @@ pub async fn run(
     parallel: usize,
     progress: Arc<dyn Fn(&str) + Send + Sync>,
 ) -> Vec<(PathBuf, Result<RecordOutcome, RecordError>)> {
-    // Fetch each version once, before the parallel runs.
-    let mut fetched = Vec::new();
+    // Fetch each version once, before the parallel runs; a version that cannot be fetched
+    // fails its own cells only (the others still record).
+    let mut fetched: Vec<(&CliSpec, Option<String>)> = Vec::new();
     for c in cells {
-        if !fetched.contains(&c.spec) {
+        if !fetched.iter().any(|(s, _)| *s == &c.spec) {
             let p = progress.clone();
             let spec = c.spec.clone();
             let r = tokio::task::spawn_blocking(move || npm::ensure(&spec, &*p)).await;
-            if let Ok(Err(e)) = r {
-                let err = || {
-                    Err(RecordError::Npm(npm::NpmError::Npm {
-                        args: format!("fetch {}", c.label),
-                        detail: e.to_string(),
-                    }))
-                };
-                return cells
-                    .iter()
-                    .map(|c| (dir.join(file_name(&c.label)), err()))
-                    .collect();
-            }
-            fetched.push(c.spec.clone());
+            let failed = match r {
+                Ok(Ok(_)) => None,
+                Ok(Err(e)) => Some(e.to_string()),
+                Err(e) => Some(e.to_string()),
+            };
+            fetched.push((&c.spec, failed));
         }
     }
+    let fetch_error = |spec: &CliSpec| {
+        fetched
+            .iter()
+            .find(|(s, _)| *s == spec)
+            .and_then(|(_, e)| e.clone())
+    };
     let sem = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
     let mut tasks = Vec::new();
     for c in cells {
         let out = dir.join(file_name(&c.label));
+        if let Some(detail) = fetch_error(&c.spec) {
+            let spec = c.label.clone();
+            let e = RecordError::Fetch {
+                spec,
+                reason: detail,
+            };
+            tasks.push(tokio::spawn(async move { (out, Err(e)) }));
+            continue;
+        }
         let cfg = RecordConfig {
             target: Target::Cli(c.spec.clone()),
             args: args.to_vec(),

@@ -16,6 +16,7 @@ pub mod opencode;
 pub mod pcap;
 pub mod record;
 pub mod resend;
+pub mod route;
 pub mod sendable;
 pub mod server;
 pub mod versions;

@@ -71,7 +71,7 @@ pub enum NpmError {
         detail: String,
     },
     /// The version is not published.
-    #[error("{package} is not published on the npm registry; check the version (`npm view @anthropic-ai/claude-code versions`)")]
+    #[error("{package} is not published on the npm registry; check the version (`npm view {} versions` lists them)", package_name(package))]
     NoSuchVersion {
         /// The package and version (`NAME@VERSION`).
         package: String,
@@ -105,6 +105,14 @@ pub enum NpmError {
         /// The executable looked for.
         binary: String,
     },
+}
+
+/// `NAME` of `NAME@VERSION` (a scoped name keeps its leading `@`).
+fn package_name(package: &str) -> &str {
+    match package.rfind('@') {
+        Some(i) if i > 0 => &package[..i],
+        _ => package,
+    }
 }
 
 /// A resolved CLI spec.

@@ -17,8 +17,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::agent::FAKE_OPENAI_KEY;
-use super::record::{Route, FAKE_API_KEY};
+use super::route::{Route, FAKE_API_KEY, FAKE_OPENAI_KEY};
 
 /// The name of the OpenAI-compatible provider agentwire writes (route `compatible`).
 pub const COMPAT_PROVIDER: &str = "agentwire";

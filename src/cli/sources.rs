@@ -131,7 +131,9 @@ pub struct RecordArgs {
 #[derive(Args, Debug)]
 pub struct MatrixArgs {
     /// CLI versions, comma-separated: `claude-code@2.1.303,claude-code@latest`; a range
-    /// `claude-code@2.1.300..2.1.304` adds every version published between its ends.
+    /// `claude-code@2.1.300..2.1.304` adds every version published between its ends;
+    /// agents mix (`claude-code@2.1.304,codex@0.171.0,gemini@0.61.0,opencode@1.18.33`:
+    /// one row per agent, each on its own default route).
     #[arg(long, value_delimiter = ',', required = true)]
     pub cli: Vec<String>,
     /// An environment dimension `K=V1,V2,...` (repeatable); `unset` removes K.
@@ -153,6 +155,10 @@ pub struct MatrixArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
+    /// Also write the matrix as one self-contained HTML page with charts (bytes, tokens
+    /// and cost per run) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Tabulate the MCP layer instead of tool definitions: protocol, task support,
     /// tasks, backgrounding, polls on both layers, notifications, wall time.
     #[arg(long)]
@@ -217,6 +223,10 @@ pub struct McpTapArgs {
     /// 127.0.0.1 (its URL is the first stdout line) until interrupted.
     #[arg(long, value_name = "URL", conflicts_with_all = ["command", "cwd"], value_parser = parse_http_url)]
     pub http: Option<Url>,
+    /// After SIGTERM, SIGINT or SIGHUP (forwarded to the server), how long the server may
+    /// take to exit before it is killed: seconds, or a number with `s`, `m` or `h`.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_duration, conflicts_with = "http")]
+    pub stop_grace: Duration,
     /// The server command and its arguments.
     #[arg(last = true, required_unless_present = "http")]
     pub command: Vec<String>,

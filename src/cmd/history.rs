@@ -8,7 +8,8 @@ use anyhow::Result;
 
 use agentwire::capture::agent::Agent;
 use agentwire::capture::npm::{self, CliSpec};
-use agentwire::capture::record::{RecordError, Route};
+use agentwire::capture::record::RecordError;
+use agentwire::capture::route::Route;
 use agentwire::capture::versions;
 use agentwire::capture::{cache, matrix};
 use agentwire::input::open_trace;
@@ -68,7 +69,6 @@ fn write_diffs(h: &mut History, out: &Path, a: &HistoryArgs, format: DocFormat) 
             .unwrap_or_default();
         out.with_file_name(format!("{stem}-diffs"))
     });
-    std::fs::create_dir_all(&dir)?;
     let ext = if format == DocFormat::Html {
         "html"
     } else {
@@ -78,6 +78,8 @@ fn write_diffs(h: &mut History, out: &Path, a: &HistoryArgs, format: DocFormat) 
     for k in 0..h.steps.len() {
         agentwire::output::check(&dir.join(history_page::step_file(h, k, ext)), a.out.force)?;
     }
+    // created once every name is known good: a refused run leaves no empty directory
+    std::fs::create_dir_all(&dir)?;
     for k in 0..h.steps.len() {
         let name = history_page::step_file(h, k, ext);
         let (report, ma, mb) = &h.steps[k];
@@ -173,7 +175,7 @@ fn record_missing(
             anyhow::bail!("{}: {e}", cell.label);
         }
         // Into the cache whole or not at all: a later run trusts what it finds there.
-        std::fs::create_dir_all(paths[i].parent().expect("cache path has a parent"))?;
+        agentwire::output::create_private_dir(paths[i].parent().expect("cache path has a parent"))?;
         write_file(&paths[i], &std::fs::read(&path)?, true)?;
     }
     Ok(())

@@ -6,14 +6,15 @@ use std::sync::Arc;
 
 use anyhow::Result;
 
-use agentwire::capture::record::{RecordError, RecordOutcome, Route};
+use agentwire::capture::record::{RecordError, RecordOutcome};
+use agentwire::capture::route::Route;
 use agentwire::capture::server::ServerConfig;
 use agentwire::capture::{matrix, versions};
 use agentwire::input::open_trace;
 use agentwire::report;
 use agentwire::trace::Trace;
 
-use super::io::{print_stdout, report_setup, runtime};
+use super::io::{print_stdout, report_setup, runtime, write_file};
 use super::term::progress_spinner;
 use crate::cli::exit::{degraded_if, npm_error};
 use crate::cli::{config, FormatArg, MatrixArgs};
@@ -44,7 +45,29 @@ pub(super) fn matrix(a: MatrixArgs) -> Result<ExitCode> {
     let runs: Vec<(String, &Trace)> = traces.iter().map(|(l, t)| (l.clone(), t)).collect();
     let m =
         agentwire::diff::matrix::build(&runs, &agentwire::api::normalize::Normalizer::defaults());
-    print_stdout(&report::matrix::render_matrix(&m, a.format.into()))?;
+    let figures: Vec<report::matrix::RunFigures> = traces
+        .iter()
+        .map(|(_, t)| {
+            report::matrix::RunFigures::of(&agentwire::analyze::analyze_trace(
+                t,
+                Default::default(),
+            ))
+        })
+        .collect();
+    if let Some(out) = &a.html {
+        let inputs = traces
+            .iter()
+            .map(|(l, t)| report::meta::InputMeta::of(l, t))
+            .collect();
+        let title = format!("Matrix of {} runs", traces.len());
+        let page = report::matrix_page::render(&m, &figures, &title, inputs);
+        write_file(out, page.as_bytes(), a.force)?;
+    }
+    print_stdout(&report::matrix::render_matrix(
+        &m,
+        &figures,
+        a.format.into(),
+    ))?;
     Ok(degraded_if(failed || !m.problems.is_empty()))
 }
 
@@ -66,6 +89,9 @@ fn plan(a: &MatrixArgs) -> Result<Vec<matrix::Cell>> {
     }
     for c in &cells {
         agentwire::output::check(&a.dir.join(matrix::file_name(&c.label)), a.force)?;
+    }
+    if let Some(h) = &a.html {
+        agentwire::output::check(h, a.force)?;
     }
     std::fs::create_dir_all(&a.dir)?;
     Ok(cells)

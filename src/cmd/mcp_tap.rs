@@ -16,6 +16,7 @@ pub(super) fn mcp_tap(a: McpTapArgs) -> Result<ExitCode> {
     let output = a
         .output
         .unwrap_or_else(|| format!("mcp-{}.jsonl", a.name).into());
+    tap::refuse_own_stdout(&output).map_err(crate::cli::exit::usage)?;
     agentwire::output::check(&output, a.force)?;
     if let Some(url) = a.http {
         let sink = Arc::new(
@@ -41,12 +42,26 @@ pub(super) fn mcp_tap(a: McpTapArgs) -> Result<ExitCode> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let code = tap::run(&TapConfig {
+    let run = tap::run(&TapConfig {
         name: a.name,
         command: a.command,
         output,
         cwd: a.cwd,
         diagnostics: super::diag::reporter(),
-    })?;
+        stop_grace: a.stop_grace,
+    });
+    let code = match run {
+        // The relay went on; the recording is incomplete: an error, with the server's
+        // failure code kept when it failed too.
+        Err(e @ agentwire::capture::mcp::McpError::Lost { code, .. }) => {
+            error!("{e}");
+            if code == 0 {
+                1
+            } else {
+                code
+            }
+        }
+        r => r?,
+    };
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }

@@ -6,6 +6,7 @@ use anyhow::Result;
 
 use agentwire::input::{open_input, InputOptions};
 use agentwire::report;
+use agentwire::trace::mcp::Continuity;
 use agentwire::trace::Record;
 
 use super::diag::Warnings;
@@ -24,6 +25,9 @@ pub(super) fn show(a: ShowArgs) -> Result<ExitCode> {
     };
     let mut input = open_input(&a.trace, &opts)?;
     let several_files = a.trace.is_dir();
+    // MCP records lost from the file being read (each file numbers them from 0)
+    let mut lost = Continuity::default();
+    let mut lost_file = a.trace.clone();
     while let Some(rec) = input.next() {
         match rec? {
             Record::Exchange(x) if !a.mcp => {
@@ -37,12 +41,20 @@ pub(super) fn show(a: ShowArgs) -> Result<ExitCode> {
                 }
                 rows.push(row);
             }
-            Record::Mcp(m) => mcp.push(report::mcp::show_rows(std::slice::from_ref(&m))),
+            Record::Mcp(m) => {
+                lost.see(&m);
+                mcp.push(report::mcp::show_rows(std::slice::from_ref(&m)));
+            }
             Record::Bad(p) => warnings.bad_line(&p),
-            Record::Header { .. } => builder.new_context(),
+            Record::Header { .. } => {
+                lost_warnings(std::mem::take(&mut lost), &lost_file, &mut warnings);
+                lost_file = input.file().to_path_buf();
+                builder.new_context();
+            }
             Record::Exchange(_) | Record::Other(_) => {}
         }
     }
+    lost_warnings(lost, &lost_file, &mut warnings);
     warnings.skipped(input.skipped());
     let mcp: Vec<_> = mcp.into_iter().flatten().collect();
     if a.mcp {
@@ -61,4 +73,11 @@ pub(super) fn show(a: ShowArgs) -> Result<ExitCode> {
         }
     }
     Ok(warnings.finish())
+}
+
+/// Warn about the MCP records lost from `file` (markers, gaps in `seq`).
+fn lost_warnings(c: Continuity, file: &std::path::Path, w: &mut Warnings) {
+    for text in c.warnings() {
+        w.bad_line_text(&format!("{}: {text}", file.display()));
+    }
 }

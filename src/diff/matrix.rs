@@ -1,10 +1,13 @@
-//! The version × settings matrix: one row per recorded run (its first main-thread
-//! request) with tool and size figures, and which runs send identical tool definitions.
-//! A pure table builder: the recorder runs the CLIs and hands over `(label, trace)` pairs.
+//! The version × settings × agent matrix: one row per recorded run (its first main-thread
+//! request) with tool and size figures in the provider's own terms (the API dialect and
+//! path it was sent on, the beta header values of that provider), and which runs send
+//! identical tool definitions. A pure table builder: the recorder runs the CLIs and hands
+//! over `(label, trace)` pairs.
 
 use serde::Serialize;
 
 use super::select::items_of;
+use crate::api::betas::BetaSet;
 use crate::api::estimate_tokens;
 use crate::api::normalize::{Hits, Normalizer};
 use crate::api::tools::ToolView;
@@ -15,6 +18,16 @@ use crate::trace::Trace;
 pub struct MatrixRow {
     /// Run label (`claude-code@2.1.304 ENABLE_TOOL_SEARCH=true`).
     pub label: String,
+    /// The agent: the label's CLI name (`claude-code`, `codex`, `gemini`, `opencode`).
+    pub agent: String,
+    /// API dialect of the request ([`crate::api::Dialect::name`]: `messages`,
+    /// `responses`, `chat_completions`, `gemini`; `None`: no readable request).
+    pub dialect: Option<String>,
+    /// The provider whose API that is (`anthropic`, `openai`, `google`).
+    pub provider: Option<String>,
+    /// Request path without the query (`/v1/messages`,
+    /// `/v1beta/models/gemini-2.5-pro:streamGenerateContent`).
+    pub path: Option<String>,
     /// Exchange id of the request the row describes (`None`: no readable request).
     pub exchange: Option<u64>,
     /// Tool definitions sent.
@@ -34,6 +47,12 @@ pub struct MatrixRow {
     pub body_bytes: usize,
     /// Estimated tokens of the body.
     pub est_tokens: u64,
+    /// Beta names the request's beta headers carry ([`beta_headers`](Self::beta_headers)),
+    /// in order sent; `None`: recorded without header lines (unknown, not empty).
+    pub betas: Option<Vec<String>>,
+    /// The header fields the provider carries betas in (`anthropic-beta`;
+    /// `openai-beta, x-codex-beta-features`; Gemini: none, so `(none)`).
+    pub beta_headers: String,
     /// Tool-definition group: runs with the same letter send identical (normalized)
     /// `tools` arrays. `A` is the first run's group.
     pub tool_group: String,
@@ -61,6 +80,10 @@ pub fn build(runs: &[(String, &Trace)], norm: &Normalizer) -> Matrix {
             problems.push(format!("{label}: no readable POST /v1/messages request"));
             rows.push(MatrixRow {
                 label: label.clone(),
+                agent: agent_of(label),
+                dialect: None,
+                provider: None,
+                path: None,
                 exchange: None,
                 tools: 0,
                 deferred_tools: 0,
@@ -70,6 +93,8 @@ pub fn build(runs: &[(String, &Trace)], norm: &Normalizer) -> Matrix {
                 system_bytes: 0,
                 body_bytes: 0,
                 est_tokens: 0,
+                betas: None,
+                beta_headers: String::new(),
                 tool_group: "-".into(),
             });
             continue;
@@ -90,8 +115,14 @@ pub fn build(runs: &[(String, &Trace)], norm: &Normalizer) -> Matrix {
         };
         groups[g].1.push(label.clone());
         let v = ToolView::of(r);
+        let headers = &it.x.request.headers;
+        let betas = BetaSet::from_headers_of(r.dialect, headers);
         rows.push(MatrixRow {
             label: label.clone(),
+            agent: agent_of(label),
+            dialect: Some(r.dialect.name().to_string()),
+            provider: Some(r.dialect.provider().name().to_string()),
+            path: Some(it.x.path().to_string()),
             exchange: Some(it.x.id),
             tools: r.tools.len(),
             deferred_tools: v.deferred.len(),
@@ -101,6 +132,8 @@ pub fn build(runs: &[(String, &Trace)], norm: &Normalizer) -> Matrix {
             system_bytes: r.system_bytes(),
             body_bytes: r.body_bytes,
             est_tokens: estimate_tokens(r.body_bytes),
+            betas: betas.known.then_some(betas.names),
+            beta_headers: beta_fields(r.dialect),
             tool_group: group_name(g),
         });
     }
@@ -113,6 +146,22 @@ pub fn build(runs: &[(String, &Trace)], norm: &Normalizer) -> Matrix {
             .collect(),
         problems,
     }
+}
+
+/// The beta header fields of `d` joined with `, `, `(none)` for none.
+fn beta_fields(d: crate::api::Dialect) -> String {
+    let f = crate::api::betas::fields_of(d);
+    if f.is_empty() {
+        return "(none)".into();
+    }
+    f.join(", ")
+}
+
+/// The CLI name of a run label: what precedes its `@` (`opencode@1.18.33 route=openai` →
+/// `opencode`), else its first word.
+fn agent_of(label: &str) -> String {
+    let first = label.split(' ').next().unwrap_or(label);
+    first.split('@').next().unwrap_or(first).to_string()
 }
 
 fn group_name(i: usize) -> String {

@@ -13,6 +13,7 @@
 //! - [`matrix`]: the version × settings table over recorded traces.
 //! - [`norm`]: the normalization state of one comparison.
 
+mod entry;
 pub mod gate;
 pub mod headers;
 pub mod matrix;

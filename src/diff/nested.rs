@@ -6,9 +6,9 @@
 
 use std::collections::BTreeSet;
 
+use super::entry::{ToolEntry, ToolState, ToolStatus};
 use super::norm::Norm;
 use super::text::diff_text;
-use super::tools::{ToolEntry, ToolState, ToolStatus};
 use crate::api::Tool;
 
 /// Entries for the nested declarations of a tool on each side (`None`: the tool is absent

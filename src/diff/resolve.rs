@@ -47,7 +47,7 @@ pub fn resolve(input: &str, resolvers: &[&dyn InputResolver]) -> Result<Resolved
     };
     // `-`: standard input (a trace, or a request body piped in); a directory reads as
     // its files, as in every reading command.
-    if input == "-" || Path::new(input).is_file() || Path::new(input).is_dir() {
+    if input == "-" || exists(input) {
         return open(input, input, None);
     }
     if let Some((path, n)) = input.rsplit_once('#') {
@@ -55,7 +55,7 @@ pub fn resolve(input: &str, resolvers: &[&dyn InputResolver]) -> Result<Resolved
             input: input.to_string(),
             n: n.to_string(),
         })?;
-        if !Path::new(path).is_file() {
+        if !exists(path) {
             return Err(err(format!("no such trace file {path:?}")));
         }
         return open(input, path, Some(id));
@@ -68,6 +68,12 @@ pub fn resolve(input: &str, resolvers: &[&dyn InputResolver]) -> Result<Resolved
     Err(err(
         "no such file; give a trace file, FILE#N for one exchange, a request body (JSON), or - for standard input".into(),
     ))
+}
+
+/// True when `path` names anything that can be read: a file, a directory, a FIFO or a
+/// device (`/dev/null`, `/dev/stdin`, a shell's `<(…)`), through links.
+fn exists(path: &str) -> bool {
+    std::fs::metadata(path).is_ok()
 }
 
 fn open(input: &str, path: &str, exchange: Option<u64>) -> Result<Resolved, DiffError> {

@@ -164,3 +164,32 @@ mod tests {
         ));
     }
 }
+
+/// A field value's bytes as recorded text: UTF-8 when they are UTF-8, else each byte as
+/// the character of the same number (ISO-8859-1), so obs-text (0x80–0xFF, RFC 9110 §5.5,
+/// which the proxy forwards as it came) is recorded without loss instead of as U+FFFD:
+/// every byte of such a value is one character of the recorded text, below U+0100.
+pub fn field_text(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_string(),
+        Err(_) => bytes.iter().map(|&b| char::from(b)).collect(),
+    }
+}
+
+#[cfg(test)]
+mod obs_text_tests {
+    use super::*;
+
+    /// What broke: obs-text bytes were recorded as U+FFFD while the proxy forwarded them
+    /// raw, so the trace did not say what was sent.
+    #[test]
+    fn obs_text_header_bytes_recorded_lossily() {
+        let raw = b"caf\xe9 \xff";
+        let text = field_text(raw);
+        assert_eq!(text, "caf\u{e9} \u{ff}");
+        let back: Vec<u8> = text.chars().map(|c| c as u8).collect();
+        assert_eq!(back, raw);
+        // UTF-8 stays UTF-8
+        assert_eq!(field_text("café ☕".as_bytes()), "café ☕");
+    }
+}

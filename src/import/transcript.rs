@@ -280,7 +280,6 @@ fn import_file(f: &TranscriptFile) -> Vec<Exchange> {
     };
     let who = Who {
         session: first_with("sessionId").unwrap_or_default(),
-        agent: first_with("agentId"),
         entrypoint: first_with("entrypoint"),
         user_type: first_with("userType").unwrap_or("external"),
         version: first_with("version").unwrap_or_default(),
@@ -300,7 +299,6 @@ fn import_file(f: &TranscriptFile) -> Vec<Exchange> {
 /// Who sent a transcript's requests.
 struct Who<'a> {
     session: &'a str,
-    agent: Option<&'a str>,
     entrypoint: Option<&'a str>,
     user_type: &'a str,
     version: &'a str,
@@ -316,15 +314,40 @@ impl Who<'_> {
         ))
     }
 
-    fn note(&self, layout: &str) -> serde_json::Map<String, Value> {
+    /// The exchange's note; `entry` is the transcript entry it was read from (its own
+    /// `isSidechain` / `agentId` say whether it is a subagent's).
+    fn note(&self, layout: &str, entry: &Value) -> serde_json::Map<String, Value> {
         let mut n = serde_json::Map::new();
         n.insert("session".into(), json!(self.session));
         n.insert("layout".into(), json!(layout));
-        if let Some(a) = self.agent {
-            n.insert("agent".into(), json!(a));
+        if let Some(sub) = Subagent::of(entry) {
+            if let Some(a) = sub.agent {
+                n.insert("agent".into(), json!(a));
+            }
             n.insert("sidechain".into(), json!(true));
         }
         n
+    }
+}
+
+/// A subagent's entry: decided per entry, since one file can mix main-thread and
+/// sidechain entries.
+struct Subagent<'a> {
+    /// Its `agentId`, where the entry has one.
+    agent: Option<&'a str>,
+}
+
+impl<'a> Subagent<'a> {
+    /// `isSidechain: true` (with or without `agentId`), or no `isSidechain` and an
+    /// `agentId` (older layouts); `isSidechain: false` is the main thread whatever else
+    /// the entry says.
+    fn of(entry: &'a Value) -> Option<Self> {
+        let agent = entry.get("agentId").and_then(Value::as_str);
+        match entry.get("isSidechain").and_then(Value::as_bool) {
+            Some(false) => None,
+            Some(true) => Some(Subagent { agent }),
+            None => agent.map(|a| Subagent { agent: Some(a) }),
+        }
     }
 }
 
@@ -359,6 +382,16 @@ fn attach_reply(
         headers.push(("request-id".into(), rid.to_string()));
     }
     x.response = Some(response(200, headers, json_body(&r.message())));
+}
+
+/// The entry that says whose an `api-request` record is: the record itself where it
+/// carries `isSidechain` or `agentId`, else its reply's first entry.
+fn entry_of<'a>(record: &'a Value, reply: Option<&Reply<'a>>) -> &'a Value {
+    let own = record.get("isSidechain").is_some() || record.get("agentId").is_some();
+    match reply {
+        Some(r) if !own => r.entries[0],
+        _ => record,
+    }
 }
 
 fn from_records(f: &TranscriptFile, replies: &HashMap<String, Reply>, who: &Who) -> Vec<Exchange> {
@@ -404,15 +437,15 @@ fn request_record(
     f: &TranscriptFile,
 ) -> Exchange {
     let version = v.get("version").and_then(Value::as_str).unwrap_or_default();
+    let id = v.get("id").and_then(Value::as_str).unwrap_or_default();
+    let reply = replies.get(id);
     let client = Client {
         version,
         entrypoint: who.entrypoint,
-        subagent: who.agent.is_some(),
+        subagent: Subagent::of(entry_of(v, reply)).is_some(),
     };
-    let id = v.get("id").and_then(Value::as_str).unwrap_or_default();
-    let reply = replies.get(id);
     let started = time_of(v).unwrap_or(DateTime::UNIX_EPOCH);
-    let mut note = who.note("request-records");
+    let mut note = who.note("request-records", entry_of(v, reply));
     let mut x = match records.rebuild(v, &client) {
         Ok(r) => rebuilt_request(r, who, version, started, &mut note),
         Err(why) => {
@@ -538,7 +571,7 @@ fn from_conversation(f: &TranscriptFile, reply: &Reply, who: &Who) -> Exchange {
         headers,
         json_body(&body),
     );
-    let mut note = who.note("conversation");
+    let mut note = who.note("conversation", first);
     note.insert(
         "rebuilt".into(),
         json!(["request messages from the conversation chain"]),

@@ -22,12 +22,14 @@
 
 pub mod cleanup;
 mod direct;
+mod private;
 mod streams;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use direct::Direct;
+pub use private::create_private_dir;
 
 /// Errors opening or completing an output file; each names the path and what to do.
 #[derive(Debug, thiserror::Error)]

@@ -140,7 +140,7 @@ pub const ENTRIES: &[(&str, &str)] = &[
     ("unresolved", "a fact the records leave open (e.g. the assistant claimed success before the job finished)"),
     ("version", "a published client version"),
     ("tools", "tool definitions sent in the first main-thread request"),
-    ("betas", "the `anthropic-beta` values sent"),
+    ("betas", "beta feature names the client sends in its provider's beta header: `anthropic-beta` (Anthropic), `openai-beta` and Codex's `x-codex-beta-features` (OpenAI); the Gemini API has none (`-`); unknown when the headers were not recorded"),
     ("changes", "what changed from the previous version, with a link to the pairwise diff"),
     ("recorded", "where the recording came from: cache (an earlier run) or new"),
 ];

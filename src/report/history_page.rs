@@ -185,8 +185,11 @@ pub fn build(steps: &[Step]) -> History {
 /// (from 1) and the version labels with anything but letters, digits, `.` and `-`
 /// replaced.
 pub fn step_file(h: &History, k: usize, ext: &str) -> String {
+    // letters, digits, `.` and `-`; at most 96 bytes each (a long version ends with a
+    // digest of the whole: `text::name::bounded`), so the name fits in 255 bytes
     let clean = |s: &str| -> String {
-        s.chars()
+        let safe: String = s
+            .chars()
             .map(|c| {
                 if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
                     c
@@ -194,7 +197,8 @@ pub fn step_file(h: &History, k: usize, ext: &str) -> String {
                     '_'
                 }
             })
-            .collect()
+            .collect();
+        crate::text::name::bounded(&safe, crate::text::name::MAX_VALUE)
     };
     // Numbered: two steps may join the same pair of versions (captures of one version
     // with different settings).

@@ -7,7 +7,8 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::capture::record::{chosen_env, Route};
+use crate::capture::record::chosen_env;
+use crate::capture::route::Route;
 use crate::diff::headers::client_version;
 use crate::trace::{header_value, Context, Exchange, Record, Trace};
 

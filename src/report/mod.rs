@@ -12,6 +12,7 @@ pub mod diff_page;
 pub mod glossary;
 pub mod history_page;
 pub mod matrix;
+pub mod matrix_page;
 pub mod mcp;
 pub mod meta;
 pub mod page;

@@ -35,6 +35,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("audit.md", include_str!("templates/audit.md")),
     ("history.html", include_str!("templates/history.html")),
     ("history.md", include_str!("templates/history.md")),
+    ("matrix.html", include_str!("templates/matrix.html")),
     ("prompt.md", include_str!("templates/prompt.md")),
 ];
 

@@ -30,6 +30,9 @@
 //!   tool_result_error str (null).
 //! - `threads.parquet`: session, thread str; requests, polls, redundant_polls, input, read, write,
 //!   output int64; cache_hit_rate double; miss_tokens int64; miss_cost_usd, cost_usd double.
+//! - every table, last: schema_version int64; agent str (null); provider, dialect str
+//!   ([`origin`]). Every file's key-value metadata holds the schema version too
+//!   ([`SCHEMA_KEY`] = [`SCHEMA_VERSION`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -42,6 +45,9 @@ use parquet::schema::parser::parse_message_type;
 use crate::analyze::Analysis;
 use crate::output::OutputError;
 use crate::trace::redact::redact_text;
+
+mod origin;
+pub use origin::{SCHEMA_KEY, SCHEMA_VERSION};
 
 /// The tables written, one `NAME.parquet` file each.
 pub const TABLES: [&str; 5] = ["requests", "episodes", "jobs", "decisions", "threads"];
@@ -174,8 +180,14 @@ type Partition = (String, String);
 
 /// A partition value as Hive writes it in a directory name: characters other than
 /// letters, digits and `.-_+` as `%XX` (Hive's `FileUtils.escapePathName`), an empty or
-/// unknown value as Hive's null marker.
+/// unknown value as Hive's null marker; at most [`crate::text::name::MAX_VALUE`] bytes
+/// (a longer one is cut and ends with a digest of the whole:
+/// [`crate::text::name::bounded`]).
 fn partition_value(v: &str) -> String {
+    crate::text::name::bounded(&hive_escape(v), crate::text::name::MAX_VALUE)
+}
+
+fn hive_escape(v: &str) -> String {
     if v.is_empty() {
         return "__HIVE_DEFAULT_PARTITION__".into();
     }
@@ -292,7 +304,13 @@ fn write_file(path: &Path, table: &str, cols: &[Col]) -> Result<(), ParquetError
     }
     let file = crate::output::create_in_place(path, true)?;
     let schema = Arc::new(parse_message_type(&schema(table, cols)).map_err(err)?);
-    let props = Arc::new(WriterProperties::builder().build());
+    let version =
+        parquet::file::metadata::KeyValue::new(SCHEMA_KEY.to_string(), SCHEMA_VERSION.to_string());
+    let props = Arc::new(
+        WriterProperties::builder()
+            .set_key_value_metadata(Some(vec![version]))
+            .build(),
+    );
     let mut w = SerializedFileWriter::new(file, schema, props).map_err(err)?;
     let mut rg = w.next_row_group().map_err(err)?;
     for c in cols {
@@ -438,13 +456,16 @@ pub fn write_tables(a: &Analysis, dir: &Path, force: bool) -> Result<Vec<PathBuf
         .map_err(io(dir))?;
     // Removed on SIGINT, SIGTERM or SIGHUP too (a signal skips `staging`'s own drop).
     let _pending = registering.dir(staging.path());
-    let cols = [
+    let mut cols = [
         requests_columns(a),
         episodes_columns(a),
         jobs_columns(a),
         decisions_columns(a),
         threads_columns(a),
     ];
+    for (table, shared) in cols.iter_mut().zip(origin::columns(a)) {
+        table.extend(shared);
+    }
     let mut staged = Vec::new();
     for ((table, cols), parts) in TABLES.iter().zip(&cols).zip(partitions(a)) {
         staged.extend(write_table(staging.path(), table, cols, &parts)?);

@@ -6,6 +6,7 @@
 
 pub mod fmt;
 pub mod markdown;
+pub mod name;
 pub mod printable;
 pub mod safe_json;
 

@@ -206,6 +206,86 @@ impl McpRecord {
     }
 }
 
+/// The [`McpRecord::event`] of a marker: records of this source were lost (not written)
+/// before it; its detail names how many, their `seq` numbers and why.
+pub const LOST_EVENT: &str = "lost";
+
+/// Checks one input's `mcp` records for loss, in any order: `lost` markers, and gaps in
+/// the `seq` numbers of a source (server and transport) that no marker covers (the
+/// marker itself could not be written, or lines were removed). Memory: 8 bytes per
+/// record.
+#[derive(Debug, Default)]
+pub struct Continuity {
+    /// Per source (server, transport): the `seq` numbers seen, and the records the
+    /// markers among them say were lost.
+    sources: std::collections::BTreeMap<(String, String), (Vec<u64>, u64)>,
+    /// Stdio sources with a `started` record, and whether their `exited` one came.
+    stdio_runs: std::collections::BTreeMap<String, bool>,
+    markers: Vec<String>,
+}
+
+impl Continuity {
+    /// Take one record.
+    pub fn see(&mut self, r: &McpRecord) {
+        let key = (r.server.clone(), format!("{:?}", r.transport));
+        let source = self.sources.entry(key).or_default();
+        source.0.push(r.seq);
+        if r.transport == McpTransport::Stdio {
+            match r.event.as_deref() {
+                Some("started") => {
+                    self.stdio_runs.insert(r.server.clone(), false);
+                }
+                Some("exited") => {
+                    self.stdio_runs.insert(r.server.clone(), true);
+                }
+                _ => {}
+            }
+        }
+        if r.event.as_deref() == Some(LOST_EVENT) {
+            let detail = r.detail.as_deref().unwrap_or("records lost");
+            // "N records lost (seq A–B): why", as the sink writes it
+            source.1 += detail
+                .split(' ')
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(0);
+            self.markers
+                .push(format!("MCP server {:?}: {detail}", r.server));
+        }
+    }
+
+    /// The warnings: one per marker, then one per source whose gaps in `seq` lose more
+    /// records than its markers say (a marker takes the `seq` after the records it
+    /// stands for), then one per stdio server whose run has no `exited` record (the
+    /// records after the last one are missing: the tap was killed, or its disk filled).
+    pub fn warnings(self) -> Vec<String> {
+        let mut out = self.markers;
+        for (server, _) in self.stdio_runs.iter().filter(|(_, exited)| !**exited) {
+            let last = self
+                .sources
+                .get(&(server.clone(), format!("{:?}", McpTransport::Stdio)))
+                .and_then(|s| s.0.iter().max().copied())
+                .unwrap_or(0);
+            out.push(format!(
+                "MCP server {server:?}: the trace ends at seq {last} without the server's `exited` record: what came after is missing (mcp-tap was killed, or could not write: a full disk)"
+            ));
+        }
+        for ((server, _), (mut seqs, marked)) in self.sources {
+            seqs.sort_unstable();
+            seqs.dedup();
+            let gaps: u64 = seqs.windows(2).map(|w| w[1] - w[0] - 1).sum();
+            let missing = gaps + seqs.first().copied().unwrap_or(0);
+            if missing > marked {
+                out.push(format!(
+                    "MCP server {server:?}: {} missing from the trace (gaps in seq that no `lost` marker explains): the recording is incomplete",
+                    crate::text::fmt::plural(missing - marked, "record")
+                ));
+            }
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@
 //! files are sources (`crate::import`); both produce these records.
 
 mod body;
+pub mod body_redact;
 mod exchange;
 pub mod export;
 pub mod har;
@@ -33,7 +34,7 @@ pub use exchange::{
 #[cfg(test)]
 pub(crate) use exchange::{test_exchange, test_headers};
 pub use mcp::McpRecord;
-pub use reader::{LineAt, Part, Trace, TraceReader};
+pub use reader::{LineAt, Part, Trace, TraceReader, MAX_LINE};
 pub use record::{ReadProblem, Record};
 pub use writer::{stdout as trace_stdout, LineEncoder, TraceWriter};
 
@@ -97,5 +98,18 @@ pub enum TraceError {
         index: u64,
         /// How many exchanges the trace has.
         count: usize,
+    },
+    /// Several exchanges have the id asked for: the input joins recordings that each
+    /// number their exchanges from 0.
+    #[error("{path}: exchange #{index} is ambiguous: {count} exchanges have that id (in {files}; each recording numbers its exchanges from 0): give the file that holds the one you mean, FILE#{index}, or split the joined recordings")]
+    AmbiguousExchange {
+        /// The input.
+        path: String,
+        /// The id asked for.
+        index: u64,
+        /// How many exchanges have it.
+        count: usize,
+        /// The files they are in (the input itself for a file of joined recordings).
+        files: String,
     },
 }

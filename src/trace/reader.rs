@@ -518,16 +518,37 @@ impl Trace {
         }
     }
 
-    /// The exchange with `id`, or [`TraceError::NoSuchExchange`].
+    /// The exchange with `id`: [`TraceError::NoSuchExchange`] when none has it,
+    /// [`TraceError::AmbiguousExchange`] when several do (a directory's files, or
+    /// recordings joined in one file, each number their exchanges from 0).
     pub fn exchange(&self, id: u64) -> Result<&Exchange, TraceError> {
-        self.exchanges
+        let mut found = self
+            .exchanges
             .iter()
-            .find(|x| x.id == id)
-            .ok_or_else(|| TraceError::NoSuchExchange {
+            .enumerate()
+            .filter(|(_, x)| x.id == id);
+        let Some((i, first)) = found.next() else {
+            return Err(TraceError::NoSuchExchange {
                 path: self.path.display().to_string(),
                 index: id,
                 count: self.exchanges.len(),
-            })
+            });
+        };
+        let others: Vec<usize> = found.map(|(j, _)| j).collect();
+        if others.is_empty() {
+            return Ok(first);
+        }
+        let mut files: Vec<String> = std::iter::once(i)
+            .chain(others.iter().copied())
+            .map(|j| self.file_of(j).display().to_string())
+            .collect();
+        files.dedup();
+        Err(TraceError::AmbiguousExchange {
+            path: self.path.display().to_string(),
+            index: id,
+            count: others.len() + 1,
+            files: files.join(", "),
+        })
     }
 }
 

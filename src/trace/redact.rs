@@ -170,7 +170,7 @@ static AUTH_SCHEME: LazyLock<Regex> = LazyLock::new(|| {
 /// Anthropic-key-shaped byte strings inside bodies (`--redact-body`).
 /// A dash may be written as the JSON escape `\u002d` (`sk\u002dant-…` is the same key
 /// inside a JSON string).
-static BODY_KEY: LazyLock<BytesRegex> = LazyLock::new(|| {
+pub(crate) static BODY_KEY: LazyLock<BytesRegex> = LazyLock::new(|| {
     BytesRegex::new(r"sk(?:-|\\u002[dD])ant(?:-|\\u002[dD])(?:[A-Za-z0-9_-]|\\u002[dD]){8,}")
         .expect("static regex")
 });

@@ -214,6 +214,32 @@ impl TraceWriter {
         self.write_serialized(&v)
     }
 
+    /// [`TraceWriter::write_record`] for a record that must stay readable: a line longer
+    /// than `max_line` bytes (newline included; readers skip lines over
+    /// [`super::MAX_LINE`]) is not written.
+    ///
+    /// Errors: [`TraceError::Write`] naming the size and the bound (nothing written), or
+    /// the write's own error.
+    pub fn write_record_within<T: Serialize>(
+        &mut self,
+        record: &T,
+        max_line: usize,
+    ) -> Result<(), TraceError> {
+        let mut v = serde_json::to_value(record).map_err(|e| self.err(std::io::Error::other(e)))?;
+        if redact::json_dirty(&v) {
+            redact::redact_json(&mut v);
+        }
+        let mut line = serde_json::to_vec(&v).map_err(|e| self.err(std::io::Error::other(e)))?;
+        line.push(b'\n');
+        if line.len() > max_line {
+            return Err(self.err(std::io::Error::other(format!(
+                "a record of {} bytes is over the {max_line}-byte line bound readers accept",
+                line.len()
+            ))));
+        }
+        self.write_line(&line)
+    }
+
     /// Append one record as one line, as serialized (callers redacted it).
     fn write_serialized<T: Serialize>(&mut self, record: &T) -> Result<(), TraceError> {
         let mut buf = std::mem::take(&mut self.buf);
@@ -299,7 +325,7 @@ impl TraceWriter {
 }
 
 fn redact_body(b: &mut Body) {
-    let (out, n) = redact::body_keys(&b.bytes);
+    let (out, n) = super::body_redact::redact_body_keys(&b.bytes);
     if n > 0 {
         let bytes = out.into_owned();
         let mut nb = Body::new(bytes).with_truncated(b.truncated);

@@ -8,10 +8,17 @@ use std::collections::HashMap;
 use crate::analyze::Analysis;
 use crate::text::fmt::usd;
 
-use super::index::{Badge, Model};
+use super::model::{Badge, Model};
+
+/// Put `analyze`'s answers on `m`'s turns (cost, cache status, miss cause, poll and job
+/// badges) and keep the analysis in `m`.
+pub fn attach(m: &mut Model, a: Analysis) {
+    apply(m, &a);
+    m.analysis = Some(a);
+}
 
 /// Apply `a` to `m`'s rows (badges from an earlier analysis are replaced).
-pub fn apply(m: &mut Model, a: &Analysis) {
+fn apply(m: &mut Model, a: &Analysis) {
     for t in &mut m.turns {
         t.badges.retain(|b| b.kind == "error");
     }

@@ -13,7 +13,7 @@ use crate::api::view::{exchange_response, parse};
 use crate::api::{Block, BlockKind, MessagesRequest, ResponseBody};
 use crate::trace::{Exchange, Record, TraceReader};
 
-use super::index::{BodyRef, Model};
+use super::model::{BodyRef, Model};
 use super::ViewerError;
 
 /// Largest exchange line read back for its detail: 64 MiB (a bigger one is marked, so the

@@ -20,9 +20,9 @@ use crate::analyze::Analyzer;
 use crate::report::meta::MetaCollector;
 use crate::trace::{Exchange, Record};
 
-use super::index::BodyRef;
+use super::model::BodyRef;
 use super::security::redact_value;
-use super::server::ViewerState;
+use super::state::ViewerState;
 use super::ViewerError;
 
 /// How long after a change the live index is analysed again, at most.
@@ -107,7 +107,7 @@ fn reanalyse(st: &ViewerState) {
         a.push(x);
     }
     let analysis = a.finish();
-    st.write().apply(analysis);
+    super::badges::attach(&mut st.write(), analysis);
 }
 
 /// `GET /api/events`: the live feed as Server-Sent Events (`message` events holding

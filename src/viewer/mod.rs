@@ -4,7 +4,7 @@
 //! Where it sits: on top of [`crate::report`] (it uses `analyze`, `input`, `api` and
 //! `trace`, and `report` for its export; only the command glue uses it). [`index`] builds the turn list once, by byte offset for a
 //! plain trace file ([`scan`]: in batches on every core, with `analyze`'s batched parse;
-//! [`row`]: one turn's row); [`detail`] reads one turn back on demand; [`badges`] puts `analyze`'s
+//! [`model`]: the rows, [`row`]: what a row is read from); [`detail`] reads one turn back on demand; [`badges`] puts `analyze`'s
 //! answers on the turns; [`search`] searches the trace; [`server`] is the axum app with its
 //! security checks ([`security`]) and the live feed ([`live`]). The page itself
 //! (`assets/`: hand-written HTML, CSS and JavaScript, no framework, no build step) ships
@@ -18,14 +18,18 @@ pub mod badges;
 pub mod detail;
 pub mod index;
 pub mod live;
+pub mod model;
 pub mod row;
 pub mod scan;
 pub mod search;
 pub mod security;
 pub mod server;
+pub mod state;
 
-pub use index::{open, Model, TurnRow};
-pub use server::{app, ViewerState};
+pub use index::open;
+pub use model::{Model, TurnRow};
+pub use server::app;
+pub use state::ViewerState;
 
 /// Errors of the viewer.
 #[derive(Debug, thiserror::Error)]

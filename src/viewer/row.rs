@@ -1,12 +1,11 @@
-//! A turn's row: what the turn list shows of one exchange, made from its request (placed
-//! by the viewer's [`Canonicalizer`]) and what its response says ([`ResponseFacts`], read
-//! once: by the batched parse of [`super::scan`], or here for a single exchange).
+//! What a turn's row is made from, read once: the request as parsed (placed later by the
+//! viewer's [`crate::api::view::Canonicalizer`]) and what its response says
+//! ([`ResponseFacts`]): by the batched parse of [`super::scan`], or here for a single
+//! exchange.
 
-use crate::api::view::{exchange_response, Canonicalizer, Parsed};
+use crate::api::view::{exchange_response, Parsed};
 use crate::api::ResponseBody;
 use crate::trace::Exchange;
-
-use super::index::TurnRow;
 
 /// What a turn's row and the index keep of a response body.
 #[derive(Clone, Debug, Default)]
@@ -100,60 +99,4 @@ impl ReadRow {
             response: ResponseFacts::read(x),
         }
     }
-}
-
-/// The row of the next exchange, placed by `canon`, with its response's tool calls.
-pub fn row_of(x: &Exchange, read: ReadRow, canon: &mut Canonicalizer) -> (TurnRow, ResponseFacts) {
-    let view = canon.place(x, read.parsed);
-    let session = canon.session(view.place.session).label.clone();
-    let model = view.request.as_ref().and_then(|c| c.req.model.clone());
-    let messages = view.request.as_ref().map_or(0, |c| c.req.messages.len());
-    let mut row = row_of_placed(x, session, view.place.thread_label, model, &read.response);
-    row.messages = messages;
-    if let Some(e) = view.error.map(|e| e.to_string()).or(read.error) {
-        row.problem = Some(format!("request body: {e}"));
-    }
-    (row, read.response)
-}
-
-/// The row of an exchange already placed in `session` / `thread`.
-pub fn row_of_placed(
-    x: &Exchange,
-    session: String,
-    thread: String,
-    model: Option<String>,
-    f: &ResponseFacts,
-) -> TurnRow {
-    let ms = |t: chrono::DateTime<chrono::Utc>| {
-        (t - x.started_at)
-            .num_microseconds()
-            .map(|u| u as f64 / 1000.0)
-    };
-    let resp = x.response.as_ref();
-    let mut row = TurnRow {
-        id: x.id,
-        time: x
-            .started_at
-            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-        session,
-        thread,
-        method: x.request.method.clone(),
-        path: x.path().to_string(),
-        model,
-        status: resp.map(|r| r.status),
-        latency_ms: x.ended_at.and_then(ms),
-        ttft_ms: resp.and_then(|r| r.first_byte_at).and_then(ms),
-        error: x.error.is_some() || resp.is_some_and(|r| r.status >= 400) || f.api_error,
-        input_tokens: f.input_tokens,
-        cached_tokens: f.cached_tokens,
-        cache_write_tokens: f.cache_write_tokens,
-        output_tokens: f.output_tokens,
-        stop: f.stop.clone(),
-        problem: f.problem.clone(),
-        ..TurnRow::default()
-    };
-    if let Some(e) = &x.error {
-        row.stop = Some(e.kind.clone());
-    }
-    row
 }

@@ -13,7 +13,7 @@ use crate::analyze::analyzer::{prepare_batch, Analyzer};
 use crate::input::ahead::ReadAhead;
 use crate::trace::{LineAt, Record, TraceError, TraceReader};
 
-use super::index::{BodyRef, Model};
+use super::model::{BodyRef, Model};
 use super::row::ReadRow;
 use super::ViewerError;
 

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::api::view::{exchange_response, parse};
 use crate::api::{Block, BlockKind, ResponseBody};
 
-use super::index::Model;
+use super::model::Model;
 
 /// Most hits returned by one search.
 pub const MAX_HITS: usize = 200;

@@ -34,7 +34,7 @@ use agentwire::trace::{Context, Trace, TraceWriter};
 use sha2::{Digest, Sha256};
 
 /// The fake key every test client sends; it must never reach a trace.
-pub const TEST_KEY: &str = agentwire::capture::record::FAKE_API_KEY;
+pub const TEST_KEY: &str = agentwire::capture::route::FAKE_API_KEY;
 
 /// A server running in-process with its trace in a temp dir.
 pub struct TestServer {

@@ -561,7 +561,7 @@ fn matrix_groups_runs_with_identical_tool_definitions() {
             vec!["2.1.303 true", "2.1.304 unset"]
         ]
     );
-    let text = agentwire::report::matrix::render_matrix(&m, agentwire::report::Format::Table);
+    let text = agentwire::report::matrix::render_matrix(&m, &[], agentwire::report::Format::Table);
     assert!(
         text.contains("tool definitions identical: 2.1.303 true = 2.1.304 unset"),
         "{text}"

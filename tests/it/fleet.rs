@@ -15,7 +15,7 @@ use agentwire::trace::{Context, TraceWriter};
 use crate::common::agentwire_ok;
 use crate::hand_trace::{text, tool, tool_result, tool_use, Conv, TraceBuilder};
 
-const VERSIONS: [&str; 5] = ["2.1.300", "2.1.301", "2.1.302", "2.1.303", "2.1.304"];
+pub(crate) const VERSIONS: [&str; 5] = ["2.1.300", "2.1.301", "2.1.302", "2.1.303", "2.1.304"];
 const TRACES: usize = 50;
 
 /// Trace `i`: a Claude Code session of version `VERSIONS[i % 5]` on day `i % 3`, whose
@@ -23,7 +23,7 @@ const TRACES: usize = 50;
 /// percentage, so every check after the first is a redundant poll) before it finishes.
 /// Traces with `i % 7 == 0` name their version only in the recording context, the others
 /// only in the User-Agent. Returns the number of Messages requests written.
-fn write_trace(dir: &Path, i: usize) -> usize {
+pub(crate) fn write_trace(dir: &Path, i: usize) -> usize {
     let version = VERSIONS[i % VERSIONS.len()];
     let mut ctx = Context::new();
     let ua = format!("claude-cli/{version} (external, cli)");

@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::common::*;
 
 /// The newest Gemini CLI on the day these tests were written, and one two releases older.
-const NEW: &str = "0.61.0";
+pub(crate) const NEW: &str = "0.61.0";
 const OLD: &str = "0.59.0";
 
 /// Record one Gemini CLI run of `hello` into `dir` (`yolo`: with `--yolo`).
@@ -41,15 +41,15 @@ fn record(dir: &Path, version: &str, yolo: bool) -> PathBuf {
 }
 
 /// The four recordings, made once for every test of this file.
-struct Recordings {
+pub(crate) struct Recordings {
     _dir: tempfile::TempDir,
-    new: PathBuf,
+    pub(crate) new: PathBuf,
     new_yolo: PathBuf,
     old: PathBuf,
     old_yolo: PathBuf,
 }
 
-fn recordings() -> &'static Recordings {
+pub(crate) fn recordings() -> &'static Recordings {
     static R: OnceLock<Recordings> = OnceLock::new();
     R.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();

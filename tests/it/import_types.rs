@@ -221,3 +221,47 @@ fn no_json_type_at_any_field_panics_the_har_and_codex_readers() {
         + every_type_at_every_field("rollout.jsonl", &rollout(), true);
     assert!(n > 500, "{n} files read");
 }
+
+/// A transcript mixing main-thread and sidechain entries was flagged once per file from
+/// the first `agentId`: every exchange became the subagent's. Each exchange now takes the
+/// flag of its own entry (`isSidechain`, `agentId`).
+#[test]
+fn subagent_flag_set_for_every_entry_of_a_file_with_one_sidechain() {
+    let mut lines = transcript();
+    let (s, u, a) = ("s1", "u2", "a2");
+    lines.push(
+        json!({"type": "user", "sessionId": s, "uuid": u, "parentUuid": null,
+        "isSidechain": true, "agentId": "agent-7", "version": "2.1.0",
+        "timestamp": "2026-01-01T00:00:02Z", "cwd": "/p",
+        "message": {"role": "user", "content": [{"type": "text", "text": "look"}]}}),
+    );
+    lines.push(
+        json!({"type": "assistant", "sessionId": s, "uuid": a, "parentUuid": u,
+        "isSidechain": true, "agentId": "agent-7", "version": "2.1.0",
+        "timestamp": "2026-01-01T00:00:03Z", "requestId": "req_2",
+        "message": {"id": "msg_2", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "found"}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 3, "output_tokens": 2, "cache_read_input_tokens": 0}}}),
+    );
+    // the main thread's entries say `isSidechain: false` explicitly, as Claude Code writes
+    lines[0]["isSidechain"] = json!(false);
+    lines[1]["isSidechain"] = json!(false);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s1.jsonl");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    let mut t = open_trace(&path).unwrap();
+    t.exchanges.sort_by_key(|x| x.started_at);
+    let flags: Vec<(Value, Value)> = t
+        .exchanges
+        .iter()
+        .map(|x| {
+            let n = &x.notes["import"];
+            (n["sidechain"].clone(), n["agent"].clone())
+        })
+        .collect();
+    assert_eq!(
+        flags,
+        [(Value::Null, Value::Null), (json!(true), json!("agent-7"))]
+    );
+}

@@ -55,6 +55,8 @@ mod features;
 mod files;
 // Fleet tables: `analyze DIR --parquet` over generated traces.
 mod fleet;
+// One Parquet table set over all four agents: agent, provider, dialect columns.
+mod fleet_agents;
 // HTTP framing at the server and the recording proxy.
 mod framing;
 // Builder of hand-made traces with blocks of exact sizes.
@@ -84,6 +86,8 @@ mod interrupted;
 mod limits;
 // `matrix` recorded live from npm.
 mod matrix;
+// One matrix across Claude Code, Codex, Gemini CLI and opencode, rows checked per agent.
+mod matrix_agents;
 // Streamable HTTP MCP recording through agentwire's proxy.
 mod mcp_http;
 // Real Claude Code with the test MCP server.
@@ -92,6 +96,14 @@ mod mcp_live;
 mod mcp_report;
 // `mcp-tap` against the real test MCP server, byte for byte.
 mod mcp_tap;
+// Issue 32's last round-3 kinds, each through the real binary.
+mod hostile_round3;
+// The `cargo fuzz` targets' properties, bounded, on stable.
+mod fuzz_props;
+// How `mcp-tap` stops (signals forwarded), loses records (said) and what it refuses.
+mod mcp_tap_stop;
+// The relay under arbitrary splits and interleavings: bytes out == bytes in.
+mod mcp_tap_relay;
 // The cold-cache download of a published CLI, integrity checked.
 mod npm_integrity;
 // Numbers read from a trace are range-checked.
@@ -141,6 +153,8 @@ mod secrets;
 mod secrets_sinks;
 // The fake server over real loopback sockets.
 mod server;
+// PySpark over the fleet tables, and the Spark job running analyze on its workers.
+mod spark;
 // Two real sessions recorded by one server, told apart.
 mod sessions;
 // `show` on the shipped sample.

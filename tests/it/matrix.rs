@@ -98,3 +98,40 @@ fn a_version_range_records_each_published_version() {
         [("claude-code@2.1.303", 20), ("claude-code@2.1.304", 12)]
     );
 }
+
+/// A version that cannot be fetched failed every cell of the matrix, each under the other
+/// cells' labels, and no cell recorded; now it fails its own cell only (exit 3, the
+/// others recorded) and names its own version and npm's reason once.
+#[test]
+fn matrix_fetch_failure_of_one_version_failed_every_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    let o = std::process::Command::new(bin())
+        .args(["matrix", "--format", "json", "-d"])
+        .arg(&runs)
+        .args(["--cli", "claude-code@2.1.304,claude-code@9.9.999"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let labels: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels, ["claude-code@2.1.304"]);
+    assert!(runs.join("claude_code_2.1.304.jsonl").is_file());
+    assert!(!runs.join("claude_code_9.9.999.jsonl").exists());
+    let failed: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(failed.len(), 1, "{err}");
+    assert!(failed[0].contains("claude-code@9.9.999"), "{err}");
+    assert!(failed[0].contains("not published"), "{err}");
+    assert!(
+        failed[0].contains("`npm view @anthropic-ai/claude-code-")
+            && failed[0].contains(" versions`"),
+        "the hint names the package looked up: {err}"
+    );
+    assert!(!failed[0].contains("is npm installed"), "{err}");
+}

@@ -129,8 +129,12 @@ fn trace() -> tempfile::TempDir {
     recs.push(accepted);
     let dir = tempfile::tempdir().unwrap();
     let mut w = TraceWriter::create(&dir.path().join("t.jsonl"), &Context::default()).unwrap();
-    for (i, mut r) in recs.into_iter().enumerate() {
-        r.seq = i as u64;
+    // numbered per recording source, as taps and proxies number them
+    let mut next: std::collections::HashMap<String, u64> = Default::default();
+    for mut r in recs {
+        let n = next.entry(r.server.clone()).or_default();
+        r.seq = *n;
+        *n += 1;
         w.write_record(&r.line()).unwrap();
     }
     dir

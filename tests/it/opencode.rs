@@ -21,7 +21,7 @@ use agentwire::input::open_trace;
 use crate::common::*;
 
 /// The newest opencode on the day these tests were written, and one eight releases older.
-const NEW: &str = "1.18.33";
+pub(crate) const NEW: &str = "1.18.33";
 const OLD: &str = "1.18.25";
 
 /// Each provider and the path its requests take.
@@ -33,9 +33,9 @@ const PROVIDERS: [(&str, &str); 3] = [
 
 /// The recordings every test here reads: `new-PROVIDER` (the polling scenario with the
 /// jobs MCP server) and `old-PROVIDER` (one `hello`).
-struct Recordings {
+pub(crate) struct Recordings {
     _dir: tempfile::TempDir,
-    traces: BTreeMap<String, PathBuf>,
+    pub(crate) traces: BTreeMap<String, PathBuf>,
 }
 
 /// Record one opencode run; returns the trace.
@@ -68,7 +68,7 @@ fn record(dir: &Path, name: &str, version: &str, provider: &str, poll: bool) -> 
 
 /// The six recordings, made once: one run per version first (it downloads the binary),
 /// then the others two at a time.
-fn recordings() -> &'static Recordings {
+pub(crate) fn recordings() -> &'static Recordings {
     static R: OnceLock<Recordings> = OnceLock::new();
     R.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,7 @@
 //! Other tools the tests run against, installed by the test setup from their registries
-//! into `target/` once and reused: mitmproxy, claude-tap (import tests) and DuckDB (fleet
-//! tables) from PyPI (a venv in `target/peer-venv`), claude-trace from npm
+//! into `target/` once and reused: mitmproxy, claude-tap (import tests), DuckDB (fleet
+//! tables), PySpark and the PyArrow its workers use (`spark.rs`) from PyPI (a venv in
+//! `target/peer-venv`; PySpark needs a JRE, which `make test-deps` installs), claude-trace from npm
 //! (`target/peer-npm`). Versions are pinned so a rerun tests the same formats and SQL.
 
 use std::path::PathBuf;
@@ -10,7 +11,13 @@ use std::sync::Mutex;
 use crate::common::repo;
 
 /// PyPI packages of the venv.
-const PYPI: &[&str] = &["mitmproxy==11.0.2", "claude-tap==0.1.146", "duckdb==2.0.1"];
+const PYPI: &[&str] = &[
+    "mitmproxy==11.0.2",
+    "claude-tap==0.1.146",
+    "duckdb==2.0.1",
+    "pyspark==4.3.0",
+    "pyarrow==26.0.1",
+];
 /// npm package of claude-trace.
 const NPM: &str = "@mariozechner/claude-trace@1.0.9";
 
@@ -45,7 +52,7 @@ pub fn venv_bin(name: &str) -> PathBuf {
             Command::new(venv.join("bin/python"))
                 .args(["-m", "pip", "install", "-q", "--disable-pip-version-check"])
                 .args(PYPI),
-            "pip install mitmproxy claude-tap duckdb",
+            "pip install mitmproxy claude-tap duckdb pyspark pyarrow",
         );
         std::fs::write(&stamp, &want).unwrap();
     }

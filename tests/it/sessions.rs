@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use agentwire::analyze::{analyze_files, AnalyzeConfig, MissCause};
 use agentwire::capture::npm::{ensure, CliSpec};
-use agentwire::capture::record::{clean_env, FAKE_API_KEY};
+use agentwire::capture::record::clean_env;
+use agentwire::capture::route::FAKE_API_KEY;
 use agentwire::capture::server::{Mode, Script, ServerConfig};
 use agentwire::trace::{Context, TraceWriter};
 

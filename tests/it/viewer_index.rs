@@ -10,7 +10,7 @@ use std::sync::Arc;
 use agentwire::analyze::{analyze_files, AnalyzeConfig};
 use agentwire::trace::{Record, TraceReader};
 use agentwire::viewer::detail;
-use agentwire::viewer::index::{BodyRef, Model};
+use agentwire::viewer::model::{BodyRef, Model};
 
 use crate::common::{repo, shared_capture};
 
@@ -56,7 +56,10 @@ fn one_at_a_time(path: &Path) -> (Model, Vec<Arc<agentwire::trace::Exchange>>) {
             _ => {}
         }
     }
-    m.apply(analyze_files(&[path], AnalyzeConfig::default()).unwrap());
+    agentwire::viewer::badges::attach(
+        &mut m,
+        analyze_files(&[path], AnalyzeConfig::default()).unwrap(),
+    );
     (m, held)
 }
 

@@ -32,6 +32,8 @@ fn req(seq: usize, thread: usize, at_s: i64, blocks: &[B]) -> Request {
         turn: seq,
         at: chrono::DateTime::from_timestamp(1_800_000_000 + at_s, 0).unwrap(),
         cli_version: None,
+        agent: None,
+        dialect: crate::api::Dialect::Messages,
         api_error: None,
         model: "m".into(),
         prefix: CachePrefix {

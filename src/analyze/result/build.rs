@@ -1,4 +1,4 @@
-//! The whole report ([`Analysis`]) and how it is built from the detectors' output
+//! How the whole report ([`Analysis`]) is built from the detectors' output
 //! ([`Analysis::build`]): every request priced into a row (`request_row`),
 //! poll episodes and jobs into theirs, then the totals. Its JSON form is the
 //! `--format json` output, described by `schemas/analyze.schema.json`.
@@ -6,88 +6,22 @@
 use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
+use super::analysis::{Analysis, PriceInfo, UsageUsed, SCHEMA_VERSION};
 use super::reconcile::{reconcile, usage_choice, Reconciled};
-use super::rows::{
-    EpisodeRow, InputInfo, JobRow, RedundantPoll, RequestRow, SkippedFile, ThreadRow,
-};
+use super::rows::{EpisodeRow, InputInfo, JobRow, RedundantPoll, RequestRow, SkippedFile};
 use super::summary::{summarize, thread_rows, Agreement, Totals};
 use crate::analyze::cache::TtlMode;
 use crate::analyze::cause::{CachePrediction, MissCause};
 use crate::analyze::config::{AnalyzeConfig, UsageMode};
 use crate::analyze::events::ToolCall;
-use crate::analyze::jobs::{decide, DecisionRecord, Job};
+use crate::analyze::jobs::{decide, Job};
 use crate::analyze::mcp::McpAnalysis;
 use crate::analyze::polling::Episode;
 use crate::analyze::requests::Request;
 use crate::api::prices::{ModelPrice, Tokens, UNKNOWN_MIN_CACHEABLE};
 use crate::api::session::SessionInfo;
 use crate::api::Usage;
-
-/// Version of the JSON shape.
-pub const SCHEMA_VERSION: u32 = 1;
-
-/// The whole report.
-#[derive(Clone, Debug, Serialize)]
-pub struct Analysis {
-    /// JSON shape version ([`SCHEMA_VERSION`]).
-    pub schema_version: u32,
-    /// The `--usage` setting.
-    pub usage_mode: UsageMode,
-    /// Requests costed with simulated figures and with recorded ones, and why.
-    pub usage_used: UsageUsed,
-    /// The `--ttl` setting.
-    pub ttl: TtlMode,
-    /// Price table citation.
-    pub prices: PriceInfo,
-    /// The files read, in order: each input file, and each file under a directory input
-    /// (so a directory gives the same inputs as naming its files one by one).
-    pub inputs: Vec<InputInfo>,
-    /// Files under a directory input that were not read (not a trace, an unknown layout,
-    /// not a regular file), with why.
-    pub skipped_files: Vec<SkippedFile>,
-    /// Sessions (`s1`, …), in order of first appearance.
-    pub sessions: Vec<SessionInfo>,
-    /// Things the reader should know: unpriced models (cost `null`), assumptions made.
-    pub warnings: Vec<String>,
-    /// Totals.
-    pub summary: Totals,
-    /// One row per thread.
-    pub threads: Vec<ThreadRow>,
-    /// One row per poll episode.
-    pub episodes: Vec<EpisodeRow>,
-    /// One row per Messages request.
-    pub requests: Vec<RequestRow>,
-    /// One row per background job.
-    pub jobs: Vec<JobRow>,
-    /// One decision record per job.
-    pub decisions: Vec<DecisionRecord>,
-    /// The MCP layer and its link to the model layer; absent from the JSON when the
-    /// inputs hold no `mcp` records.
-    #[serde(skip_serializing_if = "McpAnalysis::is_empty")]
-    pub mcp: McpAnalysis,
-}
-
-/// How many requests used which figures, and why.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct UsageUsed {
-    /// Costed with simulated figures.
-    pub simulated: usize,
-    /// Costed with recorded figures.
-    pub recorded: usize,
-    /// Requests per reason (the [`RequestRow::usage_reason`] values).
-    pub reasons: BTreeMap<String, usize>,
-}
-
-/// Where prices come from.
-#[derive(Clone, Debug, Serialize)]
-pub struct PriceInfo {
-    /// Citation.
-    pub source: String,
-    /// Date checked.
-    pub date: String,
-}
 
 /// Where the prices of the analysed requests come from: the table's own citation, and
 /// the rows' citations where a row that priced a request cites a source of its own that
@@ -270,6 +204,8 @@ impl BuildInput<'_> {
             at: r.at,
             model: r.model,
             cli_version: r.cli_version,
+            agent: r.agent,
+            dialect: r.dialect,
             usage: usage.to_string(),
             usage_reason: reason,
             status: status(&pred.cause, pred.miss_tokens, tokens.read).to_string(),

@@ -7,7 +7,7 @@
 
 use crate::trace::redact::redact_text_cow;
 
-use super::build::Analysis;
+use super::analysis::Analysis;
 
 /// Redact `s` in place (allocates only when something changes).
 fn text(s: &mut String) {

@@ -140,6 +140,14 @@ pub struct RequestRow {
     /// the Parquet tables' partition key, not part of the JSON.
     #[serde(skip)]
     pub cli_version: Option<String>,
+    /// The agent CLI (User-Agent, else the recording context's `cli`): a Parquet column,
+    /// not part of the JSON.
+    #[serde(skip)]
+    pub agent: Option<String>,
+    /// The wire format (and through it the provider): a Parquet column, not part of the
+    /// JSON.
+    #[serde(skip)]
+    pub dialect: crate::api::Dialect,
     /// Model.
     pub model: String,
     /// `simulated` or `recorded`: which figures `tokens` holds.

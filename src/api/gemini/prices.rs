@@ -18,7 +18,7 @@
 //! Models no source priced (Gemini 2.5 Flash's output, Gemini 4 Argon) are left out:
 //! unpriced, never guessed.
 
-use super::super::prices::ModelPrice;
+use crate::api::prices::ModelPrice;
 
 /// Where the rows come from.
 pub const SOURCE: &str = "https://ai.google.dev/gemini-api/docs/pricing";

@@ -98,7 +98,7 @@ pub async fn prepare_reporting(
         match value {
             None => out.push(a.clone()),
             Some((v, inline_flag)) => {
-                std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+                crate::output::create_private_dir(dir).map_err(|e| write_err(dir, e))?;
                 let config = load(&v)?;
                 let rewritten =
                     rewrite(&config, &v, dir, (tap_exe, cwd), &mut p, diagnostics).await?;

@@ -10,13 +10,15 @@
 
 pub mod config;
 pub mod http;
+pub mod signals;
+mod sink;
 pub mod tap;
 
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+pub use sink::{Lost, McpSink};
 
 use super::Diagnostics;
-use crate::trace::{Context, McpRecord, Trace, TraceError, TraceWriter};
+use crate::trace::{McpRecord, Trace, TraceError};
+use std::path::{Path, PathBuf};
 
 /// Errors of MCP recording.
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +65,28 @@ pub enum McpError {
         #[source]
         source: std::io::Error,
     },
+    /// `-o` names the relay's own standard output (`-`, `/dev/stdout`, `/proc/self/fd/1`,
+    /// the file stdout is redirected to): trace lines would land in the protocol stream.
+    #[error("mcp-tap: -o {path} is mcp-tap's own standard output, which carries the MCP protocol stream to the client; trace lines there would corrupt it: give a file path (default mcp-NAME.jsonl)")]
+    OwnStdout {
+        /// The output as given.
+        path: String,
+    },
+    /// Records could not be written (disk full, a record over the line bound): the trace
+    /// is incomplete; `lost` markers in it say where.
+    #[error("mcp-tap: {count} of {total} records could not be written to {path} (first: {first}); the trace marks where they are missing: free space or write elsewhere, and record again")]
+    Lost {
+        /// The trace.
+        path: String,
+        /// Records lost.
+        count: u64,
+        /// Records made in all.
+        total: u64,
+        /// The first failure.
+        first: String,
+        /// The server's exit code (128 + signal when killed by one).
+        code: i32,
+    },
     /// The records cannot be written.
     #[error("cannot write {path}: {source}")]
     Write {
@@ -72,48 +96,6 @@ pub enum McpError {
         #[source]
         source: std::io::Error,
     },
-}
-
-/// Where one recording source (a tap or an HTTP proxy) writes its `mcp` records: a
-/// trace file of its own, one flushed line per record, numbered in writing order.
-pub struct McpSink {
-    inner: Mutex<(TraceWriter, u64)>,
-    diagnostics: Diagnostics,
-}
-
-impl McpSink {
-    /// Create `path` with a trace header naming the source (`context.cli` = `label`).
-    ///
-    /// Errors: [`TraceError::Write`] when the file cannot be created.
-    pub fn create(path: &Path, label: &str) -> Result<McpSink, TraceError> {
-        let mut ctx = Context::new();
-        ctx.label = Some(crate::trace::redact::redact_text(label));
-        Ok(McpSink {
-            inner: Mutex::new((TraceWriter::create(path, &ctx)?, 0)),
-            diagnostics: Diagnostics::silent(),
-        })
-    }
-
-    /// The sink, reporting write errors to `diagnostics` (by default they are not
-    /// reported).
-    pub fn reporting_to(mut self, diagnostics: Diagnostics) -> McpSink {
-        self.diagnostics = diagnostics;
-        self
-    }
-
-    /// Number and write one record. A write error is reported (the first, then every
-    /// thousandth record's) and the relay goes on (the protocol traffic matters more than
-    /// its recording).
-    pub fn write(&self, mut record: McpRecord) {
-        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        record.seq = g.1;
-        g.1 += 1;
-        if let Err(e) = g.0.write_record(&record.line()) {
-            if g.1 == 1 || record.seq % 1000 == 0 {
-                self.diagnostics.status(&format!("agentwire mcp: {e}"));
-            }
-        }
-    }
 }
 
 /// Read the `mcp` records of every `*.jsonl` file in `dir` (the files taps and proxies

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
+use super::signals::Stop;
 use super::{McpError, McpSink};
 use crate::trace::mcp::{McpDirection, McpTransport};
 use crate::trace::McpRecord;
@@ -34,6 +35,9 @@ pub struct TapConfig {
     pub cwd: Option<PathBuf>,
     /// Where a failure to write a record is reported.
     pub diagnostics: crate::capture::Diagnostics,
+    /// After a stop signal forwarded to the server, how long it may take to exit before
+    /// it is killed (default [`super::signals::STOP_GRACE`]).
+    pub stop_grace: std::time::Duration,
 }
 
 /// Splits one direction's byte stream into messages and records them.
@@ -103,11 +107,14 @@ fn relay(mut from: impl Read, mut to: impl Write, mut framer: Framer) {
 }
 
 /// Run the server under the tap until it exits; returns its exit code (128 + signal
-/// when it was killed by one).
+/// when it was killed by one). SIGTERM, SIGINT and SIGHUP are forwarded to the server
+/// ([`super::signals`]); the `exited` record names the status and the stop.
 ///
-/// Errors: [`McpError::NoCommand`], [`McpError::Spawn`], or the trace file cannot be
-/// created.
+/// Errors: [`McpError::OwnStdout`] (`-o` names the relay's standard output),
+/// [`McpError::NoCommand`], [`McpError::Spawn`], the trace file cannot be created, or
+/// [`McpError::Lost`] when records could not be written (the relay itself went on).
 pub fn run(cfg: &TapConfig) -> Result<i32, McpError> {
+    refuse_own_stdout(&cfg.output)?;
     let (program, args) = cfg.command.split_first().ok_or(McpError::NoCommand)?;
     let sink = Arc::new(
         McpSink::create(&cfg.output, &format!("mcp-tap {}", cfg.name))?
@@ -117,16 +124,18 @@ pub fn run(cfg: &TapConfig) -> Result<i32, McpError> {
     if let Some(dir) = &cfg.cwd {
         cmd.current_dir(dir);
     }
+    let spawn_err = |e| McpError::Spawn {
+        program: program.clone(),
+        source: e,
+    };
     let mut child = cmd
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .map_err(|e| McpError::Spawn {
-            program: program.clone(),
-            source: e,
-        })?;
+        .map_err(spawn_err)?;
+    let stop = Stop::forward(&child, cfg.stop_grace);
     sink.write(McpRecord::event(
         &cfg.name,
         McpTransport::Stdio,
@@ -149,19 +158,39 @@ pub fn run(cfg: &TapConfig) -> Result<i32, McpError> {
     std::thread::spawn(move || relay(std::io::stdin().lock(), child_in, up));
     let down = framer(McpDirection::ToClient);
     let downstream = std::thread::spawn(move || relay(child_out, std::io::stdout(), down));
-    let status = child.wait().map_err(|e| McpError::Spawn {
-        program: program.clone(),
-        source: e,
-    })?;
+    let ended = stop.reap(&mut child).map_err(spawn_err)?;
     let _ = downstream.join();
-    let code = exit_code(&status);
+    let code = exit_code(&ended.status);
     sink.write(McpRecord::event(
         &cfg.name,
         McpTransport::Stdio,
         "exited",
-        &status.to_string(),
+        &ended.detail(),
     ));
+    let lost = sink.close();
+    if lost.count > 0 {
+        return Err(McpError::Lost {
+            path: cfg.output.display().to_string(),
+            count: lost.count,
+            total: lost.total,
+            first: lost.first.unwrap_or_default(),
+            code,
+        });
+    }
     Ok(code)
+}
+
+/// Refuse an output that is the relay's own standard output under any name: trace lines
+/// written there would be read by the client as protocol messages.
+///
+/// Errors: [`McpError::OwnStdout`].
+pub fn refuse_own_stdout(output: &std::path::Path) -> Result<(), McpError> {
+    if crate::output::is_stdout(output) {
+        return Err(McpError::OwnStdout {
+            path: output.display().to_string(),
+        });
+    }
+    Ok(())
 }
 
 fn exit_code(status: &std::process::ExitStatus) -> i32 {

@@ -30,12 +30,7 @@ pub(super) const METHODS: &[&[u8]] = &[
 
 pub(super) fn headers(h: &[httparse::Header<'_>]) -> Headers {
     h.iter()
-        .map(|h| {
-            (
-                h.name.to_string(),
-                String::from_utf8_lossy(h.value).into_owned(),
-            )
-        })
+        .map(|h| (h.name.to_string(), crate::http::fields::field_text(h.value)))
         .collect()
 }
 

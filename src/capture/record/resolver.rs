@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::{record, RecordConfig, RecordError, RecordOutcome, Route, Target};
+use super::{record, RecordConfig, RecordError, RecordOutcome, Target};
 use crate::capture::npm::CliSpec;
+use crate::capture::route::Route;
 use crate::capture::server::ServerConfig;
 use crate::capture::versions::CliRequest;
 use crate::trace::Trace;
@@ -77,7 +78,7 @@ impl SpecResolver {
         };
         let (dir, temp) = match record_dir {
             Some(d) => {
-                std::fs::create_dir_all(d).map_err(dir_err(d))?;
+                crate::output::create_private_dir(d).map_err(dir_err(d))?;
                 (d.to_path_buf(), None)
             }
             None => {

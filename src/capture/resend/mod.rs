@@ -215,77 +215,12 @@ async fn send_one(
     extra: &[(String, String)],
     compare: bool,
 ) -> Outcome {
-    let mut url = base.clone();
-    let target = origin_form(&x.request.target);
-    let (path, query) = target
-        .split_once('?')
-        .map_or((target, None), |(p, q)| (p, Some(q)));
-    // Normalized once: a recorded `/v1/../../admin` would leave `--to`'s base path.
-    let path = match crate::http::target::normalize_path(path) {
-        Ok(p) => p,
-        Err(e) => {
-            return Outcome {
-                id: x.id,
-                status: None,
-                latency_ms: 0.0,
-                error: Some(crate::trace::redact::redact_text(&format!(
-                    "exchange #{}: {e}; the request was not sent",
-                    x.id
-                ))),
-                differences: Vec::new(),
-                dropped_headers: Vec::new(),
-            }
-        }
+    let (req, dropped_headers) = match build_request(client, base, x, extra) {
+        Ok(r) => r,
+        Err(why) => return Outcome::failed(x.id, 0.0, &why, Vec::new()),
     };
-    url.set_path(&format!("{}{path}", base.path().trim_end_matches('/')));
-    url.set_query(query);
-    // A recorded method that is not an HTTP token is not sent as something else.
-    let Ok(method) = reqwest::Method::from_bytes(x.request.method.as_bytes()) else {
-        return Outcome {
-            id: x.id,
-            status: None,
-            latency_ms: 0.0,
-            error: Some(crate::trace::redact::redact_text(&format!(
-                "the recorded method {:?} of exchange #{} is not an HTTP method (RFC 9110 §9.1: a token); the request was not sent",
-                x.request.method, x.id
-            ))),
-            differences: Vec::new(),
-            dropped_headers: Vec::new(),
-        };
-    };
-    let mut req = client.request(method, url);
-    let recorded = x
-        .request
-        .headers
-        .iter()
-        .filter(|(k, v)| !skip_request(k) && !is_marker(v));
-    let sent = crate::capture::sendable::sendable(recorded);
-    for (k, v) in sent.pairs {
-        req = req.header(k, v);
-    }
-    let dropped_headers = sent.dropped;
-    for (k, v) in extra {
-        req = req.header(k, v);
-    }
     let t = Instant::now();
-    let result = async {
-        let r = req.body(x.request.body.bytes.clone()).send().await?;
-        let status = r.status().as_u16();
-        let ct = r
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        let headers: Vec<(String, String)> = r
-            .headers()
-            .iter()
-            .filter_map(|(k, v)| Some((k.to_string(), v.to_str().ok()?.to_string())))
-            .collect();
-        let wire = Body::new(r.bytes().await?.to_vec());
-        let body = decode_body(&headers, &wire).bytes.into_owned();
-        Ok::<_, reqwest::Error>((status, ct, body))
-    }
-    .await;
+    let result = exchange(req, x).await;
     let latency_ms = t.elapsed().as_secs_f64() * 1e3;
     match result {
         Ok((status, ct, body)) => Outcome {
@@ -308,14 +243,87 @@ async fn send_one(
                     x.id
                 ));
             }
-            Outcome {
-                id: x.id,
-                status: None,
-                latency_ms,
-                error: Some(crate::trace::redact::redact_text(&error)),
-                differences: Vec::new(),
-                dropped_headers,
-            }
+            Outcome::failed(x.id, latency_ms, &error, dropped_headers)
         }
     }
+}
+
+impl Outcome {
+    /// An exchange that got no answer: `why` (redacted here), after `latency_ms`.
+    fn failed(id: u64, latency_ms: f64, why: &str, dropped_headers: Vec<String>) -> Outcome {
+        Outcome {
+            id,
+            status: None,
+            latency_ms,
+            error: Some(crate::trace::redact::redact_text(why)),
+            differences: Vec::new(),
+            dropped_headers,
+        }
+    }
+}
+
+/// The request of recorded exchange `x` against `base` (its target normalized under
+/// `base`'s path, the recorded headers that may be sent, then `extra`), and the names of
+/// the headers dropped. Errors: why the request was not sent (a target leaving the base
+/// path, a method that is not an HTTP token).
+fn build_request(
+    client: &reqwest::Client,
+    base: &reqwest::Url,
+    x: &Exchange,
+    extra: &[(String, String)],
+) -> Result<(reqwest::RequestBuilder, Vec<String>), String> {
+    let mut url = base.clone();
+    let target = origin_form(&x.request.target);
+    let (path, query) = target
+        .split_once('?')
+        .map_or((target, None), |(p, q)| (p, Some(q)));
+    // Normalized once: a recorded `/v1/../../admin` would leave `--to`'s base path.
+    let path = crate::http::target::normalize_path(path)
+        .map_err(|e| format!("exchange #{}: {e}; the request was not sent", x.id))?;
+    url.set_path(&format!("{}{path}", base.path().trim_end_matches('/')));
+    url.set_query(query);
+    // A recorded method that is not an HTTP token is not sent as something else.
+    let method = reqwest::Method::from_bytes(x.request.method.as_bytes()).map_err(|_| {
+        format!(
+            "the recorded method {:?} of exchange #{} is not an HTTP method (RFC 9110 §9.1: a token); the request was not sent",
+            x.request.method, x.id
+        )
+    })?;
+    let mut req = client.request(method, url);
+    let recorded = x
+        .request
+        .headers
+        .iter()
+        .filter(|(k, v)| !skip_request(k) && !is_marker(v));
+    let sent = crate::capture::sendable::sendable(recorded);
+    for (k, v) in sent.pairs {
+        req = req.header(k, v);
+    }
+    for (k, v) in extra {
+        req = req.header(k, v);
+    }
+    Ok((req, sent.dropped))
+}
+
+/// Send `req` with `x`'s recorded body; the answer's status, content type and decoded
+/// body.
+async fn exchange(
+    req: reqwest::RequestBuilder,
+    x: &Exchange,
+) -> Result<(u16, Option<String>, Vec<u8>), reqwest::Error> {
+    let r = req.body(x.request.body.bytes.clone()).send().await?;
+    let status = r.status().as_u16();
+    let ct = r
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let headers: Vec<(String, String)> = r
+        .headers()
+        .iter()
+        .filter_map(|(k, v)| Some((k.to_string(), v.to_str().ok()?.to_string())))
+        .collect();
+    let wire = Body::new(r.bytes().await?.to_vec());
+    let body = decode_body(&headers, &wire).bytes.into_owned();
+    Ok((status, ct, body))
 }

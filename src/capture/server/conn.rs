@@ -127,6 +127,20 @@ impl Connections {
     }
 }
 
+impl intercept::ServeInner for Connections {
+    fn app_state(&self) -> &Arc<AppState> {
+        &self.state
+    }
+
+    fn serve_inner(
+        &self,
+        stream: intercept::InnerStream,
+        info: ConnInfo,
+    ) -> impl Future<Output = ()> + Send {
+        self.serve(stream, info)
+    }
+}
+
 /// Accept connections until `stop` fires; each is served in a tracked task.
 pub(crate) async fn accept_loop(
     listener: TcpListener,

@@ -143,7 +143,7 @@ fn recorded_headers(h: &HeaderMap) -> Headers {
         .map(|(k, v)| {
             (
                 k.as_str().to_string(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                crate::http::fields::field_text(v.as_bytes()),
             )
         })
         .collect();

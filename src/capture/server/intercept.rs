@@ -16,12 +16,28 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 
 pub use super::config::InterceptConfig;
-use super::conn::Connections;
 use super::draft::Draft;
 use super::state::{AppState, ConnInfo};
 pub use crate::http::host::canonical_host;
 use crate::trace::redact::redact_authority;
 use crate::trace::{Body, ExchangeError, HttpRequest, HttpResponse};
+
+/// The stream an intercepted tunnel's inside is served on: TLS over the upgraded CONNECT.
+pub(crate) type InnerStream = tokio_rustls::server::TlsStream<TokioIo<hyper::upgrade::Upgraded>>;
+
+/// What serves the decrypted inside of an intercepted tunnel the same way as any
+/// connection (`conn::Connections` implements it; the interceptor only calls it, so the
+/// recursion CONNECT → inner connection → request stays one way between the files).
+pub(crate) trait ServeInner: Clone + Send + Sync + 'static {
+    /// The server's state (configuration, tasks, trace).
+    fn app_state(&self) -> &Arc<AppState>;
+    /// Serve `stream` until the client or a shutdown ends it.
+    fn serve_inner(
+        &self,
+        stream: InnerStream,
+        info: ConnInfo,
+    ) -> impl std::future::Future<Output = ()> + Send;
+}
 
 /// Per-server interception state: the leaf configs minted so far, per host.
 pub(crate) struct Interceptor {
@@ -104,13 +120,13 @@ fn host_port(host: &str, port: u16) -> String {
 /// Handle a CONNECT request on the proxy port: intercept a listed host (TLS with a minted
 /// leaf, then the same serving as any connection), tunnel another one (only after the
 /// connection to it succeeded), or refuse it.
-pub(crate) async fn connect(
-    conns: &Connections,
+pub(crate) async fn connect<S: ServeInner>(
+    conns: &S,
     icpt: Arc<Interceptor>,
     info: ConnInfo,
     req: hyper::Request<Incoming>,
 ) -> Response {
-    let st = conns.state.clone();
+    let st = conns.app_state().clone();
     let target = req
         .uri()
         .authority()
@@ -197,8 +213,8 @@ fn refused(draft: Draft, message: String) -> Response {
 /// the minted leaf `tls` within the head timeout, then the decrypted stream is served as
 /// any connection (`info`, marked with the host). A failed handshake is recorded on the
 /// CONNECT's exchange.
-async fn intercept(
-    conns: &Connections,
+async fn intercept<S: ServeInner>(
+    conns: &S,
     icpt: Arc<Interceptor>,
     tls: Arc<rustls::ServerConfig>,
     c: Connect,
@@ -210,7 +226,7 @@ async fn intercept(
         host,
         port,
     } = c;
-    let timeout = conns.state.config.body_timeout;
+    let timeout = conns.app_state().config.body_timeout;
     let Ok(upgraded) = hyper::upgrade::on(req).await else {
         return;
     };
@@ -228,7 +244,7 @@ async fn intercept(
                 recent: Default::default(),
                 ..info
             };
-            conns.serve(stream, inner).await;
+            conns.serve_inner(stream, inner).await;
         }
         Ok(Err(e)) => {
             let ca = icpt.config.ca.cert_path().map_or(
@@ -238,7 +254,7 @@ async fn intercept(
             let message = format!(
                 "TLS handshake for {host} failed: {e}. The client does not trust agentwire's CA: set NODE_EXTRA_CA_CERTS={ca} (Node.js and Claude Code), or SSL_CERT_FILE / REQUESTS_CA_BUNDLE to a bundle that includes it"
             );
-            let diagnostics = &conns.state.config.diagnostics;
+            let diagnostics = &conns.app_state().config.diagnostics;
             diagnostics.status(&format!("agentwire: {message}"));
             draft.finish(Some(status_only(200)), Some(tls_failed(message)));
         }

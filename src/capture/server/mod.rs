@@ -29,6 +29,7 @@ pub mod intercept;
 pub mod playback;
 pub mod proxy;
 pub mod recorder;
+mod replay_chat;
 mod replay_responses;
 pub mod reply;
 mod responses;

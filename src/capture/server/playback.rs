@@ -249,7 +249,7 @@ impl Replay {
                 Some(Dialect::Gemini) if x.response.as_ref().is_some_and(|r| r.status == 200) => {
                     crate::api::view::parse(&x).request.map(|c| c.req)
                 }
-                Some(Dialect::ChatCompletions) => super::chat::recorded_request(&x),
+                Some(Dialect::ChatCompletions) => super::replay_chat::recorded_request(&x),
                 _ => None,
             };
             let (Some(req), Some(dialect)) = (req, dialect) else {
@@ -603,7 +603,7 @@ fn shaped(
             super::replay_responses::reshape(&decoded.bytes, recorded_sse)
         }
         None if dialect == Dialect::ChatCompletions => {
-            super::chat::reshape(&decoded.bytes, recorded_sse)
+            super::replay_chat::reshape(&decoded.bytes, recorded_sse)
         }
         None => reshape(&decoded.bytes, recorded_sse),
     };

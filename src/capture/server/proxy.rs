@@ -248,7 +248,7 @@ fn relay(up: &Upstream, draft: Draft, resp: reqwest::Response) -> Response {
         .map(|(k, v)| {
             (
                 k.as_str().to_string(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                crate::http::fields::field_text(v.as_bytes()),
             )
         })
         .collect();

@@ -55,12 +55,39 @@ pub(crate) fn record(st: &AppState, conn: &ConnInfo, error: Option<&hyper::Error
 }
 
 /// Record raw request bytes (`len` bytes seen, `raw` kept) as an exchange with an error.
-fn record_raw(st: &AppState, conn: &ConnInfo, raw: Vec<u8>, len: u64, kind: &str, message: String) {
-    let line = raw.split(|&b| b == b'\n').next().unwrap_or(&[]);
+/// Bytes that cannot be redacted ([`unredactable`]) are not kept: the exchange has their
+/// size and SHA-256 only.
+fn record_raw(
+    st: &AppState,
+    conn: &ConnInfo,
+    raw: Vec<u8>,
+    len: u64,
+    kind: &str,
+    mut message: String,
+) {
+    let refused = unredactable(&raw, kind == "unprocessed");
+    let line = match refused {
+        Some(_) => &[][..],
+        None => raw.split(|&b| b == b'\n').next().unwrap_or(&[]),
+    };
     let line = String::from_utf8_lossy(line).trim_end().to_string();
     let mut parts = line.splitn(3, ' ');
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let mut body = Body::new(raw_head(&raw)).with_truncated(true);
+    let mut body = match refused {
+        None => Body::new(raw_head(&raw)),
+        Some(why) => {
+            if let Some(kept) = message.strip_suffix("; they are kept raw as the body, secrets redacted") {
+                message = kept.to_string();
+            }
+            message = format!(
+                "{}; {why}, so they are not kept: the exchange has their size and the SHA-256 of the first {} bytes (notes raw_bytes, raw_sha256)",
+                message.trim_end_matches("; kept raw"),
+                raw.len()
+            );
+            Body::new(Vec::new())
+        }
+    }
+    .with_truncated(true);
     body.redacted = true;
     let request = HttpRequest {
         method: method.chars().take(32).collect(),
@@ -90,6 +117,13 @@ fn record_raw(st: &AppState, conn: &ConnInfo, raw: Vec<u8>, len: u64, kind: &str
     draft
         .notes
         .insert("raw_bytes".into(), serde_json::json!(len));
+    if refused.is_some() {
+        use sha2::Digest;
+        let digest = hex::encode(sha2::Sha256::digest(&raw));
+        draft
+            .notes
+            .insert("raw_sha256".into(), serde_json::json!(digest));
+    }
     draft.finish(
         None,
         Some(ExchangeError {
@@ -97,4 +131,48 @@ fn record_raw(st: &AppState, conn: &ConnInfo, raw: Vec<u8>, len: u64, kind: &str
             message,
         }),
     );
+}
+
+/// Why `raw` (bytes that did not frame as a request) cannot be kept redacted, or `None`
+/// when it can: the redaction reads HTTP/1.1 text (request line, header lines), so an
+/// HTTP/2 connection preface (whose HPACK-compressed HEADERS frames carry `x-api-key`
+/// and `authorization` where no text rule sees them) and binary bytes (a TLS handshake,
+/// any other protocol) are refused. `framed_body`: the bytes after the head are a body
+/// the request framed (kept as bodies are); else every byte must be text.
+pub(crate) fn unredactable(raw: &[u8], framed_body: bool) -> Option<&'static str> {
+    if raw.starts_with(b"PRI * HTTP/2") {
+        return Some("they are an HTTP/2 connection (prior knowledge), whose HPACK-compressed header fields cannot be redacted (the proxy speaks HTTP/1.1)");
+    }
+    let text = if framed_body {
+        let end = raw
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .map_or(raw.len(), |p| p + 4);
+        &raw[..end]
+    } else {
+        raw
+    };
+    // obs-text (0x80–0xFF, RFC 9110 §5.5) is text here; control bytes are not
+    let is_text = !text
+        .iter()
+        .any(|&b| (b < 0x20 && !matches!(b, b'\t' | b'\r' | b'\n')) || b == 0x7f);
+    (!is_text).then_some(
+        "they are binary (not HTTP/1.1 text), which the redaction cannot read for secrets",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unredactable;
+
+    #[test]
+    fn only_http1_text_is_kept() {
+        assert!(unredactable(b"GET / HTTP/1.1\r\nHost: a\r\nBad header\r\n\r\n", false).is_none());
+        assert!(unredactable(b"GET / HTTP/1.1\r\nX: caf\xe9\r\n\r\n", false).is_none());
+        assert!(unredactable(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", false).is_some());
+        assert!(unredactable(b"\x16\x03\x01\x02\x00\x01", false).is_some());
+        // a framed request keeps its body as every body is kept
+        assert!(unredactable(b"POST / HTTP/1.1\r\n\r\n\x1f\x8b\x08", true).is_none());
+        assert!(unredactable(b"POST / HTTP/1.1\r\n\r\n\x1f\x8b\x08", false).is_some());
+    }
 }

@@ -127,12 +127,7 @@ fn switching_as(
     let mut extra: Headers = (answered.headers().iter())
         .filter(|(k, _)| !crate::http::fields::is_hop_by_hop(k.as_str()))
         .filter(|(k, _)| !k.as_str().starts_with("sec-websocket-"))
-        .map(|(k, v)| {
-            (
-                k.to_string(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
+        .map(|(k, v)| (k.to_string(), crate::http::fields::field_text(v.as_bytes())))
         .collect();
     for (k, v) in &extra {
         if let (Ok(k), Ok(v)) = (
@@ -256,12 +251,7 @@ fn refused(mut draft: Draft, resp: tungstenite::http::Response<Option<Vec<u8>>>)
     let body = resp.body().clone().unwrap_or_default();
     let mut headers: Headers = (resp.headers().iter())
         .filter(|(k, _)| !crate::http::fields::skip_response(k.as_str()))
-        .map(|(k, v)| {
-            (
-                k.to_string(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
+        .map(|(k, v)| (k.to_string(), crate::http::fields::field_text(v.as_bytes())))
         .collect();
     let mut out = Response::new(axum::body::Body::from(body.clone()));
     *out.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);

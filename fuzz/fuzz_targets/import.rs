@@ -1,0 +1,9 @@
+//! Fuzz target: `props::import_file` (see `fuzz/props.rs`), `cargo +nightly fuzz run import`. The same
+//! property runs on stable, bounded, in `tests/it/fuzz_props.rs`.
+
+#![no_main]
+
+#[path = "../props.rs"]
+mod props;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| props::import_file(data));
