@@ -5,6 +5,7 @@
 //! its byte offset must be the same.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::Arc;
 
 use agentwire::analyze::{analyze_files, AnalyzeConfig};
@@ -12,25 +13,41 @@ use agentwire::trace::{Record, TraceReader};
 use agentwire::viewer::detail;
 use agentwire::viewer::model::{BodyRef, Model};
 
-use crate::common::{repo, shared_capture};
+use crate::common::{bin, files_under, repo, shared_capture};
 
-/// Plain trace files of the corpus: agentwire's samples and the shared real captures.
-fn traces() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![repo().join("captures"), shared_capture("")];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().and_then(|e| e.to_str()) == Some("jsonl")
-                && std::fs::read(&p).is_ok_and(|b| b.starts_with(b"{\"type\":\"trace\""))
-            {
-                out.push(p);
-            }
+/// Plain trace files of the corpus: agentwire's samples, and the trace `agentwire pcap`
+/// writes of each shared real capture (into `dir`; the captures are pcaps).
+fn traces(dir: &Path) -> Vec<PathBuf> {
+    let is_trace = |p: &Path| {
+        p.extension().is_some_and(|e| e == "jsonl")
+            && std::fs::read(p).is_ok_and(|b| b.starts_with(b"{\"type\":\"trace\""))
+    };
+    let mut out: Vec<PathBuf> = files_under(&repo().join("captures"))
+        .into_iter()
+        .filter(|p| is_trace(p))
+        .collect();
+    let mut captures: Vec<PathBuf> = files_under(&shared_capture(""))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "pcap" || e == "pcapng"))
+        .collect();
+    captures.sort();
+    for (i, c) in captures.iter().enumerate() {
+        let t = dir.join(format!("{i:03}.jsonl"));
+        let o = Command::new(bin())
+            .arg("pcap")
+            .arg(c)
+            .arg("-o")
+            .arg(&t)
+            .output()
+            .unwrap();
+        assert!(
+            matches!(o.status.code(), Some(0 | 3)),
+            "{}: {}",
+            c.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        if is_trace(&t) {
+            out.push(t);
         }
     }
     out.sort();
@@ -100,7 +117,8 @@ fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
 
 #[test]
 fn the_batched_index_equals_one_exchange_at_a_time_on_every_corpus_trace() {
-    let files = traces();
+    let dir = tempfile::tempdir().unwrap();
+    let files = traces(dir.path());
     assert!(files.len() >= 10, "the corpus is there: {}", files.len());
     for f in &files {
         check_same(f);
@@ -111,8 +129,8 @@ fn the_batched_index_equals_one_exchange_at_a_time_on_every_corpus_trace() {
 /// mid-file, a blank line and a bad line: every turn at its own line and offset.
 #[test]
 fn a_trace_of_many_batches_with_headers_and_bad_lines_indexes_every_turn_at_its_line() {
-    let files = traces();
     let dir = tempfile::tempdir().unwrap();
+    let files = traces(dir.path());
     let path = dir.path().join("many.jsonl");
     let mut out = Vec::new();
     let mut exchanges = 0;
