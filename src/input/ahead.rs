@@ -43,8 +43,8 @@ impl<E: Send + 'static> ReadAhead<Item<E>> {
 }
 
 impl<T: Send + 'static> ReadAhead<T> {
-    /// Read any `inner` on a new thread, in chunks of at most [`CHUNK_RECORDS`] items or
-    /// [`CHUNK_BYTES`] of `weigh` (bytes an item holds); an item that `ends` the stream
+    /// Read any `inner` on a new thread, in chunks of at most `CHUNK_RECORDS` (64) items or
+    /// `CHUNK_BYTES` (4 MiB) of `weigh` (bytes an item holds); an item that `ends` the stream
     /// (an error) is the last one read. When no thread can be started, `inner` is
     /// returned as it is (read on the caller's thread).
     pub fn spawn_weighed<I>(

@@ -31,7 +31,7 @@
 //! - `threads.parquet`: session, thread str; requests, polls, redundant_polls, input, read, write,
 //!   output int64; cache_hit_rate double; miss_tokens int64; miss_cost_usd, cost_usd double.
 //! - every table, last: schema_version int64; agent str (null); provider, dialect str
-//!   ([`origin`]). Every file's key-value metadata holds the schema version too
+//!   (`origin`). Every file's key-value metadata holds the schema version too
 //!   ([`SCHEMA_KEY`] = [`SCHEMA_VERSION`]).
 
 use std::path::{Path, PathBuf};
