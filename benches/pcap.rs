@@ -11,6 +11,9 @@
 //! CPU-second, which a busy shared machine distorts less), the load average and the
 //! process's peak resident memory.
 //!
+//! The API spoken: `AGENTWIRE_BENCH_DIALECT` (`messages`, the default; `responses`,
+//! `gemini`, `chat`), to compare the dialects at the same sizes.
+//!
 //! Size: `AGENTWIRE_BENCH_PCAP_MB` (default 100; the README figures use 100 and 1024).
 //! Run: `cargo bench --bench pcap`. `AGENTWIRE_BENCH_WRITE=FILE` only writes the generated
 //! capture to FILE and exits (to time `agentwire pcap` as a whole process on it).
@@ -52,20 +55,72 @@ struct Flow {
     sseq: u32,
 }
 
-fn request(rng: &mut Rng) -> Vec<u8> {
+/// The API the generated requests speak: `AGENTWIRE_BENCH_DIALECT` = `messages`
+/// (default), `responses`, `gemini` or `chat`; each with its own request body (text
+/// messages growing to the same 20–200 KB) and its own event stream.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Api {
+    Messages,
+    Responses,
+    Gemini,
+    Chat,
+}
+
+fn api() -> Api {
+    match std::env::var("AGENTWIRE_BENCH_DIALECT").as_deref() {
+        Ok("responses") => Api::Responses,
+        Ok("gemini") => Api::Gemini,
+        Ok("chat") => Api::Chat,
+        Ok("messages") | Err(_) => Api::Messages,
+        Ok(other) => {
+            panic!("AGENTWIRE_BENCH_DIALECT={other}: use messages, responses, gemini or chat")
+        }
+    }
+}
+
+fn request(rng: &mut Rng, api: Api) -> Vec<u8> {
     let n = rng.range(20_000, 200_000);
+    let (target, open, item, close) = match api {
+        Api::Messages => (
+            "/v1/messages?beta=true",
+            r#"{"model":"claude-x","max_tokens":4096,"stream":true,"messages":["#,
+            r#"{"role":"user","content":[{"type":"text","text":"message I with some words in it, padding padding padding"}]},"#,
+            r#"{"role":"user","content":"end"}]}"#,
+        ),
+        Api::Responses => (
+            "/v1/responses",
+            r#"{"model":"gpt-x","stream":true,"store":false,"input":["#,
+            r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"message I with some words in it, padding padding padding"}]},"#,
+            r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"end"}]}]}"#,
+        ),
+        Api::Gemini => (
+            "/v1beta/models/gemini-x:streamGenerateContent?alt=sse",
+            r#"{"contents":["#,
+            r#"{"role":"user","parts":[{"text":"message I with some words in it, padding padding padding"}]},"#,
+            r#"{"role":"user","parts":[{"text":"end"}]}]}"#,
+        ),
+        Api::Chat => (
+            "/v1/chat/completions",
+            r#"{"model":"gpt-x","stream":true,"stream_options":{"include_usage":true},"messages":["#,
+            r#"{"role":"user","content":"message I with some words in it, padding padding padding"},"#,
+            r#"{"role":"user","content":"end"}]}"#,
+        ),
+    };
     let mut body = String::with_capacity(n + 200);
-    body.push_str(r#"{"model":"claude-x","max_tokens":4096,"stream":true,"messages":["#);
+    body.push_str(open);
     let mut i = 0;
     while body.len() < n {
-        body.push_str(&format!(
-            r#"{{"role":"user","content":[{{"type":"text","text":"message {i} with some words in it, padding padding padding"}}]}},"#
-        ));
+        body.push_str(&item.replace('I', &i.to_string()));
         i += 1;
     }
-    body.push_str(r#"{"role":"user","content":"end"}]}"#);
+    body.push_str(close);
+    let key = match api {
+        Api::Messages => "x-api-key: sk-ant-api03-bench",
+        Api::Gemini => "x-goog-api-key: AIzaBenchBenchBenchBenchBenchBenchBench",
+        _ => "authorization: Bearer sk-proj-bench",
+    };
     let mut r = format!(
-        "POST /v1/messages?beta=true HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nx-api-key: sk-ant-api03-bench\r\ncontent-length: {}\r\n\r\n",
+        "POST {target} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n{key}\r\ncontent-length: {}\r\n\r\n",
         body.len()
     )
     .into_bytes();
@@ -73,24 +128,60 @@ fn request(rng: &mut Rng) -> Vec<u8> {
     r
 }
 
-fn sse_reply(rng: &mut Rng) -> Vec<u8> {
+/// The events of one streamed reply of `deltas` text deltas of 8 characters, in `api`'s
+/// own stream format (`event:` lines where the API sends them).
+fn reply_events(api: Api, deltas: usize) -> Vec<String> {
+    let mut events = Vec::new();
+    match api {
+        Api::Messages => {
+            events.push(r#"event: message_start
+data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[],"stop_reason":null,"usage":{"input_tokens":10,"output_tokens":1}}}"#.to_string());
+            events.push("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}".into());
+            for _ in 0..deltas {
+                events.push("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"eight ch\"}}".into());
+            }
+            events.push(
+                "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}"
+                    .into(),
+            );
+            events.push("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":50}}".into());
+            events.push("event: message_stop\ndata: {\"type\":\"message_stop\"}".into());
+        }
+        Api::Responses => {
+            events.push(r#"event: response.created
+data: {"type":"response.created","response":{"id":"resp_1","object":"response","status":"in_progress","model":"gpt-x","output":[]}}"#.to_string());
+            events.push(r#"event: response.output_item.added
+data: {"type":"response.output_item.added","output_index":0,"item":{"id":"msg_1","type":"message","role":"assistant","content":[]}}"#.into());
+            for _ in 0..deltas {
+                events.push(r#"event: response.output_text.delta
+data: {"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"eight ch"}"#.into());
+            }
+            events.push(r#"event: response.completed
+data: {"type":"response.completed","response":{"id":"resp_1","object":"response","status":"completed","model":"gpt-x","output":[],"usage":{"input_tokens":10,"input_tokens_details":{"cached_tokens":0},"output_tokens":50,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":60}}}"#.into());
+        }
+        Api::Gemini => {
+            for _ in 0..deltas {
+                events.push(r#"data: {"candidates":[{"content":{"parts":[{"text":"eight ch"}],"role":"model"},"index":0}],"modelVersion":"gemini-x"}"#.into());
+            }
+            events.push(r#"data: {"candidates":[{"content":{"parts":[{"text":""}],"role":"model"},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":50,"totalTokenCount":60},"modelVersion":"gemini-x"}"#.into());
+        }
+        Api::Chat => {
+            for _ in 0..deltas {
+                events.push(r#"data: {"id":"chatcmpl-1","object":"chat.completion.chunk","model":"gpt-x","choices":[{"index":0,"delta":{"content":"eight ch"},"finish_reason":null}]}"#.into());
+            }
+            events.push(r#"data: {"id":"chatcmpl-1","object":"chat.completion.chunk","model":"gpt-x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#.into());
+            events.push(r#"data: {"id":"chatcmpl-1","object":"chat.completion.chunk","model":"gpt-x","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":50,"total_tokens":60}}"#.into());
+            events.push("data: [DONE]".into());
+        }
+    }
+    events
+}
+
+fn sse_reply(rng: &mut Rng, api: Api) -> Vec<u8> {
     let mut r =
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
             .to_vec();
-    let mut events = vec![
-        r#"event: message_start
-data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[],"stop_reason":null,"usage":{"input_tokens":10,"output_tokens":1}}}"#.to_string(),
-        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}".into(),
-    ];
-    for _ in 0..rng.range(40, 200) {
-        events.push("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"eight ch\"}}".into());
-    }
-    events.push(
-        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}".into(),
-    );
-    events.push("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":50}}".into());
-    events.push("event: message_stop\ndata: {\"type\":\"message_stop\"}".into());
-    for e in events {
+    for e in reply_events(api, rng.range(40, 200)) {
         let e = format!("{e}\n\n");
         r.extend_from_slice(format!("{:x}\r\n{e}\r\n", e.len()).as_bytes());
     }
@@ -99,9 +190,9 @@ data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"a
 }
 
 /// Segments (from_client, seq, ack, payload range) of one exchange on a flow.
-fn exchange_packets(f: &mut Flow, rng: &mut Rng, out: &mut Vec<Vec<u8>>) {
-    let req = request(rng);
-    let resp = sse_reply(rng);
+fn exchange_packets(f: &mut Flow, rng: &mut Rng, api: Api, out: &mut Vec<Vec<u8>>) {
+    let req = request(rng, api);
+    let resp = sse_reply(rng, api);
     for (from_client, data) in [(true, &req), (false, &resp)] {
         for (i, piece) in data.chunks(MSS).enumerate() {
             let (src, dst, seq, ack) = if from_client {
@@ -159,6 +250,7 @@ fn generate(path: &Path, mb: u64) -> (u64, u64) {
     hdr.extend(1u32.to_le_bytes());
     w.write_all(&hdr).unwrap();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let api = api();
     let mut flows: Vec<Flow> = (0..FLOWS)
         .map(|i| Flow {
             client: (Ipv4Addr::new(10, 0, 1, i as u8 + 1), 40000 + i as u16),
@@ -175,7 +267,7 @@ fn generate(path: &Path, mb: u64) -> (u64, u64) {
             .iter_mut()
             .map(|f| {
                 let mut v = Vec::new();
-                exchange_packets(f, &mut rng, &mut v);
+                exchange_packets(f, &mut rng, api, &mut v);
                 v.into()
             })
             .collect();

@@ -5,8 +5,12 @@
 //! time to fetch the turn list and the last turn's detail (the last page), and the
 //! server's peak RSS (`VmHWM` of the `view` process) after that.
 //!
+//! The viewer's own figure is printed beside it: its log line's `indexed in N ms`, from the
+//! process start to the index built (the time the URL waits for).
+//!
 //! `cargo bench --bench viewer` (quick: `AGENTWIRE_BENCH_REQUESTS=1000`, ~100 MB).
-//! `AGENTWIRE_BENCH_TRACE=FILE` opens FILE instead of generating one.
+//! `AGENTWIRE_BENCH_TRACE=FILE` opens FILE instead of generating one;
+//! `AGENTWIRE_BENCH_WRITE=FILE` only writes the generated trace to FILE and exits.
 
 use std::io::{BufRead, Read, Write};
 use std::path::Path;
@@ -116,6 +120,11 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000);
+    if let Some(out) = std::env::var_os("AGENTWIRE_BENCH_WRITE") {
+        let bytes = generate(Path::new(&out), n);
+        eprintln!("wrote {n} requests, {:.1} MB", bytes as f64 / 1e6);
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let path = match std::env::var_os("AGENTWIRE_BENCH_TRACE") {
         Some(p) => std::path::PathBuf::from(p),
@@ -132,9 +141,18 @@ fn main() {
         .arg("view")
         .arg(&path)
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let log = child.stderr.take().unwrap();
+    let log = std::thread::spawn(move || {
+        let mut first = String::new();
+        let mut r = std::io::BufReader::new(log);
+        while r.read_line(&mut first).unwrap_or(0) > 0 && !first.contains("indexed in") {
+            first.clear();
+        }
+        first
+    });
     let mut url = String::new();
     std::io::BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut url)
@@ -152,8 +170,14 @@ fn main() {
     let rss = peak_rss_of(child.id());
     let _ = child.kill();
     let _ = child.wait();
+    let indexed = log.join().unwrap_or_default();
+    let indexed = indexed
+        .split_once("indexed in ")
+        .and_then(|(_, t)| t.split_once(" ms"))
+        .map_or("?", |(ms, _)| ms)
+        .to_string();
     eprintln!(
-        "view of {:.1} MB: opened (URL printed) in {:.2} s; turn list {:.1} MB in {} ms; last turn's detail {:.1} MB in {} ms; server peak RSS {} MiB; load average {}",
+        "view of {:.1} MB: opened (URL printed) in {:.2} s (the viewer's log: indexed in {indexed} ms); turn list {:.1} MB in {} ms; last turn's detail {:.1} MB in {} ms; server peak RSS {} MiB; load average {}",
         bytes as f64 / 1e6,
         opened.as_secs_f64(),
         list as f64 / 1e6,

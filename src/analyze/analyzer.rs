@@ -14,6 +14,8 @@ use super::events::{Notification, ToolCall, ToolResult};
 use super::requests::{self, Extracted, InputStage, Prepared, Request};
 use super::result::{Analysis, BuildInput, InputInfo, SkippedFile, LISTED_BAD_LINES};
 use super::{jobs, mcp, polling, AnalyzeError};
+use crate::api::view::{exchange_response, Parsed};
+use crate::api::ResponseBody;
 use crate::input::{open_input, InputError, TraceInput};
 use crate::trace::{Exchange, McpRecord, Record};
 
@@ -419,15 +421,8 @@ fn feed_batch(
     batch: &mut Vec<(Record, Option<PathBuf>)>,
     observe: &mut dyn FnMut(&Record),
 ) {
-    use rayon::prelude::*;
-    let prepared: Vec<Option<Prepared>> = batch
-        .par_iter()
-        .map(|(r, _)| match r {
-            Record::Exchange(x) => Some(requests::prepare(x.as_ref())),
-            _ => None,
-        })
-        .collect();
-    for ((rec, begins), prep) in batch.drain(..).zip(prepared) {
+    let prepared = prepare_batch(batch, |(r, _)| r, |_| ());
+    for ((rec, begins), (prep, ())) in batch.drain(..).zip(prepared) {
         if let Some(f) = begins {
             a.begin_trace(&f.display().to_string());
         }
@@ -440,6 +435,65 @@ fn feed_batch(
             Record::Other(_) => {}
         }
     }
+}
+
+/// One exchange as [`prepare_batch`] read it: its request body parsed once, its
+/// response body read at most once, for the analysis and for the caller alike.
+pub struct ReadOnce<'a> {
+    /// The exchange.
+    pub exchange: &'a Exchange,
+    /// Its request body, parsed ([`crate::api::view::parse`]).
+    pub parsed: &'a Parsed,
+    response: &'a std::cell::OnceCell<Option<ResponseBody>>,
+}
+
+impl ReadOnce<'_> {
+    /// Its response body ([`exchange_response`]), read on the first call.
+    pub fn response(&self) -> Option<&ResponseBody> {
+        self.response
+            .get_or_init(|| exchange_response(self.exchange))
+            .as_ref()
+    }
+}
+
+/// The stateless part of a batch of records, on every core: for each exchange (`record`
+/// of each item) its [`Prepared`] for [`Analyzer::push_prepared`], and what `also` makes
+/// of the same exchange from the same parse ([`ReadOnce`]: a caller that needs the
+/// request or response too reads neither twice); `(None, None)` for other records. In
+/// batch order.
+pub fn prepare_batch<T, X, F>(
+    batch: &[T],
+    record: impl Fn(&T) -> &Record + Sync,
+    also: F,
+) -> Vec<(Option<Prepared>, X)>
+where
+    T: Sync,
+    X: Send + Default,
+    F: Fn(&ReadOnce) -> X + Sync,
+{
+    use rayon::prelude::*;
+    batch
+        .par_iter()
+        .map(|item| {
+            let Record::Exchange(x) = record(item) else {
+                return (None, X::default());
+            };
+            let x = x.as_ref();
+            let parsed = crate::api::view::parse(x);
+            let response = std::cell::OnceCell::new();
+            let extra = also(&ReadOnce {
+                exchange: x,
+                parsed: &parsed,
+                response: &response,
+            });
+            let prepared = requests::prepare_parsed(x, parsed, |x| {
+                response
+                    .into_inner()
+                    .unwrap_or_else(|| exchange_response(x))
+            });
+            (Some(prepared), extra)
+        })
+        .collect()
 }
 
 /// Analyse a trace already in memory: its exchanges and its MCP records.

@@ -154,7 +154,17 @@ pub struct Prepared {
 /// The stateless part of [`InputStage::extract`]: parse the request body (through the
 /// one decoder), compute its cached prefix and cache keys, and read the response.
 pub fn prepare(x: &Exchange) -> Prepared {
-    let parsed = crate::api::view::parse(x);
+    prepare_parsed(x, crate::api::view::parse(x), exchange_response)
+}
+
+/// [`prepare`] of an exchange whose request body [`crate::api::view::parse`] already read;
+/// `response` reads its response body ([`exchange_response`], or what a caller read of it
+/// before), called only for a Messages request.
+pub fn prepare_parsed(
+    x: &Exchange,
+    parsed: Parsed,
+    response: impl FnOnce(&Exchange) -> Option<ResponseBody>,
+) -> Prepared {
     let prefix = match &parsed.request {
         Some(c) => CachePrefix::of(&c.req, c.body(x), &c.betas),
         // A continuation is read when placed (it needs the chain); its response now.
@@ -169,7 +179,7 @@ pub fn prepare(x: &Exchange) -> Prepared {
             }
         }
     };
-    let body = exchange_response(x);
+    let body = response(x);
     let api_error = body.as_ref().and_then(ResponseBody::api_error);
     let (response, response_problem) = match body {
         Some(ResponseBody::Message(m)) => (Some(m), None),

@@ -1,4 +1,4 @@
-//! Read-ahead: a file's records read and parsed on a thread of their own while the caller
+//! Read-ahead: a file's records (or any items) read and parsed on a thread of their own while the caller
 //! works on the records before them, handed over in chunks through a channel of one
 //! chunk (so at most two chunks wait: memory stays bounded). Records arrive in file order
 //! and are the same records the inner reader gives; an error ends the stream as it does
@@ -16,10 +16,10 @@ const CHUNK_BYTES: usize = 4 << 20;
 /// A record, or the error that ends the stream.
 type Item<E> = Result<Record, E>;
 
-/// An iterator over records that a background thread reads ahead.
-pub struct ReadAhead<E> {
-    rx: Receiver<Vec<Item<E>>>,
-    chunk: std::vec::IntoIter<Item<E>>,
+/// An iterator over items that a background thread reads ahead.
+pub struct ReadAhead<T> {
+    rx: Receiver<Vec<T>>,
+    chunk: std::vec::IntoIter<T>,
 }
 
 fn body_bytes<E>(r: &Item<E>) -> usize {
@@ -31,14 +31,31 @@ fn body_bytes<E>(r: &Item<E>) -> usize {
     }
 }
 
-impl<E: Send + 'static> ReadAhead<E> {
+impl<E: Send + 'static> ReadAhead<Item<E>> {
     /// Read `inner` on a new thread. When no thread can be started, `inner` is returned
     /// as it is (read on the caller's thread).
     pub fn spawn<I>(inner: I) -> Box<dyn Iterator<Item = Item<E>>>
     where
         I: Iterator<Item = Item<E>> + Send + 'static,
     {
-        let (tx, rx) = sync_channel::<Vec<Item<E>>>(1);
+        ReadAhead::spawn_weighed(inner, body_bytes, Result::is_err)
+    }
+}
+
+impl<T: Send + 'static> ReadAhead<T> {
+    /// Read any `inner` on a new thread, in chunks of at most `CHUNK_RECORDS` (64) items or
+    /// `CHUNK_BYTES` (4 MiB) of `weigh` (bytes an item holds); an item that `ends` the stream
+    /// (an error) is the last one read. When no thread can be started, `inner` is
+    /// returned as it is (read on the caller's thread).
+    pub fn spawn_weighed<I>(
+        inner: I,
+        weigh: fn(&T) -> usize,
+        ends: fn(&T) -> bool,
+    ) -> Box<dyn Iterator<Item = T>>
+    where
+        I: Iterator<Item = T> + Send + 'static,
+    {
+        let (tx, rx) = sync_channel::<Vec<T>>(1);
         // The reader moves into the thread only if the thread starts; keep a way back.
         let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(inner)));
         let theirs = slot.clone();
@@ -51,8 +68,8 @@ impl<E: Send + 'static> ReadAhead<E> {
                 let mut chunk = Vec::with_capacity(CHUNK_RECORDS);
                 let mut bytes = 0;
                 for r in inner {
-                    let end = r.is_err();
-                    bytes += body_bytes(&r);
+                    let end = ends(&r);
+                    bytes += weigh(&r);
                     chunk.push(r);
                     if end || chunk.len() >= CHUNK_RECORDS || bytes >= CHUNK_BYTES {
                         bytes = 0;
@@ -77,10 +94,10 @@ impl<E: Send + 'static> ReadAhead<E> {
     }
 }
 
-impl<E> Iterator for ReadAhead<E> {
-    type Item = Item<E>;
+impl<T> Iterator for ReadAhead<T> {
+    type Item = T;
 
-    fn next(&mut self) -> Option<Item<E>> {
+    fn next(&mut self) -> Option<T> {
         loop {
             if let Some(r) = self.chunk.next() {
                 return Some(r);

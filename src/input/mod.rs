@@ -17,7 +17,7 @@
 //! the analyses (`diff`, `analyze`) that read inputs. Sources never open inputs through
 //! here: they read back only their own output, with [`Trace::read`].
 
-mod ahead;
+pub mod ahead;
 pub mod detect;
 mod dir;
 mod error;

@@ -34,7 +34,7 @@ pub use exchange::{
 #[cfg(test)]
 pub(crate) use exchange::{test_exchange, test_headers};
 pub use mcp::McpRecord;
-pub use reader::{Part, Trace, TraceReader, MAX_LINE};
+pub use reader::{LineAt, Part, Trace, TraceReader, MAX_LINE};
 pub use record::{ReadProblem, Record};
 pub use writer::{stdout as trace_stdout, LineEncoder, TraceWriter};
 

@@ -43,8 +43,22 @@ pub struct TraceReader<R> {
     max_line: usize,
     verify: bool,
     parallel: bool,
-    /// Records parsed ahead (parallel mode), in file order.
-    ready: std::collections::VecDeque<Result<Record, TraceError>>,
+    /// Records parsed ahead (parallel mode), in file order, each with where its line is.
+    ready: std::collections::VecDeque<(Result<Record, TraceError>, LineAt)>,
+    /// Where the line of the record last returned is.
+    last: LineAt,
+}
+
+/// Where a record's line is in the input: what an index by byte offset keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LineAt {
+    /// Byte offset of the line's start.
+    pub offset: u64,
+    /// Bytes of the line, its newline included (0: the record was not read from a line,
+    /// such as a read error).
+    pub len: u64,
+    /// Line number, from 1.
+    pub line: u64,
 }
 
 /// Lines parsed at once in parallel mode: at most this many…
@@ -60,6 +74,27 @@ struct Line {
     truncated: bool,
     start: u64,
     line_no: u64,
+}
+
+impl Line {
+    fn at(&self) -> LineAt {
+        LineAt {
+            offset: self.start,
+            len: self.buf.len() as u64,
+            line: self.line_no,
+        }
+    }
+}
+
+impl LineAt {
+    /// A record not read from a line, after line `line`.
+    fn none(line: u64) -> LineAt {
+        LineAt {
+            offset: 0,
+            len: 0,
+            line,
+        }
+    }
 }
 
 impl TraceReader<BufReader<File>> {
@@ -87,6 +122,7 @@ impl<R: BufRead> TraceReader<R> {
             verify: true,
             parallel: false,
             ready: Default::default(),
+            last: LineAt::default(),
         }
     }
 
@@ -109,6 +145,12 @@ impl<R: BufRead> TraceReader<R> {
     /// (blank lines before it included): what an index by byte offset keeps.
     pub fn offset(&self) -> u64 {
         self.offset
+    }
+
+    /// Where the line of the record last returned is, in either mode (a record that was
+    /// not read from a line, such as a read error, has `len` 0).
+    pub fn last_line(&self) -> LineAt {
+        self.last
     }
 
     /// Lines read so far (the line number, from 1, of the record last returned in
@@ -333,11 +375,12 @@ impl<R: BufRead> TraceReader<R> {
             }
         }
         let parser = self.line_parser();
-        let parsed: Vec<Result<Record, TraceError>> = lines
+        let line_no = self.line_no;
+        let parsed: Vec<(Result<Record, TraceError>, LineAt)> = lines
             .into_par_iter()
             .map(|l| match l {
-                Ok(l) => parser.parse_line(&l),
-                Err(decided) => decided,
+                Ok(l) => (parser.parse_line(&l), l.at()),
+                Err(decided) => (decided, LineAt::none(line_no)),
             })
             .collect();
         self.ready.extend(parsed);
@@ -352,15 +395,21 @@ impl<R: BufRead> Iterator for TraceReader<R> {
             if self.ready.is_empty() {
                 self.fill_batch();
             }
-            return self.ready.pop_front();
+            let (rec, at) = self.ready.pop_front()?;
+            self.last = at;
+            return Some(rec);
         }
         match self.next_line()? {
             Ok(l) => {
                 let rec = self.line_parser().parse_line(&l);
+                self.last = l.at();
                 self.buf = l.buf;
                 Some(rec)
             }
-            Err(decided) => Some(decided),
+            Err(decided) => {
+                self.last = LineAt::none(self.line_no);
+                Some(decided)
+            }
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The viewer's index: one small row per exchange (the turn list's fields and where its
 //! bytes are), built once in a single pass over the input, bodies dropped as it goes. A
-//! plain agentwire trace file is indexed by byte offset ([`BodyRef::At`]) and bodies are
-//! read back from the file on demand ([`super::detail`]); other inputs (a directory, a
+//! plain agentwire trace file is indexed by byte offset ([`BodyRef::At`]), in batches on
+//! every core ([`super::scan`]), and bodies are read back from the file on demand
+//! ([`super::detail`]); other inputs (a directory, a
 //! compressed trace, a packet capture, an import) and live exchanges keep the exchange in
 //! memory ([`BodyRef::Held`]).
 
@@ -10,7 +11,7 @@ use std::sync::Arc;
 
 use crate::analyze::{AnalyzeConfig, Analyzer};
 use crate::input::{open_input, InputOptions};
-use crate::trace::{Exchange, Record, TraceReader};
+use crate::trace::{Exchange, Record};
 
 use super::model::{BodyRef, Model};
 use super::ViewerError;
@@ -23,7 +24,7 @@ pub fn open(path: &Path, cfg: AnalyzeConfig) -> Result<Model, ViewerError> {
     let mut model = Model::new(path);
     let mut a = Analyzer::new(cfg);
     if is_plain_trace(path)? {
-        index_file(path, &mut model, &mut a)?;
+        super::scan::index_file(path, &mut model, &mut a)?;
     } else {
         index_input(path, &mut model, &mut a)?;
     }
@@ -51,41 +52,6 @@ fn is_plain_trace(path: &Path) -> Result<bool, ViewerError> {
     )
     .unwrap_or(0);
     Ok(!(n == 2 && head == [0x1f, 0x8b]))
-}
-
-/// Index a plain trace file by byte offset.
-fn index_file(path: &Path, model: &mut Model, a: &mut Analyzer) -> Result<(), ViewerError> {
-    let mut r = TraceReader::open(path)?.verify_digests(false);
-    let key = path.display().to_string();
-    a.begin_trace(&key);
-    model.file = Some(path.to_path_buf());
-    loop {
-        let start = r.offset();
-        let Some(rec) = r.next() else { break };
-        match rec? {
-            Record::Exchange(x) => {
-                let at = BodyRef::At {
-                    offset: start,
-                    len: r.offset() - start,
-                };
-                model.push(&x, at, &key, Some(r.line_no()));
-                a.push(&x);
-            }
-            Record::Header { context, .. } => {
-                if !model.turns.is_empty() {
-                    model.new_context();
-                }
-                a.context(&context);
-            }
-            Record::Bad(p) => {
-                model.bad_line(&p);
-                a.bad_line(&p);
-            }
-            Record::Mcp(m) => a.push_mcp(*m),
-            Record::Other(_) => {}
-        }
-    }
-    Ok(())
 }
 
 /// Index any other input, keeping its exchanges in memory.

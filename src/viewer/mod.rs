@@ -3,7 +3,8 @@
 //!
 //! Where it sits: on top of [`crate::report`] (it uses `analyze`, `input`, `api` and
 //! `trace`, and `report` for its export; only the command glue uses it). [`index`] builds the turn list once, by byte offset for a
-//! plain trace file; [`detail`] reads one turn back on demand; [`badges`] puts `analyze`'s
+//! plain trace file ([`scan`]: in batches on every core, with `analyze`'s batched parse;
+//! [`model`]: the rows, [`row`]: what a row is read from); [`detail`] reads one turn back on demand; [`badges`] puts `analyze`'s
 //! answers on the turns; [`search`] searches the trace; [`server`] is the axum app with its
 //! security checks ([`security`]) and the live feed ([`live`]). The page itself
 //! (`assets/`: hand-written HTML, CSS and JavaScript, no framework, no build step) ships
@@ -18,6 +19,8 @@ pub mod detail;
 pub mod index;
 pub mod live;
 pub mod model;
+pub mod row;
+pub mod scan;
 pub mod search;
 pub mod security;
 pub mod server;

@@ -1,6 +1,7 @@
 //! The viewer's model: one small row per exchange ([`TurnRow`]: the turn list's fields),
 //! where its bytes are ([`BodyRef`]), and what links turns (threads, tool calls), added
-//! one exchange at a time ([`Model::push`]) by the index pass ([`super::index`]) or a live
+//! one exchange at a time ([`Model::push`], or [`Model::push_read`] with what the batched
+//! parse read of it: [`super::row`]) by the index pass ([`super::index`]) or a live
 //! recording.
 
 use std::collections::HashMap;
@@ -10,9 +11,10 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::analyze::Analysis;
-use crate::api::view::{exchange_response, Canonicalizer};
-use crate::api::ResponseBody;
+use crate::api::view::Canonicalizer;
 use crate::trace::{Exchange, ReadProblem};
+
+use super::row::{ReadRow, ResponseFacts};
 
 /// Where an exchange's bytes are.
 #[derive(Clone, Debug)]
@@ -190,8 +192,21 @@ impl Model {
         file_key: &str,
         line: Option<u64>,
     ) -> usize {
+        self.push_read(x, ReadRow::read(x), body, file_key, line)
+    }
+
+    /// [`Model::push`] of an exchange whose request and response were read already
+    /// ([`ReadRow`]: by the batched parse of [`super::scan`]).
+    pub fn push_read(
+        &mut self,
+        x: &Exchange,
+        read: ReadRow,
+        body: BodyRef,
+        file_key: &str,
+        line: Option<u64>,
+    ) -> usize {
         let n = self.turns.len();
-        let mut row = row_of(x, &mut self.canon);
+        let (mut row, facts) = row_of(x, read, &mut self.canon);
         row.n = n;
         row.line = line;
         if file_key != self.input.display().to_string() {
@@ -199,7 +214,7 @@ impl Model {
         }
         let key = (row.session.clone(), row.thread.clone());
         let prev_in_thread = self.last_in_thread.insert(key, n);
-        let calls = response_calls(x);
+        let calls = facts.calls;
         for (id, name) in &calls {
             self.call_turn.insert(id.clone(), n);
             row.tools.push(name.clone());
@@ -220,17 +235,19 @@ impl Model {
         let Some(old) = self.turns.get(n) else {
             return;
         };
+        let facts = ResponseFacts::read(x);
         let mut row = row_of_placed(
             x,
             old.session.clone(),
             old.thread.clone(),
             old.model.clone(),
+            &facts,
         );
         row.n = n;
         row.file = old.file.clone();
         row.line = old.line;
         row.messages = old.messages;
-        for (id, name) in response_calls(x) {
+        for (id, name) in facts.calls {
             self.call_turn.insert(id.clone(), n);
             row.tools.push(name);
             self.extra[n].calls.push(id);
@@ -245,33 +262,29 @@ impl Model {
     }
 }
 
-/// `(id, name)` of each tool call in an exchange's response.
-fn response_calls(x: &Exchange) -> Vec<(String, String)> {
-    match exchange_response(x) {
-        Some(ResponseBody::Message(m)) => m
-            .tool_calls()
-            .map(|(id, name, _)| (id.to_string(), name.to_string()))
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// The row of the next exchange, placed by `canon`.
-fn row_of(x: &Exchange, canon: &mut Canonicalizer) -> TurnRow {
-    let view = canon.view(x);
+/// The row of the next exchange, placed by `canon`, with its response's facts.
+fn row_of(x: &Exchange, read: ReadRow, canon: &mut Canonicalizer) -> (TurnRow, ResponseFacts) {
+    let view = canon.place(x, read.parsed);
     let session = canon.session(view.place.session).label.clone();
     let model = view.request.as_ref().and_then(|c| c.req.model.clone());
     let messages = view.request.as_ref().map_or(0, |c| c.req.messages.len());
-    let mut row = row_of_placed(x, session, view.place.thread_label, model);
+    let mut row = row_of_placed(x, session, view.place.thread_label, model, &read.response);
     row.messages = messages;
-    if let Some(e) = view.error {
+    if let Some(e) = view.error.map(|e| e.to_string()).or(read.error) {
         row.problem = Some(format!("request body: {e}"));
     }
-    row
+    (row, read.response)
 }
 
-/// The row of an exchange already placed in `session` / `thread`.
-fn row_of_placed(x: &Exchange, session: String, thread: String, model: Option<String>) -> TurnRow {
+/// The row of an exchange already placed in `session` / `thread`, from its response's
+/// facts `f`.
+fn row_of_placed(
+    x: &Exchange,
+    session: String,
+    thread: String,
+    model: Option<String>,
+    f: &ResponseFacts,
+) -> TurnRow {
     let ms = |t: chrono::DateTime<chrono::Utc>| {
         (t - x.started_at)
             .num_microseconds()
@@ -291,28 +304,15 @@ fn row_of_placed(x: &Exchange, session: String, thread: String, model: Option<St
         status: resp.map(|r| r.status),
         latency_ms: x.ended_at.and_then(ms),
         ttft_ms: resp.and_then(|r| r.first_byte_at).and_then(ms),
-        error: x.error.is_some() || resp.is_some_and(|r| r.status >= 400),
+        error: x.error.is_some() || resp.is_some_and(|r| r.status >= 400) || f.api_error,
+        input_tokens: f.input_tokens,
+        cached_tokens: f.cached_tokens,
+        cache_write_tokens: f.cache_write_tokens,
+        output_tokens: f.output_tokens,
+        stop: f.stop.clone(),
+        problem: f.problem.clone(),
         ..TurnRow::default()
     };
-    match exchange_response(x) {
-        Some(ResponseBody::Message(m)) => {
-            let u = &m.usage;
-            row.input_tokens = u.input_tokens.unwrap_or(0);
-            row.cached_tokens = u.cache_read_input_tokens.unwrap_or(0);
-            row.cache_write_tokens = u.cache_creation_input_tokens.unwrap_or(0);
-            row.output_tokens = u.output_tokens.unwrap_or(0);
-            row.stop = m.stop_reason.clone();
-            if let Some(p) = m.stream_problems.first() {
-                row.problem = Some(p.clone());
-            }
-        }
-        Some(ResponseBody::Error { error_type, .. }) => {
-            row.stop = Some(error_type);
-            row.error = true;
-        }
-        Some(ResponseBody::Undecodable { reason }) => row.problem = Some(reason),
-        Some(ResponseBody::Other) | None => {}
-    }
     if let Some(e) = &x.error {
         row.stop = Some(e.kind.clone());
     }

@@ -182,3 +182,5 @@ mod tshark;
 mod versions;
 // The conversation viewer in headless Chromium: the bg-build session, hostile text, live.
 mod viewer;
+// The viewer's batched index of a trace file against one built a line at a time.
+mod viewer_index;
