@@ -46,7 +46,10 @@ use crate::analyze::Analysis;
 use crate::output::OutputError;
 use crate::trace::redact::redact_text;
 
+mod column;
 mod origin;
+
+use column::{f64s, i64s, opt_f64s, opt_i64s, opt_strs, strs, Col, Values};
 pub use origin::{SCHEMA_KEY, SCHEMA_VERSION};
 
 /// The tables written, one `NAME.parquet` file each.
@@ -82,64 +85,6 @@ pub enum ParquetError {
         /// The writer's message.
         message: String,
     },
-}
-
-/// One column's values.
-enum Values {
-    I64(Vec<Option<i64>>),
-    F64(Vec<Option<f64>>),
-    Str(Vec<Option<String>>),
-}
-
-/// A named column; `required` columns have no nulls.
-struct Col {
-    name: &'static str,
-    required: bool,
-    values: Values,
-}
-
-fn i64s(name: &'static str, v: impl Iterator<Item = i64>) -> Col {
-    Col {
-        name,
-        required: true,
-        values: Values::I64(v.map(Some).collect()),
-    }
-}
-fn opt_i64s(name: &'static str, v: impl Iterator<Item = Option<i64>>) -> Col {
-    Col {
-        name,
-        required: false,
-        values: Values::I64(v.collect()),
-    }
-}
-fn f64s(name: &'static str, v: impl Iterator<Item = f64>) -> Col {
-    Col {
-        name,
-        required: true,
-        values: Values::F64(v.map(Some).collect()),
-    }
-}
-fn opt_f64s(name: &'static str, v: impl Iterator<Item = Option<f64>>) -> Col {
-    Col {
-        name,
-        required: false,
-        values: Values::F64(v.collect()),
-    }
-}
-/// Text columns pass the one redaction function (targets and paths come from bodies).
-fn strs(name: &'static str, v: impl Iterator<Item = String>) -> Col {
-    Col {
-        name,
-        required: true,
-        values: Values::Str(v.map(|s| Some(redact_text(&s))).collect()),
-    }
-}
-fn opt_strs(name: &'static str, v: impl Iterator<Item = Option<String>>) -> Col {
-    Col {
-        name,
-        required: false,
-        values: Values::Str(v.map(|s| s.map(|s| redact_text(&s))).collect()),
-    }
 }
 
 fn schema(table: &str, cols: &[Col]) -> String {

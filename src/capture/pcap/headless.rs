@@ -14,9 +14,6 @@
 
 use memchr::memmem;
 
-use super::message::Message;
-use crate::http::framing::Framing;
-
 /// Most bytes kept of a response whose head was not captured (16 MiB).
 pub const MAX_HEADLESS: usize = 16 << 20;
 
@@ -27,25 +24,33 @@ pub const HEAD_NOT_CAPTURED: &str =
 /// Chunk-size lines that must follow one another for a chunked body to be recognised.
 const CHAIN: usize = 2;
 
-/// The message of a response collected without its head, its body de-chunked where its
-/// framing was found; `Err(bytes)` when it does not read as an event stream (those bytes
-/// are skipped).
-pub fn recover(mut m: Message) -> Result<Message, u64> {
-    let raw = std::mem::take(&mut m.body);
+/// What is kept of a response collected without its head.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Recovered {
+    /// The body, de-chunked where its framing was found.
+    pub body: Vec<u8>,
+    /// True when chunked framing was found (and removed).
+    pub chunked: bool,
+    /// Why the response is incomplete ([`HEAD_NOT_CAPTURED`], then `cut` if it was).
+    pub cut: String,
+}
+
+/// The bytes `raw` of a response collected without its head, `cut` short or not: its
+/// body de-chunked where its framing was found; `Err(bytes)` when it does not read as an
+/// event stream (those bytes are skipped).
+pub fn recover(raw: Vec<u8>, cut: Option<String>) -> Result<Recovered, u64> {
     let (body, chunked) = match dechunk(&raw) {
         Some(body) => (body, true),
-        None => (raw.clone(), false),
+        None => (raw, false),
     };
     if !reads_as_event_stream(&body) {
-        return Err(raw.len() as u64);
+        return Err(body.len() as u64);
     }
-    m.body = body;
-    m.framing = chunked.then_some(Framing::Chunked);
-    m.cut = Some(match m.cut.take() {
+    let cut = match cut {
         Some(then) => format!("{HEAD_NOT_CAPTURED}; then {then}"),
         None => HEAD_NOT_CAPTURED.to_string(),
-    });
-    Ok(m)
+    };
+    Ok(Recovered { body, chunked, cut })
 }
 
 /// True when `body` holds an event-stream field line (`data:` or `event:`) at its start
@@ -160,17 +165,10 @@ mod tests {
 
     #[test]
     fn bytes_without_event_lines_are_not_kept() {
-        let m = Message {
-            body: b"SSH-2.0-OpenSSH_9.6\r\n".to_vec(),
-            ..Message::default()
-        };
-        assert_eq!(recover(m).err(), Some(21));
-        let m = Message {
-            body: b"lta\"}}\n\nevent: message_stop\ndata: {}\n\n".to_vec(),
-            ..Message::default()
-        };
-        let m = recover(m).unwrap();
-        assert_eq!(m.cut.as_deref(), Some(HEAD_NOT_CAPTURED));
-        assert_eq!(m.framing, None);
+        assert_eq!(recover(b"SSH-2.0-OpenSSH_9.6\r\n".to_vec(), None), Err(21));
+        let kept = b"lta\"}}\n\nevent: message_stop\ndata: {}\n\n".to_vec();
+        let r = recover(kept.clone(), None).unwrap();
+        assert_eq!((r.body, r.chunked), (kept, false));
+        assert_eq!(r.cut, HEAD_NOT_CAPTURED);
     }
 }

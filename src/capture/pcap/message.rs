@@ -781,9 +781,13 @@ impl MessageParser {
             if !m.head_not_captured {
                 return sink.done(m);
             }
-            match super::headless::recover(m) {
-                Ok(m) => {
+            let raw = std::mem::take(&mut m.body);
+            match super::headless::recover(raw, m.cut.take()) {
+                Ok(r) => {
                     self.stats.headless += 1;
+                    m.body = r.body;
+                    m.framing = r.chunked.then_some(Framing::Chunked);
+                    m.cut = Some(r.cut);
                     sink.done(m);
                 }
                 Err(skipped) => self.stats.skipped += skipped,

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use super::{i64s, opt_strs, strs, Col};
+use super::column::{i64s, opt_strs, strs, Col};
 use crate::analyze::Analysis;
 
 /// The version of the tables' layout and columns, written in every file's key-value
