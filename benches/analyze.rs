@@ -23,6 +23,8 @@ use serde_json::{json, Value};
 
 mod common;
 
+use common::{api, Api};
+
 use common::{load_average, measure, measure_children, peak_rss_kib};
 
 use agentwire::analyze::{analyze_files, AnalyzeConfig, UsageMode};
@@ -31,29 +33,6 @@ use agentwire::trace::{
 };
 
 const PER_SESSION: usize = 100;
-
-/// The API the generated trace speaks: `AGENTWIRE_BENCH_DIALECT` = `messages` (default),
-/// `responses`, `gemini` or `chat`: the same conversations (tools, system prompt, tool
-/// calls and results) in each API's own request and response bodies.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Api {
-    Messages,
-    Responses,
-    Gemini,
-    Chat,
-}
-
-fn api() -> Api {
-    match std::env::var("AGENTWIRE_BENCH_DIALECT").as_deref() {
-        Ok("responses") => Api::Responses,
-        Ok("gemini") => Api::Gemini,
-        Ok("chat") => Api::Chat,
-        Ok("messages") | Err(_) => Api::Messages,
-        Ok(other) => {
-            panic!("AGENTWIRE_BENCH_DIALECT={other}: use messages, responses, gemini or chat")
-        }
-    }
-}
 
 /// One turn of a generated conversation: the call the reply made and its result.
 struct Turn {

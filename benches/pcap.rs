@@ -25,6 +25,8 @@ use std::time::Instant;
 
 mod common;
 
+use common::{api, Api};
+
 use agentwire::capture::pcap::{read_file, Config, Extractor, TraceSink};
 use agentwire::trace::{Context, TraceWriter};
 use common::{load_average, measure, measure_children, peak_rss_kib, Took};
@@ -53,29 +55,6 @@ struct Flow {
     server: (Ipv4Addr, u16),
     cseq: u32,
     sseq: u32,
-}
-
-/// The API the generated requests speak: `AGENTWIRE_BENCH_DIALECT` = `messages`
-/// (default), `responses`, `gemini` or `chat`; each with its own request body (text
-/// messages growing to the same 20–200 KB) and its own event stream.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Api {
-    Messages,
-    Responses,
-    Gemini,
-    Chat,
-}
-
-fn api() -> Api {
-    match std::env::var("AGENTWIRE_BENCH_DIALECT").as_deref() {
-        Ok("responses") => Api::Responses,
-        Ok("gemini") => Api::Gemini,
-        Ok("chat") => Api::Chat,
-        Ok("messages") | Err(_) => Api::Messages,
-        Ok(other) => {
-            panic!("AGENTWIRE_BENCH_DIALECT={other}: use messages, responses, gemini or chat")
-        }
-    }
 }
 
 fn request(rng: &mut Rng, api: Api) -> Vec<u8> {

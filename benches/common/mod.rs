@@ -80,3 +80,27 @@ pub fn load_average() -> String {
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_default()
 }
+
+/// The API a bench's generated traffic speaks: `AGENTWIRE_BENCH_DIALECT` = `messages`
+/// (default), `responses`, `gemini` or `chat`: the same conversations in each API's own
+/// request and response bodies.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    Messages,
+    Responses,
+    Gemini,
+    Chat,
+}
+
+/// The [`Api`] `AGENTWIRE_BENCH_DIALECT` names; panics naming the values on any other.
+pub fn api() -> Api {
+    match std::env::var("AGENTWIRE_BENCH_DIALECT").as_deref() {
+        Ok("responses") => Api::Responses,
+        Ok("gemini") => Api::Gemini,
+        Ok("chat") => Api::Chat,
+        Ok("messages") | Err(_) => Api::Messages,
+        Ok(other) => {
+            panic!("AGENTWIRE_BENCH_DIALECT={other}: use messages, responses, gemini or chat")
+        }
+    }
+}
