@@ -14,6 +14,8 @@
 
 use memchr::memmem;
 
+use crate::http::chunked::{Decoder, Event, Limits};
+
 /// Most bytes kept of a response whose head was not captured (16 MiB).
 pub const MAX_HEADLESS: usize = 16 << 20;
 
@@ -23,6 +25,9 @@ pub const HEAD_NOT_CAPTURED: &str =
 
 /// Chunk-size lines that must follow one another for a chunked body to be recognised.
 const CHAIN: usize = 2;
+
+/// The decoder's bound on a chunk-size or trailer line, as the message parser's (8 KiB).
+const LIMITS: Limits = Limits { max_line: 8 << 10 };
 
 /// What is kept of a response collected without its head.
 #[derive(Debug, PartialEq, Eq)]
@@ -79,49 +84,26 @@ fn dechunk(raw: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
-/// The chunk data from the size line at `at` on, when at least [`CHAIN`] size lines
-/// follow one another (or the last-chunk `0` comes); the data of a chunk cut by the end
-/// of `raw` is kept.
-fn chain_from(raw: &[u8], mut at: usize) -> Option<Vec<u8>> {
-    let (mut out, mut links) = (Vec::new(), 0);
+/// The chunk data from the size line at `at` on, read by the one chunked decoder
+/// ([`crate::http::chunked::Decoder`]), when at least [`CHAIN`] size lines follow one
+/// another or the body ends (the last chunk and its trailers); the data of a chunk cut by
+/// the end of `raw` is kept.
+fn chain_from(raw: &[u8], at: usize) -> Option<Vec<u8>> {
+    let mut decoder = Decoder::new(LIMITS);
+    let (mut out, mut links, mut rest) = (Vec::new(), 0, &raw[at..]);
     loop {
-        let Some((size, data)) = size_line(raw, at) else {
-            return (links >= CHAIN).then_some(out);
-        };
-        links += 1;
-        if size == 0 {
-            // the last chunk: a chain, or the very end of the body (empty trailers)
-            let ends = raw.get(data..) == Some(&b"\r\n"[..]);
-            return (links >= CHAIN || ends).then_some(out);
-        }
-        let end = data.saturating_add(size);
-        if end >= raw.len() {
+        let (used, event) = decoder.step(rest);
+        rest = &rest[used..];
+        match event {
+            Event::Size { .. } => links += 1,
+            Event::Data(d) => out.extend_from_slice(d),
+            Event::End { .. } => return Some(out),
+            Event::DataEnd { .. } | Event::Trailer { .. } => {}
             // cut by the end of what was captured
-            out.extend_from_slice(&raw[data.min(raw.len())..]);
-            return (links >= CHAIN).then_some(out);
+            Event::More => return (links >= CHAIN).then_some(out),
+            Event::Broken { .. } => return None,
         }
-        out.extend_from_slice(&raw[data..end]);
-        if !raw[end..].starts_with(b"\r\n") {
-            return None;
-        }
-        at = end + 2;
     }
-}
-
-/// A chunk-size line at `at` (hex digits, an optional `;extension`, CRLF): the size and
-/// where its data starts.
-fn size_line(raw: &[u8], at: usize) -> Option<(usize, usize)> {
-    let rest = raw.get(at..)?;
-    let digits = rest.iter().take_while(|b| b.is_ascii_hexdigit()).count();
-    if digits == 0 || digits > 15 {
-        return None;
-    }
-    let eol = memmem::find(&rest[..rest.len().min(digits + 256)], b"\r\n")?;
-    if eol != digits && rest[digits] != b';' {
-        return None;
-    }
-    let size = usize::from_str_radix(std::str::from_utf8(&rest[..digits]).ok()?, 16).ok()?;
-    Some((size, at + eol + 2))
 }
 
 #[cfg(test)]
