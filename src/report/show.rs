@@ -171,7 +171,7 @@ fn row(x: &Exchange, canon: &mut Canonicalizer) -> ShowRow {
             "(request not captured)".into()
         },
         model: parsed.as_ref().and_then(|r| r.model.clone()),
-        status: x.response.as_ref().map(|r| r.status).filter(|&s| s != 0),
+        status: x.response.as_ref().and_then(|r| r.known_status()),
         body_bytes: x.request.body.len(),
         tools: parsed.as_ref().map(|r| r.tools.len()),
         stop,

@@ -211,6 +211,14 @@ pub struct HttpResponse {
     pub first_byte_at: Option<DateTime<Utc>>,
 }
 
+impl HttpResponse {
+    /// The status code, when one is known: `None` for a response recorded with status 0
+    /// (its head was not captured, or an HTTP/0.9 response has none).
+    pub fn known_status(&self) -> Option<u16> {
+        (self.status != 0).then_some(self.status)
+    }
+}
+
 /// Why an exchange ended abnormally.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ExchangeError {

@@ -276,7 +276,7 @@ fn block_json(message: Option<usize>, role: &str, blk: &Block, b: &[u8]) -> Valu
 
 /// The response as the stream assembled it.
 fn response_json(x: &Exchange) -> Value {
-    let status = x.response.as_ref().map(|r| r.status);
+    let status = x.response.as_ref().and_then(|r| r.known_status());
     match exchange_response(x) {
         Some(ResponseBody::Message(m)) => {
             let blocks: Vec<Value> = m

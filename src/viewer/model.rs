@@ -301,7 +301,7 @@ fn row_of_placed(
         method: x.request.method.clone(),
         path: x.path().to_string(),
         model,
-        status: resp.map(|r| r.status),
+        status: resp.and_then(|r| r.known_status()),
         latency_ms: x.ended_at.and_then(ms),
         ttft_ms: resp.and_then(|r| r.first_byte_at).and_then(ms),
         error: x.error.is_some() || resp.is_some_and(|r| r.status >= 400) || f.api_error,
