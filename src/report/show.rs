@@ -186,7 +186,11 @@ fn note(x: &Exchange) -> Option<String> {
     }
     if let Some(r) = x.notes.get("replay") {
         let id = r["recorded_id"].as_u64().unwrap_or(0);
-        return Some(if r["exact"] == true {
+        let rewritten = r["rewritten"].as_array().map_or(0, Vec::len);
+        return Some(if r["exact"] == true && rewritten > 0 {
+            let values = crate::text::fmt::plural(rewritten as u64, "value");
+            format!("replay #{id} ({values} of this run rewritten)")
+        } else if r["exact"] == true {
             format!("replay #{id}")
         } else {
             let why: Vec<&str> = r["differences"]

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use agentwire::api::{read_response, MessagesRequest, ResponseBody};
+use agentwire::api::{read_response, BlockKind, MessagesRequest, ResponseBody};
 use agentwire::capture::server::playback::{Replay, Timing};
 use agentwire::capture::server::{Mode, ServerConfig};
 use agentwire::input::open_trace;
@@ -31,41 +31,52 @@ fn tool_calls(t: &Trace) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A session recorded with 2.1.303 (the background-build scenario) and 2.1.304 driven by
+/// that recording: recorded once, shared by the tests that read the pair.
+fn replayed_pair() -> &'static (std::path::PathBuf, std::path::PathBuf) {
+    static PAIR: std::sync::OnceLock<(std::path::PathBuf, std::path::PathBuf)> =
+        std::sync::OnceLock::new();
+    PAIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        let (old, new) = (dir.join("303.jsonl"), dir.join("304.jsonl"));
+        let script = repo().join("captures/scenarios/bg-build.json");
+        let args = ["--", "-p", "run the build", "--allowedTools", "Bash"];
+        let mut a = vec![
+            "record",
+            "--cli",
+            "claude-code@2.1.303",
+            "--route",
+            "base-url",
+            "--script",
+            script.to_str().unwrap(),
+            "-o",
+            old.to_str().unwrap(),
+        ];
+        a.extend(args);
+        agentwire_ok(&a);
+        let mut b = vec![
+            "record",
+            "--cli",
+            "claude-code@2.1.304",
+            "--route",
+            "base-url",
+            "--replay",
+            old.to_str().unwrap(),
+            "-o",
+            new.to_str().unwrap(),
+        ];
+        b.extend(args);
+        agentwire_ok(&b);
+        (old, new)
+    })
+}
+
 /// Issue 5, must-show 1 (the replay half): a session recorded with 2.1.303 drives 2.1.304
 /// through the same conversation.
 #[test]
 fn recording_of_2_1_303_drives_2_1_304_through_the_same_conversation() {
-    let dir = tempfile::tempdir().unwrap();
-    let (old, new) = (dir.path().join("303.jsonl"), dir.path().join("304.jsonl"));
-    let script = repo().join("captures/scenarios/bg-build.json");
-    let args = ["--", "-p", "run the build", "--allowedTools", "Bash"];
-    let mut a = vec![
-        "record",
-        "--cli",
-        "claude-code@2.1.303",
-        "--route",
-        "base-url",
-        "--script",
-        script.to_str().unwrap(),
-        "-o",
-        old.to_str().unwrap(),
-    ];
-    a.extend(args);
-    agentwire_ok(&a);
-    let mut b = vec![
-        "record",
-        "--cli",
-        "claude-code@2.1.304",
-        "--route",
-        "base-url",
-        "--replay",
-        old.to_str().unwrap(),
-        "-o",
-        new.to_str().unwrap(),
-    ];
-    b.extend(args);
-    agentwire_ok(&b);
-    let (t_old, t_new) = (open_trace(&old).unwrap(), open_trace(&new).unwrap());
+    let (old, new) = replayed_pair();
+    let (t_old, t_new) = (open_trace(old).unwrap(), open_trace(new).unwrap());
     assert_eq!(
         tool_calls(&t_new),
         tool_calls(&t_old),
@@ -126,6 +137,74 @@ fn recording_of_2_1_303_drives_2_1_304_through_the_same_conversation() {
 
 /// Divergence: a client whose conversation differs gets the closest recorded answers and
 /// each approximate match names what differed.
+/// The output file a run's background Bash call writes to, as its tool result says.
+fn output_file(t: &Trace) -> String {
+    let re = regex::Regex::new(r"Output is being written to: (\S+\.output)").unwrap();
+    t.exchanges
+        .iter()
+        .filter_map(|x| MessagesRequest::parse(&x.request.body.bytes).ok())
+        .flat_map(|r| {
+            (r.messages.iter().flat_map(|m| m.content.clone()))
+                .filter_map(|b| match b.kind {
+                    BlockKind::ToolResult { text, .. } => Some(text),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        })
+        .find_map(|text| re.captures(&text).map(|c| c[1].to_string()))
+        .expect("a background launch result")
+}
+
+/// Issue 31, kind 12: replaying a recording re-sent the old run's values. The recorded
+/// polls say `tail -n 1 <the 2.1.303 run's output file>`; 2.1.304 started its own build,
+/// whose output goes to another file (another session id and task id), so it polled a
+/// foreign file while `show` said "exact match". Now each replayed poll names the new
+/// run's own file, learnt by pairing the two runs' tool results, and the note says what
+/// was rewritten. Expected values come from each trace's own tool result.
+#[test]
+fn replay_sent_the_old_runs_output_path_to_the_new_run() {
+    let (old, new) = replayed_pair();
+    let (t_old, t_new) = (open_trace(old).unwrap(), open_trace(new).unwrap());
+    let (p_old, p_new) = (output_file(&t_old), output_file(&t_new));
+    assert_ne!(p_old, p_new, "each run has its own output file");
+    let polls = |t: &Trace| -> Vec<String> {
+        t.exchanges
+            .iter()
+            .filter_map(|x| x.response.as_ref())
+            .filter_map(
+                |r| match read_response(Some("text/event-stream"), &r.body.bytes) {
+                    ResponseBody::Message(m) => Some(m),
+                    _ => None,
+                },
+            )
+            .flat_map(|m| {
+                m.tool_calls()
+                    .filter_map(|(_, _, input)| input["command"].as_str().map(str::to_string))
+                    .filter(|c| c.starts_with("tail"))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    assert_eq!(polls(&t_old), vec![format!("tail -n 1 {p_old}"); 3]);
+    assert_eq!(polls(&t_new), vec![format!("tail -n 1 {p_new}"); 3]);
+    let rewritten: Vec<String> = t_new
+        .exchanges
+        .iter()
+        .flat_map(|x| {
+            x.notes["replay"]["rewritten"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect();
+    assert_eq!(rewritten, vec![format!("{p_old} → {p_new} (1×)"); 3]);
+    // and `show` says which answers were rewritten
+    let out = agentwire_ok(&["show", new.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.matches("rewritten").count(), 3, "{out}");
+}
+
 #[test]
 fn diverging_client_gets_closest_answers_and_divergences_are_named() {
     let dir = tempfile::tempdir().unwrap();

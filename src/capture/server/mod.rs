@@ -33,6 +33,7 @@ mod replay_chat;
 mod replay_responses;
 pub mod reply;
 mod responses;
+mod rewrite;
 mod run;
 pub mod script;
 pub mod script_agents;

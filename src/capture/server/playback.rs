@@ -127,6 +127,9 @@ struct Entry {
     assistant_fp: Vec<String>,
     /// The recorded request's `stream` flag.
     stream: bool,
+    /// The recorded request's tool results, `(tool_use_id, text)`: what the recorded run
+    /// learnt from its tools ([`super::rewrite`]).
+    results: Vec<(String, String)>,
 }
 
 /// A loaded recording to replay.
@@ -155,6 +158,15 @@ pub struct Match {
     /// with why (see [`crate::capture::sendable::refusal`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dropped_headers: Vec<String>,
+    /// Values of the recorded run (task ids, output paths, agent ids) rewritten in the
+    /// answer to the live run's, as learnt from the two requests' tool results: `old →
+    /// new (N×)`. A recorded value with no counterpart in the live run is named in
+    /// `differences` instead, and the match is not exact.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rewritten: Vec<String>,
+    /// What was learnt for this request (not written to the trace).
+    #[serde(skip)]
+    learnt: super::rewrite::Learnt,
 }
 
 /// How much of a recorded trace a [`Replay`] answers with
@@ -261,6 +273,7 @@ impl Replay {
                 has_tools: !req.tools.is_empty(),
                 turn: req.turn(),
                 assistant_fp: assistant_fingerprint(&req, &normalizer),
+                results: super::rewrite::tool_results(&req),
                 stream: req.stream()
                     || x.websocket.is_some()
                     || crate::api::dialect::gemini_method(x.path()).is_some_and(|(_, s)| s),
@@ -329,6 +342,21 @@ impl Replay {
         self.find_as(req, req.stream())
     }
 
+    /// [`Replay::find_as`] for a live request whose raw body is `body`, with the values
+    /// the recorded run learnt from its tools paired with the live run's
+    /// ([`super::rewrite::Learnt::between`]), ready to rewrite the answer.
+    pub(crate) fn find_learning(
+        &self,
+        req: &MessagesRequest,
+        body: &[u8],
+        stream: bool,
+    ) -> Option<(&Exchange, Match)> {
+        let (x, mut m) = self.find_as(req, stream)?;
+        let e = self.entries.iter().find(|e| e.exchange.id == x.id)?;
+        m.learnt = super::rewrite::Learnt::between(&e.results, req, body);
+        Some((x, m))
+    }
+
     /// [`Replay::find`] for a request that asks for a stream when `stream` is true (a
     /// Gemini request says so in its URL, not its body).
     pub fn find_as(&self, req: &MessagesRequest, stream: bool) -> Option<(&Exchange, Match)> {
@@ -373,6 +401,8 @@ impl Replay {
             differences,
             converted: None,
             dropped_headers: Vec::new(),
+            rewritten: Vec::new(),
+            learnt: Default::default(),
         };
         Some((&e.exchange, m))
     }
@@ -449,7 +479,8 @@ pub(crate) async fn answer_as(
     stream: bool,
 ) -> Response {
     let rid = format!("req_agentwire_{:06}", draft.id);
-    let Some((recorded, mut m)) = replay.find_as(req, stream) else {
+    let live_body = request_body(&draft.request).bytes.into_owned();
+    let Some((recorded, mut m)) = replay.find_learning(req, &live_body, stream) else {
         if req.dialect != Dialect::Messages {
             let msg = match req.dialect {
                 Dialect::Responses => "the replayed trace has no Responses exchange with an answer",
@@ -480,19 +511,55 @@ pub(crate) async fn answer_as(
             Ok((resp, status, shaped))
         }),
     };
-    let (resp, status, shaped) = match answered {
+    let (resp, status, mut shaped) = match answered {
         Ok(a) => a,
         Err((status, msg, kind)) => {
             note(&mut draft, &m);
             return error_response(draft, status, &msg, &rid, kind);
         }
     };
+    relearn(resp, &mut shaped, &mut m);
     m.converted = shaped.converted.clone();
     let mut sent = sent_headers(resp, shaped.content_type, &rid);
     m.dropped_headers = std::mem::take(&mut sent.dropped);
     note(&mut draft, &m);
     let limit_us = recorded.duration_us().and_then(|d| u64::try_from(d).ok());
     send_recorded(draft, status, sent, shaped, limit_us, replay.timing)
+}
+
+/// Rewrite in `shaped` the recorded run's values that the live run has its own of
+/// ([`super::rewrite`]), saying so in `m`: what was replaced, and each recorded value with
+/// no counterpart (then the match is not exact). A body sent as recorded under a
+/// `content-encoding` is not rewritten: the values it names are checked on its decoded
+/// text and named.
+fn relearn(resp: &HttpResponse, shaped: &mut Shaped, m: &mut Match) {
+    let encoded = shaped.content_type.is_none() && resp.headers.get("content-encoding").is_some();
+    let decoded;
+    let body: &[u8] = if encoded {
+        decoded = crate::api::response_body(resp).bytes.into_owned();
+        &decoded
+    } else {
+        &shaped.body
+    };
+    let Some(r) = super::rewrite::rewrite(body, &shaped.chunks, &m.learnt) else {
+        return;
+    };
+    if encoded && !r.replaced.is_empty() {
+        m.differences.push(format!(
+            "the recorded body is compressed and was sent as recorded: recorded values not rewritten: {}",
+            r.replaced.join(", ")
+        ));
+    } else if !encoded {
+        shaped.body = Bytes::from(r.body);
+        shaped.chunks = r.chunks;
+        m.rewritten = r.replaced;
+    }
+    for v in r.stale {
+        m.differences.push(format!(
+            "stale value {v:?}: the recorded run learnt it from a tool result, this run has no counterpart"
+        ));
+    }
+    m.exact = m.differences.is_empty();
 }
 
 /// Send `shaped` (with status and headers `sent`) cut at its recorded piece boundaries,
