@@ -81,6 +81,10 @@ impl<R: Read> Read for StopAtError<R> {
 pub const DEFAULT_DECOMPRESSED: u64 = 256 << 20;
 /// Default of [`Bounds::expanded`]: 256 MiB.
 pub const DEFAULT_EXPANDED: u64 = 256 << 20;
+/// Default of [`Bounds::document`]: 1 GiB.
+pub const DEFAULT_DOCUMENT: u64 = 1 << 30;
+/// The flag that raises [`Bounds::document`].
+pub const DOCUMENT_FLAG: &str = "--max-document";
 /// The flag that raises [`Bounds::decompressed`].
 pub const DECOMPRESSED_FLAG: &str = "--max-decompressed";
 /// The flag that raises [`Bounds::expanded`].
@@ -88,6 +92,7 @@ pub const EXPANDED_FLAG: &str = "--max-expanded";
 
 static DECOMPRESSED: AtomicU64 = AtomicU64::new(DEFAULT_DECOMPRESSED);
 static EXPANDED: AtomicU64 = AtomicU64::new(DEFAULT_EXPANDED);
+static DOCUMENT: AtomicU64 = AtomicU64::new(DEFAULT_DOCUMENT);
 
 /// The bounds on expansion, one per kind, for the whole process (the binary sets them
 /// once from its flags, [`set_bounds`]).
@@ -100,6 +105,10 @@ pub struct Bounds {
     /// Largest size a document's internal references (claude-tap bundle blobs) may
     /// expand to, in bytes of JSON, per document.
     pub expanded: u64,
+    /// Largest uncompressed input read whole into memory (a HAR, a claude-tap export, a
+    /// bare request body, a transcript), in bytes. Inputs read record by record stream
+    /// and have no such bound.
+    pub document: u64,
 }
 
 impl Default for Bounds {
@@ -107,6 +116,7 @@ impl Default for Bounds {
         Bounds {
             decompressed: DEFAULT_DECOMPRESSED,
             expanded: DEFAULT_EXPANDED,
+            document: DEFAULT_DOCUMENT,
         }
     }
 }
@@ -115,6 +125,7 @@ impl Default for Bounds {
 pub fn set_bounds(b: Bounds) {
     DECOMPRESSED.store(b.decompressed, Ordering::Relaxed);
     EXPANDED.store(b.expanded, Ordering::Relaxed);
+    DOCUMENT.store(b.document, Ordering::Relaxed);
 }
 
 /// The process's bounds.
@@ -122,6 +133,7 @@ pub fn bounds() -> Bounds {
     Bounds {
         decompressed: DECOMPRESSED.load(Ordering::Relaxed),
         expanded: EXPANDED.load(Ordering::Relaxed),
+        document: DOCUMENT.load(Ordering::Relaxed),
     }
 }
 
@@ -137,15 +149,26 @@ pub struct Bounded<R> {
     inner: R,
     left: u64,
     bound: u64,
+    /// What the bound is on, and the flag that raises it (for the error).
+    what: &'static str,
+    flag: &'static str,
 }
 
 impl<R> Bounded<R> {
     /// At most `bound` bytes of `inner`, the decompression bound.
     pub fn new(inner: R, bound: u64) -> Self {
+        Bounded::on(inner, bound, "the decompressed input", DECOMPRESSED_FLAG)
+    }
+
+    /// At most `bound` bytes of `inner`; past it the error names `what` (`the document
+    /// read whole`), `bound` and `flag`.
+    pub fn on(inner: R, bound: u64, what: &'static str, flag: &'static str) -> Self {
         Bounded {
             inner,
             left: bound,
             bound,
+            what,
+            flag,
         }
     }
 }
@@ -161,7 +184,7 @@ impl<R: Read> Read for Bounded<R> {
                 0 => Ok(0),
                 _ => Err(io::Error::new(
                     ErrorKind::InvalidData,
-                    past_bound("the decompressed input", self.bound, DECOMPRESSED_FLAG),
+                    past_bound(self.what, self.bound, self.flag),
                 )),
             };
         }

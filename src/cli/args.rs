@@ -33,6 +33,11 @@ pub struct Cli {
     /// references, in bytes of JSON (1 to 64 GiB).
     #[arg(long, global = true, value_name = "BYTES", default_value_t = agentwire::gzip::DEFAULT_EXPANDED, value_parser = parse_bound)]
     pub max_expanded: u64,
+    /// Largest uncompressed input read whole into memory (a HAR, a claude-tap export, a
+    /// request body, a transcript), in bytes (1 to 64 GiB). Traces, captures and JSON
+    /// Lines stream and have no such bound.
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = agentwire::gzip::DEFAULT_DOCUMENT, value_parser = parse_bound)]
+    pub max_document: u64,
 }
 
 /// Subcommands.

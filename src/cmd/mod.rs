@@ -43,6 +43,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     agentwire::gzip::set_bounds(agentwire::gzip::Bounds {
         decompressed: cli.max_decompressed,
         expanded: cli.max_expanded,
+        document: cli.max_document,
     });
     match cli.command {
         Command::Show(a) => show::show(a),

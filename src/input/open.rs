@@ -139,41 +139,51 @@ fn open_stream(stream: Stream, path: &Path) -> Result<(Format, Records), InputEr
             return Ok((f, Box::new(ThenStop::new(lines, path))));
         }
         Detected::Format(Format::ClaudeCodeTranscript) => {
-            let left = whole_bound(r.get_ref(), head.len(), path)?;
-            formats::transcript(Cursor::new(head).chain(Bounded::new(&mut r, left)), path)
+            let rest = whole_rest(&mut r, head.len(), path)?;
+            formats::transcript(Cursor::new(head).chain(rest), path)
         }
         Detected::Format(Format::CodexRollout) => return formats::rollout(whole(head, r), path),
         Detected::Format(Format::Pcap) => formats::pcap(Cursor::new(head).chain(&mut r), path),
         Detected::Format(Format::Har | Format::RequestBody) | Detected::Document => {
-            let left = whole_bound(r.get_ref(), head.len(), path)?;
-            formats::document(head, &mut Bounded::new(&mut r, left), &detected, path)
+            let mut rest = whole_rest(&mut r, head.len(), path)?;
+            formats::document(head, &mut rest, &detected, path)
         }
     };
     finish(opened, r.get_ref(), path)
 }
 
-/// Bytes left to read of an input read whole after its `head` bytes: the rest of the
-/// decompression bound for a gzip stream ([`crate::gzip::Bounds::decompressed`]), no
-/// bound for a plain file (its size is on disk, for the user to see).
+/// The rest of an input read whole after its `head` bytes, bounded: by the rest of the
+/// decompression bound for a gzip stream ([`crate::gzip::Bounds::decompressed`]), by the
+/// document bound for a plain file ([`crate::gzip::Bounds::document`]); past it, reading
+/// fails naming the bound and the flag that raises it.
 ///
 /// Errors: the head alone is past the bound.
-fn whole_bound(stream: &Stream, head: usize, path: &Path) -> Result<u64, InputError> {
-    let Stream::Gunzip(_) = stream else {
-        return Ok(u64::MAX);
+fn whole_rest<'r>(
+    r: &'r mut BufReader<Stream>,
+    head: usize,
+    path: &Path,
+) -> Result<Bounded<&'r mut BufReader<Stream>>, InputError> {
+    let b = crate::gzip::bounds();
+    let (bound, what, flag) = match r.get_ref() {
+        Stream::Gunzip(_) => (
+            b.decompressed,
+            "the decompressed input",
+            crate::gzip::DECOMPRESSED_FLAG,
+        ),
+        _ => (
+            b.document,
+            "a document read whole",
+            crate::gzip::DOCUMENT_FLAG,
+        ),
     };
-    let bound = crate::gzip::bounds().decompressed;
     match bound.checked_sub(head as u64) {
-        Some(left) => Ok(left),
+        Some(left) => Ok(Bounded::on(r, left, what, flag)),
         None => Err(InputError::Trace(TraceError::Read {
             path: path.display().to_string(),
             offset: 0,
             source: std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
-                crate::gzip::past_bound(
-                    "the decompressed input",
-                    bound,
-                    crate::gzip::DECOMPRESSED_FLAG,
-                ),
+                crate::gzip::past_bound(what, bound, flag),
             ),
         })),
     }

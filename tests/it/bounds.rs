@@ -128,6 +128,35 @@ fn a_gzip_har_past_the_decompression_bound_names_the_file_the_bound_and_the_flag
     assert!(String::from_utf8_lossy(&ok.stdout).contains("/v1/messages"));
 }
 
+/// Issue 32, kind 16 (plain files): a JSON document that is not gzip'd was read whole
+/// with no bound at all (a 22 MB file in a `--within` directory took 161 MB and 1.16 s
+/// before it was found to be no trace). Now every input read whole has a bound: 1 GiB by
+/// default, `--max-document` raises it, and past it the error names the file, the bound
+/// and the flag. The sample HAR padded with a 3 MiB comment is about 3.2 MB on disk.
+#[test]
+fn a_plain_document_read_whole_had_no_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let har = std::fs::read(repo().join("captures/imports/sample-session.har")).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_slice(&har).unwrap();
+    doc["log"]["comment"] = " ".repeat(3 << 20).into();
+    let p = dir.path().join("big.har");
+    std::fs::write(&p, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let path = p.to_str().unwrap();
+    let o = agentwire(&["show", "--max-document", "2000000", path]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("big.har")
+            && err.contains(
+                "a document read whole is larger than 2000000 bytes, the bound; raise it with --max-document BYTES"
+            ),
+        "{err}"
+    );
+    // the default bound (1 GiB) reads it: the sample's exchanges
+    let ok = agentwire_ok(&["show", path]);
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("/v1/messages"));
+}
+
 /// An MCP server over plain HTTP answering every POST with one JSON answer of `size`
 /// bytes (a JSON-RPC result padded with spaces), then closing.
 fn big_answer_server(size: usize) -> String {
