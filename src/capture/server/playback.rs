@@ -351,15 +351,21 @@ impl Replay {
         body: &[u8],
         stream: bool,
     ) -> Option<(&Exchange, Match)> {
-        let (x, mut m) = self.find_as(req, stream)?;
-        let e = self.entries.iter().find(|e| e.exchange.id == x.id)?;
+        let (i, mut m) = self.find_index(req, stream)?;
+        let e = &self.entries[i];
         m.learnt = super::rewrite::Learnt::between(&e.results, req, body);
-        Some((x, m))
+        Some((&e.exchange, m))
     }
 
     /// [`Replay::find`] for a request that asks for a stream when `stream` is true (a
     /// Gemini request says so in its URL, not its body).
     pub fn find_as(&self, req: &MessagesRequest, stream: bool) -> Option<(&Exchange, Match)> {
+        let (i, m) = self.find_index(req, stream)?;
+        Some((&self.entries[i].exchange, m))
+    }
+
+    /// [`Replay::find_as`]: the index of the entry that answers, and the match.
+    fn find_index(&self, req: &MessagesRequest, stream: bool) -> Option<(usize, Match)> {
         let key = norm(&self.normalizer, &req.first_user_text());
         let has_tools = !req.tools.is_empty();
         let turn = req.turn();
@@ -404,7 +410,7 @@ impl Replay {
             rewritten: Vec::new(),
             learnt: Default::default(),
         };
-        Some((&e.exchange, m))
+        Some((best, m))
     }
 }
 
@@ -479,8 +485,9 @@ pub(crate) async fn answer_as(
     stream: bool,
 ) -> Response {
     let rid = format!("req_agentwire_{:06}", draft.id);
-    let live_body = request_body(&draft.request).bytes.into_owned();
-    let Some((recorded, mut m)) = replay.find_learning(req, &live_body, stream) else {
+    // The live body is read in place (decoded only if it was compressed).
+    let found = replay.find_learning(req, &request_body(&draft.request).bytes, stream);
+    let Some((recorded, mut m)) = found else {
         if req.dialect != Dialect::Messages {
             let msg = match req.dialect {
                 Dialect::Responses => "the replayed trace has no Responses exchange with an answer",
